@@ -1,0 +1,3 @@
+//! Pure parsers: bytes in, records with positions out. No database, no async.
+
+pub mod nacha;

@@ -1,0 +1,905 @@
+//! The file's structure: batches, entries with their addenda, controls and totals.
+//!
+//! [`Assembler`] consumes framed records in order and emits [`Event`]s: the file header
+//! once, then every entry when its addenda are complete. It checks every field rule and
+//! every control total on the way and keeps all findings; the caller decides (a file with
+//! an error finding is rejected whole). Memory is bounded by one batch's state and one
+//! entry's addenda (at most [`ADDENDA_PER_ENTRY_MAX`]), whatever the file's size.
+
+use super::error::{show, FieldSpec, Finding, FindingCode, Position, Severity};
+use super::record::*;
+use super::validate::*;
+use chrono::NaiveDate;
+
+/// Addenda kept per entry: CTX allows 9,999; past that the file is wrong.
+pub const ADDENDA_PER_ENTRY_MAX: usize = 9_999;
+/// Findings kept per file, so that a garbage file cannot exhaust memory; past the
+/// limit one more finding says how many were dropped.
+pub const FINDINGS_MAX: usize = 10_000;
+const HASH_MODULUS: u64 = 10_000_000_000;
+
+/// The file header's fields that identify the file, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHeaderInfo {
+    pub immediate_destination: String,
+    pub immediate_origin: String,
+    pub file_creation_date: String,
+    pub file_creation_time: String,
+    pub file_id_modifier: String,
+    pub immediate_destination_name: String,
+    pub immediate_origin_name: String,
+}
+
+/// One entry detail record with its batch context and its addenda.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// 1-based ordinal of this entry detail (type 6) record among all entry detail
+    /// records of the file, in file order, across batches. Addenda, headers, controls
+    /// and padding are not counted.
+    pub record_no: u64,
+    pub position: Position,
+    pub batch_number: String,
+    pub service_class_code: String,
+    pub sec_code: String,
+    pub company_name: String,
+    pub company_identification: String,
+    pub company_entry_description: String,
+    pub effective_entry_date: Option<NaiveDate>,
+    pub odfi_identification: String,
+    pub transaction_code: u8,
+    pub direction: Direction,
+    /// RDFI routing number, 9 digits with the check digit.
+    pub rdfi_routing: String,
+    pub account: String,
+    pub amount_minor: u64,
+    pub individual_identification: String,
+    pub individual_name: String,
+    pub discretionary_data: String,
+    /// Trace number (ADV: ACH operator routing, Julian day and sequence number).
+    pub trace_number: String,
+    /// The entry's addenda records, trailing blanks trimmed.
+    pub addenda: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Header(FileHeaderInfo),
+    Entry(Entry),
+}
+
+/// What the assembler learned of the whole file.
+#[derive(Debug, Default)]
+pub struct FileSummary {
+    pub header: Option<FileHeaderInfo>,
+    pub findings: Vec<Finding>,
+    pub entries: u64,
+    pub addenda: u64,
+    pub batches: u64,
+    pub total_debit_minor: u128,
+    pub total_credit_minor: u128,
+    pub records: u64,
+}
+
+impl FileSummary {
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+    pub fn warnings(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Warning).count()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchKind {
+    Standard,
+    Ctx,
+    Iat,
+    Adv,
+}
+
+#[derive(Debug)]
+struct Batch {
+    kind: BatchKind,
+    service_class_code: String,
+    sec_code: String,
+    company_name: String,
+    company_identification: String,
+    company_entry_description: String,
+    effective_entry_date: Option<NaiveDate>,
+    odfi_identification: String,
+    batch_number: String,
+    entry_addenda_count: u64,
+    entry_hash: u64,
+    debit_minor: u128,
+    credit_minor: u128,
+}
+
+#[derive(Debug)]
+struct Pending {
+    entry: Entry,
+    indicator: u8,
+    /// Declared addenda count (CTX, IAT), with its field.
+    declared_addenda: Option<(u64, FieldSpec)>,
+    /// Addenda of types 05/17/18 seen so far (their sequence numbers run 1, 2, ...).
+    sequenced_addenda: u64,
+    iat_types_seen: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    BeforeHeader,
+    InFile,
+    InBatch,
+    AfterFileControl,
+}
+
+/// The NACHA structure checker; feed it records with [`Assembler::push`].
+pub struct Assembler {
+    state: State,
+    findings: Vec<Finding>,
+    findings_dropped: u64,
+    header: Option<FileHeaderInfo>,
+    batch: Option<Batch>,
+    pending: Option<Pending>,
+    record_no: u64,
+    records: u64,
+    non_padding_records: u64,
+    batches: u64,
+    adv_batches: u64,
+    entries: u64,
+    addenda: u64,
+    entry_addenda_count: u64,
+    entry_hash: u64,
+    debit_minor: u128,
+    credit_minor: u128,
+    last_batch_number: Option<u64>,
+    saw_file_control: bool,
+    header_out_of_place_reported: bool,
+}
+
+impl Default for Assembler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Pushes findings with the current record's position.
+struct Check<'a> {
+    findings: &'a mut Vec<Finding>,
+    dropped: &'a mut u64,
+    pos: Position,
+    record: &'a [u8],
+}
+
+impl<'a> Check<'a> {
+    fn push(&mut self, f: Finding) {
+        if self.findings.len() < FINDINGS_MAX {
+            self.findings.push(f);
+        } else {
+            *self.dropped += 1;
+        }
+    }
+    fn error(&mut self, code: FindingCode, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) {
+        let f = Finding::error(code, self.pos, field, expected, found);
+        self.push(f);
+    }
+    fn warning(&mut self, code: FindingCode, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) {
+        let f = Finding::warning(code, self.pos, field, expected, found);
+        self.push(f);
+    }
+    fn value(&self, field: FieldSpec) -> &'a [u8] {
+        field.slice(self.record)
+    }
+    /// An all-digit field; reports and returns `None` otherwise.
+    fn digits(&mut self, field: FieldSpec) -> Option<u64> {
+        let v = field.slice(self.record);
+        match parse_u64(v) {
+            Some(n) => Some(n),
+            None => {
+                let expected = format!("{} digits", field.width());
+                let found = show(v);
+                self.error(FindingCode::FieldFormat, Some(field), expected, found);
+                None
+            }
+        }
+    }
+    fn digits_wide(&mut self, field: FieldSpec) -> Option<u128> {
+        let v = field.slice(self.record);
+        match parse_u128(v) {
+            Some(n) => Some(n),
+            None => {
+                let expected = format!("{} digits", field.width());
+                let found = show(v);
+                self.error(FindingCode::FieldFormat, Some(field), expected, found);
+                None
+            }
+        }
+    }
+    fn exact(&mut self, field: FieldSpec, expected: &[u8]) {
+        let v = field.slice(self.record);
+        if v != expected {
+            let (e, f) = (format!("{:?}", show(expected)), show(v));
+            self.error(FindingCode::InvalidValue, Some(field), e, f);
+        }
+    }
+    fn non_blank(&mut self, field: FieldSpec) {
+        let v = field.slice(self.record);
+        if is_blank(v) {
+            self.error(FindingCode::FieldFormat, Some(field), "a non-blank value", show(v));
+        }
+    }
+    fn date(&mut self, field: FieldSpec, blank_ok: bool) -> Option<NaiveDate> {
+        let v = field.slice(self.record);
+        if blank_ok && is_blank(v) {
+            return None;
+        }
+        let d = parse_yymmdd(v);
+        if d.is_none() {
+            self.error(FindingCode::FieldFormat, Some(field), "a calendar date YYMMDD", show(v));
+        }
+        d
+    }
+    fn mismatch(&mut self, code: FindingCode, field: FieldSpec, computed: impl ToString) {
+        let found = show(field.slice(self.record));
+        self.error(code, Some(field), computed.to_string(), found);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    // Bytes were checked by the reader; non-ASCII ones show escaped.
+    match std::str::from_utf8(b) {
+        Ok(s) => s.trim_end().to_string(),
+        Err(_) => show(b).trim_end().to_string(),
+    }
+}
+
+fn padded(n: u128, width: usize) -> String {
+    format!("{n:0width$}")
+}
+
+impl Assembler {
+    pub fn new() -> Self {
+        Assembler {
+            state: State::BeforeHeader,
+            findings: Vec::new(),
+            findings_dropped: 0,
+            header: None,
+            batch: None,
+            pending: None,
+            record_no: 0,
+            records: 0,
+            non_padding_records: 0,
+            batches: 0,
+            adv_batches: 0,
+            entries: 0,
+            addenda: 0,
+            entry_addenda_count: 0,
+            entry_hash: 0,
+            debit_minor: 0,
+            credit_minor: 0,
+            last_batch_number: None,
+            saw_file_control: false,
+            header_out_of_place_reported: false,
+        }
+    }
+
+    /// Adds findings found elsewhere (the reader's framing findings), within the limit.
+    pub fn add_findings(&mut self, findings: impl IntoIterator<Item = Finding>) {
+        for f in findings {
+            if self.findings.len() < FINDINGS_MAX {
+                self.findings.push(f);
+            } else {
+                self.findings_dropped += 1;
+            }
+        }
+    }
+
+    /// Entries counted so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// True if an error finding was recorded so far.
+    pub fn has_errors(&self) -> bool {
+        self.findings_dropped > 0 || self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
+    pub fn push(&mut self, record: &[u8], pos: Position, emit: &mut dyn FnMut(Event)) {
+        self.records += 1;
+        if record.len() != RECORD_LEN {
+            let mut c = self.check(record, pos);
+            c.error(FindingCode::RecordLength, None, "94 bytes", format!("{} bytes", record.len()));
+            return;
+        }
+        if is_padding(record) {
+            // Padding fills the last block; it counts towards no control total.
+            return;
+        }
+        self.non_padding_records += 1;
+        if self.state == State::AfterFileControl {
+            let mut c = self.check(record, pos);
+            c.error(
+                FindingCode::RecordAfterFileControl,
+                None,
+                "only padding records (all 9s) after the file control",
+                format!("a record of type {}", show(&record[..1])),
+            );
+            return;
+        }
+        let kind = record[0];
+        if self.state == State::BeforeHeader && kind != b'1' && !self.header_out_of_place_reported {
+            self.header_out_of_place_reported = true;
+            let mut c = self.check(record, pos);
+            c.error(
+                FindingCode::FileHeaderNotFirst,
+                Some(FILE_HEADER.record_type),
+                "a file header (type 1) as the first record",
+                format!("a record of type {}", show(&record[..1])),
+            );
+            self.state = State::InFile;
+        }
+        if kind != b'7' {
+            self.finish_entry(emit);
+        }
+        match kind {
+            b'1' => self.file_header(record, pos, emit),
+            b'5' => self.batch_header(record, pos),
+            b'6' => self.entry(record, pos),
+            b'7' => self.addenda_record(record, pos),
+            b'8' => self.batch_control(record, pos),
+            b'9' => self.file_control(record, pos),
+            _ => {
+                let mut c = self.check(record, pos);
+                c.error(
+                    FindingCode::UnknownRecordType,
+                    Some(ENTRY_DETAIL.record_type),
+                    "one of 1, 5, 6, 7, 8, 9",
+                    show(&record[..1]),
+                );
+            }
+        }
+    }
+
+    /// Ends the file: checks what must have been seen, and returns every finding.
+    pub fn finish(mut self, emit: &mut dyn FnMut(Event)) -> FileSummary {
+        self.finish_entry(emit);
+        let end = Position { record_index: self.records, ..Position::default() };
+        if self.records == 0 {
+            self.findings.push(Finding::error(FindingCode::EmptyFile, end, None, "a NACHA file", "no records"));
+        } else {
+            if self.header.is_none() && !self.header_out_of_place_reported {
+                self.findings.push(Finding::error(FindingCode::MissingFileHeader, end, None, "a file header (type 1)", "none"));
+            }
+            if self.state == State::InBatch {
+                self.findings.push(Finding::error(FindingCode::BatchNotClosed, end, None, "a batch control (type 8)", "end of file"));
+            }
+            if !self.saw_file_control {
+                self.findings.push(Finding::error(FindingCode::MissingFileControl, end, None, "a file control (type 9)", "end of file"));
+            }
+        }
+        if self.findings_dropped > 0 {
+            self.findings.push(Finding::error(
+                FindingCode::InvalidValue,
+                end,
+                None,
+                format!("at most {FINDINGS_MAX} findings"),
+                format!("{} more findings not kept", self.findings_dropped),
+            ));
+        }
+        FileSummary {
+            header: self.header,
+            findings: self.findings,
+            entries: self.entries,
+            addenda: self.addenda,
+            batches: self.batches,
+            total_debit_minor: self.debit_minor,
+            total_credit_minor: self.credit_minor,
+            records: self.records,
+        }
+    }
+
+    fn check<'a>(&'a mut self, record: &'a [u8], pos: Position) -> Check<'a> {
+        Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record }
+    }
+
+    fn file_header(&mut self, record: &[u8], pos: Position, emit: &mut dyn FnMut(Event)) {
+        let state = self.state;
+        let Ok((_, h)) = parse_file_header(record) else { return };
+        let mut c = self.check(record, pos);
+        if state != State::BeforeHeader {
+            c.error(FindingCode::DuplicateFileHeader, Some(FILE_HEADER.record_type), "one file header, first in the file", "another file header");
+            return;
+        }
+        let l = FILE_HEADER;
+        c.exact(l.priority_code, b"01");
+        let dest = text(h.immediate_destination.trim_ascii());
+        let dest_b = h.immediate_destination.trim_ascii();
+        if dest_b.len() == 9 && is_digits(dest_b) {
+            let want = routing_check_digit(&dest_b[..8]).unwrap_or(0);
+            if dest_b[8] - b'0' != want {
+                c.error(FindingCode::CheckDigit, Some(l.immediate_destination), format!("check digit {want} for routing {}", show(&dest_b[..8])), show(dest_b));
+            }
+        } else if !(dest_b.len() == 10 && is_digits(dest_b)) {
+            c.error(FindingCode::FieldFormat, Some(l.immediate_destination), "a 9-digit routing number (blank first)", show(h.immediate_destination));
+        }
+        c.non_blank(l.immediate_origin);
+        c.date(l.file_creation_date, false);
+        if !is_blank(h.file_creation_time) && !is_hhmm(h.file_creation_time) {
+            c.error(FindingCode::FieldFormat, Some(l.file_creation_time), "HHMM or blank", show(h.file_creation_time));
+        }
+        let m = h.file_id_modifier[0];
+        if !(m.is_ascii_uppercase() || m.is_ascii_digit()) {
+            c.error(FindingCode::FieldFormat, Some(l.file_id_modifier), "A-Z or 0-9", show(h.file_id_modifier));
+        }
+        c.exact(l.record_size, b"094");
+        c.exact(l.blocking_factor, b"10");
+        c.exact(l.format_code, b"1");
+        let info = FileHeaderInfo {
+            immediate_destination: dest,
+            immediate_origin: text(h.immediate_origin.trim_ascii()),
+            file_creation_date: text(h.file_creation_date),
+            file_creation_time: text(h.file_creation_time.trim_ascii()),
+            file_id_modifier: text(h.file_id_modifier),
+            immediate_destination_name: text(h.immediate_destination_name),
+            immediate_origin_name: text(h.immediate_origin_name),
+        };
+        self.state = State::InFile;
+        self.header = Some(info.clone());
+        emit(Event::Header(info));
+    }
+
+    fn batch_header(&mut self, record: &[u8], pos: Position) {
+        if self.state == State::InBatch {
+            let mut c = self.check(record, pos);
+            c.error(FindingCode::BatchNotClosed, Some(BATCH_HEADER.record_type), "a batch control (type 8) before the next batch header", "a batch header");
+        }
+        let sec = &record[50..53];
+        let batch = if sec == b"IAT" { self.iat_batch_header(record, pos) } else { self.standard_batch_header(record, pos) };
+        if let Some(n) = parse_u64(batch.batch_number.as_bytes()) {
+            if let Some(last) = self.last_batch_number
+                && n <= last
+            {
+                let mut c = self.check(record, pos);
+                c.warning(FindingCode::BatchNumberSequence, Some(BATCH_HEADER.batch_number), format!("a batch number greater than {last}"), n.to_string());
+            }
+            self.last_batch_number = Some(n);
+        }
+        self.batches += 1;
+        if batch.kind == BatchKind::Adv {
+            self.adv_batches += 1;
+        }
+        self.batch = Some(batch);
+        self.state = State::InBatch;
+    }
+
+    fn standard_batch_header(&mut self, record: &[u8], pos: Position) -> Batch {
+        let (_, h) = parse_batch_header(record).expect("94-byte record");
+        let l = BATCH_HEADER;
+        let mut c = self.check(record, pos);
+        let scc = h.service_class_code;
+        if !SERVICE_CLASS_CODES.iter().any(|s| &s[..] == scc) {
+            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "200, 220, 225 or 280", show(scc));
+        }
+        let name = h.company_name;
+        if is_blank(name) || name.iter().all(|&b| b == b'0' || b == b' ') {
+            c.error(FindingCode::InvalidValue, Some(l.company_name), "a company name (not blank, not all zeros)", show(name));
+        }
+        c.non_blank(l.company_identification);
+        let sec = h.standard_entry_class_code;
+        if !SEC_CODES.iter().any(|s| &s[..] == sec) {
+            c.error(FindingCode::SecCode, Some(l.standard_entry_class_code), "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)", show(sec));
+        }
+        let is_adv = sec == b"ADV";
+        if is_adv != (scc == b"280") {
+            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "280 exactly for ADV batches", show(scc));
+        }
+        let effective = c.date(l.effective_entry_date, true);
+        if !matches!(h.originator_status_code, b"0" | b"1" | b"2") {
+            c.error(FindingCode::FieldFormat, Some(l.originator_status_code), "0, 1 or 2", show(h.originator_status_code));
+        }
+        c.digits(l.odfi_identification);
+        c.digits(l.batch_number);
+        Batch {
+            kind: if is_adv { BatchKind::Adv } else if sec == b"CTX" { BatchKind::Ctx } else { BatchKind::Standard },
+            service_class_code: text(scc),
+            sec_code: text(sec),
+            company_name: text(h.company_name),
+            company_identification: text(h.company_identification),
+            company_entry_description: text(h.company_entry_description),
+            effective_entry_date: effective,
+            odfi_identification: text(h.odfi_identification),
+            batch_number: text(h.batch_number),
+            entry_addenda_count: 0,
+            entry_hash: 0,
+            debit_minor: 0,
+            credit_minor: 0,
+        }
+    }
+
+    fn iat_batch_header(&mut self, record: &[u8], pos: Position) -> Batch {
+        let (_, h) = parse_iat_batch_header(record).expect("94-byte record");
+        let l = IAT_BATCH_HEADER;
+        let mut c = self.check(record, pos);
+        let scc = h.service_class_code;
+        if !matches!(scc, b"200" | b"220" | b"225") {
+            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "200, 220 or 225", show(scc));
+        }
+        c.non_blank(l.originator_identification);
+        for f in [l.iso_originating_currency_code, l.iso_destination_currency_code] {
+            let v = c.value(f);
+            if !v.iter().all(u8::is_ascii_uppercase) {
+                let found = show(v);
+                c.error(FindingCode::FieldFormat, Some(f), "an ISO 4217 currency code", found);
+            }
+        }
+        let v = c.value(l.iso_destination_country_code);
+        if !v.iter().all(u8::is_ascii_uppercase) {
+            let found = show(v);
+            c.error(FindingCode::FieldFormat, Some(l.iso_destination_country_code), "an ISO 3166 country code", found);
+        }
+        let effective = c.date(l.effective_entry_date, true);
+        c.digits(l.odfi_identification);
+        c.digits(l.batch_number);
+        Batch {
+            kind: BatchKind::Iat,
+            service_class_code: text(scc),
+            sec_code: "IAT".into(),
+            company_name: String::new(),
+            company_identification: text(h.originator_identification),
+            company_entry_description: text(h.company_entry_description),
+            effective_entry_date: effective,
+            odfi_identification: text(h.odfi_identification),
+            batch_number: text(h.batch_number),
+            entry_addenda_count: 0,
+            entry_hash: 0,
+            debit_minor: 0,
+            credit_minor: 0,
+        }
+    }
+
+    fn entry(&mut self, record: &[u8], pos: Position) {
+        self.record_no += 1;
+        self.entries += 1;
+        let record_no = self.record_no;
+        let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
+            let mut c = self.check(record, pos);
+            c.error(FindingCode::RecordOutsideBatch, Some(ENTRY_DETAIL.record_type), "an entry inside a batch (after a batch header)", "an entry outside any batch");
+            return;
+        };
+        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        // Fields common to every layout: 1-12 and 79-94 (80-94 differ only in name for ADV).
+        let l = ENTRY_DETAIL;
+        let code = c.digits(l.transaction_code).unwrap_or(0) as u8;
+        let direction = if batch.kind == BatchKind::Adv { adv_transaction_direction(code) } else { transaction_direction(code) };
+        let direction = match direction {
+            Some(d) => d,
+            None => {
+                let expected = if batch.kind == BatchKind::Adv { "an ADV transaction code (81-88)" } else { "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)" };
+                c.mismatch(FindingCode::TransactionCode, l.transaction_code, expected);
+                Direction::Credit
+            }
+        };
+        match (batch.service_class_code.as_str(), direction) {
+            ("220", Direction::Debit) => c.error(FindingCode::DebitInCreditBatch, Some(l.transaction_code), "a credit transaction code (service class 220)", format!("{code:02} (debit)")),
+            ("225", Direction::Credit) => c.error(FindingCode::CreditInDebitBatch, Some(l.transaction_code), "a debit transaction code (service class 225)", format!("{code:02} (credit)")),
+            _ => {}
+        }
+        let rdfi = c.value(l.rdfi_identification);
+        if c.digits(l.rdfi_identification).is_some() {
+            let want = routing_check_digit(rdfi).unwrap_or(0);
+            let got = c.value(l.check_digit);
+            if parse_u64(got) != Some(u64::from(want)) {
+                let found = show(got);
+                c.error(FindingCode::CheckDigit, Some(l.check_digit), format!("{want} (check digit of RDFI {})", show(rdfi)), found);
+            }
+        }
+        let rdfi_hash = parse_u64(rdfi).unwrap_or(0);
+        let indicator = c.value(l.addenda_record_indicator)[0];
+        if !matches!(indicator, b'0' | b'1') {
+            c.error(FindingCode::FieldFormat, Some(l.addenda_record_indicator), "0 or 1", show(&[indicator]));
+        }
+        let mut declared_addenda = None;
+        let (account, amount, ident, name, disc, trace);
+        match batch.kind {
+            BatchKind::Standard => {
+                let (_, e) = parse_entry_detail(record).expect("94-byte record");
+                c.non_blank(l.dfi_account_number);
+                amount = c.digits(l.amount).unwrap_or(0);
+                c.digits(l.trace_number);
+                account = text(e.dfi_account_number);
+                ident = text(e.individual_identification_number);
+                name = text(e.individual_name);
+                disc = text(e.discretionary_data);
+                trace = text(e.trace_number);
+            }
+            BatchKind::Ctx => {
+                let (_, e) = parse_ctx_entry_detail(record).expect("94-byte record");
+                let l = CTX_ENTRY_DETAIL;
+                c.non_blank(l.dfi_account_number);
+                amount = c.digits(l.amount).unwrap_or(0);
+                c.digits(l.trace_number);
+                if let Some(n) = c.digits(l.number_of_addenda_records) {
+                    declared_addenda = Some((n, l.number_of_addenda_records));
+                }
+                account = text(e.dfi_account_number);
+                ident = text(e.identification_number);
+                name = text(e.receiving_company_name);
+                disc = text(e.discretionary_data);
+                trace = text(e.trace_number);
+            }
+            BatchKind::Iat => {
+                let (_, e) = parse_iat_entry_detail(record).expect("94-byte record");
+                let l = IAT_ENTRY_DETAIL;
+                c.digits(l.number_of_addenda_records);
+                c.non_blank(l.foreign_receiver_account_number);
+                amount = c.digits(l.amount).unwrap_or(0);
+                c.digits(l.trace_number);
+                account = text(e.foreign_receiver_account_number);
+                ident = String::new();
+                name = String::new();
+                disc = format!("{}{}", text(e.gateway_operator_ofac_screening_indicator), text(e.secondary_ofac_screening_indicator));
+                trace = text(e.trace_number);
+            }
+            BatchKind::Adv => {
+                let (_, e) = parse_adv_entry_detail(record).expect("94-byte record");
+                let l = ADV_ENTRY_DETAIL;
+                c.non_blank(l.dfi_account_number);
+                amount = c.digits(l.amount).unwrap_or(0);
+                c.digits(l.advice_routing_number);
+                c.digits(l.ach_operator_routing_number);
+                c.digits(l.julian_day);
+                c.digits(l.sequence_number);
+                account = text(e.dfi_account_number);
+                ident = text(e.advice_routing_number);
+                name = text(e.individual_name);
+                disc = text(e.discretionary_data);
+                trace = format!("{}{}{}", text(e.ach_operator_routing_number), text(e.julian_day), text(e.sequence_number));
+            }
+        }
+        let mut batch = batch;
+        batch.entry_addenda_count += 1;
+        batch.entry_hash = (batch.entry_hash + rdfi_hash) % HASH_MODULUS;
+        match direction {
+            Direction::Debit => batch.debit_minor += u128::from(amount),
+            Direction::Credit => batch.credit_minor += u128::from(amount),
+        }
+        let entry = Entry {
+            record_no,
+            position: pos,
+            batch_number: batch.batch_number.clone(),
+            service_class_code: batch.service_class_code.clone(),
+            sec_code: batch.sec_code.clone(),
+            company_name: batch.company_name.clone(),
+            company_identification: batch.company_identification.clone(),
+            company_entry_description: batch.company_entry_description.clone(),
+            effective_entry_date: batch.effective_entry_date,
+            odfi_identification: batch.odfi_identification.clone(),
+            transaction_code: code,
+            direction,
+            rdfi_routing: format!("{}{}", text(rdfi), text(l.check_digit.slice(record))),
+            account,
+            amount_minor: amount,
+            individual_identification: ident,
+            individual_name: name,
+            discretionary_data: disc,
+            trace_number: trace,
+            addenda: Vec::new(),
+        };
+        self.batch = Some(batch);
+        self.pending = Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: 0, iat_types_seen: Vec::new() });
+    }
+
+    fn addenda_record(&mut self, record: &[u8], pos: Position) {
+        self.addenda += 1;
+        if let Some(b) = self.batch.as_mut() {
+            b.entry_addenda_count += 1;
+        }
+        let sec = self.batch.as_ref().map(|b| b.sec_code.clone()).unwrap_or_default();
+        let Some(p) = self.pending.as_mut() else {
+            let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+            c.error(FindingCode::AddendaOutsideEntry, Some(ADDENDA.record_type), "an addenda record right after its entry detail", "an addenda with no entry before it");
+            return;
+        };
+        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        let l = ADDENDA;
+        let Some(ty) = c.digits(l.addenda_type_code) else { return };
+        let ty = ty as u8;
+        let allowed = match ty {
+            2 => matches!(sec.as_str(), "POS" | "SHR" | "MTE"),
+            5 => !matches!(sec.as_str(), "IAT" | "ADV" | "POS" | "SHR" | "MTE"),
+            10..=18 => sec == "IAT",
+            98 => sec == "COR" || sec == "IAT",
+            99 => true,
+            _ => false,
+        };
+        if !allowed {
+            c.error(FindingCode::AddendaType, Some(l.addenda_type_code), format!("an addenda type allowed in a {sec} batch"), format!("{ty:02}"));
+        }
+        let trace_tail = p.entry.trace_number.get(8..).unwrap_or("").to_string();
+        match ty {
+            5 | 17 | 18 => {
+                p.sequenced_addenda += 1;
+                if let Some(n) = c.digits(l.addenda_sequence_number)
+                    && n != p.sequenced_addenda
+                {
+                    c.mismatch(FindingCode::AddendaSequence, l.addenda_sequence_number, format!("{:04}", p.sequenced_addenda));
+                }
+                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() {
+                    c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
+                }
+            }
+            10..=16 => {
+                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() {
+                    c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
+                }
+            }
+            98 => {
+                let l = ADDENDA98;
+                let code = c.value(l.change_code);
+                if !is_change_code(code) {
+                    let found = show(code);
+                    c.error(FindingCode::ChangeCode, Some(l.change_code), "a change code C01-C14 or C61-C69", found);
+                }
+                c.digits(l.original_entry_trace_number);
+                c.digits(l.original_rdfi_identification);
+            }
+            99 => {
+                let l = ADDENDA99;
+                let code = c.value(l.return_reason_code);
+                if !is_return_reason_code(code) {
+                    let found = show(code);
+                    c.error(FindingCode::ReturnReasonCode, Some(l.return_reason_code), "a return reason code R01-R53, R61-R77 or R80-R85", found);
+                }
+                c.digits(l.original_entry_trace_number);
+                c.digits(l.original_rdfi_identification);
+            }
+            _ => {}
+        }
+        if (10..=18).contains(&ty) {
+            p.iat_types_seen.push(ty);
+        }
+        if p.entry.addenda.len() >= ADDENDA_PER_ENTRY_MAX {
+            c.error(FindingCode::AddendaCount, Some(l.record_type), format!("at most {ADDENDA_PER_ENTRY_MAX} addenda per entry"), "more");
+            return;
+        }
+        p.entry.addenda.push(text(record));
+    }
+
+    /// Checks the pending entry's addenda as a whole, and emits it.
+    fn finish_entry(&mut self, emit: &mut dyn FnMut(Event)) {
+        let Some(p) = self.pending.take() else { return };
+        let pos = p.entry.position;
+        let n = p.entry.addenda.len() as u64;
+        let mut push = |f: Finding| {
+            if self.findings.len() < FINDINGS_MAX {
+                self.findings.push(f);
+            } else {
+                self.findings_dropped += 1;
+            }
+        };
+        let ind = ENTRY_DETAIL.addenda_record_indicator;
+        match (p.indicator, n) {
+            (b'0', 1..) => push(Finding::error(FindingCode::AddendaIndicator, pos, Some(ind), "1 (the entry is followed by addenda)", "0")),
+            (b'1', 0) => push(Finding::error(FindingCode::AddendaIndicator, pos, Some(ind), "0 (no addenda follow the entry)", "1")),
+            _ => {}
+        }
+        if let Some((declared, field)) = p.declared_addenda
+            && declared != n
+        {
+            push(Finding::error(FindingCode::AddendaCount, pos, Some(field), format!("{n:04} (addenda records that follow)"), format!("{declared:04}")));
+        }
+        if p.entry.sec_code == "IAT" {
+            let mandatory: Vec<u8> = p.iat_types_seen.iter().copied().filter(|t| (10..=16).contains(t)).collect();
+            if mandatory != [10, 11, 12, 13, 14, 15, 16] {
+                let found = mandatory.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
+                push(Finding::error(FindingCode::AddendaCount, pos, Some(IAT_ENTRY_DETAIL.number_of_addenda_records), "addenda 10,11,12,13,14,15,16 in order", found));
+            }
+        }
+        emit(Event::Entry(p.entry));
+    }
+
+    fn batch_control(&mut self, record: &[u8], pos: Position) {
+        let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
+            let mut c = self.check(record, pos);
+            c.error(FindingCode::RecordOutsideBatch, Some(BATCH_CONTROL.record_type), "a batch control closing a batch", "a batch control with no open batch");
+            return;
+        };
+        self.state = State::InFile;
+        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        let (scc, count, hash, debit, credit, odfi, number) = if batch.kind == BatchKind::Adv {
+            let l = ADV_BATCH_CONTROL;
+            (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)
+        } else {
+            let l = BATCH_CONTROL;
+            if c.value(l.company_identification).trim_ascii_end() != batch.company_identification.as_bytes() {
+                c.mismatch(FindingCode::CompanyIdMismatch, l.company_identification, format!("{:?} (batch header)", batch.company_identification));
+            }
+            (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)
+        };
+        if c.value(scc) != batch.service_class_code.as_bytes() {
+            c.mismatch(FindingCode::ServiceClassMismatch, scc, format!("{} (batch header)", batch.service_class_code));
+        }
+        if let Some(v) = c.digits(count)
+            && v != batch.entry_addenda_count
+        {
+            c.mismatch(FindingCode::EntryAddendaCountMismatch, count, padded(batch.entry_addenda_count.into(), count.width()));
+        }
+        if let Some(v) = c.digits(hash)
+            && v != batch.entry_hash
+        {
+            c.mismatch(FindingCode::EntryHashMismatch, hash, padded(batch.entry_hash.into(), hash.width()));
+        }
+        if let Some(v) = c.digits_wide(debit)
+            && v != batch.debit_minor
+        {
+            c.mismatch(FindingCode::TotalDebitMismatch, debit, padded(batch.debit_minor, debit.width()));
+        }
+        if let Some(v) = c.digits_wide(credit)
+            && v != batch.credit_minor
+        {
+            c.mismatch(FindingCode::TotalCreditMismatch, credit, padded(batch.credit_minor, credit.width()));
+        }
+        if c.value(odfi) != batch.odfi_identification.as_bytes() {
+            c.mismatch(FindingCode::OdfiMismatch, odfi, format!("{} (batch header)", batch.odfi_identification));
+        }
+        if c.value(number) != batch.batch_number.as_bytes() {
+            c.mismatch(FindingCode::BatchNumberMismatch, number, format!("{} (batch header)", batch.batch_number));
+        }
+        self.entry_addenda_count += batch.entry_addenda_count;
+        self.entry_hash = (self.entry_hash + batch.entry_hash) % HASH_MODULUS;
+        self.debit_minor += batch.debit_minor;
+        self.credit_minor += batch.credit_minor;
+    }
+
+    fn file_control(&mut self, record: &[u8], pos: Position) {
+        if self.state == State::InBatch {
+            let mut c = self.check(record, pos);
+            c.error(FindingCode::BatchNotClosed, Some(FILE_CONTROL.record_type), "a batch control (type 8) before the file control", "a file control");
+            self.batch = None;
+        }
+        self.state = State::AfterFileControl;
+        self.saw_file_control = true;
+        let adv = self.batches > 0 && self.adv_batches == self.batches;
+        let (batches, blocks, count, hash, debit, credit) = if adv {
+            let l = ADV_FILE_CONTROL;
+            (l.batch_count, l.block_count, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount_in_file, l.total_credit_entry_dollar_amount_in_file)
+        } else {
+            let l = FILE_CONTROL;
+            (l.batch_count, l.block_count, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount_in_file, l.total_credit_entry_dollar_amount_in_file)
+        };
+        let block_count = self.non_padding_records.div_ceil(10);
+        let (n_batches, n_count, n_hash, n_debit, n_credit) = (self.batches, self.entry_addenda_count, self.entry_hash, self.debit_minor, self.credit_minor);
+        let mut c = self.check(record, pos);
+        if let Some(v) = c.digits(batches)
+            && v != n_batches
+        {
+            c.mismatch(FindingCode::BatchCountMismatch, batches, padded(n_batches.into(), batches.width()));
+        }
+        if let Some(v) = c.digits(blocks)
+            && v != block_count
+        {
+            c.mismatch(FindingCode::BlockCountMismatch, blocks, padded(block_count.into(), blocks.width()));
+        }
+        if let Some(v) = c.digits(count)
+            && v != n_count
+        {
+            c.mismatch(FindingCode::EntryAddendaCountMismatch, count, padded(n_count.into(), count.width()));
+        }
+        if let Some(v) = c.digits(hash)
+            && v != n_hash
+        {
+            c.mismatch(FindingCode::EntryHashMismatch, hash, padded(n_hash.into(), hash.width()));
+        }
+        if let Some(v) = c.digits_wide(debit)
+            && v != n_debit
+        {
+            c.mismatch(FindingCode::TotalDebitMismatch, debit, padded(n_debit, debit.width()));
+        }
+        if let Some(v) = c.digits_wide(credit)
+            && v != n_credit
+        {
+            c.mismatch(FindingCode::TotalCreditMismatch, credit, padded(n_credit, credit.width()));
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! NACHA ACH files: framing, record layouts, structure and control totals.
+//!
+//! Pure: bytes in, entries and findings out. The only I/O is the `Read` handed in.
+
+pub mod assemble;
+pub mod error;
+pub mod generate;
+pub mod reader;
+pub mod record;
+pub mod validate;
+
+pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary};
+pub use error::{Finding, FindingCode, Position, Severity};
+pub use validate::Direction;
+
+use std::io::Read;
+
+/// What one pass over a file gives besides its events.
+#[derive(Debug)]
+pub struct ReadResult {
+    pub summary: FileSummary,
+    pub sha256: [u8; 32],
+    pub bytes: u64,
+}
+
+/// Reads a whole NACHA file from `source`, calling `on_event` for the header and for
+/// each entry as soon as it is complete, and `on_progress` with the bytes read so far
+/// every few thousand records. Findings are in the returned summary.
+pub fn read_file<R: Read>(
+    source: R,
+    on_event: &mut dyn FnMut(Event),
+    on_progress: &mut dyn FnMut(u64),
+) -> std::io::Result<ReadResult> {
+    let mut reader = reader::RecordReader::new(source);
+    let mut asm = Assembler::new();
+    let mut n: u64 = 0;
+    while let Some(rec) = reader.next_record()? {
+        let pos = rec.position;
+        // Copy out so the framing findings can be taken while the record is in use.
+        let mut bytes = [0u8; record::RECORD_LEN];
+        bytes.copy_from_slice(rec.bytes);
+        let framing = reader.take_findings();
+        asm.add_findings(framing);
+        asm.push(&bytes, pos, on_event);
+        n += 1;
+        if n % 4096 == 0 {
+            on_progress(reader.bytes_read());
+        }
+    }
+    asm.add_findings(reader.take_findings());
+    on_progress(reader.bytes_read());
+    let summary = asm.finish(on_event);
+    Ok(ReadResult { summary, sha256: reader.sha256(), bytes: reader.bytes_read() })
+}
+
+/// Parses and validates `source`, keeping nothing but the summary (what `check` runs).
+pub fn check<R: Read>(source: R) -> std::io::Result<ReadResult> {
+    read_file(source, &mut |_| {}, &mut |_| {})
+}

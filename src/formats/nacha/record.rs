@@ -1,0 +1,398 @@
+//! Record layouts and pure record parsers.
+//!
+//! Each layout is declared once, with the spec's 1-based column ranges; the macro
+//! generates a struct of borrowed fields, a `*_LAYOUT` constant giving each field's
+//! [`FieldSpec`] (used in findings), and a nom parser over one 94-byte record.
+//! Parsers only split; the rules live in `validate.rs` and `assemble.rs`.
+
+use super::error::FieldSpec;
+use nom::bytes::complete::take;
+use nom::IResult;
+
+/// Length of every NACHA record.
+pub const RECORD_LEN: usize = 94;
+
+macro_rules! record_layout {
+    (
+        $(#[$meta:meta])*
+        $name:ident, $layout_ty:ident, $layout:ident, $parser:ident, $record:literal {
+            $( $(#[$fmeta:meta])* $field:ident : $start:literal - $end:literal ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name<'a> {
+            $( $(#[$fmeta])* pub $field: &'a [u8], )*
+        }
+
+        /// Field positions of the layout, for findings.
+        #[derive(Debug, Clone, Copy)]
+        pub struct $layout_ty {
+            $( pub $field: FieldSpec, )*
+        }
+
+        impl $layout_ty {
+            /// Every field, in column order.
+            pub fn fields(&self) -> Vec<FieldSpec> {
+                vec![$( self.$field, )*]
+            }
+        }
+
+        pub const $layout: $layout_ty = $layout_ty {
+            $( $field: FieldSpec { record: $record, name: stringify!($field), start: $start, end: $end }, )*
+        };
+
+        /// Split one 94-byte record into its fields.
+        pub fn $parser(input: &[u8]) -> IResult<&[u8], $name<'_>> {
+            $( let (input, $field) = take(($end - $start + 1) as usize)(input)?; )*
+            Ok((input, $name { $( $field, )* }))
+        }
+    };
+}
+
+record_layout! {
+    /// File header record (type 1).
+    FileHeader, FileHeaderLayout, FILE_HEADER, parse_file_header, "file_header" {
+        record_type: 1-1,
+        priority_code: 2-3,
+        /// Blank followed by the 9-digit routing number of the receiving point.
+        immediate_destination: 4-13,
+        immediate_origin: 14-23,
+        /// YYMMDD.
+        file_creation_date: 24-29,
+        /// HHMM, may be blank.
+        file_creation_time: 30-33,
+        file_id_modifier: 34-34,
+        record_size: 35-37,
+        blocking_factor: 38-39,
+        format_code: 40-40,
+        immediate_destination_name: 41-63,
+        immediate_origin_name: 64-86,
+        reference_code: 87-94,
+    }
+}
+
+record_layout! {
+    /// Batch header record (type 5), every SEC code but IAT.
+    BatchHeader, BatchHeaderLayout, BATCH_HEADER, parse_batch_header, "batch_header" {
+        record_type: 1-1,
+        service_class_code: 2-4,
+        company_name: 5-20,
+        company_discretionary_data: 21-40,
+        company_identification: 41-50,
+        standard_entry_class_code: 51-53,
+        company_entry_description: 54-63,
+        company_descriptive_date: 64-69,
+        /// YYMMDD.
+        effective_entry_date: 70-75,
+        /// Julian day, filled in by the ACH operator.
+        settlement_date: 76-78,
+        originator_status_code: 79-79,
+        odfi_identification: 80-87,
+        batch_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// IAT batch header record (type 5, SEC code IAT).
+    IatBatchHeader, IatBatchHeaderLayout, IAT_BATCH_HEADER, parse_iat_batch_header, "iat_batch_header" {
+        record_type: 1-1,
+        service_class_code: 2-4,
+        iat_indicator: 5-20,
+        foreign_exchange_indicator: 21-22,
+        foreign_exchange_reference_indicator: 23-23,
+        foreign_exchange_reference: 24-38,
+        iso_destination_country_code: 39-40,
+        originator_identification: 41-50,
+        standard_entry_class_code: 51-53,
+        company_entry_description: 54-63,
+        iso_originating_currency_code: 64-66,
+        iso_destination_currency_code: 67-69,
+        effective_entry_date: 70-75,
+        settlement_date: 76-78,
+        originator_status_code: 79-79,
+        odfi_identification: 80-87,
+        batch_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// Entry detail record (type 6): PPD, CCD, WEB, TEL, POS, COR, returns and the rest.
+    EntryDetail, EntryDetailLayout, ENTRY_DETAIL, parse_entry_detail, "entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        /// Cents, zero-filled.
+        amount: 30-39,
+        individual_identification_number: 40-54,
+        individual_name: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// CTX entry detail record: carries its addenda count and the receiving company.
+    CtxEntryDetail, CtxEntryDetailLayout, CTX_ENTRY_DETAIL, parse_ctx_entry_detail, "ctx_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        identification_number: 40-54,
+        number_of_addenda_records: 55-58,
+        receiving_company_name: 59-74,
+        reserved: 75-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// IAT entry detail record.
+    IatEntryDetail, IatEntryDetailLayout, IAT_ENTRY_DETAIL, parse_iat_entry_detail, "iat_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        number_of_addenda_records: 13-16,
+        reserved: 17-29,
+        amount: 30-39,
+        foreign_receiver_account_number: 40-74,
+        reserved_two: 75-76,
+        gateway_operator_ofac_screening_indicator: 77-77,
+        secondary_ofac_screening_indicator: 78-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// ADV (automated accounting advice) entry detail record.
+    AdvEntryDetail, AdvEntryDetailLayout, ADV_ENTRY_DETAIL, parse_adv_entry_detail, "adv_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-27,
+        /// Cents, 12 digits.
+        amount: 28-39,
+        advice_routing_number: 40-48,
+        file_identification: 49-53,
+        ach_operator_data: 54-54,
+        individual_name: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        ach_operator_routing_number: 80-87,
+        julian_day: 88-90,
+        sequence_number: 91-94,
+    }
+}
+
+record_layout! {
+    /// Addenda record, the shape shared by types 05, 17 and 18 (and the tail of 10-16).
+    Addenda, AddendaLayout, ADDENDA, parse_addenda, "addenda" {
+        record_type: 1-1,
+        addenda_type_code: 2-3,
+        payment_related_information: 4-83,
+        addenda_sequence_number: 84-87,
+        entry_detail_sequence_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// Addenda type 98: notification of change.
+    Addenda98, Addenda98Layout, ADDENDA98, parse_addenda98, "addenda98" {
+        record_type: 1-1,
+        addenda_type_code: 2-3,
+        change_code: 4-6,
+        original_entry_trace_number: 7-21,
+        reserved: 22-27,
+        original_rdfi_identification: 28-35,
+        corrected_data: 36-64,
+        reserved_two: 65-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// Addenda type 99: return, dishonored return or contested dishonored return.
+    Addenda99, Addenda99Layout, ADDENDA99, parse_addenda99, "addenda99" {
+        record_type: 1-1,
+        addenda_type_code: 2-3,
+        return_reason_code: 4-6,
+        original_entry_trace_number: 7-21,
+        date_of_death: 22-27,
+        original_rdfi_identification: 28-35,
+        addenda_information: 36-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// Addenda type 02 (POS, SHR, MTE): terminal information.
+    Addenda02, Addenda02Layout, ADDENDA02, parse_addenda02, "addenda02" {
+        record_type: 1-1,
+        addenda_type_code: 2-3,
+        reference_information_one: 4-10,
+        reference_information_two: 11-13,
+        terminal_identification_code: 14-19,
+        transaction_serial_number: 20-25,
+        transaction_date: 26-29,
+        authorization_code_or_card_expiration_date: 30-35,
+        terminal_location: 36-62,
+        terminal_city: 63-77,
+        terminal_state: 78-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// Batch control record (type 8).
+    BatchControl, BatchControlLayout, BATCH_CONTROL, parse_batch_control, "batch_control" {
+        record_type: 1-1,
+        service_class_code: 2-4,
+        entry_addenda_count: 5-10,
+        entry_hash: 11-20,
+        total_debit_entry_dollar_amount: 21-32,
+        total_credit_entry_dollar_amount: 33-44,
+        company_identification: 45-54,
+        message_authentication_code: 55-73,
+        reserved: 74-79,
+        odfi_identification: 80-87,
+        batch_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// ADV batch control record: wider totals, no company identification.
+    AdvBatchControl, AdvBatchControlLayout, ADV_BATCH_CONTROL, parse_adv_batch_control, "adv_batch_control" {
+        record_type: 1-1,
+        service_class_code: 2-4,
+        entry_addenda_count: 5-10,
+        entry_hash: 11-20,
+        total_debit_entry_dollar_amount: 21-40,
+        total_credit_entry_dollar_amount: 41-60,
+        ach_operator_data: 61-79,
+        odfi_identification: 80-87,
+        batch_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// File control record (type 9).
+    FileControl, FileControlLayout, FILE_CONTROL, parse_file_control, "file_control" {
+        record_type: 1-1,
+        batch_count: 2-7,
+        block_count: 8-13,
+        entry_addenda_count: 14-21,
+        entry_hash: 22-31,
+        total_debit_entry_dollar_amount_in_file: 32-43,
+        total_credit_entry_dollar_amount_in_file: 44-55,
+        reserved: 56-94,
+    }
+}
+
+record_layout! {
+    /// ADV file control record: wider totals.
+    AdvFileControl, AdvFileControlLayout, ADV_FILE_CONTROL, parse_adv_file_control, "adv_file_control" {
+        record_type: 1-1,
+        batch_count: 2-7,
+        block_count: 8-13,
+        entry_addenda_count: 14-21,
+        entry_hash: 22-31,
+        total_debit_entry_dollar_amount_in_file: 32-51,
+        total_credit_entry_dollar_amount_in_file: 52-71,
+        reserved: 72-94,
+    }
+}
+
+/// True for a padding record: 94 nines, written after the file control to fill the block.
+pub fn is_padding(record: &[u8]) -> bool {
+    record.len() == RECORD_LEN && record.iter().all(|&b| b == b'9')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_layouts() -> Vec<Vec<FieldSpec>> {
+        vec![
+            FILE_HEADER.fields(),
+            BATCH_HEADER.fields(),
+            IAT_BATCH_HEADER.fields(),
+            ENTRY_DETAIL.fields(),
+            CTX_ENTRY_DETAIL.fields(),
+            IAT_ENTRY_DETAIL.fields(),
+            ADV_ENTRY_DETAIL.fields(),
+            ADDENDA.fields(),
+            ADDENDA98.fields(),
+            ADDENDA99.fields(),
+            ADDENDA02.fields(),
+            BATCH_CONTROL.fields(),
+            ADV_BATCH_CONTROL.fields(),
+            FILE_CONTROL.fields(),
+            ADV_FILE_CONTROL.fields(),
+        ]
+    }
+
+    #[test]
+    fn every_layout_covers_columns_1_to_94_without_gaps() {
+        for layout in all_layouts() {
+            let mut next = 1;
+            for f in &layout {
+                assert_eq!(f.start, next, "{}.{} starts at {}", f.record, f.name, f.start);
+                assert!(f.end >= f.start);
+                next = f.end + 1;
+            }
+            assert_eq!(next, 95, "layout {} ends at {}", layout[0].record, next - 1);
+        }
+    }
+
+    #[test]
+    fn parses_entry_detail_fields_at_spec_columns() {
+        let rec = b"62723138010412345678         0100000000               Receiver Account Name   0121042880000001";
+        let (rest, e) = parse_entry_detail(rec).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(e.transaction_code, b"27");
+        assert_eq!(e.rdfi_identification, b"23138010");
+        assert_eq!(e.check_digit, b"4");
+        assert_eq!(e.dfi_account_number, b"12345678         ");
+        assert_eq!(e.amount, b"0100000000");
+        assert_eq!(e.individual_name, b"Receiver Account Name ");
+        assert_eq!(e.addenda_record_indicator, b"0");
+        assert_eq!(e.trace_number, b"121042880000001");
+        assert_eq!(ENTRY_DETAIL.amount.slice(rec), b"0100000000");
+    }
+
+    #[test]
+    fn parses_adv_entry_detail_fields() {
+        let rec = b"681231380104744-5678-99    00000005000012104288211131 Name                    0011000010500001";
+        let (_, e) = parse_adv_entry_detail(rec).unwrap();
+        assert_eq!(e.transaction_code, b"81");
+        assert_eq!(e.amount, b"000000050000");
+        assert_eq!(e.advice_routing_number, b"121042882");
+        assert_eq!(e.addenda_record_indicator, b"0");
+        assert_eq!(e.ach_operator_routing_number, b"01100001");
+        assert_eq!(e.julian_day, b"050");
+        assert_eq!(e.sequence_number, b"0001");
+    }
+
+    #[test]
+    fn short_input_is_an_error_not_a_panic() {
+        assert!(parse_file_control(b"9000001").is_err());
+    }
+
+    #[test]
+    fn padding_is_94_nines() {
+        assert!(is_padding(&[b'9'; 94]));
+        let mut r = [b'9'; 94];
+        r[93] = b' ';
+        assert!(!is_padding(&r));
+    }
+}

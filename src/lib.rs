@@ -1,0 +1,16 @@
+//! clearledger: clearing files into an exactly-once ledger.
+//!
+//! Data flows one way:
+//! - [`formats`]: pure parsers (bytes in, records and findings with positions out);
+//! - [`model`]: the shared vocabulary (file identity, posting records, keys, fingerprints);
+//! - [`ingest`]: the only place that reads files, runs the parser thread and calls the ledger;
+//! - [`ledger`]: the store, one trait with the SQLite backend behind it;
+//! - [`report`]: outcomes in, CSV / JSON lines / text out.
+
+pub mod fault;
+pub mod formats;
+pub mod ingest;
+pub mod ledger;
+pub mod model;
+pub mod money;
+pub mod report;

@@ -1,0 +1,234 @@
+//! The shared vocabulary: file identity, posting records, keys, fingerprints, outcomes.
+//!
+//! Keys come from the intent, never from the content (PRINCIPLES.md §3):
+//! - a NACHA file is identified by the header fields the ACH network itself uses to
+//!   detect duplicate files: immediate destination, immediate origin, file creation date,
+//!   file creation time and file ID modifier → `file_id`
+//!   `nacha:{destination}:{origin}:{YYMMDD}:{HHMM}:{modifier}` (fields trimmed);
+//! - an entry is identified by `(file_id, record_no)`, `record_no` being the entry's
+//!   1-based ordinal among the file's entry detail records; its posting key is
+//!   `{file_id}:{record_no}`, unique within `(tenant, operation)`;
+//! - the fingerprint is the SHA-256 of the record's normalised fields: it tells a true
+//!   repeat (same key, same fingerprint) from a conflict (same key, other content).
+//!   It is never a key: two identical payments in one file are two intents.
+
+use crate::formats::nacha::{Direction, Entry, FileHeaderInfo};
+use chrono::NaiveDate;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The operation under which NACHA entries are keyed.
+pub const OPERATION_ACH_ENTRY: &str = "ach.entry";
+
+/// A file's identity: format and natural file id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileIdentity {
+    pub format: &'static str,
+    pub file_id: String,
+}
+
+impl FileIdentity {
+    pub fn nacha(h: &FileHeaderInfo) -> Self {
+        FileIdentity {
+            format: "nacha",
+            file_id: format!(
+                "nacha:{}:{}:{}:{}:{}",
+                h.immediate_destination,
+                h.immediate_origin,
+                h.file_creation_date,
+                h.file_creation_time,
+                h.file_id_modifier
+            ),
+        }
+    }
+}
+
+/// A record ready for the ledger: one posting, keyed and fingerprinted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostingRecord {
+    pub record_no: u64,
+    pub operation: &'static str,
+    pub posting_key: String,
+    pub trace_number: Option<String>,
+    pub debit_account: String,
+    pub credit_account: String,
+    pub amount_minor: i64,
+    pub currency: &'static str,
+    pub effective_date: Option<NaiveDate>,
+    /// Normalised fields, in a fixed order: what the fingerprint covers and what a
+    /// conflict report compares.
+    pub fields: Vec<(&'static str, String)>,
+    /// Hex SHA-256 of `fields`.
+    pub fingerprint: String,
+}
+
+impl PostingRecord {
+    /// The normalised fields as a JSON object (stored beside the posting).
+    pub fn detail_json(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .fields
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), serde_json::Value::String(v.clone())))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
+}
+
+/// SHA-256 over `name=value` pairs, each ended by a unit separator; the version tag
+/// in front lets a future change of normalisation never collide with this one.
+pub fn fingerprint(tag: &str, fields: &[(&'static str, String)]) -> String {
+    let mut h = Sha256::new();
+    h.update(tag.as_bytes());
+    h.update([0x1e]);
+    for (k, v) in fields {
+        h.update(k.as_bytes());
+        h.update(b"=");
+        h.update((v.len() as u64).to_le_bytes());
+        h.update(v.as_bytes());
+        h.update([0x1f]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// The ledger accounts of a NACHA entry:
+/// - receiver side: `rdfi:{RDFI routing, 9 digits}:{DFI account number}`;
+/// - originator side: `odfi:{ODFI identification, 8 digits}:{company identification}`
+///   (IAT: the originator identification).
+///
+/// A credit entry (transaction codes 21-24, 31-34, 41-44, 51-54; ADV 81/83/85/87) moves
+/// money from the originator to the receiver: debit the originator, credit the receiver.
+/// A debit entry swaps the sides.
+pub fn nacha_accounts(e: &Entry) -> (String, String) {
+    let receiver = format!("rdfi:{}:{}", e.rdfi_routing, e.account);
+    let originator = format!("odfi:{}:{}", e.odfi_identification, e.company_identification);
+    match e.direction {
+        Direction::Credit => (originator, receiver),
+        Direction::Debit => (receiver, originator),
+    }
+}
+
+/// Turns a NACHA entry into its posting record.
+pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
+    let (debit_account, credit_account) = nacha_accounts(e);
+    let fields: Vec<(&'static str, String)> = vec![
+        ("batch_number", e.batch_number.clone()),
+        ("service_class_code", e.service_class_code.clone()),
+        ("sec_code", e.sec_code.clone()),
+        ("company_name", e.company_name.clone()),
+        ("company_identification", e.company_identification.clone()),
+        ("company_entry_description", e.company_entry_description.clone()),
+        ("effective_entry_date", e.effective_entry_date.map(|d| d.to_string()).unwrap_or_default()),
+        ("odfi_identification", e.odfi_identification.clone()),
+        ("transaction_code", format!("{:02}", e.transaction_code)),
+        ("rdfi_routing", e.rdfi_routing.clone()),
+        ("account", e.account.clone()),
+        ("amount", e.amount_minor.to_string()),
+        ("individual_identification", e.individual_identification.clone()),
+        ("individual_name", e.individual_name.clone()),
+        ("discretionary_data", e.discretionary_data.clone()),
+        ("trace_number", e.trace_number.clone()),
+        ("addenda", e.addenda.join("\n")),
+    ];
+    let fingerprint = fingerprint("nacha-entry-v1", &fields);
+    PostingRecord {
+        record_no: e.record_no,
+        operation: OPERATION_ACH_ENTRY,
+        posting_key: format!("{}:{}", file.file_id, e.record_no),
+        trace_number: Some(e.trace_number.clone()),
+        debit_account,
+        credit_account,
+        amount_minor: e.amount_minor as i64,
+        currency: "USD",
+        effective_date: e.effective_entry_date,
+        fields,
+        fingerprint,
+    }
+}
+
+/// The fields that differ between a stored posting's detail (JSON object) and a new
+/// record, as `name: original != new`, in the record's field order.
+pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -> Vec<String> {
+    let original: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(original_detail).unwrap_or_default();
+    let mut out = Vec::new();
+    for (k, v) in new {
+        let old = original.get(*k).and_then(|x| x.as_str()).unwrap_or("");
+        if old != v {
+            out.push(format!("{k}: {} != {}", one_line(old), one_line(v)));
+        }
+    }
+    for k in original.keys() {
+        if !new.iter().any(|(n, _)| n == k) {
+            out.push(format!("{k}: present != absent"));
+        }
+    }
+    out
+}
+
+fn one_line(s: &str) -> String {
+    if s.is_empty() { "\"\"".to_string() } else { s.replace('\n', "\\n") }
+}
+
+/// What happened to one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Posted by this run.
+    Posted,
+    /// Same key and fingerprint as an earlier posting: nothing new.
+    Duplicate,
+    /// Same key, different fingerprint: not posted, the differing fields reported.
+    Conflict,
+    /// A new key in a file whose identity was already ingested with other content:
+    /// not posted, held for an operator (PRINCIPLES.md §1).
+    Held,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Posted => "posted",
+            Outcome::Duplicate => "duplicate",
+            Outcome::Conflict => "conflict",
+            Outcome::Held => "held",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "posted" => Outcome::Posted,
+            "duplicate" => Outcome::Duplicate,
+            "conflict" => Outcome::Conflict,
+            "held" => Outcome::Held,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(v: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+        v.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
+
+    #[test]
+    fn fingerprint_is_stable_and_field_sensitive() {
+        let a = f(&[("amount", "1250"), ("account", "123")]);
+        let b = f(&[("amount", "1251"), ("account", "123")]);
+        // Moving a character between two fields must change the fingerprint.
+        let c = f(&[("amount", "125"), ("account", "0123")]);
+        assert_eq!(fingerprint("t", &a), fingerprint("t", &a.clone()));
+        assert_ne!(fingerprint("t", &a), fingerprint("t", &b));
+        assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
+        assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
+        assert_eq!(fingerprint("t", &a).len(), 64);
+    }
+
+    #[test]
+    fn differing_fields_names_each_change() {
+        let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
+        let new = f(&[("amount", "1251"), ("account", "123"), ("addenda", "705X")]);
+        assert_eq!(differing_fields(old, &new), vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]);
+    }
+}
