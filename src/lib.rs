@@ -7,6 +7,7 @@
 //! - [`ledger`]: the store, one trait with the SQLite backend behind it;
 //! - [`report`]: outcomes in, CSV / JSON lines / text out.
 
+pub mod cli;
 pub mod fault;
 pub mod formats;
 pub mod ingest;

@@ -1,3 +1,33 @@
-fn main() {
-    println!("Hello, world!");
+use clap::Parser;
+use clearledger::cli::{self, Cli, Command, LogFormat};
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match cli.global.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("clearledger: cannot start the runtime: {e}");
+            return ExitCode::from(cli::exit::INFRASTRUCTURE);
+        }
+    };
+    let code = rt.block_on(async {
+        match &cli.command {
+            Command::Ingest(a) => cli::ingest::run(&cli.global, a).await,
+            Command::Check(a) => cli::check::run(&cli.global, a),
+            Command::Report(a) => cli::report::run(&cli.global, a).await,
+            Command::Runs(a) => cli::runs::run(&cli.global, a).await,
+            Command::Lookup(a) => cli::lookup::run(&cli.global, a).await,
+            Command::Db(a) => cli::db::run(&cli.global, a).await,
+            Command::Generate(a) => cli::generate::run(a),
+        }
+    });
+    ExitCode::from(code)
 }

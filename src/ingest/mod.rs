@@ -1,1 +1,273 @@
-pub mod nacha;
+//! The only place that reads files, runs the parser thread and calls the ledger.
+//!
+//! One file is one run: a parser thread frames, parses and validates the file and
+//! sends posting records in chunks through a bounded channel; the writer (async, on
+//! the runtime) applies each chunk inside the run's single transaction as it arrives,
+//! so parsing and inserting overlap. When the parser reaches the end:
+//! - no error finding: the run commits (postings, journal, claim and completion mark
+//!   together) — or, with `--dry-run`, the report is read inside the transaction and
+//!   the transaction is rolled back;
+//! - any error finding: the transaction is rolled back (nothing posted) and the
+//!   rejection with all its findings is journaled in a small transaction of its own.
+
+use crate::formats::nacha::{self, Event, Finding, Severity};
+use crate::ledger::{Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart};
+use crate::model::{nacha_posting, FileIdentity, PostingRecord};
+use chrono::{DateTime, Utc};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tokio::sync::mpsc;
+
+/// Records per chunk sent from the parser to the writer.
+pub const CHUNK_RECORDS: usize = 2_000;
+/// Chunks in flight between parser and writer: bounds memory whatever the file size.
+pub const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Where the bytes come from.
+#[derive(Debug, Clone)]
+pub enum Input {
+    Path(PathBuf),
+    Stdin,
+}
+
+impl Input {
+    pub fn name(&self) -> String {
+        match self {
+            Input::Path(p) => p.display().to_string(),
+            Input::Stdin => "-".to_string(),
+        }
+    }
+    fn open(&self) -> std::io::Result<(Box<dyn Read + Send>, Option<u64>)> {
+        match self {
+            Input::Path(p) => {
+                let meta = std::fs::metadata(p)?;
+                if meta.is_dir() {
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file"));
+                }
+                let f = std::fs::File::open(p)?;
+                Ok((Box::new(f), Some(meta.len())))
+            }
+            Input::Stdin => Ok((Box::new(std::io::stdin()), None)),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The input could not be read (missing, unreadable, a directory): nothing posted.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database failed: nothing of this run was committed; safe to retry.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    pub tenant: String,
+    pub dry_run: bool,
+    pub validate: nacha::ValidateOptions,
+}
+
+/// How a file's ingest ended.
+#[derive(Debug)]
+pub enum IngestOutcome {
+    /// Committed. `findings` are warnings only.
+    Completed { run: RunInfo, findings: Vec<Finding>, bytes: u64 },
+    /// Dry run: classified, nothing kept. `rows` is the would-be report.
+    DryRun { file: FileIdentity, counts: Counts, sha256: String, rows: Vec<ReportRow>, findings: Vec<Finding>, bytes: u64 },
+    /// Rejected by validation; nothing posted. `run` is the journaled rejection.
+    Rejected { run: RunInfo, findings: Vec<Finding>, bytes: u64 },
+}
+
+enum Msg {
+    Header(FileIdentity),
+    Records(Vec<PostingRecord>),
+    Done(std::io::Result<nacha::ReadResult>),
+}
+
+/// Ingests one NACHA file. `now` is the clock (passed in so runs are reproducible in
+/// tests); `progress` is told the bytes read so far.
+pub async fn ingest_nacha<L: Ledger>(
+    ledger: &mut L,
+    input: &Input,
+    opts: &IngestOptions,
+    now: &(dyn Fn() -> DateTime<Utc> + Sync),
+    progress: Option<indicatif::ProgressBar>,
+) -> Result<IngestOutcome, IngestError> {
+    let started_at = now();
+    let name = input.name();
+    let (source, size) = input.open().map_err(|source| IngestError::Read { path: name.clone(), source })?;
+    if let (Some(pb), Some(size)) = (&progress, size) {
+        pb.set_length(size);
+    }
+    let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);
+    let parser = std::thread::Builder::new()
+        .name("nacha-parser".into())
+            .spawn({
+            let validate = opts.validate;
+            move || parse_thread(source, validate, tx, progress)
+        })
+        .map_err(|e| IngestError::Internal(format!("cannot start the parser thread: {e}")))?;
+
+    let mut run: Option<OpenRun> = None;
+    let result = async {
+        loop {
+            let Some(msg) = rx.recv().await else {
+                return Err(IngestError::Internal("parser thread ended without a result".into()));
+            };
+            match msg {
+                Msg::Header(file) => {
+                    if run.is_none() {
+                        let start = RunStart { tenant: opts.tenant.clone(), file, source_name: name.clone(), started_at };
+                        run = Some(ledger.begin_run(&start).await?);
+                        tracing::debug!(file = %name, run_id = run.as_ref().map(|r| r.run_id), "run started");
+                    }
+                }
+                Msg::Records(records) => {
+                    if let Some(r) = run.as_mut() {
+                        ledger.apply(r, &records).await?;
+                        crate::fault::point("after_parse_start");
+                    }
+                }
+                Msg::Done(res) => return Ok(res),
+            }
+        }
+    }
+    .await;
+    drop(rx);
+    let _ = parser.join();
+    let read = match result {
+        Ok(Ok(read)) => read,
+        Ok(Err(io)) => {
+            if let Some(r) = run.take() {
+                ledger.rollback_run(r).await?;
+            }
+            return Err(IngestError::Read { path: name, source: io });
+        }
+        Err(e) => {
+            if let Some(r) = run.take() {
+                // The connection may be gone; the transaction then dies with it.
+                let _ = ledger.rollback_run(r).await;
+            }
+            return Err(e);
+        }
+    };
+    let sha256 = hex::encode(read.sha256);
+    let findings = read.summary.findings;
+    let has_errors = findings.iter().any(|f| f.severity == Severity::Error);
+    if has_errors || run.is_none() {
+        let file_id = run.as_ref().map(|r| r.file.file_id.clone());
+        if let Some(r) = run.take() {
+            ledger.rollback_run(r).await?;
+        }
+        let rejection = Rejection {
+            tenant: opts.tenant.clone(),
+            file_id,
+            format: "nacha",
+            sha256,
+            source_name: name,
+            started_at,
+            finished_at: now(),
+            records: read.summary.entries,
+            findings: findings.clone(),
+        };
+        if opts.dry_run {
+            // A dry run journals nothing, not even a rejection.
+            let run = RunInfo {
+                run_id: 0,
+                tenant: rejection.tenant,
+                file_id: rejection.file_id,
+                sha256: rejection.sha256,
+                format: "nacha".into(),
+                source_name: rejection.source_name,
+                started_at: String::new(),
+                finished_at: None,
+                status: "rejected".into(),
+                records: read.summary.entries as i64,
+                posted: 0,
+                duplicates: 0,
+                conflicts: 0,
+                held: 0,
+                posted_amount_minor: 0,
+                errors: findings.iter().filter(|f| f.severity == Severity::Error).count() as i64,
+                warnings: findings.iter().filter(|f| f.severity == Severity::Warning).count() as i64,
+            };
+            return Ok(IngestOutcome::Rejected { run, findings, bytes: read.bytes });
+        }
+        let run = ledger.record_rejection(&rejection).await?;
+        return Ok(IngestOutcome::Rejected { run, findings, bytes: read.bytes });
+    }
+    let open = run.take().expect("checked above");
+    if opts.dry_run {
+        let mut rows = Vec::new();
+        let res = ledger
+            .report_rows(&opts.tenant, open.run_id, &mut |row| {
+                rows.push(row);
+                Ok(())
+            })
+            .await;
+        let (file, counts) = (open.file.clone(), open.counts);
+        ledger.rollback_run(open).await?;
+        res?.map_err(|e| IngestError::Internal(e.to_string()))?;
+        return Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes: read.bytes });
+    }
+    let finish = RunFinish { sha256, finished_at: now(), findings: findings.clone() };
+    let info = ledger.commit_run(open, &finish).await?;
+    Ok(IngestOutcome::Completed { run: info, findings, bytes: read.bytes })
+}
+
+fn parse_thread(source: Box<dyn Read + Send>, validate: nacha::ValidateOptions, tx: mpsc::Sender<Msg>, progress: Option<indicatif::ProgressBar>) {
+    let mut file: Option<FileIdentity> = None;
+    let mut chunk: Vec<PostingRecord> = Vec::with_capacity(CHUNK_RECORDS);
+    let mut receiver_gone = false;
+    let res = {
+        let mut on_event = |ev: Event| {
+            if receiver_gone {
+                return;
+            }
+            match ev {
+                Event::Header(h) => {
+                    if file.is_none() {
+                        let id = FileIdentity::nacha(&h);
+                        file = Some(id.clone());
+                        receiver_gone = tx.blocking_send(Msg::Header(id)).is_err();
+                    }
+                }
+                Event::Entry(e) => {
+                    // Entries before any header belong to a file that will be rejected.
+                    if let Some(id) = &file {
+                        chunk.push(nacha_posting(id, &e));
+                        if chunk.len() >= CHUNK_RECORDS {
+                            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_RECORDS));
+                            receiver_gone = tx.blocking_send(Msg::Records(full)).is_err();
+                        }
+                    }
+                }
+            }
+        };
+        let mut on_progress = |bytes: u64| {
+            if let Some(pb) = &progress {
+                pb.set_position(bytes);
+            }
+        };
+        nacha::read_file(source, validate, &mut on_event, &mut on_progress)
+    };
+    if !chunk.is_empty() && !receiver_gone {
+        receiver_gone = tx.blocking_send(Msg::Records(chunk)).is_err();
+    }
+    if !receiver_gone {
+        let _ = tx.blocking_send(Msg::Done(res));
+    }
+}
+
+/// Path to show for a file in messages.
+pub fn display_path(p: &Path) -> String {
+    p.display().to_string()
+}

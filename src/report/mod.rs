@@ -1,0 +1,247 @@
+//! Pure output: per-record reports (CSV, JSON lines), findings, run summaries.
+
+use crate::formats::nacha::Finding;
+use crate::ledger::ReportRow;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Report file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Csv,
+    Jsonl,
+}
+
+impl ReportFormat {
+    /// `.jsonl`, `.ndjson` and `.json` mean JSON lines; anything else CSV.
+    pub fn from_path(p: &Path) -> Self {
+        match p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("jsonl" | "ndjson" | "json") => ReportFormat::Jsonl,
+            _ => ReportFormat::Csv,
+        }
+    }
+}
+
+/// The columns of the per-record report, in order.
+pub const REPORT_COLUMNS: &[&str] = &[
+    "run_id",
+    "file_id",
+    "record_no",
+    "outcome",
+    "posting_key",
+    "trace_number",
+    "amount_minor",
+    "currency",
+    "debit_account",
+    "credit_account",
+    "original_file_id",
+    "original_record_no",
+    "original_run_id",
+    "original_posted_at",
+    "differences",
+    "reason",
+];
+
+/// Writes report rows; a dry run's `posted` rows are written as `would_post`.
+pub struct ReportWriter {
+    inner: Inner,
+    dry_run: bool,
+}
+
+enum Inner {
+    Csv(csv::Writer<Box<dyn Write + Send>>),
+    Jsonl(io::BufWriter<Box<dyn Write + Send>>),
+}
+
+impl ReportWriter {
+    pub fn new(format: ReportFormat, out: Box<dyn Write + Send>, dry_run: bool) -> io::Result<Self> {
+        let inner = match format {
+            ReportFormat::Csv => {
+                let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+                w.write_record(REPORT_COLUMNS)?;
+                Inner::Csv(w)
+            }
+            ReportFormat::Jsonl => Inner::Jsonl(io::BufWriter::with_capacity(1 << 16, out)),
+        };
+        Ok(ReportWriter { inner, dry_run })
+    }
+
+    pub fn write(&mut self, row: &ReportRow) -> io::Result<()> {
+        let outcome = if self.dry_run && row.outcome == "posted" { "would_post" } else { row.outcome.as_str() };
+        match &mut self.inner {
+            Inner::Csv(w) => {
+                let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+                let opt_i = |v: &Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
+                w.write_record([
+                    row.run_id.to_string(),
+                    row.file_id.clone(),
+                    row.record_no.to_string(),
+                    outcome.to_string(),
+                    row.posting_key.clone(),
+                    opt(&row.trace_number),
+                    row.amount_minor.to_string(),
+                    row.currency.clone(),
+                    row.debit_account.clone(),
+                    row.credit_account.clone(),
+                    opt(&row.original_file_id),
+                    opt_i(&row.original_record_no),
+                    opt_i(&row.original_run_id),
+                    opt(&row.original_posted_at),
+                    opt(&row.differences),
+                    opt(&row.reason),
+                ])?;
+            }
+            Inner::Jsonl(w) => {
+                let mut v = serde_json::to_value(row).map_err(io::Error::other)?;
+                v["outcome"] = serde_json::Value::String(outcome.to_string());
+                serde_json::to_writer(&mut *w, &v).map_err(io::Error::other)?;
+                w.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> io::Result<()> {
+        match self.inner {
+            Inner::Csv(mut w) => w.flush(),
+            Inner::Jsonl(mut w) => w.flush(),
+        }
+    }
+}
+
+/// One finding as a line of text, naming the file and every position.
+pub fn finding_line(path: &str, f: &Finding) -> String {
+    let mut s = format!(
+        "{path}:{}: {} [{}] record {}, byte {}",
+        f.position.line,
+        f.severity.as_str(),
+        f.code,
+        f.position.record_index,
+        f.position.byte_offset
+    );
+    if let Some(field) = &f.field {
+        s.push_str(&format!(", {}.{} (columns {})", field.record, field.name, field.columns()));
+    }
+    s.push_str(&format!(": expected {}, found {:?}", f.expected, f.found));
+    s
+}
+
+/// A finding in `--json` output.
+#[derive(Debug, Serialize)]
+pub struct JsonFinding<'a> {
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub line: u64,
+    pub record_index: u64,
+    pub byte_offset: u64,
+    pub field: Option<String>,
+    pub columns: Option<String>,
+    pub expected: &'a str,
+    pub found: &'a str,
+}
+
+impl<'a> From<&'a Finding> for JsonFinding<'a> {
+    fn from(f: &'a Finding) -> Self {
+        JsonFinding {
+            severity: f.severity.as_str(),
+            code: f.code.as_str(),
+            line: f.position.line,
+            record_index: f.position.record_index,
+            byte_offset: f.position.byte_offset,
+            field: f.field.map(|x| format!("{}.{}", x.record, x.name)),
+            columns: f.field.map(|x| x.columns()),
+            expected: &f.expected,
+            found: &f.found,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::nacha::{FindingCode, Position};
+    use crate::formats::nacha::record::ENTRY_DETAIL;
+
+    fn row(outcome: &str) -> ReportRow {
+        ReportRow {
+            run_id: 2,
+            file_id: "nacha:a:b:190624:0000:A".into(),
+            record_no: 1,
+            outcome: outcome.into(),
+            posting_key: "nacha:a:b:190624:0000:A:1".into(),
+            trace_number: Some("121042880000001".into()),
+            amount_minor: 1251,
+            currency: "USD".into(),
+            debit_account: "d".into(),
+            credit_account: "c".into(),
+            original_file_id: Some("nacha:a:b:190624:0000:A".into()),
+            original_record_no: Some(1),
+            original_run_id: Some(1),
+            original_posted_at: Some("2026-11-29T00:00:00.000000Z".into()),
+            differences: Some("amount: 1250 != 1251".into()),
+            reason: Some("same key, different content".into()),
+        }
+    }
+
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn render(format: ReportFormat, dry: bool, outcome: &str) -> String {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w = ReportWriter::new(format, Box::new(Shared(buf.clone())), dry).unwrap();
+        w.write(&row(outcome)).unwrap();
+        w.finish().unwrap();
+        String::from_utf8(buf.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn csv_report_has_header_and_exact_row() {
+        let out = render(ReportFormat::Csv, false, "conflict");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], REPORT_COLUMNS.join(","));
+        assert_eq!(
+            lines[1],
+            "2,nacha:a:b:190624:0000:A,1,conflict,nacha:a:b:190624:0000:A:1,121042880000001,1251,USD,d,c,nacha:a:b:190624:0000:A,1,1,2026-11-29T00:00:00.000000Z,amount: 1250 != 1251,\"same key, different content\""
+        );
+    }
+
+    #[test]
+    fn jsonl_report_and_dry_run_label() {
+        let out = render(ReportFormat::Jsonl, true, "posted");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["outcome"], "would_post");
+        assert_eq!(v["amount_minor"], 1251);
+        assert_eq!(v["original_record_no"], 1);
+    }
+
+    #[test]
+    fn format_from_extension() {
+        assert_eq!(ReportFormat::from_path(Path::new("r.jsonl")), ReportFormat::Jsonl);
+        assert_eq!(ReportFormat::from_path(Path::new("r.CSV")), ReportFormat::Csv);
+        assert_eq!(ReportFormat::from_path(Path::new("r")), ReportFormat::Csv);
+    }
+
+    #[test]
+    fn finding_line_names_every_position() {
+        let f = Finding::error(
+            FindingCode::FieldFormat,
+            Position { record_index: 2, line: 3, byte_offset: 190 },
+            Some(ENTRY_DETAIL.amount),
+            "10 digits",
+            "00001X0000",
+        );
+        assert_eq!(
+            finding_line("a.ach", &f),
+            "a.ach:3: error [field_format] record 2, byte 190, entry_detail.amount (columns 30-39): expected 10 digits, found \"00001X0000\""
+        );
+    }
+}

@@ -120,8 +120,8 @@ struct Pending {
     indicator: u8,
     /// Declared addenda count (CTX, IAT), with its field.
     declared_addenda: Option<(u64, FieldSpec)>,
-    /// Addenda of types 05/17/18 seen so far (their sequence numbers run 1, 2, ...).
-    sequenced_addenda: u64,
+    /// Addenda seen so far of types 05, 17 and 18: each type numbers its own 1, 2, ...
+    sequenced_addenda: [u64; 3],
     iat_types_seen: Vec<u8>,
 }
 
@@ -133,8 +133,19 @@ enum State {
     AfterFileControl,
 }
 
+/// Relaxations a user can ask for, each named after the rule it relaxes. The defaults
+/// follow the NACHA rules.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ValidateOptions {
+    /// Accept an immediate destination that is not a routing number with a valid check
+    /// digit (vendors' return files carry placeholders such as `YYYYYYYYY`): a warning
+    /// instead of an error.
+    pub bypass_destination_check: bool,
+}
+
 /// The NACHA structure checker; feed it records with [`Assembler::push`].
 pub struct Assembler {
+    options: ValidateOptions,
     state: State,
     findings: Vec<Finding>,
     findings_dropped: u64,
@@ -228,9 +239,11 @@ impl<'a> Check<'a> {
             self.error(FindingCode::FieldFormat, Some(field), "a non-blank value", show(v));
         }
     }
-    fn date(&mut self, field: FieldSpec, blank_ok: bool) -> Option<NaiveDate> {
+    /// A YYMMDD date; with `absent_ok`, blanks or zeros mean "not given" (returns and
+    /// notifications of change carry 000000 as their effective entry date).
+    fn date(&mut self, field: FieldSpec, absent_ok: bool) -> Option<NaiveDate> {
         let v = field.slice(self.record);
-        if blank_ok && is_blank(v) {
+        if absent_ok && (is_blank(v) || v.iter().all(|&b| b == b'0')) {
             return None;
         }
         let d = parse_yymmdd(v);
@@ -259,7 +272,12 @@ fn padded(n: u128, width: usize) -> String {
 
 impl Assembler {
     pub fn new() -> Self {
+        Self::with_options(ValidateOptions::default())
+    }
+
+    pub fn with_options(options: ValidateOptions) -> Self {
         Assembler {
+            options,
             state: State::BeforeHeader,
             findings: Vec::new(),
             findings_dropped: 0,
@@ -362,9 +380,10 @@ impl Assembler {
     }
 
     /// Ends the file: checks what must have been seen, and returns every finding.
-    pub fn finish(mut self, emit: &mut dyn FnMut(Event)) -> FileSummary {
+    /// `end` is the position just past the last byte (findings about what is missing
+    /// point there).
+    pub fn finish(mut self, end: Position, emit: &mut dyn FnMut(Event)) -> FileSummary {
         self.finish_entry(emit);
-        let end = Position { record_index: self.records, ..Position::default() };
         if self.records == 0 {
             self.findings.push(Finding::error(FindingCode::EmptyFile, end, None, "a NACHA file", "no records"));
         } else {
@@ -412,7 +431,10 @@ impl Assembler {
             return;
         }
         let l = FILE_HEADER;
+        let bypass = self.options.bypass_destination_check;
+        let mut c = self.check(record, pos);
         c.exact(l.priority_code, b"01");
+        let findings_before = c.findings.len();
         let dest = text(h.immediate_destination.trim_ascii());
         let dest_b = h.immediate_destination.trim_ascii();
         if dest_b.len() == 9 && is_digits(dest_b) {
@@ -422,6 +444,11 @@ impl Assembler {
             }
         } else if !(dest_b.len() == 10 && is_digits(dest_b)) {
             c.error(FindingCode::FieldFormat, Some(l.immediate_destination), "a 9-digit routing number (blank first)", show(h.immediate_destination));
+        }
+        if bypass {
+            for f in &mut c.findings[findings_before..] {
+                f.severity = Severity::Warning;
+            }
         }
         c.non_blank(l.immediate_origin);
         c.date(l.file_creation_date, false);
@@ -687,7 +714,7 @@ impl Assembler {
             addenda: Vec::new(),
         };
         self.batch = Some(batch);
-        self.pending = Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: 0, iat_types_seen: Vec::new() });
+        self.pending = Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: [0; 3], iat_types_seen: Vec::new() });
     }
 
     fn addenda_record(&mut self, record: &[u8], pos: Position) {
@@ -719,11 +746,17 @@ impl Assembler {
         let trace_tail = p.entry.trace_number.get(8..).unwrap_or("").to_string();
         match ty {
             5 | 17 | 18 => {
-                p.sequenced_addenda += 1;
+                let slot = match ty {
+                    5 => 0,
+                    17 => 1,
+                    _ => 2,
+                };
+                p.sequenced_addenda[slot] += 1;
+                let want = p.sequenced_addenda[slot];
                 if let Some(n) = c.digits(l.addenda_sequence_number)
-                    && n != p.sequenced_addenda
+                    && n != want
                 {
-                    c.mismatch(FindingCode::AddendaSequence, l.addenda_sequence_number, format!("{:04}", p.sequenced_addenda));
+                    c.mismatch(FindingCode::AddendaSequence, l.addenda_sequence_number, format!("{want:04}"));
                 }
                 if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() {
                     c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
@@ -812,7 +845,10 @@ impl Assembler {
             (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)
         } else {
             let l = BATCH_CONTROL;
-            if c.value(l.company_identification).trim_ascii_end() != batch.company_identification.as_bytes() {
+            let stated = c.value(l.company_identification).trim_ascii();
+            // IAT batch controls in the wild leave the originator identification blank.
+            let skip = batch.kind == BatchKind::Iat && stated.is_empty();
+            if !skip && stated != batch.company_identification.trim().as_bytes() {
                 c.mismatch(FindingCode::CompanyIdMismatch, l.company_identification, format!("{:?} (batch header)", batch.company_identification));
             }
             (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)

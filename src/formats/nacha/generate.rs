@@ -135,7 +135,7 @@ mod tests {
             let mut b = Vec::new();
             write_nacha(&mut b, &opts).unwrap();
             assert_eq!(a, b);
-            let r = check(&a[..]).unwrap();
+            let r = check(&a[..], Default::default()).unwrap();
             let errors: Vec<_> = r.summary.findings.iter().filter(|f| f.severity == Severity::Error).collect();
             assert!(errors.is_empty(), "{entries}/{batches}: {errors:#?}");
             assert_eq!(r.summary.entries, entries);

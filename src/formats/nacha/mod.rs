@@ -9,7 +9,7 @@ pub mod reader;
 pub mod record;
 pub mod validate;
 
-pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary};
+pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};
 pub use error::{Finding, FindingCode, Position, Severity};
 pub use validate::Direction;
 
@@ -28,11 +28,12 @@ pub struct ReadResult {
 /// every few thousand records. Findings are in the returned summary.
 pub fn read_file<R: Read>(
     source: R,
+    options: ValidateOptions,
     on_event: &mut dyn FnMut(Event),
     on_progress: &mut dyn FnMut(u64),
 ) -> std::io::Result<ReadResult> {
     let mut reader = reader::RecordReader::new(source);
-    let mut asm = Assembler::new();
+    let mut asm = Assembler::with_options(options);
     let mut n: u64 = 0;
     while let Some(rec) = reader.next_record()? {
         let pos = rec.position;
@@ -49,11 +50,11 @@ pub fn read_file<R: Read>(
     }
     asm.add_findings(reader.take_findings());
     on_progress(reader.bytes_read());
-    let summary = asm.finish(on_event);
+    let summary = asm.finish(reader.end_position(), on_event);
     Ok(ReadResult { summary, sha256: reader.sha256(), bytes: reader.bytes_read() })
 }
 
 /// Parses and validates `source`, keeping nothing but the summary (what `check` runs).
-pub fn check<R: Read>(source: R) -> std::io::Result<ReadResult> {
-    read_file(source, &mut |_| {}, &mut |_| {})
+pub fn check<R: Read>(source: R, options: ValidateOptions) -> std::io::Result<ReadResult> {
+    read_file(source, options, &mut |_| {}, &mut |_| {})
 }

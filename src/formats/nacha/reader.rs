@@ -74,6 +74,11 @@ impl<R: Read> RecordReader<R> {
         self.bytes_read
     }
 
+    /// The position just past the last byte read: where "missing" findings point.
+    pub fn end_position(&self) -> Position {
+        Position { record_index: self.record_index, line: self.line, byte_offset: self.offset }
+    }
+
     /// Framing findings gathered since the last call.
     pub fn take_findings(&mut self) -> Vec<Finding> {
         std::mem::take(&mut self.findings)

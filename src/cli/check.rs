@@ -1,0 +1,79 @@
+//! `clearledger check`: the validator users run before sending a file. No database.
+
+use super::{exit, GlobalOpts};
+use crate::formats::nacha;
+use crate::report::{finding_line, JsonFinding};
+use clap::Args;
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files to check (`-` reads standard input).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// One JSON object per file on stdout, with every finding.
+    #[arg(long)]
+    pub json: bool,
+    /// Accept an immediate destination that is not a valid routing number: a warning.
+    #[arg(long)]
+    pub bypass_destination_check: bool,
+}
+
+/// Exit code: 0 no findings, 1 warnings only, 3 errors (or unreadable).
+pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
+    let opts = nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check };
+    let mut code = exit::OK;
+    for file in &a.files {
+        let name = file.display().to_string();
+        let res = if name == "-" {
+            nacha::check(std::io::stdin().lock(), opts)
+        } else {
+            match std::fs::metadata(file) {
+                Ok(m) if m.is_dir() => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file")),
+                _ => std::fs::File::open(file).and_then(|f| nacha::check(f, opts)),
+            }
+        };
+        let r = match res {
+            Ok(r) => r,
+            Err(e) => {
+                if a.json {
+                    println!("{}", json!({"file": name, "status": "unreadable", "error": e.to_string()}));
+                } else {
+                    eprintln!("{name}: cannot read: {e}");
+                }
+                code = code.max(exit::REJECTED);
+                continue;
+            }
+        };
+        let s = &r.summary;
+        let (errors, warnings) = (s.errors(), s.warnings());
+        let status = if errors > 0 { "invalid" } else if warnings > 0 { "valid_with_warnings" } else { "valid" };
+        code = code.max(if errors > 0 { exit::REJECTED } else if warnings > 0 { exit::ATTENTION } else { exit::OK });
+        let file_id = s.header.as_ref().map(|h| crate::model::FileIdentity::nacha(h).file_id);
+        if a.json {
+            println!(
+                "{}",
+                json!({
+                    "file": name, "status": status, "format": "nacha", "file_id": file_id,
+                    "sha256": hex::encode(r.sha256), "bytes": r.bytes, "records": s.records,
+                    "batches": s.batches, "entries": s.entries, "addenda": s.addenda,
+                    "total_debit_minor": s.total_debit_minor.to_string(), "total_credit_minor": s.total_credit_minor.to_string(),
+                    "errors": errors, "warnings": warnings,
+                    "findings": s.findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                })
+            );
+        } else {
+            for f in &s.findings {
+                println!("{}", finding_line(&name, f));
+            }
+            if !g.quiet {
+                println!(
+                    "{name}: {status}: {} batches, {} entries, {} addenda, debits {} credits {} (minor units); {errors} errors, {warnings} warnings",
+                    s.batches, s.entries, s.addenda, s.total_debit_minor, s.total_credit_minor
+                );
+            }
+        }
+    }
+    code
+}

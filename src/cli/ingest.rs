@@ -1,0 +1,260 @@
+//! `clearledger ingest`: post files, one run each, and report every record.
+
+use super::{exit, infra_error, GlobalOpts};
+use crate::formats::nacha::{Finding, Severity};
+use crate::ingest::{ingest_nacha, IngestError, IngestOptions, IngestOutcome, Input};
+use crate::ledger::{self, Ledger};
+use crate::report::{finding_line, JsonFinding, ReportFormat, ReportWriter};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Files to ingest, each in its own run (`-` reads standard input).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Input format (auto: NACHA unless the file looks like XML, which this version refuses).
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
+    /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,
+    /// .ndjson or .json). The report is also kept in the database: see `report`.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// Report format, overriding the one chosen by extension.
+    #[arg(long, value_enum)]
+    pub report_format: Option<ReportFormat>,
+    /// Print one JSON object per file on stdout (file_id, sha256, format, records,
+    /// posted, duplicates, conflicts, held, status, ...), instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Classify every record against the ledger (what would post, what duplicates what,
+    /// what conflicts) and write the same report, posting and journaling nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Accept an immediate destination that is not a valid routing number (vendors'
+    /// return files carry placeholders): reported as a warning instead of rejecting.
+    #[arg(long)]
+    pub bypass_destination_check: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Auto,
+    Nacha,
+}
+
+fn looks_like_xml(path: &std::path::Path) -> bool {
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    let s = &head[..n];
+    let s = s.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(s);
+    s.trim_ascii_start().starts_with(b"<")
+}
+
+pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
+    let url = g.db_url();
+    let mut ledger = match ledger::open(&url, g.busy_timeout()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let mut writer = None;
+    if let Some(path) = &a.report {
+        let format = a.report_format.unwrap_or_else(|| ReportFormat::from_path(path));
+        match std::fs::File::create(path).and_then(|f| ReportWriter::new(format, Box::new(f), a.dry_run)) {
+            Ok(w) => writer = Some(w),
+            Err(e) => {
+                eprintln!("clearledger: cannot write the report {}: {e}", path.display());
+                return exit::INFRASTRUCTURE;
+            }
+        }
+    }
+    let opts = IngestOptions {
+        tenant: g.tenant.clone(),
+        dry_run: a.dry_run,
+        validate: crate::formats::nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check },
+    };
+    let mut code = exit::OK;
+    let now = || chrono::Utc::now();
+    for file in &a.files {
+        let input = if file.as_os_str() == "-" { Input::Stdin } else { Input::Path(file.clone()) };
+        let name = input.name();
+        if a.format == Format::Auto && matches!(input, Input::Path(_)) && looks_like_xml(file) {
+            report_unreadable(a, &name, "the file looks like XML (ISO 20022); this version ingests NACHA only");
+            code = code.max(exit::REJECTED);
+            continue;
+        }
+        let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
+            let pb = indicatif::ProgressBar::new(0);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb.set_message(name.clone());
+            pb
+        });
+        let t0 = Instant::now();
+        let res = ingest_nacha(&mut ledger, &input, &opts, &now, progress.clone()).await;
+        if let Some(pb) = progress {
+            pb.finish_and_clear();
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        match res {
+            Ok(IngestOutcome::Completed { run, findings, bytes }) => {
+                let attention = run.conflicts > 0 || run.held > 0;
+                if attention {
+                    code = code.max(exit::ATTENTION);
+                }
+                print_warnings(a, &name, &findings);
+                if let Some(w) = writer.as_mut() {
+                    let res = ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await;
+                    match res {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            eprintln!(
+                                "clearledger: run {} committed, but the report could not be written ({e}); \
+                                 produce it again with `clearledger report {}`",
+                                run.run_id, run.run_id
+                            );
+                            return exit::INFRASTRUCTURE;
+                        }
+                        Err(e) => return infra_error(&e),
+                    }
+                }
+                let status = if attention { "needs_attention" } else { "completed" };
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({
+                            "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
+                            "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
+                            "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
+                            "conflicts": run.conflicts, "held": run.held,
+                            "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
+                            "bytes": bytes, "seconds": secs,
+                            "records_per_second": rate(run.records as f64, secs),
+                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                        })
+                    );
+                } else if !g.quiet {
+                    println!(
+                        "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
+                         (file_id {}, sha256 {}) in {:.2} s, {:.0} records/s",
+                        run.run_id,
+                        run.records,
+                        run.posted,
+                        run.duplicates,
+                        run.conflicts,
+                        run.held,
+                        run.file_id.as_deref().unwrap_or("-"),
+                        run.sha256,
+                        secs,
+                        rate(run.records as f64, secs)
+                    );
+                }
+            }
+            Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes }) => {
+                if counts.conflicts > 0 || counts.held > 0 {
+                    code = code.max(exit::ATTENTION);
+                }
+                print_warnings(a, &name, &findings);
+                if let Some(w) = writer.as_mut() {
+                    for row in &rows {
+                        if let Err(e) = w.write(row) {
+                            eprintln!("clearledger: cannot write the report: {e}");
+                            return exit::INFRASTRUCTURE;
+                        }
+                    }
+                }
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({
+                            "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
+                            "sha256": sha256, "format": file.format, "tenant": g.tenant,
+                            "records": counts.records, "would_post": counts.posted, "posted": 0,
+                            "duplicates": counts.duplicates, "conflicts": counts.conflicts, "held": counts.held,
+                            "bytes": bytes, "seconds": secs,
+                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                        })
+                    );
+                } else if !g.quiet {
+                    println!(
+                        "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
+                         (file_id {}, sha256 {})",
+                        counts.records, counts.posted, counts.duplicates, counts.conflicts, counts.held, file.file_id, sha256
+                    );
+                }
+            }
+            Ok(IngestOutcome::Rejected { run, findings, bytes }) => {
+                code = code.max(exit::REJECTED);
+                let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({
+                            "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
+                            "file_id": run.file_id, "sha256": run.sha256, "format": "nacha", "tenant": g.tenant,
+                            "records": run.records, "posted": 0, "duplicates": 0, "conflicts": 0, "held": 0,
+                            "errors": errors, "warnings": findings.len() - errors, "bytes": bytes, "seconds": secs,
+                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                        })
+                    );
+                } else {
+                    for f in &findings {
+                        eprintln!("{}", finding_line(&name, f));
+                    }
+                    eprintln!(
+                        "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
+                        if run.run_id > 0 { format!(" (run {})", run.run_id) } else { String::new() },
+                        findings.len() - errors
+                    );
+                }
+            }
+            Err(IngestError::Read { path, source }) => {
+                report_unreadable(a, &path, &format!("cannot read: {source}"));
+                code = code.max(exit::REJECTED);
+            }
+            Err(IngestError::Ledger(e)) => {
+                let c = infra_error(&e);
+                if a.json {
+                    println!("{}", json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()}));
+                }
+                return c;
+            }
+            Err(e @ IngestError::Internal(_)) => {
+                eprintln!("clearledger: {name}: {e}");
+                return exit::INFRASTRUCTURE;
+            }
+        }
+    }
+    if let Some(w) = writer
+        && let Err(e) = w.finish()
+    {
+        eprintln!("clearledger: cannot write the report: {e}");
+        return exit::INFRASTRUCTURE;
+    }
+    code
+}
+
+fn rate(n: f64, secs: f64) -> f64 {
+    if secs > 0.0 { (n / secs).round() } else { 0.0 }
+}
+
+fn print_warnings(a: &IngestArgs, name: &str, findings: &[Finding]) {
+    if !a.json {
+        for f in findings {
+            eprintln!("{}", finding_line(name, f));
+        }
+    }
+}
+
+fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) {
+    if a.json {
+        println!("{}", json!({"file": name, "status": "rejected", "error": msg, "posted": 0}));
+    } else {
+        eprintln!("{name}: rejected: {msg}; nothing posted");
+    }
+}

@@ -1,0 +1,75 @@
+//! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
+
+use super::{exit, infra_error, GlobalOpts};
+use crate::ledger::{self, Ledger, Lookup};
+use crate::money::format_minor;
+use clap::Args;
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key"])))]
+pub struct LookupArgs {
+    /// By trace number (not unique: every posting carrying it is listed).
+    #[arg(long)]
+    pub trace: Option<String>,
+    /// By source file_id (with --record-no).
+    #[arg(long, requires = "record_no")]
+    pub file_id: Option<String>,
+    /// The record's number in its file (with --file-id).
+    #[arg(long)]
+    pub record_no: Option<i64>,
+    /// By posting key.
+    #[arg(long)]
+    pub key: Option<String>,
+    /// One JSON object per posting.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
+    let q = if let Some(t) = &a.trace {
+        Lookup::TraceNumber(t.clone())
+    } else if let (Some(f), Some(n)) = (&a.file_id, a.record_no) {
+        Lookup::Source { file_id: f.clone(), record_no: n }
+    } else if let Some(k) = &a.key {
+        Lookup::PostingKey(k.clone())
+    } else {
+        eprintln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
+        return exit::USAGE;
+    };
+    let mut ledger = match ledger::open(&g.db_url(), g.busy_timeout()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let found = match ledger.lookup(&g.tenant, &q).await {
+        Ok(p) => p,
+        Err(e) => return infra_error(&e),
+    };
+    if found.is_empty() {
+        eprintln!("clearledger: no posting found for tenant {:?}", g.tenant);
+        return exit::NOT_FOUND;
+    }
+    for p in &found {
+        if a.json {
+            println!("{}", serde_json::to_string(p).unwrap_or_default());
+        } else {
+            println!(
+                "posting {} key {} ({}): {} {} debit {} credit {}, effective {}, trace {}, from {} record {} by run {} at {}; seen again {} times",
+                p.posting_id,
+                p.posting_key,
+                p.operation,
+                format_minor(p.amount_minor, &p.currency),
+                p.currency,
+                p.debit_account,
+                p.credit_account,
+                p.effective_date.as_deref().unwrap_or("-"),
+                p.trace_number.as_deref().unwrap_or("-"),
+                p.file_id,
+                p.record_no,
+                p.run_id,
+                p.posted_at,
+                p.repeats
+            );
+        }
+    }
+    exit::OK
+}

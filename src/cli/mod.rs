@@ -1,0 +1,121 @@
+//! Command-line interface: one file per subcommand, no business logic here.
+
+pub mod check;
+pub mod db;
+pub mod generate;
+pub mod ingest;
+pub mod lookup;
+pub mod report;
+pub mod runs;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::time::Duration;
+
+/// Exit codes (also in the README and `--help`).
+pub mod exit {
+    /// Every file processed; every record posted or a true duplicate.
+    pub const OK: u8 = 0;
+    /// Processed, but needs attention: conflicts or held records (or, for `check`,
+    /// warnings only).
+    pub const ATTENTION: u8 = 1;
+    /// Command-line usage error (from clap).
+    pub const USAGE: u8 = 2;
+    /// A file was rejected: it failed validation or could not be read. Nothing of it
+    /// was posted.
+    pub const REJECTED: u8 = 3;
+    /// Infrastructure failure (database unreachable, locked, disk full, report not
+    /// writable): nothing of the failed run was committed; safe to retry.
+    pub const INFRASTRUCTURE: u8 = 4;
+    /// Not found (`report`, `lookup`): no such run or posting for this tenant.
+    pub const NOT_FOUND: u8 = 5;
+}
+
+const AFTER_HELP: &str = "\
+EXIT CODES:
+    0  processed: every record posted or a true duplicate
+    1  processed with conflicts or held records: needs attention (check: warnings only)
+    2  usage error
+    3  file rejected: failed validation or unreadable; nothing of it posted
+    4  infrastructure failure (database unreachable or locked, disk full): safe to retry
+    5  not found (report, lookup)
+
+ENVIRONMENT:
+    CLEARLEDGER_DB, DATABASE_URL   database URL when --db is not given
+    CLEARLEDGER_TENANT             tenant when --tenant is not given
+    RUST_LOG                       log filter (tracing), e.g. RUST_LOG=clearledger=debug";
+
+/// clearledger: clearing files into an exactly-once ledger.
+///
+/// Parses NACHA ACH files, validates every field and control total, and posts each
+/// entry exactly once behind the ledger's unique index. A file uploaded again posts
+/// nothing and reports, record by record, the original each one duplicates; a record
+/// whose key was seen with other content is a conflict, never posted.
+#[derive(Debug, Parser)]
+#[command(name = "clearledger", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Database URL (default sqlite://clearledger.db; also CLEARLEDGER_DB or DATABASE_URL).
+    #[arg(long, global = true, env = "CLEARLEDGER_DB")]
+    pub db: Option<String>,
+    /// Tenant the keys are scoped to: the same file under two tenants is two files.
+    #[arg(long, global = true, env = "CLEARLEDGER_TENANT", default_value = "default")]
+    pub tenant: String,
+    /// How long to wait for another process holding the database's write lock.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 300)]
+    pub lock_timeout: u64,
+    /// No progress bar, no text summary (errors still go to stderr).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl GlobalOpts {
+    pub fn db_url(&self) -> String {
+        self.db
+            .clone()
+            .or_else(|| std::env::var("DATABASE_URL").ok().filter(|s| !s.is_empty()))
+            .unwrap_or_else(|| "sqlite://clearledger.db".to_string())
+    }
+    pub fn busy_timeout(&self) -> Duration {
+        Duration::from_secs(self.lock_timeout)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ingest clearing files: post each record exactly once, report every record.
+    Ingest(ingest::IngestArgs),
+    /// Parse and validate files without a database; print every finding.
+    Check(check::CheckArgs),
+    /// Print the per-record report of a run (RUN_ID) or of every run of a file (FILE_ID).
+    Report(report::ReportArgs),
+    /// List recent runs.
+    Runs(runs::RunsArgs),
+    /// Find postings by trace number, by file_id and record_no, or by posting key.
+    Lookup(lookup::LookupArgs),
+    /// Database maintenance.
+    Db(db::DbArgs),
+    /// Write synthetic files for performance runs.
+    Generate(generate::GenerateArgs),
+}
+
+/// Prints an error for a database failure and returns the infrastructure exit code.
+pub fn infra_error(e: &dyn std::fmt::Display) -> u8 {
+    eprintln!("clearledger: infrastructure failure (safe to retry): {e}");
+    exit::INFRASTRUCTURE
+}

@@ -1,0 +1,104 @@
+//! `clearledger report`: the per-record report of a run, produced again from the ledger.
+
+use super::{exit, infra_error, GlobalOpts};
+use crate::ledger::{self, Ledger, RunInfo};
+use crate::report::{ReportFormat, ReportWriter};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run id (number), or a file_id (every run of that file, oldest first).
+    #[arg(value_name = "RUN_ID|FILE_ID")]
+    pub id: String,
+    /// Output format (default: by --output's extension, else CSV).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to PATH instead of standard output.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
+    let mut ledger = match ledger::open(&g.db_url(), g.busy_timeout()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let runs: Vec<RunInfo> = match a.id.parse::<i64>() {
+        Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
+            Ok(Some(r)) => vec![r],
+            Ok(None) => {
+                eprintln!("clearledger: no run {run_id} for tenant {:?}", g.tenant);
+                return exit::NOT_FOUND;
+            }
+            Err(e) => return infra_error(&e),
+        },
+        Err(_) => match ledger.runs(&g.tenant, Some(&a.id), i64::MAX).await {
+            Ok(mut v) if !v.is_empty() => {
+                v.reverse();
+                v
+            }
+            Ok(_) => {
+                eprintln!("clearledger: no run of file_id {:?} for tenant {:?}", a.id, g.tenant);
+                return exit::NOT_FOUND;
+            }
+            Err(e) => return infra_error(&e),
+        },
+    };
+    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(ReportFormat::from_path).unwrap_or(ReportFormat::Csv));
+    let out: Box<dyn std::io::Write + Send> = match &a.output {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("clearledger: cannot write {}: {e}", p.display());
+                return exit::INFRASTRUCTURE;
+            }
+        },
+        None => Box::new(std::io::stdout()),
+    };
+    let mut w = match ReportWriter::new(format, out, false) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("clearledger: cannot write the report: {e}");
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    for run in &runs {
+        if run.status == "rejected" {
+            eprintln!("run {}: file rejected, nothing posted; its findings:", run.run_id);
+            match ledger.findings(&g.tenant, run.run_id).await {
+                Ok(fs) => {
+                    for f in fs {
+                        eprintln!(
+                            "  line {}, record {}, byte {}: {} [{}] {} {}: expected {}, found {:?}",
+                            f.line,
+                            f.record_index,
+                            f.byte_offset,
+                            f.severity,
+                            f.code,
+                            f.field.unwrap_or_default(),
+                            f.columns.map(|c| format!("(columns {c})")).unwrap_or_default(),
+                            f.expected,
+                            f.found
+                        );
+                    }
+                }
+                Err(e) => return infra_error(&e),
+            }
+            continue;
+        }
+        match ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                eprintln!("clearledger: cannot write the report: {e}");
+                return exit::INFRASTRUCTURE;
+            }
+            Err(e) => return infra_error(&e),
+        }
+    }
+    if let Err(e) = w.finish() {
+        eprintln!("clearledger: cannot write the report: {e}");
+        return exit::INFRASTRUCTURE;
+    }
+    exit::OK
+}

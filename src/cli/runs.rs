@@ -1,0 +1,55 @@
+//! `clearledger runs`: recent ingests.
+
+use super::{exit, infra_error, GlobalOpts};
+use crate::ledger::{self, Ledger};
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// How many runs, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub limit: i64,
+    /// Only runs of this file_id.
+    #[arg(long)]
+    pub file_id: Option<String>,
+    /// One JSON object per run.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
+    let mut ledger = match ledger::open(&g.db_url(), g.busy_timeout()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let runs = match ledger.runs(&g.tenant, a.file_id.as_deref(), a.limit).await {
+        Ok(r) => r,
+        Err(e) => return infra_error(&e),
+    };
+    if a.json {
+        for r in &runs {
+            println!("{}", serde_json::to_string(r).unwrap_or_default());
+        }
+    } else {
+        println!(
+            "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  source",
+            "run", "status", "records", "posted", "dups", "conflict", "held", "finished", "file_id"
+        );
+        for r in &runs {
+            println!(
+                "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  {}",
+                r.run_id,
+                r.status,
+                r.records,
+                r.posted,
+                r.duplicates,
+                r.conflicts,
+                r.held,
+                r.finished_at.as_deref().unwrap_or("-"),
+                r.file_id.as_deref().unwrap_or("-"),
+                r.source_name
+            );
+        }
+    }
+    exit::OK
+}
