@@ -15,7 +15,7 @@ use super::*;
 use crate::model::differing_fields;
 use futures_util::TryStreamExt;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{Connection, QueryBuilder, Row, Sqlite, SqliteConnection};
+use sqlx::{ConnectOptions, Connection, QueryBuilder, Row, Sqlite, SqliteConnection};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
@@ -65,7 +65,10 @@ impl SqliteLedger {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(busy_timeout)
             .foreign_keys(true)
-            .pragma("cache_size", "-262144");
+            .pragma("cache_size", "-262144")
+            // Statement logs go to tracing at trace/debug level, not as warnings on stderr.
+            .log_statements(log::LevelFilter::Trace)
+            .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
         let conn = SqliteConnection::connect_with(&opts).await.ctx("opening the database")?;
         Ok(SqliteLedger { conn })
     }

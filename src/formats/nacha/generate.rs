@@ -38,7 +38,15 @@ const COMPANY_ID: &str = "1210428821";
 pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
     let mut w = io::BufWriter::with_capacity(1 << 20, out);
     let mut rng = Rng(opts.seed);
-    let batches = opts.batches.max(1).min(opts.entries.max(1));
+    // Control fields bound the shape: a batch counts at most 999,999 entries and addenda
+    // (6 digits), a file 99,999,999 (8 digits), totals 12 digits of cents.
+    if opts.entries > 50_000_000 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "at most 50,000,000 entries per file (file control counts have 8 digits)"));
+    }
+    let min_batches = (opts.entries * 2).div_ceil(999_999);
+    let batches = opts.batches.max(min_batches).max(1).min(opts.entries.max(1));
+    // Largest amount such that neither total can pass 12 digits.
+    let amount_max = (999_999_999_999 / opts.entries.max(1)).clamp(1, 99_999_999);
     let minutes = opts.seed % 1440;
     let modifier = (b'A' + ((opts.seed / 1440) % 26) as u8) as char;
     let mut records: u64 = 0;
@@ -77,7 +85,7 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
             let check = routing_check_digit(rdfi8s.as_bytes()).unwrap_or(0);
             let credit_entry = rng.below(2) == 0;
             let code = if credit_entry { 22 } else { 27 };
-            let amount = 1 + rng.below(99_999_999);
+            let amount = 1 + rng.below(amount_max);
             let account = rng.below(1_000_000_000_000);
             let has_addenda = opts.addenda_every > 0 && entry_no % opts.addenda_every == 0;
             let trace_seq = entry_no % 10_000_000;
@@ -128,7 +136,7 @@ mod tests {
 
     #[test]
     fn generated_files_validate_clean_and_are_deterministic() {
-        for (entries, batches) in [(1, 1), (7, 3), (1000, 4), (25, 1)] {
+        for (entries, batches) in [(1, 1), (7, 3), (1000, 4), (25, 1), (60_000, 1)] {
             let opts = GenerateOptions { entries, batches, seed: 42, addenda_every: 5 };
             let mut a = Vec::new();
             write_nacha(&mut a, &opts).unwrap();
@@ -139,6 +147,7 @@ mod tests {
             let errors: Vec<_> = r.summary.findings.iter().filter(|f| f.severity == Severity::Error).collect();
             assert!(errors.is_empty(), "{entries}/{batches}: {errors:#?}");
             assert_eq!(r.summary.entries, entries);
+            assert_eq!(r.summary.batches, batches.max((entries * 2).div_ceil(999_999)));
             assert_eq!(r.summary.addenda, entries / 5);
             assert_eq!(a.len() % 95, 0);
             assert_eq!((a.len() / 95) % 10, 0);
