@@ -939,3 +939,259 @@ impl Assembler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::nacha::check;
+
+    /// The payroll sample: header, batch header (220 PPD), entries on lines 3, 4, 6, 7
+    /// (line 4 with an addenda 05 on line 5), batch control 8, file control 9, padding 10.
+    const PAYROLL: &[u8] = include_bytes!("../../../samples/ppd-payroll-credits.ach");
+
+    fn mutate(line: usize, col: usize, with: &str) -> Vec<u8> {
+        let mut f = PAYROLL.to_vec();
+        let at = (line - 1) * 95 + (col - 1);
+        f[at..at + with.len()].copy_from_slice(with.as_bytes());
+        f
+    }
+
+    type Row = (FindingCode, u64, &'static str, String, String);
+
+    fn errors(data: &[u8]) -> Vec<Row> {
+        let r = check(data, ValidateOptions::default()).unwrap();
+        r.summary
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| (f.code, f.position.line, f.field.map(|x| x.name).unwrap_or(""), f.expected.clone(), f.found.clone()))
+            .collect()
+    }
+
+    fn row(code: FindingCode, line: u64, field: &'static str, expected: &str, found: &str) -> Row {
+        (code, line, field, expected.to_string(), found.to_string())
+    }
+
+    #[test]
+    fn the_sample_is_clean() {
+        let r = check(PAYROLL, ValidateOptions::default()).unwrap();
+        assert!(r.summary.findings.is_empty(), "{:?}", r.summary.findings);
+        assert_eq!((r.summary.entries, r.summary.addenda, r.summary.batches), (4, 1, 1));
+    }
+
+    #[test]
+    fn each_rule_reports_its_exact_position() {
+        use FindingCode::*;
+        let cases: Vec<(usize, usize, &str, Vec<Row>)> = vec![
+            (3, 12, "5", vec![row(CheckDigit, 3, "check_digit", "4 (check digit of RDFI 23138010)", "5")]),
+            (
+                3,
+                2,
+                "25",
+                vec![row(
+                    TransactionCode,
+                    3,
+                    "transaction_code",
+                    "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)",
+                    "25",
+                )],
+            ),
+            (
+                3,
+                2,
+                "27",
+                vec![
+                    row(DebitInCreditBatch, 3, "transaction_code", "a credit transaction code (service class 220)", "27 (debit)"),
+                    row(TotalDebitMismatch, 8, "total_debit_entry_dollar_amount", "000000250000", "000000000000"),
+                    row(TotalCreditMismatch, 8, "total_credit_entry_dollar_amount", "000000537549", "000000787549"),
+                    row(TotalDebitMismatch, 9, "total_debit_entry_dollar_amount_in_file", "000000250000", "000000000000"),
+                    row(TotalCreditMismatch, 9, "total_credit_entry_dollar_amount_in_file", "000000537549", "000000787549"),
+                ],
+            ),
+            (
+                3,
+                30,
+                "000025000A",
+                vec![
+                    row(FieldFormat, 3, "amount", "10 digits", "000025000A"),
+                    row(TotalCreditMismatch, 8, "total_credit_entry_dollar_amount", "000000537549", "000000787549"),
+                    row(TotalCreditMismatch, 9, "total_credit_entry_dollar_amount_in_file", "000000537549", "000000787549"),
+                ],
+            ),
+            (3, 79, "1", vec![row(AddendaIndicator, 3, "addenda_record_indicator", "0 (no addenda follow the entry)", "1")]),
+            (4, 79, "0", vec![row(AddendaIndicator, 4, "addenda_record_indicator", "1 (the entry is followed by addenda)", "0")]),
+            (3, 80, "12104288000000X", vec![row(FieldFormat, 3, "trace_number", "15 digits", "12104288000000X")]),
+            (5, 84, "0002", vec![row(AddendaSequence, 5, "addenda_sequence_number", "0001", "0002")]),
+            (
+                5,
+                88,
+                "0000009",
+                vec![row(
+                    AddendaEntrySequence,
+                    5,
+                    "entry_detail_sequence_number",
+                    "0000002 (last 7 digits of the entry's trace number)",
+                    "0000009",
+                )],
+            ),
+            (5, 2, "02", vec![row(AddendaType, 5, "addenda_type_code", "an addenda type allowed in a PPD batch", "02")]),
+            (8, 5, "000009", vec![row(EntryAddendaCountMismatch, 8, "entry_addenda_count", "000005", "000009")]),
+            (8, 11, "0000000000", vec![row(EntryHashMismatch, 8, "entry_hash", "0063016146", "0000000000")]),
+            (8, 45, "1111111111", vec![row(CompanyIdMismatch, 8, "company_identification", "\"1234567890\" (batch header)", "1111111111")]),
+            (8, 80, "23138010", vec![row(OdfiMismatch, 8, "odfi_identification", "12104288 (batch header)", "23138010")]),
+            (8, 88, "0000002", vec![row(BatchNumberMismatch, 8, "batch_number", "0000001 (batch header)", "0000002")]),
+            (8, 2, "200", vec![row(ServiceClassMismatch, 8, "service_class_code", "220 (batch header)", "200")]),
+            (9, 2, "000002", vec![row(BatchCountMismatch, 9, "batch_count", "000001", "000002")]),
+            (9, 8, "000002", vec![row(BlockCountMismatch, 9, "block_count", "000001", "000002")]),
+            (9, 14, "00000006", vec![row(EntryAddendaCountMismatch, 9, "entry_addenda_count", "00000005", "00000006")]),
+            (9, 22, "0000000001", vec![row(EntryHashMismatch, 9, "entry_hash", "0063016146", "0000000001")]),
+            (
+                2,
+                51,
+                "XYZ",
+                vec![row(
+                    SecCode,
+                    2,
+                    "standard_entry_class_code",
+                    "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)",
+                    "XYZ",
+                )],
+            ),
+            (
+                2,
+                2,
+                "221",
+                vec![
+                    row(ServiceClass, 2, "service_class_code", "200, 220, 225 or 280", "221"),
+                    row(ServiceClassMismatch, 8, "service_class_code", "221 (batch header)", "220"),
+                ],
+            ),
+            (2, 5, "0000000000000000", vec![row(InvalidValue, 2, "company_name", "a company name (not blank, not all zeros)", "0000000000000000")]),
+            (2, 70, "261131", vec![row(FieldFormat, 2, "effective_entry_date", "a calendar date YYMMDD", "261131")]),
+            (2, 79, "7", vec![row(FieldFormat, 2, "originator_status_code", "0, 1 or 2", "7")]),
+            (1, 2, "02", vec![row(InvalidValue, 1, "priority_code", "\"01\"", "02")]),
+            (1, 13, "5", vec![row(CheckDigit, 1, "immediate_destination", "check digit 4 for routing 23138010", "231380105")]),
+            (1, 24, "260230", vec![row(FieldFormat, 1, "file_creation_date", "a calendar date YYMMDD", "260230")]),
+            (1, 30, "2460", vec![row(FieldFormat, 1, "file_creation_time", "HHMM or blank", "2460")]),
+            (1, 34, "a", vec![row(FieldFormat, 1, "file_id_modifier", "A-Z or 0-9", "a")]),
+            (1, 35, "095", vec![row(InvalidValue, 1, "record_size", "\"094\"", "095")]),
+            (1, 38, "20", vec![row(InvalidValue, 1, "blocking_factor", "\"10\"", "20")]),
+            (1, 40, "2", vec![row(InvalidValue, 1, "format_code", "\"1\"", "2")]),
+        ];
+        for (line, col, with, want) in cases {
+            assert_eq!(errors(&mutate(line, col, with)), want, "line {line} col {col} := {with:?}");
+        }
+    }
+
+    #[test]
+    fn positions_carry_record_index_and_byte_offset() {
+        let r = check(&mutate(4, 12, "0")[..], ValidateOptions::default()).unwrap();
+        let f = &r.summary.findings[0];
+        assert_eq!(f.position, Position { record_index: 3, line: 4, byte_offset: 285 });
+        assert_eq!(f.field.unwrap().columns(), "12-12");
+    }
+
+    fn lines() -> Vec<Vec<u8>> {
+        PAYROLL.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| l.to_vec()).collect()
+    }
+
+    fn join(ls: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for l in ls {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+        }
+        out
+    }
+
+    #[test]
+    fn structure_errors() {
+        use FindingCode::*;
+        let ls = lines();
+        // No file control: reported at the end of the file.
+        let mut v = ls.clone();
+        v.remove(8);
+        let e = errors(&join(&v));
+        assert_eq!(e, vec![row(MissingFileControl, 10, "", "a file control (type 9)", "end of file")]);
+        // A record after the file control.
+        let mut v = ls.clone();
+        v[9] = ls[2].clone();
+        let e = errors(&join(&v));
+        assert_eq!(e, vec![row(RecordAfterFileControl, 10, "", "only padding records (all 9s) after the file control", "a record of type 6")]);
+        // A second file header.
+        let mut v = ls.clone();
+        v.insert(1, ls[0].clone());
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(DuplicateFileHeader, 2, "record_type", "one file header, first in the file", "another file header"));
+        // An addenda with no entry before it (right after the batch header).
+        let mut v = ls.clone();
+        v.insert(2, ls[4].clone());
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(AddendaOutsideEntry, 3, "record_type", "an addenda record right after its entry detail", "an addenda with no entry before it"));
+        // A batch without its control.
+        let mut v = ls.clone();
+        v.remove(7);
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(BatchNotClosed, 8, "record_type", "a batch control (type 8) before the file control", "a file control"));
+        // An entry outside any batch.
+        let mut v = ls.clone();
+        v.insert(1, ls[2].clone());
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(RecordOutsideBatch, 2, "record_type", "an entry inside a batch (after a batch header)", "an entry outside any batch"));
+        // No header at all.
+        let v = ls[1..].to_vec();
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(FileHeaderNotFirst, 1, "record_type", "a file header (type 1) as the first record", "a record of type 5"));
+        // An unknown record type.
+        let mut v = ls.clone();
+        v.insert(8, {
+            let mut r = ls[7].clone();
+            r[0] = b'4';
+            r
+        });
+        let e = errors(&join(&v));
+        assert_eq!(e[0], row(UnknownRecordType, 9, "record_type", "one of 1, 5, 6, 7, 8, 9", "4"));
+        // Empty.
+        assert_eq!(errors(b""), vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]);
+    }
+
+    #[test]
+    fn a_declared_ctx_addenda_count_must_match() {
+        let ctx = include_bytes!("../../../samples/ctx-remittance.ach");
+        let mut f = ctx.to_vec();
+        // Entry on line 3; number of addenda records at columns 55-58.
+        f[2 * 95 + 54..2 * 95 + 58].copy_from_slice(b"0002");
+        assert_eq!(
+            errors(&f),
+            vec![row(FindingCode::AddendaCount, 3, "number_of_addenda_records", "0003 (addenda records that follow)", "0002")]
+        );
+    }
+
+    #[test]
+    fn return_and_change_codes_are_checked() {
+        let ret = include_bytes!("../../../samples/web-returns.ach");
+        let mut f = ret.to_vec();
+        // Addenda 99 on line 4, return reason code at columns 4-6.
+        f[3 * 95 + 3..3 * 95 + 6].copy_from_slice(b"R99");
+        assert_eq!(
+            errors(&f),
+            vec![row(FindingCode::ReturnReasonCode, 4, "return_reason_code", "a return reason code R01-R53, R61-R77 or R80-R85", "R99")]
+        );
+    }
+
+    #[test]
+    fn findings_are_bounded() {
+        // 20,000 garbage records: the findings stop at the limit and say how many were dropped.
+        let mut f = Vec::new();
+        for _ in 0..20_000 {
+            f.extend_from_slice(&[b'X'; 94]);
+            f.push(b'\n');
+        }
+        let r = check(&f[..], ValidateOptions::default()).unwrap();
+        // The findings about the end of the file (here: no file control) are always kept.
+        assert_eq!(r.summary.findings.len(), FINDINGS_MAX + 2);
+        assert_eq!(r.summary.findings[FINDINGS_MAX].code, FindingCode::MissingFileControl);
+        let last = r.summary.findings.last().unwrap();
+        assert_eq!(last.found, "10001 more findings not kept");
+    }
+}
