@@ -398,3 +398,27 @@ fn help_documents_exit_codes() {
         assert!(out.stdout.contains(line), "{line}: {}", out.stdout);
     }
 }
+
+/// Long variant (CLEARLEDGER_LONG_TESTS=1): a 1 M-entry file, first ingest and re-upload.
+#[test]
+fn long_one_million_entries_post_once_and_reupload_posts_nothing() {
+    if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() != Ok("1") {
+        eprintln!("long test skipped: set CLEARLEDGER_LONG_TESTS=1 to run it");
+        return;
+    }
+    let db = TestDb::new();
+    let f = db.file("big.ach");
+    let n: i64 = 1_000_000;
+    assert_eq!(db.cl(&["generate", "nacha", "--entries", &n.to_string(), "--batches", "10", "-o", f.to_str().unwrap()]).code, 0);
+    let out = db.cl(&["ingest", "--json", f.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let s: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(s["posted"].as_i64(), Some(n));
+    let rep = db.file("r.csv");
+    let out = db.cl(&["ingest", "--json", f.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+    let s: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!((s["posted"].as_i64(), s["duplicates"].as_i64()), (Some(0), Some(n)));
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), n);
+    let lines = std::fs::read_to_string(&rep).unwrap().lines().count() as i64;
+    assert_eq!(lines, n + 1);
+}

@@ -86,6 +86,7 @@ pub enum IngestOutcome {
     Rejected { run: RunInfo, findings: Vec<Finding>, bytes: u64 },
 }
 
+#[allow(clippy::large_enum_variant)]
 enum Msg {
     Header(FileIdentity),
     Records(Vec<PostingRecord>),

@@ -49,6 +49,7 @@ pub struct ReportWriter {
     dry_run: bool,
 }
 
+#[allow(clippy::large_enum_variant)]
 enum Inner {
     Csv(csv::Writer<Box<dyn Write + Send>>),
     Jsonl(io::BufWriter<Box<dyn Write + Send>>),

@@ -100,7 +100,7 @@ impl TestDb {
         let url = self.url.clone();
         let sql = sql.to_string();
         tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async move {
-            use sqlx::{Column, Connection, Row, ValueRef};
+            use sqlx::{Connection, Row, ValueRef};
             let mut c = sqlx::SqliteConnection::connect(&url).await.expect("open test db");
             let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
             rows.iter()

@@ -62,6 +62,7 @@ pub struct Entry {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Event {
     Header(FileHeaderInfo),
     Entry(Entry),
@@ -762,11 +763,10 @@ impl Assembler {
                     c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
                 }
             }
-            10..=16 => {
-                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() {
+            10..=16
+                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() => {
                     c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
                 }
-            }
             98 => {
                 let l = ADDENDA98;
                 let code = c.value(l.change_code);

@@ -87,7 +87,7 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
             let code = if credit_entry { 22 } else { 27 };
             let amount = 1 + rng.below(amount_max);
             let account = rng.below(1_000_000_000_000);
-            let has_addenda = opts.addenda_every > 0 && entry_no % opts.addenda_every == 0;
+            let has_addenda = opts.addenda_every > 0 && entry_no.is_multiple_of(opts.addenda_every);
             let trace_seq = entry_no % 10_000_000;
             let ed = format!(
                 "6{code}{rdfi8s}{check}{account:<17}{amount:010}{:<15}{:<22}  {}{ODFI}{trace_seq:07}",
@@ -123,7 +123,7 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
     let fc = format!("9{batches:06}{blocks:06}{f_count:08}{f_hash:010}{f_debit:012}{f_credit:012}{:<39}", "");
     line(&mut w, &fc, &mut records)?;
     let nines = "9".repeat(94);
-    while records % 10 != 0 {
+    while !records.is_multiple_of(10) {
         line(&mut w, &nines, &mut records)?;
     }
     w.flush()

@@ -44,7 +44,7 @@ pub fn read_file<R: Read>(
         asm.add_findings(framing);
         asm.push(&bytes, pos, on_event);
         n += 1;
-        if n % 4096 == 0 {
+        if n.is_multiple_of(4096) {
             on_progress(reader.bytes_read());
         }
     }
