@@ -27,8 +27,8 @@ pub enum LedgerError {
         #[source]
         source: sqlx::Error,
     },
-    #[error("database migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("migration {version} was changed after it was applied to this database")]
+    MigrationChanged { version: i64 },
     #[error("unsupported database URL {0:?}: expected sqlite://PATH (PostgreSQL is not supported yet)")]
     UnsupportedUrl(String),
 }

@@ -69,7 +69,19 @@ impl SqliteLedger {
             // Statement logs go to tracing at trace/debug level, not as warnings on stderr.
             .log_statements(log::LevelFilter::Trace)
             .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
-        let conn = SqliteConnection::connect_with(&opts).await.ctx("opening the database")?;
+        // Opening a database another process is creating can report SQLITE_BUSY at once
+        // (switching to WAL needs an exclusive lock, and SQLite's busy handler is not
+        // called then): retry, bounded by the busy timeout.
+        let deadline = std::time::Instant::now() + busy_timeout;
+        let conn = loop {
+            match SqliteConnection::connect_with(&opts).await {
+                Ok(c) => break c,
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                Err(e) => return Err(e).ctx("opening the database"),
+            }
+        };
         Ok(SqliteLedger { conn })
     }
 
@@ -106,6 +118,13 @@ impl SqliteLedger {
     }
 }
 
+fn is_busy(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| c == "5" || c == "6") || d.message().contains("locked"),
+        _ => false,
+    }
+}
+
 /// An earlier posting a record collided with.
 struct Original {
     posting_id: i64,
@@ -118,9 +137,54 @@ struct Original {
 }
 
 impl Ledger for SqliteLedger {
+    /// Applies the embedded migrations inside one write transaction, so that processes
+    /// opening a new database at the same moment apply them once: the first takes the
+    /// lock and migrates, the others wait and find the work done.
     async fn migrate(&mut self) -> Result<()> {
-        sqlx::migrate!("migrations/sqlite").run(&mut self.conn).await?;
-        Ok(())
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("locking the database to migrate")?;
+        let res = async {
+            sqlx::query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, \
+                 description TEXT NOT NULL, checksum BLOB NOT NULL, applied_at TEXT NOT NULL)",
+            )
+            .execute(&mut self.conn)
+            .await
+            .ctx("creating schema_migrations")?;
+            let applied: Vec<(i64, Vec<u8>)> = sqlx::query_as("SELECT version, checksum FROM schema_migrations")
+                .fetch_all(&mut self.conn)
+                .await
+                .ctx("reading schema_migrations")?;
+            for m in migrator.iter() {
+                match applied.iter().find(|(v, _)| *v == m.version) {
+                    Some((_, sum)) if sum.as_slice() == m.checksum.as_ref() => continue,
+                    Some(_) => return Err(LedgerError::MigrationChanged { version: m.version }),
+                    None => {}
+                }
+                sqlx::raw_sql(&m.sql).execute(&mut self.conn).await.ctx("applying a migration")?;
+                sqlx::query("INSERT INTO schema_migrations (version, description, checksum, applied_at) VALUES (?, ?, ?, ?)")
+                    .bind(m.version)
+                    .bind(m.description.as_ref())
+                    .bind(m.checksum.as_ref())
+                    .bind(ts(&Utc::now()))
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("recording a migration")?;
+                tracing::info!(version = m.version, description = %m.description, "migration applied");
+            }
+            Ok(())
+        }
+        .await;
+        match res {
+            Ok(()) => {
+                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing migrations")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = sqlx::query("ROLLBACK").execute(&mut self.conn).await;
+                Err(e)
+            }
+        }
     }
 
     async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
