@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, corpus and integration tests against real SQLite files.
-# Starts whatever the tests need (today: nothing; SQLite is embedded).
+# The whole test suite: unit, corpus and integration tests against real SQLite files and
+# a real PostgreSQL server, which this script starts (scripts/pg-start.sh) when
+# CLEARLEDGER_TEST_PG_URL is not already set.
 #
-#   CLEARLEDGER_LONG_TESTS=1   also run the long variants (1 M-entry files)
-#   CLEARLEDGER_CORPUS=DIR     where the shared corpus is (default ../shared/corpus)
+#   CLEARLEDGER_LONG_TESTS=1    also run the long variants (1 M-entry files)
+#   CLEARLEDGER_CORPUS=DIR      where the shared corpus is (default ../shared/corpus)
+#   CLEARLEDGER_TEST_PG_URL=URL use this PostgreSQL server instead of starting one
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -z "${CLEARLEDGER_TEST_PG_URL:-}" ]; then
+    eval "$(./scripts/pg-start.sh)"
+fi
+export CLEARLEDGER_TEST_PG_URL
 cargo test --locked --all-targets "$@"

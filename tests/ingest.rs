@@ -4,15 +4,31 @@ mod common;
 
 use common::{read_csv, samples, TestDb};
 
+on_both_backends!(
+    first_ingest_posts_every_entry_and_a_reupload_posts_nothing,
+    same_header_with_one_amount_changed_is_one_conflict_naming_amount,
+    new_records_under_an_identity_seen_with_other_content_are_held,
+    an_invalid_file_is_rejected_whole_and_its_findings_journaled,
+    dry_run_classifies_and_posts_nothing,
+    a_crash_before_commit_leaves_nothing_and_the_rerun_posts_once,
+    a_crash_after_commit_keeps_everything_and_the_report_can_be_produced_again,
+    two_concurrent_processes_on_the_same_file_post_each_entry_once,
+    tenants_are_isolated,
+    report_reproduces_the_ingest_report_byte_for_byte,
+    lookup_finds_postings_by_trace_source_and_key,
+    trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry,
+    stdin_input_and_multiple_files_in_one_command,
+    unreadable_inputs_are_rejected_with_their_path,
+    long_one_million_entries_post_once_and_reupload_posts_nothing,
+);
+
 fn sample(name: &str) -> String {
     samples().join(name).display().to_string()
 }
 
 const PAYROLL_ID: &str = "nacha:231380104:1210428821:261129:0900:A";
 
-#[test]
-fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing() {
-    let db = TestDb::new();
+fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
     let r1 = db.file("r1.csv");
     let out = db.cl(&["ingest", &sample("ppd-payroll-credits.ach"), "--report", r1.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -53,15 +69,13 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing() {
     assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE run_id = 2 AND outcome = 'duplicate'"), 4);
 }
 
-#[test]
-fn same_header_with_one_amount_changed_is_one_conflict_naming_amount() {
-    let db = TestDb::new();
+fn same_header_with_one_amount_changed_is_one_conflict_naming_amount(db: TestDb) {
     assert_eq!(db.cl(&["ingest", &sample("ppd-payroll-credits.ach")]).code, 0);
     let rep = db.file("r.jsonl");
     let out = db.cl(&["ingest", &sample("ppd-payroll-credits-amended.ach"), "--report", rep.to_str().unwrap()]);
     assert_eq!(out.code, 1, "conflicts need attention: {}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
-    assert_eq!(db.scalar("SELECT sum(amount_minor) FROM postings"), 787549);
+    assert_eq!(db.scalar("SELECT CAST(sum(amount_minor) AS BIGINT) FROM postings"), 787549);
     let lines: Vec<serde_json::Value> =
         std::fs::read_to_string(&rep).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let outcomes: Vec<&str> = lines.iter().map(|l| l["outcome"].as_str().unwrap()).collect();
@@ -71,9 +85,7 @@ fn same_header_with_one_amount_changed_is_one_conflict_naming_amount() {
     assert_eq!(lines[1]["amount_minor"], 187551);
 }
 
-#[test]
-fn new_records_under_an_identity_seen_with_other_content_are_held() {
-    let db = TestDb::new();
+fn new_records_under_an_identity_seen_with_other_content_are_held(db: TestDb) {
     let (a, b) = (db.file("a.ach"), db.file("b.ach"));
     // Same seed: same header identity and the same first 10 entries; b has an 11th.
     for (p, n) in [(&a, "10"), (&b, "11")] {
@@ -92,9 +104,7 @@ fn new_records_under_an_identity_seen_with_other_content_are_held() {
     assert!(held[0][1].contains("already ingested by run 1"), "{}", held[0][1]);
 }
 
-#[test]
-fn an_invalid_file_is_rejected_whole_and_its_findings_journaled() {
-    let db = TestDb::new();
+fn an_invalid_file_is_rejected_whole_and_its_findings_journaled(db: TestDb) {
     let out = db.cl(&["ingest", &sample("invalid-batch-total.ach")]);
     assert_eq!(out.code, 3);
     assert!(
@@ -124,9 +134,7 @@ fn an_invalid_file_is_rejected_whole_and_its_findings_journaled() {
     );
 }
 
-#[test]
-fn dry_run_classifies_and_posts_nothing() {
-    let db = TestDb::new();
+fn dry_run_classifies_and_posts_nothing(db: TestDb) {
     let rep = db.file("dry.csv");
     let out = db.cl(&["ingest", "--dry-run", &sample("ppd-payroll-credits.ach"), "--report", rep.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -148,9 +156,7 @@ fn dry_run_classifies_and_posts_nothing() {
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
 }
 
-#[test]
-fn a_crash_before_commit_leaves_nothing_and_the_rerun_posts_once() {
-    let db = TestDb::new();
+fn a_crash_before_commit_leaves_nothing_and_the_rerun_posts_once(db: TestDb) {
     let f = db.file("g.ach");
     assert_eq!(db.cl(&["generate", "nacha", "--entries", "5000", "--batches", "3", "-o", f.to_str().unwrap()]).code, 0);
     for point in ["after_parse_start", "before_commit"] {
@@ -167,9 +173,7 @@ fn a_crash_before_commit_leaves_nothing_and_the_rerun_posts_once() {
     assert_eq!(db.scalar("SELECT count(DISTINCT record_no) FROM postings"), 5000);
 }
 
-#[test]
-fn a_crash_after_commit_keeps_everything_and_the_report_can_be_produced_again() {
-    let db = TestDb::new();
+fn a_crash_after_commit_keeps_everything_and_the_report_can_be_produced_again(db: TestDb) {
     let rep = db.file("lost.csv");
     let out = db.cl_env(
         &["ingest", &sample("ppd-payroll-credits.ach"), "--report", rep.to_str().unwrap()],
@@ -191,9 +195,7 @@ fn a_crash_after_commit_keeps_everything_and_the_report_can_be_produced_again() 
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
 }
 
-#[test]
-fn two_concurrent_processes_on_the_same_file_post_each_entry_once() {
-    let db = TestDb::new();
+fn two_concurrent_processes_on_the_same_file_post_each_entry_once(db: TestDb) {
     let f = db.file("g.ach");
     let n = 20_000;
     assert_eq!(db.cl(&["generate", "nacha", "--entries", &n.to_string(), "--batches", "4", "-o", f.to_str().unwrap()]).code, 0);
@@ -220,9 +222,7 @@ fn two_concurrent_processes_on_the_same_file_post_each_entry_once() {
     assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE outcome = 'duplicate'"), n);
 }
 
-#[test]
-fn tenants_are_isolated() {
-    let db = TestDb::new();
+fn tenants_are_isolated(db: TestDb) {
     let payroll = sample("ppd-payroll-credits.ach");
     assert_eq!(db.cl(&["--tenant", "alpha", "ingest", &payroll]).code, 0);
     let out = db.cl(&["--tenant", "beta", "ingest", &payroll, "--json"]);
@@ -240,9 +240,7 @@ fn tenants_are_isolated() {
     assert_eq!(out.stdout.trim(), "");
 }
 
-#[test]
-fn report_reproduces_the_ingest_report_byte_for_byte() {
-    let db = TestDb::new();
+fn report_reproduces_the_ingest_report_byte_for_byte(db: TestDb) {
     assert_eq!(db.cl(&["ingest", &sample("ppd-payroll-credits.ach")]).code, 0);
     let first = db.file("first.csv");
     let out = db.cl(&["ingest", &sample("ppd-payroll-credits-amended.ach"), "--report", first.to_str().unwrap()]);
@@ -259,9 +257,7 @@ fn report_reproduces_the_ingest_report_byte_for_byte() {
     assert_eq!(db.cl(&["report", "99"]).code, 5);
 }
 
-#[test]
-fn lookup_finds_postings_by_trace_source_and_key() {
-    let db = TestDb::new();
+fn lookup_finds_postings_by_trace_source_and_key(db: TestDb) {
     assert_eq!(db.cl(&["ingest", &sample("ppd-payroll-credits.ach")]).code, 0);
     assert_eq!(db.cl(&["ingest", &sample("ppd-payroll-credits.ach")]).code, 0);
     let one = |args: &[&str]| -> serde_json::Value {
@@ -282,10 +278,8 @@ fn lookup_finds_postings_by_trace_source_and_key() {
     assert_eq!(out.code, 5);
 }
 
-#[test]
-fn trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry() {
+fn trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry(db: TestDb) {
     let Some(corpus) = common::corpus() else { return };
-    let db = TestDb::new();
     let path = db.file("bench.ach");
     let gz = std::fs::File::open(corpus.join("ach/bench/PPD-200-batches-100000-entries.ach.gz")).unwrap();
     std::io::copy(&mut flate2::read::GzDecoder::new(gz), &mut std::fs::File::create(&path).unwrap()).unwrap();
@@ -293,14 +287,12 @@ fn trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 100_199);
     assert_eq!(
-        db.scalar("SELECT count(*) FROM (SELECT trace_number FROM postings GROUP BY trace_number HAVING count(*) > 1)"),
+        db.scalar("SELECT count(*) FROM (SELECT trace_number FROM postings GROUP BY trace_number HAVING count(*) > 1) AS t"),
         3_556
     );
 }
 
-#[test]
-fn stdin_input_and_multiple_files_in_one_command() {
-    let db = TestDb::new();
+fn stdin_input_and_multiple_files_in_one_command(db: TestDb) {
     let mut child = std::process::Command::new(common::bin())
         .args(["--db", &db.url, "ingest", "--json", "-"])
         .stdin(std::process::Stdio::piped())
@@ -327,9 +319,7 @@ fn stdin_input_and_multiple_files_in_one_command() {
     assert_eq!(rows, vec![vec!["rdfi:231380104:55500011".to_string(), "odfi:12104288:9876543210".into()]]);
 }
 
-#[test]
-fn unreadable_inputs_are_rejected_with_their_path() {
-    let db = TestDb::new();
+fn unreadable_inputs_are_rejected_with_their_path(db: TestDb) {
     let missing = db.file("no such file.ach");
     let out = db.cl(&["ingest", missing.to_str().unwrap()]);
     assert_eq!(out.code, 3);
@@ -351,8 +341,8 @@ fn unreadable_inputs_are_rejected_with_their_path() {
 }
 
 #[test]
-fn an_unreachable_or_locked_database_is_an_infrastructure_failure() {
-    let db = TestDb::new();
+fn an_unreachable_or_locked_sqlite_database_is_an_infrastructure_failure() {
+    let db = TestDb::sqlite();
     let out = common::run(&["--db", "sqlite:///nonexistent-dir/x/ledger.db", "ingest", &sample("ppd-payroll-credits.ach")], &[]);
     assert_eq!(out.code, 4);
     assert!(out.stderr.contains("infrastructure failure (safe to retry)"), "{}", out.stderr);
@@ -400,13 +390,11 @@ fn help_documents_exit_codes() {
 }
 
 /// Long variant (CLEARLEDGER_LONG_TESTS=1): a 1 M-entry file, first ingest and re-upload.
-#[test]
-fn long_one_million_entries_post_once_and_reupload_posts_nothing() {
+fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
     if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() != Ok("1") {
         eprintln!("long test skipped: set CLEARLEDGER_LONG_TESTS=1 to run it");
         return;
     }
-    let db = TestDb::new();
     let f = db.file("big.ach");
     let n: i64 = 1_000_000;
     assert_eq!(db.cl(&["generate", "nacha", "--entries", &n.to_string(), "--batches", "10", "-o", f.to_str().unwrap()]).code, 0);

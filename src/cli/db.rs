@@ -19,7 +19,7 @@ pub enum DbCommand {
 
 pub async fn run(g: &GlobalOpts, a: &DbArgs) -> u8 {
     match a.command {
-        DbCommand::Migrate => match ledger::open(&g.db_url(), g.busy_timeout()).await {
+        DbCommand::Migrate => match ledger::open(&g.db_url(), &g.db_options()).await {
             Ok(_) => {
                 if !g.quiet {
                     println!("{}: migrations applied", g.db_url());

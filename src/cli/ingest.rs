@@ -56,7 +56,7 @@ fn looks_like_xml(path: &std::path::Path) -> bool {
 
 pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     let url = g.db_url();
-    let mut ledger = match ledger::open(&url, g.busy_timeout()).await {
+    let mut ledger = match ledger::open(&url, &g.db_options()).await {
         Ok(l) => l,
         Err(e) => return infra_error(&e),
     };

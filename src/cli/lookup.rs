@@ -36,7 +36,7 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
         eprintln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
         return exit::USAGE;
     };
-    let mut ledger = match ledger::open(&g.db_url(), g.busy_timeout()).await {
+    let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
         Ok(l) => l,
         Err(e) => return infra_error(&e),
     };

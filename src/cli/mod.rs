@@ -61,15 +61,24 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct GlobalOpts {
-    /// Database URL (default sqlite://clearledger.db; also CLEARLEDGER_DB or DATABASE_URL).
+    /// Database URL: sqlite://PATH (default sqlite://clearledger.db) or
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=require|verify-full]
+    /// (password also from PGPASSWORD); also from CLEARLEDGER_DB or DATABASE_URL.
     #[arg(long, global = true, env = "CLEARLEDGER_DB")]
     pub db: Option<String>,
     /// Tenant the keys are scoped to: the same file under two tenants is two files.
     #[arg(long, global = true, env = "CLEARLEDGER_TENANT", default_value = "default")]
     pub tenant: String,
-    /// How long to wait for another process holding the database's write lock.
+    /// How long to wait for a lock another process holds (SQLite: the write lock;
+    /// PostgreSQL: `lock_timeout`, e.g. another worker's claim on the same file).
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 300)]
     pub lock_timeout: u64,
+    /// PostgreSQL `statement_timeout` for any one statement.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 600)]
+    pub statement_timeout: u64,
+    /// PostgreSQL connect timeout.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
     /// No progress bar, no text summary (errors still go to stderr).
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -91,8 +100,12 @@ impl GlobalOpts {
             .or_else(|| std::env::var("DATABASE_URL").ok().filter(|s| !s.is_empty()))
             .unwrap_or_else(|| "sqlite://clearledger.db".to_string())
     }
-    pub fn busy_timeout(&self) -> Duration {
-        Duration::from_secs(self.lock_timeout)
+    pub fn db_options(&self) -> crate::ledger::DbOptions {
+        crate::ledger::DbOptions {
+            lock_timeout: Duration::from_secs(self.lock_timeout),
+            statement_timeout: Duration::from_secs(self.statement_timeout),
+            connect_timeout: Duration::from_secs(self.connect_timeout),
+        }
     }
 }
 

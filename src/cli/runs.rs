@@ -18,7 +18,7 @@ pub struct RunsArgs {
 }
 
 pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
-    let mut ledger = match ledger::open(&g.db_url(), g.busy_timeout()).await {
+    let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
         Ok(l) => l,
         Err(e) => return infra_error(&e),
     };

@@ -10,6 +10,7 @@
 //! - Deduplication is insert-first: rows that did not insert are then classified as
 //!   duplicate / conflict / held, and journaled. Never select-then-insert.
 
+pub mod postgres;
 pub mod sqlite;
 
 use crate::formats::nacha::Finding;
@@ -29,8 +30,10 @@ pub enum LedgerError {
     },
     #[error("migration {version} was changed after it was applied to this database")]
     MigrationChanged { version: i64 },
-    #[error("unsupported database URL {0:?}: expected sqlite://PATH (PostgreSQL is not supported yet)")]
+    #[error("unsupported database URL {0:?}: expected sqlite://PATH or postgres://USER@HOST/DB")]
     UnsupportedUrl(String),
+    #[error("could not connect to the database within {after:?}")]
+    ConnectTimeout { after: std::time::Duration },
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;
@@ -230,13 +233,97 @@ pub trait Ledger {
     async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>>;
 }
 
-/// Opens the ledger named by `url`, creating and migrating it on first use.
-pub async fn open(url: &str, busy_timeout: std::time::Duration) -> Result<sqlite::SqliteLedger> {
-    if url.starts_with("sqlite:") {
-        let mut l = sqlite::SqliteLedger::connect(url, busy_timeout).await?;
-        l.migrate().await?;
-        Ok(l)
+/// Connection settings common to the backends, with the CLI's defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct DbOptions {
+    /// SQLite: busy timeout (waiting for another process's write lock).
+    /// PostgreSQL: `lock_timeout` (waiting for another worker's claim or rows).
+    pub lock_timeout: std::time::Duration,
+    /// PostgreSQL `statement_timeout`.
+    pub statement_timeout: std::time::Duration,
+    /// PostgreSQL connect timeout.
+    pub connect_timeout: std::time::Duration,
+}
+
+/// The backend chosen by the URL.
+pub enum AnyLedger {
+    Sqlite(sqlite::SqliteLedger),
+    Postgres(postgres::PgLedger),
+}
+
+macro_rules! delegate {
+    ($self:ident, $l:ident => $e:expr) => {
+        match $self {
+            AnyLedger::Sqlite($l) => $e,
+            AnyLedger::Postgres($l) => $e,
+        }
+    };
+}
+
+impl Ledger for AnyLedger {
+    async fn migrate(&mut self) -> Result<()> {
+        delegate!(self, l => l.migrate().await)
+    }
+    async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
+        delegate!(self, l => l.begin_run(start).await)
+    }
+    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>> {
+        delegate!(self, l => l.apply(run, records).await)
+    }
+    async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo> {
+        delegate!(self, l => l.commit_run(run, finish).await)
+    }
+    async fn rollback_run(&mut self, run: OpenRun) -> Result<()> {
+        delegate!(self, l => l.rollback_run(run).await)
+    }
+    async fn record_rejection(&mut self, rejection: &Rejection) -> Result<RunInfo> {
+        delegate!(self, l => l.record_rejection(rejection).await)
+    }
+    async fn report_rows(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+    ) -> Result<std::io::Result<()>> {
+        delegate!(self, l => l.report_rows(tenant, run_id, row).await)
+    }
+    async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
+        delegate!(self, l => l.run(tenant, run_id).await)
+    }
+    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>> {
+        delegate!(self, l => l.runs(tenant, file_id, limit).await)
+    }
+    async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
+        delegate!(self, l => l.findings(tenant, run_id).await)
+    }
+    async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
+        delegate!(self, l => l.lookup(tenant, lookup).await)
+    }
+}
+
+/// Opens the ledger named by `url` (`sqlite://PATH` or `postgres://…`), creating and
+/// migrating it on first use.
+pub async fn open(url: &str, opts: &DbOptions) -> Result<AnyLedger> {
+    let mut l = if url.starts_with("sqlite:") {
+        AnyLedger::Sqlite(sqlite::SqliteLedger::connect(url, opts.lock_timeout).await?)
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        let t = postgres::PgTimeouts { connect: opts.connect_timeout, lock: opts.lock_timeout, statement: opts.statement_timeout };
+        AnyLedger::Postgres(postgres::PgLedger::connect(url, t).await?)
     } else {
-        Err(LedgerError::UnsupportedUrl(url.to_string()))
+        return Err(LedgerError::UnsupportedUrl(url.to_string()));
+    };
+    l.migrate().await?;
+    Ok(l)
+}
+
+impl LedgerError {
+    /// A failure worth retrying as a whole run: deadlock, serialization failure.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LedgerError::Database { source: sqlx::Error::Database(d), .. } => {
+                matches!(d.code().as_deref(), Some("40P01") | Some("40001"))
+            }
+            _ => false,
+        }
     }
 }

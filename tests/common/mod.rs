@@ -53,19 +53,83 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// A temp dir with a database URL inside it.
+/// Which backend a test database lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The server the PostgreSQL tests use: `CLEARLEDGER_TEST_PG_URL` (set by
+/// `scripts/test.sh`, which starts the server). Absent, the tests fail loudly, unless
+/// `CLEARLEDGER_ALLOW_NO_PG=1` says to skip them, which they then announce on stderr.
+pub fn pg_admin_url() -> Option<String> {
+    match std::env::var("CLEARLEDGER_TEST_PG_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if std::env::var("CLEARLEDGER_ALLOW_NO_PG").is_ok_and(|v| v == "1") => {
+            eprintln!("!!! NO POSTGRESQL (CLEARLEDGER_TEST_PG_URL unset): PostgreSQL tests SKIPPED (CLEARLEDGER_ALLOW_NO_PG=1) !!!");
+            None
+        }
+        _ => panic!(
+            "CLEARLEDGER_TEST_PG_URL is not set: run the tests with ./scripts/test.sh (it starts PostgreSQL), \
+             or set CLEARLEDGER_ALLOW_NO_PG=1 to skip the PostgreSQL tests knowingly"
+        ),
+    }
+}
+
+/// Replaces the database name (the URL's path) in a PostgreSQL URL.
+pub fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let host_end = base[scheme_end..].find('/').map(|i| i + scheme_end).unwrap_or(base.len());
+    let mut out = format!("{}/{}", &base[..host_end], db);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+}
+
+static NEXT_DB: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A fresh, empty ledger database: a file in a temp dir (SQLite), or a database of its
+/// own on the test server (PostgreSQL), dropped at the end of the test.
 pub struct TestDb {
+    pub backend: Backend,
     pub dir: tempfile::TempDir,
     pub url: String,
-    pub path: PathBuf,
+    pg_name: Option<String>,
 }
 
 impl TestDb {
-    pub fn new() -> Self {
+    pub fn sqlite() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("ledger.db");
-        let url = format!("sqlite://{}", path.display());
-        TestDb { dir, url, path }
+        let url = format!("sqlite://{}", dir.path().join("ledger.db").display());
+        TestDb { backend: Backend::Sqlite, dir, url, pg_name: None }
+    }
+
+    /// `None` only when PostgreSQL tests are knowingly skipped.
+    pub fn postgres() -> Option<Self> {
+        let admin = pg_admin_url()?;
+        let name = format!(
+            "cl_test_{}_{}",
+            std::process::id(),
+            NEXT_DB.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        block_on(async {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&admin).await.expect("connect to the test PostgreSQL server");
+            sqlx::query(&format!("CREATE DATABASE \"{name}\"")).execute(&mut c).await.expect("create test database");
+        });
+        let dir = tempfile::tempdir().expect("tempdir");
+        Some(TestDb { backend: Backend::Postgres, dir, url: with_database(&admin, &name), pg_name: Some(name) })
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -74,9 +138,7 @@ impl TestDb {
 
     /// `clearledger --db URL ARGS...`
     pub fn cl(&self, args: &[&str]) -> Run {
-        let mut all = vec!["--db", self.url.as_str()];
-        all.extend_from_slice(args);
-        run(&all, &[])
+        self.cl_env(args, &[])
     }
 
     pub fn cl_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -85,41 +147,79 @@ impl TestDb {
         run(&all, env)
     }
 
-    /// One integer from SQL run directly against the database file.
+    /// One integer from SQL run directly against the database.
     pub fn scalar(&self, sql: &str) -> i64 {
-        let url = self.url.clone();
-        let sql = sql.to_string();
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async move {
-            use sqlx::Connection;
-            let mut c = sqlx::SqliteConnection::connect(&url).await.expect("open test db");
-            sqlx::query_scalar::<_, i64>(&sql).fetch_one(&mut c).await.expect("query")
-        })
+        let rows = self.rows(sql);
+        rows[0][0].parse().unwrap_or_else(|_| panic!("{sql}: not an integer: {:?}", rows[0][0]))
     }
 
+    /// Rows of SQL run directly against the database, every value as text ("NULL" for null).
     pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
-        let url = self.url.clone();
-        let sql = sql.to_string();
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async move {
-            use sqlx::{Connection, Row, ValueRef};
-            let mut c = sqlx::SqliteConnection::connect(&url).await.expect("open test db");
-            let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
-            rows.iter()
-                .map(|r| {
-                    (0..r.columns().len())
-                        .map(|i| {
-                            if r.try_get_raw(i).map(|v| v.is_null()).unwrap_or(true) {
-                                "NULL".to_string()
-                            } else if let Ok(v) = r.try_get::<i64, _>(i) {
-                                v.to_string()
-                            } else {
-                                r.try_get::<String, _>(i).unwrap_or_default()
-                            }
-                        })
-                        .collect()
+        use sqlx::{Connection, Row, ValueRef};
+        fn text<R: Row>(r: &R) -> Vec<String>
+        where
+            usize: sqlx::ColumnIndex<R>,
+            for<'a> i64: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+            for<'a> i32: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+            for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+        {
+            (0..r.len())
+                .map(|i| {
+                    if r.try_get_raw(i).map(|v| v.is_null()).unwrap_or(true) {
+                        "NULL".to_string()
+                    } else if let Ok(v) = r.try_get::<i64, _>(i) {
+                        v.to_string()
+                    } else if let Ok(v) = r.try_get::<i32, _>(i) {
+                        v.to_string()
+                    } else {
+                        r.try_get::<String, _>(i).unwrap_or_default()
+                    }
                 })
                 .collect()
-        })
+        }
+        let url = self.url.clone();
+        let sql = sql.to_string();
+        match self.backend {
+            Backend::Sqlite => block_on(async move {
+                let mut c = sqlx::SqliteConnection::connect(&url).await.expect("open test db");
+                let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
+                rows.iter().map(text).collect()
+            }),
+            Backend::Postgres => block_on(async move {
+                let mut c = sqlx::PgConnection::connect(&url).await.expect("open test db");
+                let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
+                rows.iter().map(text).collect()
+            }),
+        }
     }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let (Some(name), Ok(admin)) = (&self.pg_name, std::env::var("CLEARLEDGER_TEST_PG_URL")) {
+            let name = name.clone();
+            block_on(async move {
+                use sqlx::Connection;
+                if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).execute(&mut c).await;
+                }
+            });
+        }
+    }
+}
+
+/// Runs each named test function against both backends: `mod sqlite { #[test] fn NAME }`
+/// and `mod postgres { #[test] fn NAME }`, each handing the function a fresh `TestDb`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $name() { super::$name(super::common::TestDb::sqlite()) } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() { if let Some(db) = super::common::TestDb::postgres() { super::$name(db) } } )*
+        }
+    };
 }
 
 /// Parses the CSV report at `path` into rows of column → value.

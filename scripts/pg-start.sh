@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Starts a PostgreSQL server for the tests and prints the line to eval:
+#   export CLEARLEDGER_TEST_PG_URL=postgres://...
+# As root on a Debian machine with PostgreSQL installed: the packaged cluster
+# (pg_ctlcluster), with a `clearledger` login role (password `clearledger`, CREATEDB).
+# As another user: a private cluster under target/pgtest (initdb, trust auth, port 55432).
+# Idempotent: a server already running is reused. Leftover test databases (cl_test_*)
+# from an interrupted run are dropped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ver=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -1 || true)
+if [ -z "$ver" ]; then
+    echo "pg-start: PostgreSQL is not installed (no /usr/lib/postgresql/*)" >&2
+    exit 1
+fi
+bin=/usr/lib/postgresql/$ver/bin
+
+if [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
+    if ! pg_lsclusters -h | awk '{print $1"/"$2}' | grep -qx "$ver/main"; then
+        pg_createcluster "$ver" main >&2
+    fi
+    port=$(pg_lsclusters -h | awk -v v="$ver" '$1==v && $2=="main" {print $3}')
+    if ! pg_lsclusters -h | awk -v v="$ver" '$1==v && $2=="main" {print $4}' | grep -q online; then
+        pg_ctlcluster "$ver" main start >&2
+    fi
+    for _ in $(seq 1 60); do
+        pg_isready -q -h 127.0.0.1 -p "$port" && break
+        sleep 0.5
+    done
+    runuser -u postgres -- psql -q -p "$port" -v ON_ERROR_STOP=1 >&2 <<'SQL'
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'clearledger') THEN
+    CREATE ROLE clearledger LOGIN CREATEDB PASSWORD 'clearledger';
+  END IF;
+END $$;
+SQL
+    url="postgres://clearledger:clearledger@127.0.0.1:$port/postgres"
+    psqlcmd=(runuser -u postgres -- psql -qAt -p "$port")
+else
+    dir=$PWD/target/pgtest
+    port=55432
+    if [ ! -f "$dir/PG_VERSION" ]; then
+        mkdir -p "$dir"
+        "$bin/initdb" -D "$dir" -A trust -U clearledger >&2
+    fi
+    if ! "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+        "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w \
+            -o "-p $port -k $dir -c listen_addresses=127.0.0.1" start >&2
+    fi
+    url="postgres://clearledger@127.0.0.1:$port/postgres"
+    psqlcmd=(psql -qAt "$url")
+fi
+
+# Drop the databases an interrupted run left behind.
+for db in $("${psqlcmd[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datname LIKE 'cl\_test\_%'" 2>/dev/null || true); do
+    "${psqlcmd[@]}" -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >&2 || true
+done
+
+echo "export CLEARLEDGER_TEST_PG_URL=$url"

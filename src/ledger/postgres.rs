@@ -1,0 +1,588 @@
+//! The PostgreSQL ledger: the same tables, statements and outcomes as SQLite.
+//!
+//! How concurrent workers meet (READ COMMITTED, the default; nothing stronger is used):
+//! - every run claims its file identity first (`INSERT … ON CONFLICT DO NOTHING` on
+//!   `files`). A second worker on the same file blocks on that row until the first commits
+//!   or rolls back. Committed: the claim is taken, the second worker inserts nothing and
+//!   classifies every record against the committed postings (all duplicates). Rolled back:
+//!   the second worker's claim goes through and it posts everything.
+//! - postings are inserted with `ON CONFLICT DO NOTHING RETURNING`: the unique indexes are
+//!   the only arbiter; a row being inserted by another open transaction makes the insert
+//!   wait for that transaction's outcome, never guess.
+//! - no SERIALIZABLE, so no serialization failures; a deadlock (only possible between
+//!   runs whose keys overlap in different orders) fails the run as retryable.
+//! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
+
+use super::*;
+use crate::model::differing_fields;
+use futures_util::TryStreamExt;
+use sqlx::postgres::{PgConnectOptions, PgConnection, Postgres};
+use sqlx::{ConnectOptions, Connection, QueryBuilder, Row};
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Rows per multi-row statement: 21 binds a row stays under PostgreSQL's 65,535 limit.
+const ROWS_PER_STATEMENT: usize = 500;
+
+/// Timeouts of a PostgreSQL session, with their defaults in the CLI.
+#[derive(Debug, Clone, Copy)]
+pub struct PgTimeouts {
+    /// Connecting (TCP, TLS, authentication).
+    pub connect: Duration,
+    /// Waiting for a lock held by another transaction (another worker's claim).
+    pub lock: Duration,
+    /// Any one statement.
+    pub statement: Duration,
+}
+
+pub struct PgLedger {
+    conn: PgConnection,
+}
+
+fn ts(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings";
+
+fn run_info(row: &sqlx::postgres::PgRow) -> RunInfo {
+    RunInfo {
+        run_id: row.get("run_id"),
+        tenant: row.get("tenant"),
+        file_id: row.get("file_id"),
+        sha256: row.get("sha256"),
+        format: row.get("format"),
+        source_name: row.get("source_name"),
+        started_at: row.get("started_at"),
+        finished_at: row.get("finished_at"),
+        status: row.get("status"),
+        records: row.get("records"),
+        posted: row.get("posted"),
+        duplicates: row.get("duplicates"),
+        conflicts: row.get("conflicts"),
+        held: row.get("held"),
+        posted_amount_minor: row.get("posted_amount_minor"),
+        errors: row.get("errors"),
+        warnings: row.get("warnings"),
+    }
+}
+
+impl PgLedger {
+    /// Connects to the server named by `url` (`postgres://user:password@host:port/db?sslmode=…`;
+    /// the password may come from `PGPASSWORD`; `sslmode=require|verify-ca|verify-full` use
+    /// rustls). Session settings: `lock_timeout` and `statement_timeout` from `timeouts`,
+    /// `application_name=clearledger`.
+    pub async fn connect(url: &str, timeouts: PgTimeouts) -> Result<Self> {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let opts = PgConnectOptions::from_str(url)
+            .ctx("parsing the database URL")?
+            .application_name("clearledger")
+            .options([("lock_timeout", ms(timeouts.lock)), ("statement_timeout", ms(timeouts.statement))])
+            .log_statements(log::LevelFilter::Trace)
+            .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
+        let conn = match tokio::time::timeout(timeouts.connect, PgConnection::connect_with(&opts)).await {
+            Ok(c) => c.ctx("connecting to PostgreSQL")?,
+            Err(_) => return Err(LedgerError::ConnectTimeout { after: timeouts.connect }),
+        };
+        Ok(PgLedger { conn })
+    }
+
+    async fn insert_findings(&mut self, run_id: i64, findings: &[Finding]) -> Result<()> {
+        for (chunk_no, chunk) in findings.chunks(ROWS_PER_STATEMENT).enumerate() {
+            let mut qb = QueryBuilder::<Postgres>::new(
+                "INSERT INTO findings (run_id, seq, severity, code, record_index, line, byte_offset, field, columns, expected, found) ",
+            );
+            qb.push_values(chunk.iter().enumerate(), |mut b, (i, f)| {
+                b.push_bind(run_id)
+                    .push_bind((chunk_no * ROWS_PER_STATEMENT + i + 1) as i64)
+                    .push_bind(f.severity.as_str())
+                    .push_bind(f.code.as_str())
+                    .push_bind(f.position.record_index as i64)
+                    .push_bind(f.position.line as i64)
+                    .push_bind(f.position.byte_offset as i64)
+                    .push_bind(f.field.map(|x| format!("{}.{}", x.record, x.name)))
+                    .push_bind(f.field.map(|x| x.columns()))
+                    .push_bind(f.expected.clone())
+                    .push_bind(f.found.clone());
+            });
+            qb.build().execute(&mut self.conn).await.ctx("writing findings")?;
+        }
+        Ok(())
+    }
+
+    async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1"))
+            .bind(run_id)
+            .fetch_one(&mut self.conn)
+            .await
+            .ctx("reading the run")?;
+        Ok(run_info(&row))
+    }
+}
+
+/// An earlier posting a record collided with.
+struct Original {
+    posting_id: i64,
+    file_id: String,
+    record_no: i64,
+    run_id: i64,
+    posted_at: String,
+    fingerprint: String,
+    detail: String,
+}
+
+impl Ledger for PgLedger {
+    /// Applies the embedded migrations inside one write transaction, so that processes
+    /// opening a new database at the same moment apply them once: the first takes the
+    /// lock and migrates, the others wait and find the work done.
+    async fn migrate(&mut self) -> Result<()> {
+        let migrator = sqlx::migrate!("migrations/postgres");
+        sqlx::query("BEGIN").execute(&mut self.conn).await.ctx("starting the migration")?;
+        let res = async {
+            // Serialise concurrent migrators; released at COMMIT or ROLLBACK.
+            sqlx::query("SELECT pg_advisory_xact_lock(7265736962)")
+                .execute(&mut self.conn)
+                .await
+                .ctx("locking to migrate")?;
+            sqlx::query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, \
+                 description TEXT NOT NULL, checksum BYTEA NOT NULL, applied_at TEXT NOT NULL)",
+            )
+            .execute(&mut self.conn)
+            .await
+            .ctx("creating schema_migrations")?;
+            let applied: Vec<(i64, Vec<u8>)> = sqlx::query_as("SELECT version, checksum FROM schema_migrations")
+                .fetch_all(&mut self.conn)
+                .await
+                .ctx("reading schema_migrations")?;
+            for m in migrator.iter() {
+                match applied.iter().find(|(v, _)| *v == m.version) {
+                    Some((_, sum)) if sum.as_slice() == m.checksum.as_ref() => continue,
+                    Some(_) => return Err(LedgerError::MigrationChanged { version: m.version }),
+                    None => {}
+                }
+                sqlx::raw_sql(&m.sql).execute(&mut self.conn).await.ctx("applying a migration")?;
+                sqlx::query("INSERT INTO schema_migrations (version, description, checksum, applied_at) VALUES ($1, $2, $3, $4)")
+                    .bind(m.version)
+                    .bind(m.description.as_ref())
+                    .bind(m.checksum.as_ref())
+                    .bind(ts(&Utc::now()))
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("recording a migration")?;
+                tracing::info!(version = m.version, description = %m.description, "migration applied");
+            }
+            Ok(())
+        }
+        .await;
+        match res {
+            Ok(()) => {
+                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing migrations")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = sqlx::query("ROLLBACK").execute(&mut self.conn).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
+        sqlx::query("BEGIN ISOLATION LEVEL READ COMMITTED")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the ingest transaction")?;
+        let started = ts(&start.started_at);
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, status) \
+             VALUES ($1, $2, '', $3, $4, $5, 'running') RETURNING run_id",
+        )
+        .bind(&start.tenant)
+        .bind(&start.file.file_id)
+        .bind(start.file.format)
+        .bind(&start.source_name)
+        .bind(&started)
+        .fetch_one(&mut self.conn)
+        .await
+        .ctx("recording the run")?;
+        // The claim: insert-first; the primary key decides who saw the file first.
+        let claimed: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO files (tenant, file_id, format, sha256, first_run_id, first_seen_at) \
+             VALUES ($1, $2, $3, NULL, $4, $5) ON CONFLICT DO NOTHING RETURNING first_run_id",
+        )
+        .bind(&start.tenant)
+        .bind(&start.file.file_id)
+        .bind(start.file.format)
+        .bind(run_id)
+        .bind(&started)
+        .fetch_optional(&mut self.conn)
+        .await
+        .ctx("claiming the file identity")?;
+        let prior_run_id = match claimed {
+            Some(_) => None,
+            None => Some(
+                sqlx::query_scalar("SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2")
+                    .bind(&start.tenant)
+                    .bind(&start.file.file_id)
+                    .fetch_one(&mut self.conn)
+                    .await
+                    .ctx("reading the file claim")?,
+            ),
+        };
+        Ok(OpenRun {
+            run_id,
+            tenant: start.tenant.clone(),
+            file: start.file.clone(),
+            prior_run_id,
+            started_at: start.started_at,
+            counts: Counts::default(),
+        })
+    }
+
+    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>> {
+        let mut outcomes = Vec::with_capacity(records.len());
+        let posted_at = ts(&run.started_at);
+        for chunk in records.chunks(ROWS_PER_STATEMENT) {
+            // 1. Insert what is new; the unique indexes decide. A file identity seen before
+            //    posts nothing new: its new keys are held (see `Outcome::Held`).
+            let mut inserted: Vec<i64> = Vec::new();
+            if run.prior_run_id.is_none() {
+                let mut qb = QueryBuilder::<Postgres>::new(
+                    "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
+                     debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \
+                     run_id, posted_at) ",
+                );
+                qb.push_values(chunk, |mut b, r| {
+                    b.push_bind(run.tenant.as_str())
+                        .push_bind(r.operation)
+                        .push_bind(r.posting_key.as_str())
+                        .push_bind(run.file.file_id.as_str())
+                        .push_bind(r.record_no as i64)
+                        .push_bind(r.trace_number.as_deref())
+                        .push_bind(r.debit_account.as_str())
+                        .push_bind(r.credit_account.as_str())
+                        .push_bind(r.amount_minor)
+                        .push_bind(r.currency)
+                        .push_bind(r.effective_date.map(|d| d.to_string()))
+                        .push_bind(r.fingerprint.as_str())
+                        .push_bind(r.detail_json())
+                        .push_bind(run.run_id)
+                        .push_bind(posted_at.as_str());
+                });
+                qb.push(" ON CONFLICT DO NOTHING RETURNING record_no");
+                inserted = qb.build_query_scalar().fetch_all(&mut self.conn).await.ctx("inserting postings")?;
+                inserted.sort_unstable();
+            }
+            // 2. Classify the rest in bulk against what the index kept.
+            let rest: Vec<&PostingRecord> =
+                chunk.iter().filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err()).collect();
+            let mut originals: HashMap<String, Original> = HashMap::new();
+            if !rest.is_empty() {
+                let mut qb = QueryBuilder::<Postgres>::new(
+                    "SELECT posting_id, posting_key, file_id, record_no, run_id, posted_at, fingerprint, detail \
+                     FROM postings WHERE tenant = ",
+                );
+                qb.push_bind(run.tenant.as_str());
+                qb.push(" AND operation = ").push_bind(rest[0].operation);
+                qb.push(" AND posting_key IN (");
+                let mut sep = qb.separated(", ");
+                for r in &rest {
+                    sep.push_bind(r.posting_key.as_str());
+                }
+                qb.push(")");
+                let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals")?;
+                for row in rows {
+                    originals.insert(
+                        row.get("posting_key"),
+                        Original {
+                            posting_id: row.get("posting_id"),
+                            file_id: row.get("file_id"),
+                            record_no: row.get("record_no"),
+                            run_id: row.get("run_id"),
+                            posted_at: row.get("posted_at"),
+                            fingerprint: row.get("fingerprint"),
+                            detail: row.get("detail"),
+                        },
+                    );
+                }
+            }
+            // 3. Journal every record that did not post.
+            struct JournalRow<'a> {
+                r: &'a PostingRecord,
+                outcome: Outcome,
+                original: Option<&'a Original>,
+                differences: Option<String>,
+                reason: Option<String>,
+            }
+            let mut journal = Vec::with_capacity(rest.len());
+            for r in &rest {
+                let original = originals.get(&r.posting_key);
+                let (outcome, differences, reason) = match original {
+                    Some(o) if o.fingerprint == r.fingerprint => (Outcome::Duplicate, None, None),
+                    Some(o) => {
+                        let diff = differing_fields(&o.detail, &r.fields).join("; ");
+                        (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
+                    }
+                    None => (
+                        Outcome::Held,
+                        None,
+                        Some(format!(
+                            "file identity already ingested by run {} with other content; new record not posted",
+                            run.prior_run_id.unwrap_or(0)
+                        )),
+                    ),
+                };
+                journal.push(JournalRow { r, outcome, original, differences, reason });
+            }
+            if !journal.is_empty() {
+                let mut qb = QueryBuilder::<Postgres>::new(
+                    "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
+                     debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
+                     original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) ",
+                );
+                qb.push_values(&journal, |mut b, j| {
+                    b.push_bind(run.run_id)
+                        .push_bind(j.r.record_no as i64)
+                        .push_bind(run.tenant.as_str())
+                        .push_bind(run.file.file_id.as_str())
+                        .push_bind(j.r.operation)
+                        .push_bind(j.r.posting_key.as_str())
+                        .push_bind(j.r.trace_number.as_deref())
+                        .push_bind(j.r.debit_account.as_str())
+                        .push_bind(j.r.credit_account.as_str())
+                        .push_bind(j.r.amount_minor)
+                        .push_bind(j.r.currency)
+                        .push_bind(j.outcome.as_str())
+                        .push_bind(j.r.fingerprint.as_str())
+                        .push_bind(j.original.map(|o| o.posting_id))
+                        .push_bind(j.original.map(|o| o.file_id.as_str()))
+                        .push_bind(j.original.map(|o| o.record_no))
+                        .push_bind(j.original.map(|o| o.run_id))
+                        .push_bind(j.original.map(|o| o.posted_at.as_str()))
+                        .push_bind(j.differences.as_deref())
+                        .push_bind(j.reason.as_deref())
+                        .push_bind(posted_at.as_str());
+                });
+                qb.build().execute(&mut self.conn).await.ctx("journaling repeats")?;
+            }
+            let mut j = journal.iter().peekable();
+            for r in chunk {
+                let outcome = match j.peek() {
+                    Some(row) if row.r.record_no == r.record_no => j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted),
+                    _ => Outcome::Posted,
+                };
+                run.counts.add(outcome, r.amount_minor);
+                outcomes.push(outcome);
+            }
+        }
+        Ok(outcomes)
+    }
+
+    async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo> {
+        let c = run.counts;
+        let warnings = finish.findings.len() as i64;
+        sqlx::query(
+            "UPDATE runs SET status = 'completed', finished_at = $1, sha256 = $2, records = $3, posted = $4, \
+             duplicates = $5, conflicts = $6, held = $7, posted_amount_minor = $8, errors = 0, warnings = $9 WHERE run_id = $10",
+        )
+        .bind(ts(&finish.finished_at))
+        .bind(&finish.sha256)
+        .bind(c.records as i64)
+        .bind(c.posted as i64)
+        .bind(c.duplicates as i64)
+        .bind(c.conflicts as i64)
+        .bind(c.held as i64)
+        .bind(c.posted_amount_minor)
+        .bind(warnings)
+        .bind(run.run_id)
+        .execute(&mut self.conn)
+        .await
+        .ctx("writing the completion mark")?;
+        sqlx::query("UPDATE files SET sha256 = $1 WHERE tenant = $2 AND file_id = $3 AND first_run_id = $4")
+            .bind(&finish.sha256)
+            .bind(&run.tenant)
+            .bind(&run.file.file_id)
+            .bind(run.run_id)
+            .execute(&mut self.conn)
+            .await
+            .ctx("completing the file claim")?;
+        self.insert_findings(run.run_id, &finish.findings).await?;
+        crate::fault::point("before_commit");
+        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+        crate::fault::point("after_commit");
+        self.fetch_run(run.run_id).await
+    }
+
+    async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
+        sqlx::query("ROLLBACK").execute(&mut self.conn).await.ctx("rolling back the run")?;
+        Ok(())
+    }
+
+    async fn record_rejection(&mut self, rej: &Rejection) -> Result<RunInfo> {
+        sqlx::query("BEGIN").execute(&mut self.conn).await.ctx("starting the rejection transaction")?;
+        let errors = rej.findings.iter().filter(|f| f.severity == crate::formats::nacha::Severity::Error).count() as i64;
+        let warnings = rej.findings.len() as i64 - errors;
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, finished_at, status, records, errors, warnings) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', $8, $9, $10) RETURNING run_id",
+        )
+        .bind(&rej.tenant)
+        .bind(rej.file_id.as_deref())
+        .bind(&rej.sha256)
+        .bind(rej.format)
+        .bind(&rej.source_name)
+        .bind(ts(&rej.started_at))
+        .bind(ts(&rej.finished_at))
+        .bind(rej.records as i64)
+        .bind(errors)
+        .bind(warnings)
+        .fetch_one(&mut self.conn)
+        .await
+        .ctx("recording the rejected run")?;
+        self.insert_findings(run_id, &rej.findings).await?;
+        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the rejection")?;
+        self.fetch_run(run_id).await
+    }
+
+    async fn report_rows(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+    ) -> Result<std::io::Result<()>> {
+        let sql = "SELECT run_id, file_id, record_no, 'posted' AS outcome, posting_key, trace_number, amount_minor, currency, \
+                   debit_account, credit_account, NULL::text AS original_file_id, NULL::bigint AS original_record_no, \
+                   NULL::bigint AS original_run_id, NULL::text AS original_posted_at, NULL::text AS differences, NULL::text AS reason \
+                   FROM postings WHERE run_id = $1 AND tenant = $2 \
+                   UNION ALL \
+                   SELECT run_id, file_id, record_no, outcome, posting_key, trace_number, amount_minor, currency, \
+                   debit_account, credit_account, original_file_id, original_record_no, original_run_id, \
+                   original_posted_at, differences, reason \
+                   FROM journal WHERE run_id = $1 AND tenant = $2 \
+                   ORDER BY record_no";
+        let mut stream = sqlx::query(sql).bind(run_id).bind(tenant).fetch(&mut self.conn);
+        while let Some(r) = stream.try_next().await.ctx("reading the report")? {
+            let rr = ReportRow {
+                run_id: r.get("run_id"),
+                file_id: r.get("file_id"),
+                record_no: r.get("record_no"),
+                outcome: r.get("outcome"),
+                posting_key: r.get("posting_key"),
+                trace_number: r.get("trace_number"),
+                amount_minor: r.get("amount_minor"),
+                currency: r.get("currency"),
+                debit_account: r.get("debit_account"),
+                credit_account: r.get("credit_account"),
+                original_file_id: r.get("original_file_id"),
+                original_record_no: r.get("original_record_no"),
+                original_run_id: r.get("original_run_id"),
+                original_posted_at: r.get("original_posted_at"),
+                differences: r.get("differences"),
+                reason: r.get("reason"),
+            };
+            if let Err(e) = row(rr) {
+                return Ok(Err(e));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
+        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2"))
+            .bind(run_id)
+            .bind(tenant)
+            .fetch_optional(&mut self.conn)
+            .await
+            .ctx("reading the run")?;
+        Ok(row.as_ref().map(run_info))
+    }
+
+    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>> {
+        let sql = match file_id {
+            Some(_) => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND file_id = $2 ORDER BY run_id DESC LIMIT $3"),
+            None => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 ORDER BY run_id DESC LIMIT $2"),
+        };
+        let mut q = sqlx::query(&sql).bind(tenant);
+        if let Some(f) = file_id {
+            q = q.bind(f);
+        }
+        let rows = q
+            .bind(limit)
+            .fetch_all(&mut self.conn)
+            .await
+        .ctx("listing runs")?;
+        Ok(rows.iter().map(run_info).collect())
+    }
+
+    async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
+        let rows = sqlx::query(
+            "SELECT f.run_id, f.seq, f.severity, f.code, f.record_index, f.line, f.byte_offset, f.field, f.columns, f.expected, f.found \
+             FROM findings f JOIN runs r ON r.run_id = f.run_id WHERE f.run_id = $1 AND r.tenant = $2 ORDER BY f.seq",
+        )
+        .bind(run_id)
+        .bind(tenant)
+        .fetch_all(&mut self.conn)
+        .await
+        .ctx("reading findings")?;
+        Ok(rows
+            .iter()
+            .map(|r| StoredFinding {
+                run_id: r.get("run_id"),
+                seq: r.get("seq"),
+                severity: r.get("severity"),
+                code: r.get("code"),
+                record_index: r.get("record_index"),
+                line: r.get("line"),
+                byte_offset: r.get("byte_offset"),
+                field: r.get("field"),
+                columns: r.get("columns"),
+                expected: r.get("expected"),
+                found: r.get("found"),
+            })
+            .collect())
+    }
+
+    async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
+        let base = "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
+                    p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
+                    p.run_id, p.posted_at, \
+                    (SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.operation = p.operation \
+                       AND j.posting_key = p.posting_key) AS repeats \
+                    FROM postings p WHERE p.tenant = $1 AND ";
+        let cond = match lookup {
+            Lookup::TraceNumber(_) => "p.trace_number = $2",
+            Lookup::Source { .. } => "p.file_id = $2 AND p.record_no = $3",
+            Lookup::PostingKey(_) => "p.posting_key = $2",
+        };
+        let sql = format!("{base}{cond} ORDER BY p.posting_id");
+        let q = sqlx::query(&sql).bind(tenant);
+        let q = match lookup {
+            Lookup::TraceNumber(t) => q.bind(t.as_str()),
+            Lookup::Source { file_id, record_no } => q.bind(file_id.as_str()).bind(*record_no),
+            Lookup::PostingKey(k) => q.bind(k.as_str()),
+        };
+        let rows = q.fetch_all(&mut self.conn).await.ctx("looking up postings")?;
+        Ok(rows
+            .iter()
+            .map(|r| Posting {
+                posting_id: r.get("posting_id"),
+                tenant: r.get("tenant"),
+                operation: r.get("operation"),
+                posting_key: r.get("posting_key"),
+                file_id: r.get("file_id"),
+                record_no: r.get("record_no"),
+                trace_number: r.get("trace_number"),
+                debit_account: r.get("debit_account"),
+                credit_account: r.get("credit_account"),
+                amount_minor: r.get("amount_minor"),
+                currency: r.get("currency"),
+                effective_date: r.get("effective_date"),
+                fingerprint: r.get("fingerprint"),
+                run_id: r.get("run_id"),
+                posted_at: r.get("posted_at"),
+                repeats: r.get("repeats"),
+            })
+            .collect())
+    }
+}

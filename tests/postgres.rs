@@ -1,0 +1,195 @@
+//! PostgreSQL only: many concurrent workers, killed connections, TLS, timeouts.
+//! (Every ingest/duplicate/conflict/report/lookup test of tests/ingest.rs also runs on
+//! PostgreSQL.)
+
+mod common;
+
+use common::TestDb;
+use std::process::{Child, Command, Stdio};
+
+fn spawn_ingest(db: &TestDb, file: &std::path::Path) -> Child {
+    Command::new(common::bin())
+        .args(["--db", &db.url, "ingest", "--json", file.to_str().unwrap()])
+        .env_remove("CLEARLEDGER_FAULT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn summary(o: &std::process::Output) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::PathBuf {
+    let f = db.file(name);
+    let out = db.cl(&["generate", "nacha", "--entries", &entries.to_string(), "--batches", "3", "--seed", &seed.to_string(), "-o", f.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    f
+}
+
+#[test]
+fn eight_processes_on_the_same_file_post_each_entry_exactly_once() {
+    let Some(db) = TestDb::postgres() else { return };
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    let n = 5_000i64;
+    let f = generate(&db, "same.ach", n as u64, 21);
+    let children: Vec<Child> = (0..8).map(|_| spawn_ingest(&db, &f)).collect();
+    let mut results: Vec<(i64, i64)> = children
+        .into_iter()
+        .map(|c| {
+            let s = summary(&c.wait_with_output().unwrap());
+            (s["posted"].as_i64().unwrap(), s["duplicates"].as_i64().unwrap())
+        })
+        .collect();
+    results.sort();
+    let mut want = vec![(0, n); 7];
+    want.push((n, 0));
+    assert_eq!(results, want, "one run posts everything, seven report every record as a duplicate");
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), n);
+    assert_eq!(db.scalar("SELECT count(DISTINCT record_no) FROM postings"), n);
+    assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE outcome = 'duplicate'"), 7 * n);
+    assert_eq!(db.scalar("SELECT count(*) FROM runs WHERE status = 'completed'"), 8);
+}
+
+#[test]
+fn eight_processes_on_four_files_post_each_file_once() {
+    let Some(db) = TestDb::postgres() else { return };
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    let files: Vec<_> = (0..4).map(|i| generate(&db, &format!("f{i}.ach"), 2_000 + i * 100, 100 + i)).collect();
+    let children: Vec<Child> = (0..8).map(|i| spawn_ingest(&db, &files[i % 4])).collect();
+    let mut posted = 0;
+    for c in children {
+        posted += summary(&c.wait_with_output().unwrap())["posted"].as_i64().unwrap();
+    }
+    let total = 2_000 + 2_100 + 2_200 + 2_300;
+    assert_eq!(posted, total);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), total);
+    assert_eq!(db.scalar("SELECT count(*) FROM files"), 4);
+    assert_eq!(db.scalar("SELECT count(*) FROM journal"), total);
+}
+
+#[test]
+fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
+    let Some(db) = TestDb::postgres() else { return };
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    let n = 200_000i64;
+    let f = generate(&db, "big.ach", n as u64, 33);
+    let dbname = db.url.rsplit('/').next().unwrap().split('?').next().unwrap().to_string();
+    let child = spawn_ingest(&db, &f);
+    // Wait until the run has posted something (inside its open transaction), then kill
+    // its backend from the server side.
+    let admin = common::pg_admin_url().unwrap();
+    let killed = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        use sqlx::Connection;
+        let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+        for _ in 0..600 {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'clearledger' \
+                 AND xact_start IS NOT NULL AND now() - xact_start > interval '300 milliseconds'",
+            )
+            .bind(&dbname)
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+            if n > 0 {
+                let k: i64 = sqlx::query_scalar(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE datname = $1 AND application_name = 'clearledger'",
+                )
+                .bind(&dbname)
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+                return k;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        0
+    });
+    assert_eq!(killed, 1, "the ingest's backend was found and terminated");
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("infrastructure failure (safe to retry)"), "{stderr}");
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0, "nothing of the killed run survives");
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 0);
+    // The rerun completes: one posting per entry, a complete report.
+    let rep = db.file("r.csv");
+    let out = db.cl(&["ingest", "--json", f.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), n);
+    let rows = common::read_csv(&rep);
+    assert_eq!(rows.len() as i64, n);
+    assert!(rows.iter().all(|r| r["outcome"] == "posted"));
+}
+
+#[test]
+fn a_server_that_is_down_is_an_infrastructure_failure() {
+    let out = common::run(
+        &["--db", "postgres://clearledger:x@127.0.0.1:1/none", "--connect-timeout", "2", "ingest", "samples/ppd-payroll-credits.ach"],
+        &[],
+    );
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("infrastructure failure (safe to retry)"), "{}", out.stderr);
+    assert!(out.stderr.contains("connecting to PostgreSQL"), "{}", out.stderr);
+}
+
+#[test]
+fn a_claim_held_past_the_lock_timeout_fails_as_retryable() {
+    let Some(db) = TestDb::postgres() else { return };
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    let url = db.url.clone();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut holder = rt.block_on(async {
+        use sqlx::Connection;
+        let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::query("BEGIN").execute(&mut c).await.unwrap();
+        sqlx::query("LOCK TABLE files IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+        c
+    });
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let out = db.cl(&["--lock-timeout", "1", "ingest", payroll.to_str().unwrap()]);
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("lock timeout"), "{}", out.stderr);
+    rt.block_on(async { sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap() });
+    assert_eq!(db.cl(&["ingest", payroll.to_str().unwrap()]).code, 0);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+}
+
+#[test]
+fn tls_from_the_url_and_password_from_pgpassword() {
+    let Some(db) = TestDb::postgres() else { return };
+    let ssl_on = db.rows("SHOW ssl")[0][0] == "on";
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    if ssl_on {
+        // sslmode=require: encrypted (rustls), certificate not verified.
+        let url = format!("{}?sslmode=require", db.url);
+        let out = common::run(&["--db", &url, "ingest", payroll.to_str().unwrap()], &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        // verify-full against the server's self-signed certificate: refused, retryable, clear.
+        let url = format!("{}?sslmode=verify-full", db.url);
+        let out = common::run(&["--db", &url, "runs"], &[]);
+        assert_eq!(out.code, 4, "{}", out.stderr);
+        assert!(out.stderr.contains("connecting to PostgreSQL"), "{}", out.stderr);
+        assert!(out.stderr.contains("invalid peer certificate"), "{}", out.stderr);
+    } else {
+        // Without TLS on the server, sslmode=require must refuse to go on in clear text.
+        let url = format!("{}?sslmode=require", db.url);
+        let out = common::run(&["--db", &url, "runs"], &[]);
+        assert_eq!(out.code, 4, "{}", out.stderr);
+        eprintln!("tls part skipped: the test server has ssl = off (private cluster)");
+    }
+    // The password may come from PGPASSWORD instead of the URL.
+    if let Some((before, after)) = db.url.split_once(":clearledger@") {
+        let url = format!("{before}@{after}");
+        let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", "clearledger")]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", "wrong")]);
+        assert_eq!(out.code, 4, "{}", out.stderr);
+        assert!(out.stderr.contains("password authentication failed"), "{}", out.stderr);
+    } else {
+        eprintln!("PGPASSWORD part skipped: the test server uses trust authentication");
+    }
+}
