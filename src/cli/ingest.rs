@@ -11,6 +11,9 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Attempts of one run when the database reports a retryable failure.
+const RUN_ATTEMPTS_MAX: u32 = 3;
+
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Files to ingest, each in its own run (`-` reads standard input).
@@ -96,7 +99,20 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
             pb
         });
         let t0 = Instant::now();
-        let res = ingest_nacha(&mut ledger, &input, &opts, &now, progress.clone()).await;
+        // A retryable database failure (deadlock, serialization failure) rolled the whole
+        // run back; a file on disk can be read again, so the run is retried, bounded.
+        let mut attempt = 1;
+        let res = loop {
+            let res = ingest_nacha(&mut ledger, &input, &opts, &now, progress.clone()).await;
+            match &res {
+                Err(IngestError::Ledger(e)) if e.is_retryable() && attempt < RUN_ATTEMPTS_MAX && matches!(input, Input::Path(_)) => {
+                    tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
+                    tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
+                    attempt += 1;
+                }
+                _ => break res,
+            }
+        };
         if let Some(pb) = progress {
             pb.finish_and_clear();
         }
