@@ -3,12 +3,12 @@
 use super::{exit, infra_error, GlobalOpts};
 use crate::formats::nacha::{Finding, Severity};
 use crate::ingest::{ingest_nacha, IngestError, IngestOptions, IngestOutcome, Input};
-use crate::ledger::{self, Ledger};
+use crate::ledger::{self, AnyLedger, Ledger};
 use crate::report::{finding_line, JsonFinding, ReportFormat, ReportWriter};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Attempts of one run when the database reports a retryable failure.
@@ -17,8 +17,24 @@ const RUN_ATTEMPTS_MAX: u32 = 3;
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Files to ingest, each in its own run (`-` reads standard input).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(value_name = "FILE", required_unless_present = "inbox", conflicts_with = "inbox")]
     pub files: Vec<PathBuf>,
+    /// Unattended mode (cron, systemd timers): ingest every complete file in DIR. A file is
+    /// complete when its name does not start with `.` nor end in `.part` or `.tmp`, and it
+    /// was not modified in the last --min-age seconds. Each committed file moves to
+    /// --archive (with its report beside it), each rejected one to --quarantine with a
+    /// `.error.txt` beside it. Two runs on one inbox at once: the second exits at once.
+    #[arg(long, value_name = "DIR", requires_all = ["archive", "quarantine"], conflicts_with_all = ["dry_run", "report"])]
+    pub inbox: Option<PathBuf>,
+    /// Where committed files go (inbox mode).
+    #[arg(long, value_name = "DIR")]
+    pub archive: Option<PathBuf>,
+    /// Where rejected files go, each with NAME.error.txt (inbox mode).
+    #[arg(long, value_name = "DIR")]
+    pub quarantine: Option<PathBuf>,
+    /// Inbox mode: skip files modified less than this many seconds ago (still being written).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2)]
+    pub min_age: u64,
     /// Input format (auto: NACHA unless the file looks like XML, which this version refuses).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
@@ -63,6 +79,9 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
         Ok(l) => l,
         Err(e) => return infra_error(&e),
     };
+    if let Some(inbox) = &a.inbox {
+        return super::inbox::run(g, a, &mut ledger, inbox).await;
+    }
     let mut writer = None;
     if let Some(path) = &a.report {
         let format = a.report_format.unwrap_or_else(|| ReportFormat::from_path(path));
@@ -74,176 +93,12 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
             }
         }
     }
-    let opts = IngestOptions {
-        tenant: g.tenant.clone(),
-        dry_run: a.dry_run,
-        validate: crate::formats::nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check },
-    };
     let mut code = exit::OK;
-    let now = || chrono::Utc::now();
     for file in &a.files {
-        let input = if file.as_os_str() == "-" { Input::Stdin } else { Input::Path(file.clone()) };
-        let name = input.name();
-        if a.format == Format::Auto && matches!(input, Input::Path(_)) && looks_like_xml(file) {
-            report_unreadable(a, &name, "the file looks like XML (ISO 20022); this version ingests NACHA only");
-            code = code.max(exit::REJECTED);
-            continue;
-        }
-        let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
-            let pb = indicatif::ProgressBar::new(0);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb.set_message(name.clone());
-            pb
-        });
-        let t0 = Instant::now();
-        // A retryable database failure (deadlock, serialization failure) rolled the whole
-        // run back; a file on disk can be read again, so the run is retried, bounded.
-        let mut attempt = 1;
-        let res = loop {
-            let res = ingest_nacha(&mut ledger, &input, &opts, &now, progress.clone()).await;
-            match &res {
-                Err(IngestError::Ledger(e)) if e.is_retryable() && attempt < RUN_ATTEMPTS_MAX && matches!(input, Input::Path(_)) => {
-                    tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
-                    tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
-                    attempt += 1;
-                }
-                _ => break res,
-            }
-        };
-        if let Some(pb) = progress {
-            pb.finish_and_clear();
-        }
-        let secs = t0.elapsed().as_secs_f64();
-        match res {
-            Ok(IngestOutcome::Completed { run, findings, bytes }) => {
-                let attention = run.conflicts > 0 || run.held > 0;
-                if attention {
-                    code = code.max(exit::ATTENTION);
-                }
-                print_warnings(a, &name, &findings);
-                if let Some(w) = writer.as_mut() {
-                    let res = ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await;
-                    match res {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => {
-                            eprintln!(
-                                "clearledger: run {} committed, but the report could not be written ({e}); \
-                                 produce it again with `clearledger report {}`",
-                                run.run_id, run.run_id
-                            );
-                            return exit::INFRASTRUCTURE;
-                        }
-                        Err(e) => return infra_error(&e),
-                    }
-                }
-                let status = if attention { "needs_attention" } else { "completed" };
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({
-                            "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
-                            "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
-                            "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
-                            "conflicts": run.conflicts, "held": run.held,
-                            "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
-                            "bytes": bytes, "seconds": secs,
-                            "records_per_second": rate(run.records as f64, secs),
-                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                        })
-                    );
-                } else if !g.quiet {
-                    println!(
-                        "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
-                         (file_id {}, sha256 {}) in {:.2} s, {:.0} records/s",
-                        run.run_id,
-                        run.records,
-                        run.posted,
-                        run.duplicates,
-                        run.conflicts,
-                        run.held,
-                        run.file_id.as_deref().unwrap_or("-"),
-                        run.sha256,
-                        secs,
-                        rate(run.records as f64, secs)
-                    );
-                }
-            }
-            Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes }) => {
-                if counts.conflicts > 0 || counts.held > 0 {
-                    code = code.max(exit::ATTENTION);
-                }
-                print_warnings(a, &name, &findings);
-                if let Some(w) = writer.as_mut() {
-                    for row in &rows {
-                        if let Err(e) = w.write(row) {
-                            eprintln!("clearledger: cannot write the report: {e}");
-                            return exit::INFRASTRUCTURE;
-                        }
-                    }
-                }
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({
-                            "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
-                            "sha256": sha256, "format": file.format, "tenant": g.tenant,
-                            "records": counts.records, "would_post": counts.posted, "posted": 0,
-                            "duplicates": counts.duplicates, "conflicts": counts.conflicts, "held": counts.held,
-                            "bytes": bytes, "seconds": secs,
-                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                        })
-                    );
-                } else if !g.quiet {
-                    println!(
-                        "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
-                         (file_id {}, sha256 {})",
-                        counts.records, counts.posted, counts.duplicates, counts.conflicts, counts.held, file.file_id, sha256
-                    );
-                }
-            }
-            Ok(IngestOutcome::Rejected { run, findings, bytes }) => {
-                code = code.max(exit::REJECTED);
-                let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({
-                            "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
-                            "file_id": run.file_id, "sha256": run.sha256, "format": "nacha", "tenant": g.tenant,
-                            "records": run.records, "posted": 0, "duplicates": 0, "conflicts": 0, "held": 0,
-                            "errors": errors, "warnings": findings.len() - errors, "bytes": bytes, "seconds": secs,
-                            "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                        })
-                    );
-                } else {
-                    for f in &findings {
-                        eprintln!("{}", finding_line(&name, f));
-                    }
-                    eprintln!(
-                        "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
-                        if run.run_id > 0 { format!(" (run {})", run.run_id) } else { String::new() },
-                        findings.len() - errors
-                    );
-                }
-            }
-            Err(IngestError::Read { path, source }) => {
-                report_unreadable(a, &path, &format!("cannot read: {source}"));
-                code = code.max(exit::REJECTED);
-            }
-            Err(IngestError::Ledger(e)) => {
-                let c = infra_error(&e);
-                if a.json {
-                    println!("{}", json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()}));
-                }
-                return c;
-            }
-            Err(e @ IngestError::Internal(_)) => {
-                eprintln!("clearledger: {name}: {e}");
-                return exit::INFRASTRUCTURE;
-            }
+        let r = ingest_one(g, a, &mut ledger, file, writer.as_mut()).await;
+        code = code.max(r.code);
+        if r.stop {
+            return code;
         }
     }
     if let Some(w) = writer
@@ -253,6 +108,207 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
         return exit::INFRASTRUCTURE;
     }
     code
+}
+
+/// How one file ended, for the caller (plain or inbox mode).
+#[derive(Debug)]
+pub struct FileResult {
+    /// Exit code this file alone would give.
+    pub code: u8,
+    /// Stop processing further files (infrastructure failure).
+    pub stop: bool,
+    /// The run id, when a run was committed (completed or rejected).
+    pub run_id: Option<i64>,
+    /// Why the file was rejected, one finding or message a line.
+    pub rejection: Vec<String>,
+}
+
+/// Ingests one file: one run, its summary printed, its report rows written to `writer`.
+pub async fn ingest_one(
+    g: &GlobalOpts,
+    a: &IngestArgs,
+    ledger: &mut AnyLedger,
+    file: &Path,
+    mut writer: Option<&mut ReportWriter>,
+) -> FileResult {
+    let opts = IngestOptions {
+        tenant: g.tenant.clone(),
+        dry_run: a.dry_run,
+        validate: crate::formats::nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check },
+    };
+    let now = || chrono::Utc::now();
+    let mut result = FileResult { code: exit::OK, stop: false, run_id: None, rejection: Vec::new() };
+    let input = if file.as_os_str() == "-" { Input::Stdin } else { Input::Path(file.to_path_buf()) };
+    let name = input.name();
+    if a.format == Format::Auto && matches!(input, Input::Path(_)) && looks_like_xml(file) {
+        let msg = "the file looks like XML (ISO 20022); this version ingests NACHA only";
+        report_unreadable(a, &name, msg);
+        result.code = exit::REJECTED;
+        result.rejection.push(msg.to_string());
+        return result;
+    }
+    let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new(0);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb.set_message(name.clone());
+        pb
+    });
+    let t0 = Instant::now();
+    // A retryable database failure (deadlock, serialization failure) rolled the whole
+    // run back; a file on disk can be read again, so the run is retried, bounded.
+    let mut attempt = 1;
+    let res = loop {
+        let res = ingest_nacha(ledger, &input, &opts, &now, progress.clone()).await;
+        match &res {
+            Err(IngestError::Ledger(e)) if e.is_retryable() && attempt < RUN_ATTEMPTS_MAX && matches!(input, Input::Path(_)) => {
+                tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
+                tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
+                attempt += 1;
+            }
+            _ => break res,
+        }
+    };
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    match res {
+        Ok(IngestOutcome::Completed { run, findings, bytes }) => {
+            let attention = run.conflicts > 0 || run.held > 0;
+            if attention {
+                result.code = exit::ATTENTION;
+            }
+            result.run_id = Some(run.run_id);
+            print_warnings(a, &name, &findings);
+            if let Some(w) = writer.as_deref_mut() {
+                let res = ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await;
+                match res {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        eprintln!(
+                            "clearledger: run {} committed, but the report could not be written ({e}); \
+                             produce it again with `clearledger report {}`",
+                            run.run_id, run.run_id
+                        );
+                        return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+                    }
+                    Err(e) => return FileResult { code: infra_error(&e), stop: true, ..result },
+                }
+            }
+            let status = if attention { "needs_attention" } else { "completed" };
+            if a.json {
+                println!(
+                    "{}",
+                    json!({
+                        "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
+                        "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
+                        "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
+                        "conflicts": run.conflicts, "held": run.held,
+                        "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
+                        "bytes": bytes, "seconds": secs,
+                        "records_per_second": rate(run.records as f64, secs),
+                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                    })
+                );
+            } else if !g.quiet {
+                println!(
+                    "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
+                     (file_id {}, sha256 {}) in {:.2} s, {:.0} records/s",
+                    run.run_id,
+                    run.records,
+                    run.posted,
+                    run.duplicates,
+                    run.conflicts,
+                    run.held,
+                    run.file_id.as_deref().unwrap_or("-"),
+                    run.sha256,
+                    secs,
+                    rate(run.records as f64, secs)
+                );
+            }
+        }
+        Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes }) => {
+            if counts.conflicts > 0 || counts.held > 0 {
+                result.code = exit::ATTENTION;
+            }
+            print_warnings(a, &name, &findings);
+            if let Some(w) = writer.as_deref_mut() {
+                for row in &rows {
+                    if let Err(e) = w.write(row) {
+                        eprintln!("clearledger: cannot write the report: {e}");
+                        return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+                    }
+                }
+            }
+            if a.json {
+                println!(
+                    "{}",
+                    json!({
+                        "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
+                        "sha256": sha256, "format": file.format, "tenant": g.tenant,
+                        "records": counts.records, "would_post": counts.posted, "posted": 0,
+                        "duplicates": counts.duplicates, "conflicts": counts.conflicts, "held": counts.held,
+                        "bytes": bytes, "seconds": secs,
+                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                    })
+                );
+            } else if !g.quiet {
+                println!(
+                    "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
+                     (file_id {}, sha256 {})",
+                    counts.records, counts.posted, counts.duplicates, counts.conflicts, counts.held, file.file_id, sha256
+                );
+            }
+        }
+        Ok(IngestOutcome::Rejected { run, findings, bytes }) => {
+            result.code = exit::REJECTED;
+            result.run_id = (run.run_id > 0).then_some(run.run_id);
+            result.rejection = findings.iter().map(|f| finding_line(&name, f)).collect();
+            let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+            if a.json {
+                println!(
+                    "{}",
+                    json!({
+                        "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
+                        "file_id": run.file_id, "sha256": run.sha256, "format": "nacha", "tenant": g.tenant,
+                        "records": run.records, "posted": 0, "duplicates": 0, "conflicts": 0, "held": 0,
+                        "errors": errors, "warnings": findings.len() - errors, "bytes": bytes, "seconds": secs,
+                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                    })
+                );
+            } else {
+                for f in &findings {
+                    eprintln!("{}", finding_line(&name, f));
+                }
+                eprintln!(
+                    "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
+                    if run.run_id > 0 { format!(" (run {})", run.run_id) } else { String::new() },
+                    findings.len() - errors
+                );
+            }
+        }
+        Err(IngestError::Read { path, source }) => {
+            let msg = format!("cannot read: {source}");
+            report_unreadable(a, &path, &msg);
+            result.code = exit::REJECTED;
+            result.rejection.push(format!("{path}: {msg}"));
+        }
+        Err(IngestError::Ledger(e)) => {
+            let c = infra_error(&e);
+            if a.json {
+                println!("{}", json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()}));
+            }
+            return FileResult { code: c, stop: true, ..result };
+        }
+        Err(e @ IngestError::Internal(_)) => {
+            eprintln!("clearledger: {name}: {e}");
+            return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+        }
+    }
+    result
 }
 
 fn rate(n: f64, secs: f64) -> f64 {

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod db;
 pub mod generate;
+pub mod inbox;
 pub mod ingest;
 pub mod lookup;
 pub mod report;

@@ -1,0 +1,179 @@
+//! `clearledger ingest --inbox DIR --archive DIR --quarantine DIR`: unattended ingestion
+//! for cron and systemd timers.
+//!
+//! - A file is taken when it is complete: its name does not start with `.` and does not
+//!   end in `.part` or `.tmp` (write to `NAME.part`, then rename), and it was not modified
+//!   in the last `--min-age` seconds. Files are taken in name order.
+//! - Each file is one run. After its transaction committed, the file moves to the archive
+//!   with its per-record report beside it (`NAME.report.csv`); a rejected file moves to the
+//!   quarantine with `NAME.error.txt` beside it. A name already taken gets `.1`, `.2`, ….
+//! - An infrastructure failure stops the pass and leaves the file in the inbox: the next
+//!   pass retries it.
+//! - A crash after the commit but before the move leaves the file in the inbox; the next
+//!   pass finds every record posted (all duplicates) and archives it then. Nothing doubles.
+//! - Two passes on one inbox at once: the second finds the inbox lock (`DIR/.clearledger.lock`,
+//!   an OS file lock released when the process ends, however it ends) and exits 0 at once.
+
+use super::ingest::{ingest_one, IngestArgs};
+use super::{exit, GlobalOpts};
+use crate::ledger::AnyLedger;
+use crate::report::{ReportFormat, ReportWriter};
+use serde_json::json;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+fn complete_files(inbox: &Path, min_age: Duration) -> std::io::Result<(Vec<PathBuf>, usize)> {
+    let mut files = Vec::new();
+    let mut incomplete = 0;
+    let now = SystemTime::now();
+    for entry in fs::read_dir(inbox)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let meta = entry.metadata()?;
+        if !meta.is_file() || name.starts_with('.') {
+            continue;
+        }
+        let young = meta.modified().ok().and_then(|m| now.duration_since(m).ok()).is_none_or(|age| age < min_age);
+        if name.ends_with(".part") || name.ends_with(".tmp") || young {
+            incomplete += 1;
+            continue;
+        }
+        files.push(entry.path());
+    }
+    files.sort();
+    Ok((files, incomplete))
+}
+
+/// `dir/name`, or `dir/name.1`, `dir/name.2`, … whichever is free.
+fn free_name(dir: &Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if !first.exists() {
+        return first;
+    }
+    (1..).map(|i| dir.join(format!("{name}.{i}"))).find(|p| !p.exists()).expect("a free name")
+}
+
+/// Moves a file, across file systems if need be (copy, sync, remove).
+fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    match fs::rename(from, to) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            fs::copy(from, to)?;
+            fs::File::open(to)?.sync_all()?;
+            fs::remove_file(from)
+        }
+    }
+}
+
+pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: &Path) -> u8 {
+    let (Some(archive), Some(quarantine)) = (&a.archive, &a.quarantine) else {
+        eprintln!("clearledger: --inbox needs --archive and --quarantine");
+        return exit::USAGE;
+    };
+    for d in [archive, quarantine] {
+        if let Err(e) = fs::create_dir_all(d) {
+            eprintln!("clearledger: cannot create {}: {e}", d.display());
+            return exit::INFRASTRUCTURE;
+        }
+    }
+    let lock = match fs::OpenOptions::new().create(true).truncate(false).write(true).open(inbox.join(".clearledger.lock")) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("clearledger: cannot open the inbox {}: {e}", inbox.display());
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            tracing::info!(inbox = %inbox.display(), "another clearledger pass holds the inbox; nothing to do");
+            if !g.quiet {
+                eprintln!("clearledger: another clearledger pass holds {}; nothing to do", inbox.display());
+            }
+            return exit::OK;
+        }
+        Err(fs::TryLockError::Error(e)) => {
+            eprintln!("clearledger: cannot lock the inbox {}: {e}", inbox.display());
+            return exit::INFRASTRUCTURE;
+        }
+    }
+    let (files, incomplete) = match complete_files(inbox, Duration::from_secs(a.min_age)) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("clearledger: cannot list the inbox {}: {e}", inbox.display());
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let (mut archived, mut attention, mut quarantined) = (0, 0, 0);
+    let mut code = exit::OK;
+    for path in &files {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp_report = archive.join(format!(".{name}.report.csv.part"));
+        let mut writer = match fs::File::create(&tmp_report).and_then(|f| ReportWriter::new(ReportFormat::Csv, Box::new(f), false)) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("clearledger: cannot write a report in {}: {e}", archive.display());
+                return code.max(exit::INFRASTRUCTURE);
+            }
+        };
+        let r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
+        code = code.max(r.code);
+        if r.stop {
+            let _ = fs::remove_file(&tmp_report);
+            tracing::warn!(file = %path.display(), "infrastructure failure: file left in the inbox for the next pass");
+            break;
+        }
+        if r.code == exit::REJECTED {
+            let _ = fs::remove_file(&tmp_report);
+            let dest = free_name(quarantine, &name);
+            let dest_name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let note = quarantine.join(format!("{dest_name}.error.txt"));
+            let text = format!(
+                "{name}: rejected at {}{}; nothing posted\n{}\n",
+                chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                r.run_id.map(|id| format!(" (run {id})")).unwrap_or_default(),
+                r.rejection.join("\n")
+            );
+            let res = fs::File::create(&note).and_then(|mut f| f.write_all(text.as_bytes())).and_then(|_| move_file(path, &dest));
+            if let Err(e) = res {
+                eprintln!("clearledger: cannot quarantine {}: {e}", path.display());
+                return code.max(exit::INFRASTRUCTURE);
+            }
+            tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
+            quarantined += 1;
+            continue;
+        }
+        if let Err(e) = writer.finish() {
+            eprintln!("clearledger: cannot write the report of {}: {e}", path.display());
+            return code.max(exit::INFRASTRUCTURE);
+        }
+        let dest = free_name(archive, &name);
+        let dest_name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let res = move_file(path, &dest).and_then(|_| fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv"))));
+        if let Err(e) = res {
+            eprintln!("clearledger: cannot archive {}: {e}", path.display());
+            return code.max(exit::INFRASTRUCTURE);
+        }
+        tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
+        archived += 1;
+        if r.code == exit::ATTENTION {
+            attention += 1;
+        }
+    }
+    if a.json {
+        println!(
+            "{}",
+            json!({"inbox": inbox.display().to_string(), "taken": archived + quarantined, "archived": archived,
+                   "needs_attention": attention, "quarantined": quarantined, "incomplete_skipped": incomplete})
+        );
+    } else if !g.quiet {
+        println!(
+            "inbox {}: {} files taken: {archived} archived ({attention} need attention), {quarantined} quarantined; {incomplete} incomplete files left for later",
+            inbox.display(),
+            archived + quarantined
+        );
+    }
+    code
+}
