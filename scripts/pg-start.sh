@@ -52,8 +52,13 @@ else
     psqlcmd=(psql -qAt "$url")
 fi
 
-# Drop the databases an interrupted run left behind.
+# Drop the databases an interrupted run left behind: cl_test_PID_N whose test process PID
+# is gone (a suite running beside this one keeps its databases).
 for db in $("${psqlcmd[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datname LIKE 'cl\_test\_%'" 2>/dev/null || true); do
+    pid=$(echo "$db" | cut -d_ -f3)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        continue
+    fi
     "${psqlcmd[@]}" -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >&2 || true
 done
 
