@@ -1,0 +1,136 @@
+//! A bounded, deterministic mutation fuzzer on the stable toolchain (the cargo-fuzz targets
+//! in fuzz/ need nightly). Mutates the samples and the corpus files (bit flips, byte
+//! insertions and deletions, truncations, spliced records) and checks that the reader never
+//! panics, that findings stay bounded, and that reading the same bytes through 1-byte and
+//! 7-byte reads gives exactly the same result as one big read.
+//! `CLEARLEDGER_FUZZ_ITERS=N` runs longer (default 1,500).
+
+mod common;
+
+use clearledger::formats::nacha::{self, ValidateOptions};
+use std::io::Read;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+struct Trickle<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+impl Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.chunk.min(out.len()).min(self.data.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+fn seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![common::samples()];
+    if let Some(c) = common::corpus() {
+        for d in ["ach/valid", "ach/invalid", "ach/lenient"] {
+            dirs.push(c.join(d));
+        }
+    }
+    for d in dirs {
+        for e in std::fs::read_dir(d).unwrap() {
+            out.push(std::fs::read(e.unwrap().path()).unwrap());
+        }
+    }
+    out
+}
+
+fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut d = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        match rng.below(6) {
+            0 if !d.is_empty() => {
+                let i = rng.below(d.len());
+                d[i] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let i = rng.below(d.len() + 1);
+                let b = [b'0', b'9', b' ', b'\n', b'\r', 0, 0xFF, b'6', b'7', b'8'][rng.below(10)];
+                d.insert(i, b);
+            }
+            2 if !d.is_empty() => {
+                let i = rng.below(d.len());
+                d.remove(i);
+            }
+            3 => {
+                let n = rng.below(d.len() + 1);
+                d.truncate(n);
+            }
+            4 => {
+                // Splice a 95-byte slice of another file in.
+                let other = &seeds[rng.below(seeds.len())];
+                if other.len() > 95 {
+                    let s = rng.below(other.len() - 95);
+                    let at = rng.below(d.len() + 1);
+                    d.splice(at..at, other[s..s + 95].iter().copied());
+                }
+            }
+            _ => {
+                // Duplicate a line.
+                if d.len() > 95 {
+                    let s = rng.below(d.len() / 95) * 95;
+                    let line = d[s..(s + 95).min(d.len())].to_vec();
+                    d.splice(s..s, line);
+                }
+            }
+        }
+    }
+    d
+}
+
+fn summary_key(r: &nacha::ReadResult) -> String {
+    format!("{:?}|{}|{}|{}|{}", r.summary.findings, r.summary.entries, r.summary.addenda, r.bytes, hex::encode(r.sha256))
+}
+
+#[test]
+fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
+    let iters: usize = std::env::var("CLEARLEDGER_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_500);
+    let seeds = seeds();
+    let mut rng = Rng(0xC1EA_12);
+    let mut rejected = 0;
+    for i in 0..iters {
+        let seed = &seeds[rng.below(seeds.len())];
+        let data = mutate(&mut rng, seed, &seeds);
+        let whole = nacha::check(&data[..], ValidateOptions::default()).unwrap();
+        assert!(whole.summary.findings.len() <= nacha::assemble::FINDINGS_MAX + 8);
+        if whole.summary.errors() > 0 {
+            rejected += 1;
+        }
+        if i % 5 == 0 {
+            for chunk in [1, 7] {
+                let r = nacha::check(Trickle { data: &data, chunk }, ValidateOptions::default()).unwrap();
+                assert_eq!(summary_key(&r), summary_key(&whole), "iteration {i}, chunk {chunk}");
+            }
+        }
+    }
+    eprintln!("fuzz smoke: {iters} mutated files, {rejected} rejected, none panicked");
+    assert!(rejected > iters / 2, "most mutations must be caught: {rejected} of {iters}");
+}
+
+/// Inputs that once broke something, kept as named regressions.
+#[test]
+fn regressions() {
+    // A record of 94 bytes followed by a lone CR at the end of the input.
+    let mut d = vec![b'1'; 94];
+    d.push(b'\r');
+    let r = nacha::check(&d[..], ValidateOptions::default()).unwrap();
+    assert_eq!(r.summary.records, 1);
+}

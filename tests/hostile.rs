@@ -1,0 +1,138 @@
+//! Hostile and broken input: each case gets a clear error naming the file and the
+//! position, nothing is posted, memory stays bounded, no panic.
+
+mod common;
+
+use clearledger::formats::nacha::{self, FindingCode, Severity, ValidateOptions};
+use common::{samples, TestDb};
+use std::io::Read;
+
+fn payroll() -> Vec<u8> {
+    std::fs::read(samples().join("ppd-payroll-credits.ach")).unwrap()
+}
+
+/// `ingest` must reject the bytes: exit 3, nothing posted, no panic; returns stderr.
+fn rejected(db: &TestDb, name: &str, bytes: &[u8]) -> String {
+    let path = db.file(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{name}: {}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert!(out.stderr.contains(name), "the error names the file: {}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0, "{name}: nothing posted");
+    out.stderr
+}
+
+#[test]
+fn truncated_mid_record() {
+    let db = TestDb::sqlite();
+    let data = payroll();
+    let err = rejected(&db, "truncated.ach", &data[..300]);
+    // Line 4 is cut 15 bytes in; the file then ends without its controls.
+    assert!(err.contains("truncated.ach:4: warning [trimmed_record] record 3, byte 285: expected 94 bytes (padded with trailing blanks), found \"15 bytes\""), "{err}");
+    assert!(err.contains("truncated.ach:4: error [batch_not_closed] record 4, byte 300"), "{err}");
+    assert!(err.contains("truncated.ach:4: error [missing_file_control] record 4, byte 300"), "{err}");
+}
+
+#[test]
+fn binary_and_nul_and_ebcdic_bytes() {
+    let db = TestDb::sqlite();
+    let mut bin = Vec::new();
+    let mut x: u32 = 7;
+    for _ in 0..10_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        bin.push((x >> 16) as u8);
+    }
+    let err = rejected(&db, "random.bin", &bin);
+    assert!(err.contains("error [non_ascii_byte]"), "{err}");
+
+    let mut nul = payroll();
+    nul[2 * 95 + 60] = 0; // in the first entry's individual name
+    let err = rejected(&db, "nul.ach", &nul);
+    assert!(err.contains("nul.ach:3: error [non_ascii_byte] record 2, byte 190: expected printable ASCII at column 61, found \"\\\\x00\""), "{err}");
+
+    // "PAYROLL" in EBCDIC in the company entry description (columns 54-63 of line 2).
+    let mut ebcdic = payroll();
+    ebcdic[95 + 53..95 + 60].copy_from_slice(&[0xD7, 0xC1, 0xE8, 0xD9, 0xD6, 0xD3, 0xD3]);
+    let err = rejected(&db, "ebcdic.ach", &ebcdic);
+    assert!(err.contains("ebcdic.ach:2: error [non_ascii_byte] record 1, byte 95: expected printable ASCII at column 54, found \"\\\\xd7\""), "{err}");
+}
+
+#[test]
+fn impossible_dates_and_overflowing_totals() {
+    let db = TestDb::sqlite();
+    let mut d = payroll();
+    d[95 + 69..95 + 75].copy_from_slice(b"260230");
+    let err = rejected(&db, "feb30.ach", &d);
+    assert!(err.contains("feb30.ach:2: error [field_format] record 1, byte 95, batch_header.effective_entry_date (columns 70-75): expected a calendar date YYMMDD, found \"260230\""), "{err}");
+    // Totals that do not fit 64 bits: the file control claims 999,999,999,999 in debits.
+    let mut t = payroll();
+    t[8 * 95 + 31..8 * 95 + 43].copy_from_slice(b"999999999999");
+    let err = rejected(&db, "huge.ach", &t);
+    assert!(err.contains("[total_debit_mismatch] record 8, byte 760, file_control.total_debit_entry_dollar_amount_in_file (columns 32-43): expected 000000000000, found \"999999999999\""), "{err}");
+}
+
+/// A source of `len` bytes of `A` and no newline, generated on the fly.
+struct Endless {
+    left: u64,
+}
+impl Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (buf.len() as u64).min(self.left) as usize;
+        buf[..n].fill(b'A');
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_huge_file_without_newlines_is_read_in_bounded_memory() {
+    // 20 MB by default; 2 GB with CLEARLEDGER_LONG_TESTS=1.
+    let len: u64 = if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() == Ok("1") { 2 << 30 } else { 20 << 20 };
+    let r = nacha::check(Endless { left: len }, ValidateOptions::default()).unwrap();
+    assert_eq!(r.bytes, len);
+    assert_eq!(r.summary.records, len / 94 + u64::from(len % 94 != 0));
+    let f = &r.summary.findings;
+    // The findings stop at the limit: memory does not grow with the file.
+    assert_eq!(f.len(), nacha::assemble::FINDINGS_MAX + 2);
+    assert_eq!(f[0].code, FindingCode::FileHeaderNotFirst);
+    assert_eq!(f[1].code, FindingCode::UnknownRecordType);
+    assert_eq!((f[1].position.line, f[1].position.byte_offset), (1, 0));
+    assert!(f.iter().all(|x| x.severity == Severity::Error));
+}
+
+#[test]
+fn awkward_paths_and_inputs() {
+    let db = TestDb::sqlite();
+    // A name with spaces and non-ASCII characters: ingested, named as it is.
+    let path = db.file("paie décembre 2026.ach");
+    std::fs::write(&path, payroll()).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("paie décembre 2026.ach: run 1 completed"), "{}", out.stdout);
+    assert_eq!(db.rows("SELECT source_name FROM runs")[0][0], path.display().to_string());
+    // No read permission (meaningless as root, who reads everything: said, not skipped silently).
+    let secret = db.file("secret.ach");
+    std::fs::write(&secret, payroll()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&secret).is_ok() {
+        eprintln!("no-read-permission case not checkable: running as root");
+    } else {
+        let out = db.cl(&["ingest", secret.to_str().unwrap()]);
+        assert_eq!(out.code, 3);
+        assert!(out.stderr.contains("secret.ach: rejected: cannot read: Permission denied"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn a_read_only_database_is_an_infrastructure_failure() {
+    let db = TestDb::sqlite();
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    let ro = format!("{}?mode=ro", db.url);
+    let out = common::run(&["--db", &ro, "ingest", samples().join("ppd-payroll-credits.ach").to_str().unwrap()], &[]);
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("infrastructure failure (safe to retry)"), "{}", out.stderr);
+    assert!(out.stderr.contains("readonly database"), "{}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
+}
