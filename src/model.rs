@@ -53,7 +53,7 @@ pub struct PostingRecord {
     pub debit_account: String,
     pub credit_account: String,
     pub amount_minor: i64,
-    pub currency: &'static str,
+    pub currency: String,
     pub effective_date: Option<NaiveDate>,
     /// Normalised fields, in a fixed order: what the fingerprint covers and what a
     /// conflict report compares.
@@ -138,7 +138,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         debit_account,
         credit_account,
         amount_minor: e.amount_minor as i64,
-        currency: "USD",
+        currency: "USD".to_string(),
         effective_date: e.effective_entry_date,
         fields,
         fingerprint,
@@ -230,5 +230,117 @@ mod tests {
         let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
         let new = f(&[("amount", "1251"), ("account", "123"), ("addenda", "705X")]);
         assert_eq!(differing_fields(old, &new), vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]);
+    }
+}
+
+/// ISO 20022 identities and keys (PRINCIPLES.md §3, §4):
+/// - `file_id`: `iso:{message kind}:{sender}:{MsgId}` — the first Document's MsgId, scoped
+///   by its sender (pacs: the instructing agent's BIC; pain.001: the initiating party's
+///   identification, else its name);
+/// - a transaction's posting key, unique within `(tenant, operation)` where the operation is
+///   the message kind (`pain.001`, `pacs.008`, `pacs.004`), in order of preference:
+///   1. `uetr:{UETR}`, when the transaction carries one;
+///   2. `e2e:{assigner}:{EndToEndId}`, the assigner being the debtor's account at the
+///      debtor agent (`{BIC}/{account}`), else the sender: two originators using the same
+///      EndToEndId are two intents;
+///   3. the literal `NOTPROVIDED` (or nothing) identifies nothing: `{file_id}:{record_no}`,
+///      never deduplicated against another NOTPROVIDED;
+/// - a pacs.004 return: the original payment's key (by OrgnlUETR, else OrgnlEndToEndId with
+///   the original debtor's account and agent) followed by `:return`, so the same return
+///   arriving again, in any file, is one intent.
+pub fn iso_identity(h: &crate::formats::iso20022::IsoHeader) -> FileIdentity {
+    FileIdentity { format: "iso20022", file_id: format!("iso:{}:{}:{}", h.kind.as_str(), h.sender, h.msg_id) }
+}
+
+fn provided(id: &str) -> Option<&str> {
+    let t = id.trim();
+    (!t.is_empty() && !t.eq_ignore_ascii_case("NOTPROVIDED")).then_some(t)
+}
+
+fn e2e_key(agent: &str, account: &str, fallback_party: &str, e2e: &str) -> String {
+    let assigner = if !account.is_empty() { format!("{agent}/{account}") } else if !agent.is_empty() { agent.to_string() } else { fallback_party.to_string() };
+    format!("e2e:{assigner}:{e2e}")
+}
+
+/// The posting key of an ISO 20022 transaction (see [`iso_identity`]).
+pub fn iso_key(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> String {
+    use crate::formats::iso20022::Kind;
+    if tx.kind == Some(Kind::Pacs004) {
+        let original = if let Some(u) = provided(&tx.original_uetr) {
+            Some(format!("uetr:{u}"))
+        } else {
+            provided(&tx.original_end_to_end_id).map(|e| e2e_key(&tx.debtor_agent, &tx.debtor_account, &tx.sender, e))
+        };
+        return match original {
+            Some(o) => format!("{o}:return"),
+            None => format!("{}:{}", file.file_id, tx.record_no),
+        };
+    }
+    if let Some(u) = provided(&tx.uetr) {
+        return format!("uetr:{u}");
+    }
+    if let Some(e) = provided(&tx.end_to_end_id) {
+        return e2e_key(&tx.debtor_agent, &tx.debtor_account, &tx.sender, e);
+    }
+    format!("{}:{}", file.file_id, tx.record_no)
+}
+
+fn iso_account(account: &str, agent: &str, name: &str) -> String {
+    if !account.is_empty() {
+        format!("acct:{account}")
+    } else if !agent.is_empty() {
+        format!("agent:{agent}")
+    } else {
+        format!("party:{name}")
+    }
+}
+
+/// Turns an ISO 20022 transaction into its posting record. A credit transfer debits the
+/// debtor's account and credits the creditor's; a return (pacs.004) moves the money back:
+/// debits the original creditor, credits the original debtor. Accounts are `acct:{IBAN or
+/// other id}`, else `agent:{BIC}`, else `party:{name}`.
+pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> PostingRecord {
+    use crate::formats::iso20022::Kind;
+    let kind = tx.kind.unwrap_or(Kind::Pacs008);
+    let debtor = iso_account(&tx.debtor_account, &tx.debtor_agent, &tx.debtor_name);
+    let creditor = iso_account(&tx.creditor_account, &tx.creditor_agent, &tx.creditor_name);
+    let (debit_account, credit_account) = if kind == Kind::Pacs004 { (creditor, debtor) } else { (debtor, creditor) };
+    let fields: Vec<(&'static str, String)> = vec![
+        ("message", kind.as_str().to_string()),
+        ("instr_id", tx.instr_id.clone()),
+        ("end_to_end_id", tx.end_to_end_id.clone()),
+        ("tx_id", tx.tx_id.clone()),
+        ("uetr", tx.uetr.clone()),
+        ("amount", tx.amount_minor.to_string()),
+        ("currency", tx.currency.clone()),
+        ("date", tx.date.map(|d| d.to_string()).unwrap_or_default()),
+        ("debtor_name", tx.debtor_name.clone()),
+        ("debtor_account", tx.debtor_account.clone()),
+        ("debtor_agent", tx.debtor_agent.clone()),
+        ("creditor_name", tx.creditor_name.clone()),
+        ("creditor_account", tx.creditor_account.clone()),
+        ("creditor_agent", tx.creditor_agent.clone()),
+        ("remittance", tx.remittance.clone()),
+        ("original_end_to_end_id", tx.original_end_to_end_id.clone()),
+        ("original_uetr", tx.original_uetr.clone()),
+        ("original_tx_id", tx.original_tx_id.clone()),
+        ("return_reason", tx.return_reason.clone()),
+    ];
+    let fingerprint = fingerprint("iso20022-tx-v1", &fields);
+    let trace = [&tx.uetr, &tx.end_to_end_id, &tx.original_uetr, &tx.original_end_to_end_id]
+        .into_iter()
+        .find_map(|s| provided(s).map(str::to_string));
+    PostingRecord {
+        record_no: tx.record_no,
+        operation: kind.as_str(),
+        posting_key: iso_key(file, tx),
+        trace_number: trace,
+        debit_account,
+        credit_account,
+        amount_minor: tx.amount_minor,
+        currency: tx.currency.clone(),
+        effective_date: tx.date,
+        fields,
+        fingerprint,
     }
 }

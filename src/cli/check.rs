@@ -26,14 +26,33 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();
-        let res = if name == "-" {
-            nacha::check(std::io::stdin().lock(), opts)
+        let source: std::io::Result<Box<dyn std::io::Read>> = if name == "-" {
+            Ok(Box::new(std::io::stdin().lock()))
         } else {
             match std::fs::metadata(file) {
                 Ok(m) if m.is_dir() => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file")),
-                _ => std::fs::File::open(file).and_then(|f| nacha::check(f, opts)),
+                _ => std::fs::File::open(file).map(|f| Box::new(f) as Box<dyn std::io::Read>),
             }
         };
+        let mut source = match source {
+            Ok(s) => std::io::BufReader::with_capacity(256 * 1024, s),
+            Err(e) => {
+                if a.json {
+                    println!("{}", json!({"file": name, "status": "unreadable", "error": e.to_string()}));
+                } else {
+                    eprintln!("{name}: cannot read: {e}");
+                }
+                code = code.max(exit::REJECTED);
+                continue;
+            }
+        };
+        use std::io::BufRead;
+        let format = source.fill_buf().map(crate::ingest::FileFormat::sniff).unwrap_or(crate::ingest::FileFormat::Nacha);
+        if format == crate::ingest::FileFormat::Iso20022 {
+            code = code.max(check_iso(g, a, &name, source));
+            continue;
+        }
+        let res = nacha::check(source, opts);
         let r = match res {
             Ok(r) => r,
             Err(e) => {
@@ -76,4 +95,43 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
         }
     }
     code
+}
+
+fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Read) -> u8 {
+    use crate::formats::iso20022::{self, IsoEvent};
+    let mut header = None;
+    let mut amounts: std::collections::BTreeMap<String, i64> = Default::default();
+    let r = match iso20022::read_file(source, &mut |ev| match ev {
+        IsoEvent::Header(h) => header = Some(crate::model::iso_identity(&h).file_id),
+        IsoEvent::Transaction(t) => *amounts.entry(t.currency.clone()).or_default() += t.amount_minor,
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{name}: cannot read: {e}");
+            return exit::REJECTED;
+        }
+    };
+    let errors = r.errors();
+    let warnings = r.findings.len() - errors;
+    let status = if errors > 0 { "invalid" } else if warnings > 0 { "valid_with_warnings" } else { "valid" };
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "file": name, "status": status, "format": "iso20022", "file_id": header,
+                "sha256": hex::encode(r.sha256), "bytes": r.bytes, "documents": r.documents,
+                "transactions": r.transactions, "total_minor_by_currency": amounts,
+                "errors": errors, "warnings": warnings,
+                "findings": r.findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        for f in &r.findings {
+            println!("{}", finding_line(name, f));
+        }
+        if !g.quiet {
+            println!("{name}: {status}: {} documents, {} transactions; {errors} errors, {warnings} warnings", r.documents, r.transactions);
+        }
+    }
+    if errors > 0 { exit::REJECTED } else if warnings > 0 { exit::ATTENTION } else { exit::OK }
 }

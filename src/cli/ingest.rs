@@ -2,12 +2,12 @@
 
 use super::{exit, infra_error, GlobalOpts};
 use crate::formats::nacha::{Finding, Severity};
-use crate::ingest::{ingest_nacha, IngestError, IngestOptions, IngestOutcome, Input};
+use crate::ingest::{ingest_file, FileFormat, IngestError, IngestOptions, IngestOutcome, Input};
 use crate::ledger::{self, AnyLedger, Ledger};
 use crate::report::{finding_line, JsonFinding, ReportFormat, ReportWriter};
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -35,7 +35,8 @@ pub struct IngestArgs {
     /// Inbox mode: skip files modified less than this many seconds ago (still being written).
     #[arg(long, value_name = "SECONDS", default_value_t = 2)]
     pub min_age: u64,
-    /// Input format (auto: NACHA unless the file looks like XML, which this version refuses).
+    /// Input format (auto: ISO 20022 when the file starts with `<` after an optional BOM,
+    /// NACHA otherwise).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,
@@ -63,15 +64,19 @@ pub struct IngestArgs {
 pub enum Format {
     Auto,
     Nacha,
+    Iso20022,
 }
 
-fn looks_like_xml(path: &std::path::Path) -> bool {
-    let mut head = [0u8; 64];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
-    let s = &head[..n];
-    let s = s.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(s);
-    s.trim_ascii_start().starts_with(b"<")
+impl Format {
+    pub fn file_format(self) -> Option<FileFormat> {
+        match self {
+            Format::Auto => None,
+            Format::Nacha => Some(FileFormat::Nacha),
+            Format::Iso20022 => Some(FileFormat::Iso20022),
+        }
+    }
 }
+
 
 pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     let url = g.db_url();
@@ -135,18 +140,12 @@ pub async fn ingest_one(
         tenant: g.tenant.clone(),
         dry_run: a.dry_run,
         validate: crate::formats::nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check },
+        format: a.format.file_format(),
     };
     let now = || chrono::Utc::now();
     let mut result = FileResult { code: exit::OK, stop: false, run_id: None, rejection: Vec::new() };
     let input = if file.as_os_str() == "-" { Input::Stdin } else { Input::Path(file.to_path_buf()) };
     let name = input.name();
-    if a.format == Format::Auto && matches!(input, Input::Path(_)) && looks_like_xml(file) {
-        let msg = "the file looks like XML (ISO 20022); this version ingests NACHA only";
-        report_unreadable(a, &name, msg);
-        result.code = exit::REJECTED;
-        result.rejection.push(msg.to_string());
-        return result;
-    }
     let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new(0);
         pb.set_style(
@@ -161,7 +160,7 @@ pub async fn ingest_one(
     // run back; a file on disk can be read again, so the run is retried, bounded.
     let mut attempt = 1;
     let res = loop {
-        let res = ingest_nacha(ledger, &input, &opts, &now, progress.clone()).await;
+        let res = ingest_file(ledger, &input, &opts, &now, progress.clone()).await;
         match &res {
             Err(IngestError::Ledger(e)) if e.is_retryable() && attempt < RUN_ATTEMPTS_MAX && matches!(input, Input::Path(_)) => {
                 tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");

@@ -1,3 +1,4 @@
 //! Pure parsers: bytes in, records with positions out. No database, no async.
 
+pub mod iso20022;
 pub mod nacha;

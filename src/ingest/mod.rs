@@ -10,11 +10,12 @@
 //! - any error finding: the transaction is rolled back (nothing posted) and the
 //!   rejection with all its findings is journaled in a small transaction of its own.
 
+use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event, Finding, Severity};
 use crate::ledger::{Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart};
-use crate::model::{nacha_posting, FileIdentity, PostingRecord};
+use crate::model::{iso_identity, iso_posting, nacha_posting, FileIdentity, PostingRecord};
 use chrono::{DateTime, Utc};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc;
 
@@ -73,6 +74,58 @@ pub struct IngestOptions {
     pub tenant: String,
     pub dry_run: bool,
     pub validate: nacha::ValidateOptions,
+    /// `None`: detected from the first bytes (see [`FileFormat::sniff`]).
+    pub format: Option<FileFormat>,
+}
+
+/// The formats read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Nacha,
+    Iso20022,
+}
+
+impl FileFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileFormat::Nacha => "nacha",
+            FileFormat::Iso20022 => "iso20022",
+        }
+    }
+    /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; anything else is
+    /// read as NACHA.
+    pub fn sniff(head: &[u8]) -> Self {
+        let h = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+        if h.trim_ascii_start().starts_with(b"<") { FileFormat::Iso20022 } else { FileFormat::Nacha }
+    }
+}
+
+/// What the parser thread learned of the whole file.
+#[derive(Debug)]
+pub struct ParseDone {
+    pub format: FileFormat,
+    pub findings: Vec<Finding>,
+    pub sha256: [u8; 32],
+    pub bytes: u64,
+    pub records: u64,
+}
+
+/// Counts the bytes read, for the progress bar.
+struct Counted<R> {
+    inner: R,
+    bytes: u64,
+    progress: Option<indicatif::ProgressBar>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        if let Some(pb) = &self.progress {
+            pb.set_position(self.bytes);
+        }
+        Ok(n)
+    }
 }
 
 /// How a file's ingest ended.
@@ -90,12 +143,12 @@ pub enum IngestOutcome {
 enum Msg {
     Header(FileIdentity),
     Records(Vec<PostingRecord>),
-    Done(std::io::Result<nacha::ReadResult>),
+    Done(std::io::Result<ParseDone>),
 }
 
-/// Ingests one NACHA file. `now` is the clock (passed in so runs are reproducible in
+/// Ingests one file (NACHA or ISO 20022). `now` is the clock (passed in so runs are reproducible in
 /// tests); `progress` is told the bytes read so far.
-pub async fn ingest_nacha<L: Ledger>(
+pub async fn ingest_file<L: Ledger>(
     ledger: &mut L,
     input: &Input,
     opts: &IngestOptions,
@@ -112,8 +165,8 @@ pub async fn ingest_nacha<L: Ledger>(
     let parser = std::thread::Builder::new()
         .name("nacha-parser".into())
             .spawn({
-            let validate = opts.validate;
-            move || parse_thread(source, validate, tx, progress)
+            let (validate, format) = (opts.validate, opts.format);
+            move || parse_thread(source, format, validate, tx, progress)
         })
         .map_err(|e| IngestError::Internal(format!("cannot start the parser thread: {e}")))?;
 
@@ -161,7 +214,9 @@ pub async fn ingest_nacha<L: Ledger>(
         }
     };
     let sha256 = hex::encode(read.sha256);
-    let findings = read.summary.findings;
+    let format = read.format.as_str();
+    let records = read.records;
+    let findings = read.findings;
     let has_errors = findings.iter().any(|f| f.severity == Severity::Error);
     if has_errors || run.is_none() {
         let file_id = run.as_ref().map(|r| r.file.file_id.clone());
@@ -171,12 +226,12 @@ pub async fn ingest_nacha<L: Ledger>(
         let rejection = Rejection {
             tenant: opts.tenant.clone(),
             file_id,
-            format: "nacha",
+            format,
             sha256,
             source_name: name,
             started_at,
             finished_at: now(),
-            records: read.summary.entries,
+            records,
             findings: findings.clone(),
         };
         if opts.dry_run {
@@ -186,12 +241,12 @@ pub async fn ingest_nacha<L: Ledger>(
                 tenant: rejection.tenant,
                 file_id: rejection.file_id,
                 sha256: rejection.sha256,
-                format: "nacha".into(),
+                format: format.into(),
                 source_name: rejection.source_name,
                 started_at: String::new(),
                 finished_at: None,
                 status: "rejected".into(),
-                records: read.summary.entries as i64,
+                records: records as i64,
                 posted: 0,
                 duplicates: 0,
                 conflicts: 0,
@@ -224,41 +279,78 @@ pub async fn ingest_nacha<L: Ledger>(
     Ok(IngestOutcome::Completed { run: info, findings, bytes: read.bytes })
 }
 
-fn parse_thread(source: Box<dyn Read + Send>, validate: nacha::ValidateOptions, tx: mpsc::Sender<Msg>, progress: Option<indicatif::ProgressBar>) {
+fn parse_thread(
+    source: Box<dyn Read + Send>,
+    format: Option<FileFormat>,
+    validate: nacha::ValidateOptions,
+    tx: mpsc::Sender<Msg>,
+    progress: Option<indicatif::ProgressBar>,
+) {
+    let mut source = BufReader::with_capacity(256 * 1024, Counted { inner: source, bytes: 0, progress });
+    let format = match format {
+        Some(f) => f,
+        None => match source.fill_buf() {
+            Ok(head) => FileFormat::sniff(head),
+            Err(e) => {
+                let _ = tx.blocking_send(Msg::Done(Err(e)));
+                return;
+            }
+        },
+    };
     let mut file: Option<FileIdentity> = None;
     let mut chunk: Vec<PostingRecord> = Vec::with_capacity(CHUNK_RECORDS);
     let mut receiver_gone = false;
-    let res = {
-        let mut on_event = |ev: Event| {
-            if receiver_gone {
-                return;
-            }
-            match ev {
-                Event::Header(h) => {
-                    if file.is_none() {
-                        let id = FileIdentity::nacha(&h);
-                        file = Some(id.clone());
-                        receiver_gone = tx.blocking_send(Msg::Header(id)).is_err();
-                    }
-                }
+    // Sends the identity once, and full chunks as they fill.
+    let send_header = |id: FileIdentity, file: &mut Option<FileIdentity>, gone: &mut bool| {
+        if file.is_none() && !*gone {
+            *file = Some(id.clone());
+            *gone = tx.blocking_send(Msg::Header(id)).is_err();
+        }
+    };
+    let flush = |chunk: &mut Vec<PostingRecord>, gone: &mut bool, tx: &mpsc::Sender<Msg>| {
+        if chunk.len() >= CHUNK_RECORDS && !*gone {
+            let full = std::mem::replace(chunk, Vec::with_capacity(CHUNK_RECORDS));
+            *gone = tx.blocking_send(Msg::Records(full)).is_err();
+        }
+    };
+    let res: std::io::Result<ParseDone> = match format {
+        FileFormat::Nacha => {
+            let mut on_event = |ev: Event| match ev {
+                Event::Header(h) => send_header(FileIdentity::nacha(&h), &mut file, &mut receiver_gone),
                 Event::Entry(e) => {
                     // Entries before any header belong to a file that will be rejected.
                     if let Some(id) = &file {
                         chunk.push(nacha_posting(id, &e));
-                        if chunk.len() >= CHUNK_RECORDS {
-                            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_RECORDS));
-                            receiver_gone = tx.blocking_send(Msg::Records(full)).is_err();
-                        }
+                        flush(&mut chunk, &mut receiver_gone, &tx);
                     }
                 }
-            }
-        };
-        let mut on_progress = |bytes: u64| {
-            if let Some(pb) = &progress {
-                pb.set_position(bytes);
-            }
-        };
-        nacha::read_file(source, validate, &mut on_event, &mut on_progress)
+            };
+            nacha::read_file(&mut source, validate, &mut on_event, &mut |_| {}).map(|r| ParseDone {
+                format,
+                findings: r.summary.findings,
+                sha256: r.sha256,
+                bytes: r.bytes,
+                records: r.summary.entries,
+            })
+        }
+        FileFormat::Iso20022 => {
+            let mut on_event = |ev: IsoEvent| match ev {
+                IsoEvent::Header(h) => send_header(iso_identity(&h), &mut file, &mut receiver_gone),
+                IsoEvent::Transaction(t) => {
+                    if let Some(id) = &file {
+                        chunk.push(iso_posting(id, &t));
+                        flush(&mut chunk, &mut receiver_gone, &tx);
+                    }
+                }
+            };
+            iso20022::read_file(&mut source, &mut on_event).map(|r| ParseDone {
+                format,
+                findings: r.findings,
+                sha256: r.sha256,
+                bytes: r.bytes,
+                records: r.transactions,
+            })
+        }
     };
     if !chunk.is_empty() && !receiver_gone {
         receiver_gone = tx.blocking_send(Msg::Records(chunk)).is_err();

@@ -124,6 +124,9 @@ pub fn finding_line(path: &str, f: &Finding) -> String {
     if let Some(field) = &f.field {
         s.push_str(&format!(", {}.{} (columns {})", field.record, field.name, field.columns()));
     }
+    if let Some(path) = &f.path {
+        s.push_str(&format!(", {path}"));
+    }
     s.push_str(&format!(": expected {}, found {:?}", f.expected, f.found));
     s
 }
@@ -138,6 +141,7 @@ pub struct JsonFinding<'a> {
     pub byte_offset: u64,
     pub field: Option<String>,
     pub columns: Option<String>,
+    pub path: Option<&'a str>,
     pub expected: &'a str,
     pub found: &'a str,
 }
@@ -152,6 +156,7 @@ impl<'a> From<&'a Finding> for JsonFinding<'a> {
             byte_offset: f.position.byte_offset,
             field: f.field.map(|x| format!("{}.{}", x.record, x.name)),
             columns: f.field.map(|x| x.columns()),
+            path: f.path.as_deref(),
             expected: &f.expected,
             found: &f.found,
         }

@@ -121,6 +121,21 @@ pub enum FindingCode {
     BatchCountMismatch,
     BlockCountMismatch,
     AmountOverflow,
+    // ISO 20022 (XML) findings.
+    XmlSyntax,
+    DoctypeForbidden,
+    DepthLimit,
+    SizeLimit,
+    UnsupportedMessage,
+    MissingElement,
+    NbOfTxsMismatch,
+    CtrlSumMismatch,
+    AmountFormat,
+    CurrencyCode,
+    DateFormat,
+    BicFormat,
+    IbanFormat,
+    UetrFormat,
 }
 
 impl FindingCode {
@@ -169,6 +184,20 @@ impl FindingCode {
             BatchCountMismatch => "batch_count_mismatch",
             BlockCountMismatch => "block_count_mismatch",
             AmountOverflow => "amount_overflow",
+            XmlSyntax => "xml_syntax",
+            DoctypeForbidden => "doctype_forbidden",
+            DepthLimit => "depth_limit",
+            SizeLimit => "size_limit",
+            UnsupportedMessage => "unsupported_message",
+            MissingElement => "missing_element",
+            NbOfTxsMismatch => "nb_of_txs_mismatch",
+            CtrlSumMismatch => "ctrl_sum_mismatch",
+            AmountFormat => "amount_format",
+            CurrencyCode => "currency_code",
+            DateFormat => "date_format",
+            BicFormat => "bic_format",
+            IbanFormat => "iban_format",
+            UetrFormat => "uetr_format",
         }
     }
 }
@@ -191,14 +220,21 @@ pub struct Finding {
     pub expected: String,
     /// What the file holds.
     pub found: String,
+    /// XML files: the element path, e.g. `/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[3]/IntrBkSttlmAmt`.
+    pub path: Option<String>,
 }
 
 impl Finding {
     pub fn error(code: FindingCode, position: Position, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Finding { severity: Severity::Error, code, position, field, expected: expected.into(), found: found.into() }
+        Finding { severity: Severity::Error, code, position, field, expected: expected.into(), found: found.into(), path: None }
     }
     pub fn warning(code: FindingCode, position: Position, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Finding { severity: Severity::Warning, code, position, field, expected: expected.into(), found: found.into() }
+        Finding { severity: Severity::Warning, code, position, field, expected: expected.into(), found: found.into(), path: None }
+    }
+    /// The same finding about an XML element path.
+    pub fn at_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
     }
     /// `entry_detail.amount (columns 30-39)` or an empty string.
     pub fn field_label(&self) -> String {

@@ -1,0 +1,458 @@
+//! ISO 20022 payment messages: pain.001, pacs.008, pacs.004.
+//!
+//! Pure: bytes in, transactions and findings (with byte offset, line and element path)
+//! out. The message type and version come from the `Document` element's namespace, never
+//! from `xsi:schemaLocation` or the file name. A Business Application Header before the
+//! Document, an envelope around it, several Documents in one file, namespace prefixes or
+//! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
+//! depth and event size are bounded (see `reader`).
+
+pub mod reader;
+pub mod validate;
+
+use crate::formats::nacha::{Finding, FindingCode, Severity};
+use chrono::NaiveDate;
+use reader::{Block, BlockKind, Pos, WalkEvent};
+use rust_decimal::Decimal;
+use std::io::{BufRead, BufReader, Read};
+use validate::*;
+
+/// The message kinds read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Pain001,
+    Pacs008,
+    Pacs004,
+}
+
+impl Kind {
+    /// The operation keys are scoped to: the message kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Pain001 => "pain.001",
+            Kind::Pacs008 => "pacs.008",
+            Kind::Pacs004 => "pacs.004",
+        }
+    }
+}
+
+/// Versions read, per kind.
+pub const SUPPORTED: &str = "pain.001.001.03 to .12, pacs.008.001.02 to .13, pacs.004.001.02 to .13";
+
+/// `urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08` → (Pacs008, 8).
+pub fn detect(namespace: &str) -> Result<(Kind, u32), String> {
+    let id = namespace.strip_prefix("urn:iso:std:iso:20022:tech:xsd:").unwrap_or(namespace);
+    let parts: Vec<&str> = id.split('.').collect();
+    if parts.len() == 4 {
+        let version: u32 = parts[3].parse().unwrap_or(0);
+        let kind = match (parts[0], parts[1], parts[2]) {
+            ("pain", "001", "001") if (3..=12).contains(&version) => Some(Kind::Pain001),
+            ("pacs", "008", "001") if (2..=13).contains(&version) => Some(Kind::Pacs008),
+            ("pacs", "004", "001") if (2..=13).contains(&version) => Some(Kind::Pacs004),
+            _ => None,
+        };
+        if let Some(k) = kind {
+            return Ok((k, version));
+        }
+    }
+    Err(if namespace.is_empty() { "a Document without namespace".to_string() } else { namespace.to_string() })
+}
+
+/// One transaction, with what its posting needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IsoTx {
+    /// 1-based ordinal of the transaction in the file, across documents.
+    pub record_no: u64,
+    pub byte_offset: u64,
+    pub line: u64,
+    pub path: String,
+    pub kind: Option<Kind>,
+    pub msg_id: String,
+    pub sender: String,
+    pub pmt_inf_id: String,
+    pub instr_id: String,
+    pub end_to_end_id: String,
+    pub tx_id: String,
+    pub uetr: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub date: Option<NaiveDate>,
+    pub debtor_name: String,
+    pub debtor_account: String,
+    pub debtor_agent: String,
+    pub creditor_name: String,
+    pub creditor_account: String,
+    pub creditor_agent: String,
+    pub remittance: String,
+    /// pacs.004: the original transaction's identifiers and parties.
+    pub original_end_to_end_id: String,
+    pub original_uetr: String,
+    pub original_tx_id: String,
+    pub return_reason: String,
+}
+
+/// The file's identity fields: message kind, its sender, its MsgId.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IsoHeader {
+    pub kind: Kind,
+    pub version: u32,
+    pub sender: String,
+    pub msg_id: String,
+}
+
+#[derive(Debug)]
+pub enum IsoEvent {
+    Header(IsoHeader),
+    Transaction(IsoTx),
+}
+
+#[derive(Debug, Default)]
+pub struct IsoSummary {
+    pub findings: Vec<Finding>,
+    pub documents: u64,
+    pub transactions: u64,
+    pub sha256: [u8; 32],
+    pub bytes: u64,
+}
+
+impl IsoSummary {
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+}
+
+const FINDINGS_MAX: usize = 10_000;
+
+struct Doc {
+    kind: Kind,
+    version: u32,
+    path: String,
+    group: Option<Block>,
+    count: u64,
+    sum: Decimal,
+    header_sent: bool,
+}
+
+struct State {
+    findings: Vec<Finding>,
+    doc: Option<Doc>,
+    record_no: u64,
+    documents: u64,
+    stopped: bool,
+    first_header: bool,
+    /// Transactions and amount sum of the open payment information block (pain.001).
+    pmt_count: u64,
+    pmt_sum: Decimal,
+}
+
+impl State {
+    fn push(&mut self, f: Finding) {
+        if self.findings.len() < FINDINGS_MAX {
+            self.findings.push(f);
+        }
+    }
+    fn err(&mut self, code: FindingCode, pos: Pos, path: String, expected: impl Into<String>, found: impl Into<String>) {
+        let f = Finding::error(code, pos.position(self.record_no), None, expected, found).at_path(path);
+        self.push(f);
+    }
+}
+
+fn bic_of(b: &Block, prefix: &str) -> String {
+    b.first(&[&format!("{prefix}/FinInstnId/BICFI"), &format!("{prefix}/FinInstnId/BIC")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+}
+
+fn account_of(b: &Block, prefix: &str) -> String {
+    b.first(&[&format!("{prefix}/Id/IBAN"), &format!("{prefix}/Id/Othr/Id")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+}
+
+fn party_name(b: &Block, prefix: &str) -> String {
+    b.first(&[&format!("{prefix}/Nm"), &format!("{prefix}/Pty/Nm")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+}
+
+/// Checks every BIC, IBAN, UETR and date leaf of a block.
+fn check_leaves(st: &mut State, b: &Block) {
+    for (rel, v, pos) in &b.leaves {
+        let path = format!("{}/{}", b.path, rel);
+        let last = rel.rsplit('/').next().unwrap_or("");
+        match last {
+            "BIC" | "BICFI" | "AnyBIC" | "BICOrBEI" if !is_bic(v) => {
+                st.err(FindingCode::BicFormat, *pos, path, "a BIC (4 letters, 2-letter country, 2 letters or digits, optional 3-character branch)", v.clone())
+            }
+            "IBAN" if !is_iban(v) => st.err(FindingCode::IbanFormat, *pos, path, "an IBAN with valid mod-97 check digits", v.clone()),
+            "UETR" | "OrgnlUETR" if !is_uetr(v) => st.err(FindingCode::UetrFormat, *pos, path, "a UUID v4 in lowercase (8-4-4-4-12)", v.clone()),
+            "IntrBkSttlmDt" | "ReqdExctnDt" | "Dt" if !is_iso_date(v) => {
+                st.err(FindingCode::DateFormat, *pos, path, "an ISO date YYYY-MM-DD", v.clone())
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reads an ISO 20022 file, calling `on_event` for its header (first document) and each
+/// transaction. All findings are in the summary; a file with an error is to be rejected.
+pub fn read_file<R: Read>(source: R, on_event: &mut dyn FnMut(IsoEvent)) -> std::io::Result<IsoSummary> {
+    let source = BufReader::with_capacity(256 * 1024, source);
+    read_buffered(source, on_event)
+}
+
+fn read_buffered<R: BufRead>(source: R, on_event: &mut dyn FnMut(IsoEvent)) -> std::io::Result<IsoSummary> {
+    let mut st = State {
+        findings: Vec::new(),
+        doc: None,
+        record_no: 0,
+        documents: 0,
+        stopped: false,
+        first_header: true,
+        pmt_count: 0,
+        pmt_sum: Decimal::ZERO,
+    };
+    let end = reader::walk(source, &mut |ev| {
+        if st.stopped {
+            return;
+        }
+        match ev {
+            WalkEvent::Document { namespace, path, pos } => match detect(&namespace) {
+                Ok((kind, version)) => {
+                    st.documents += 1;
+                    st.doc = Some(Doc { kind, version, path, group: None, count: 0, sum: Decimal::ZERO, header_sent: false });
+                }
+                Err(found) => {
+                    st.err(FindingCode::UnsupportedMessage, pos, path, format!("a Document namespace of {SUPPORTED}"), found);
+                    st.stopped = true;
+                }
+            },
+            WalkEvent::Block { kind: BlockKind::Group, block, .. } => {
+                let Some(doc) = st.doc.as_mut() else { return };
+                if block.path.ends_with("/GrpHdr") || doc.group.is_none() {
+                    let b = block;
+                    check_leaves_group(&mut st, b);
+                }
+            }
+            WalkEvent::Block { kind: BlockKind::Transaction, block, payment_info } => {
+                transaction(&mut st, &block, payment_info, on_event);
+            }
+            WalkEvent::Block { kind: BlockKind::PaymentInfo, .. } => {}
+            WalkEvent::PaymentInfoEnd(b) => payment_info_end(&mut st, &b),
+            WalkEvent::DocumentEnd => document_end(&mut st),
+        }
+    })?;
+    if let Some(f) = end.fatal {
+        st.findings.push(f);
+    } else if st.documents == 0 && !st.findings.iter().any(|f| f.code == FindingCode::UnsupportedMessage) {
+        st.findings.push(Finding::error(
+            FindingCode::MissingElement,
+            crate::formats::nacha::Position { record_index: 0, line: 1, byte_offset: 0 },
+            None,
+            "a Document element",
+            "none",
+        ));
+    }
+    let _ = &mut st.first_header;
+    Ok(IsoSummary { findings: st.findings, documents: st.documents, transactions: st.record_no, sha256: end.sha256, bytes: end.bytes })
+}
+
+fn check_leaves_group(st: &mut State, b: Block) {
+    check_leaves(st, &b);
+    if b.path.ends_with("/GrpHdr") {
+        if b.get("MsgId").is_none_or(str::is_empty) {
+            st.err(FindingCode::MissingElement, b.pos, format!("{}/MsgId", b.path), "a MsgId", "none");
+        }
+        if let Some((v, pos)) = b.get_pos("NbOfTxs")
+            && !(v.chars().all(|c| c.is_ascii_digit()) && !v.is_empty() && v.len() <= 15)
+        {
+            st.err(FindingCode::NbOfTxsMismatch, pos, format!("{}/NbOfTxs", b.path), "a count of up to 15 digits", v);
+        }
+        if let Some((v, pos)) = b.get_pos("CtrlSum")
+            && parse_decimal(v).is_none()
+        {
+            st.err(FindingCode::AmountFormat, pos, format!("{}/CtrlSum", b.path), "a decimal amount", v);
+        }
+        if let Some(doc) = st.doc.as_mut() {
+            doc.group = Some(b);
+        }
+    }
+}
+
+fn sender_of(kind: Kind, group: &Block, tx: &Block, pmtinf: Option<&Block>) -> String {
+    match kind {
+        Kind::Pain001 => group
+            .first(&["InitgPty/Id/OrgId/AnyBIC", "InitgPty/Id/OrgId/BICOrBEI", "InitgPty/Id/OrgId/Othr/Id", "InitgPty/Id/PrvtId/Othr/Id", "InitgPty/Nm"])
+            .map(|(_, v, _)| v.to_string())
+            .or_else(|| pmtinf.map(|p| bic_of(p, "DbtrAgt")))
+            .unwrap_or_default(),
+        _ => {
+            let g = bic_of(group, "InstgAgt");
+            if !g.is_empty() {
+                return g;
+            }
+            let t = bic_of(tx, "InstgAgt");
+            if !t.is_empty() { t } else { bic_of(tx, "DbtrAgt") }
+        }
+    }
+}
+
+fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut dyn FnMut(IsoEvent)) {
+    let Some(doc) = st.doc.as_ref() else { return };
+    let (kind, version) = (doc.kind, doc.version);
+    let group = doc.group.clone().unwrap_or_default();
+    st.record_no += 1;
+    check_leaves(st, b);
+    let path = b.path.clone();
+    let mut tx = IsoTx {
+        record_no: st.record_no,
+        byte_offset: b.pos.byte_offset,
+        line: b.pos.line,
+        path: path.clone(),
+        kind: Some(kind),
+        msg_id: group.get("MsgId").unwrap_or_default().to_string(),
+        sender: sender_of(kind, &group, b, pmtinf),
+        ..IsoTx::default()
+    };
+    let get = |rel: &str| b.get(rel).unwrap_or_default().to_string();
+    let amount_paths: &[&str] = match kind {
+        Kind::Pain001 => &["Amt/InstdAmt"],
+        Kind::Pacs008 => &["IntrBkSttlmAmt"],
+        Kind::Pacs004 => &["RtrdIntrBkSttlmAmt"],
+    };
+    match b.first(amount_paths) {
+        Some((rel, text, pos)) => {
+            let ccy = b.get(&format!("{rel}@Ccy")).unwrap_or_default().to_string();
+            let apath = format!("{path}/{rel}");
+            if !is_currency(&ccy) {
+                st.err(FindingCode::CurrencyCode, pos, apath.clone(), "an ISO 4217 currency code in @Ccy", ccy.clone());
+            }
+            match parse_amount(text, &ccy) {
+                Ok(minor) => tx.amount_minor = minor,
+                Err(why) => st.err(FindingCode::AmountFormat, pos, apath, why, text),
+            }
+            tx.currency = ccy;
+            if let (Some(doc), Some(d)) = (st.doc.as_mut(), parse_decimal(text)) {
+                doc.sum += d;
+                if pmtinf.is_some() {
+                    st.pmt_sum += d;
+                }
+            }
+        }
+        None => st.err(FindingCode::MissingElement, b.pos, path.clone(), format!("an amount ({})", amount_paths.join(" or ")), "none"),
+    }
+    if let Some(doc) = st.doc.as_mut() {
+        doc.count += 1;
+    }
+    if pmtinf.is_some() {
+        st.pmt_count += 1;
+    }
+    tx.instr_id = get("PmtId/InstrId");
+    tx.end_to_end_id = get("PmtId/EndToEndId");
+    tx.tx_id = get("PmtId/TxId");
+    tx.uetr = get("PmtId/UETR");
+    tx.remittance = b.leaves.iter().filter(|(p, _, _)| p == "RmtInf/Ustrd").map(|(_, v, _)| v.as_str()).collect::<Vec<_>>().join(" ");
+    let date_of = |blk: &Block, rels: &[&str]| blk.first(rels).and_then(|(_, v, _)| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok());
+    match kind {
+        Kind::Pain001 => {
+            if let Some(p) = pmtinf {
+                tx.pmt_inf_id = p.get("PmtInfId").unwrap_or_default().to_string();
+                tx.debtor_name = party_name(p, "Dbtr");
+                tx.debtor_account = account_of(p, "DbtrAcct");
+                tx.debtor_agent = bic_of(p, "DbtrAgt");
+                tx.date = date_of(p, &["ReqdExctnDt", "ReqdExctnDt/Dt"]);
+            }
+            tx.creditor_name = party_name(b, "Cdtr");
+            tx.creditor_account = account_of(b, "CdtrAcct");
+            tx.creditor_agent = bic_of(b, "CdtrAgt");
+        }
+        Kind::Pacs008 => {
+            tx.debtor_name = party_name(b, "Dbtr");
+            tx.debtor_account = account_of(b, "DbtrAcct");
+            tx.debtor_agent = bic_of(b, "DbtrAgt");
+            tx.creditor_name = party_name(b, "Cdtr");
+            tx.creditor_account = account_of(b, "CdtrAcct");
+            tx.creditor_agent = bic_of(b, "CdtrAgt");
+            tx.date = date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
+        }
+        Kind::Pacs004 => {
+            tx.tx_id = get("RtrId");
+            tx.original_end_to_end_id = get("OrgnlEndToEndId");
+            tx.original_uetr = get("OrgnlUETR");
+            tx.original_tx_id = get("OrgnlTxId");
+            tx.return_reason = get("RtrRsnInf/Rsn/Cd");
+            // The original payment's parties, when the return carries them.
+            tx.debtor_name = party_name(b, "OrgnlTxRef/Dbtr");
+            tx.debtor_account = account_of(b, "OrgnlTxRef/DbtrAcct");
+            tx.debtor_agent = bic_of(b, "OrgnlTxRef/DbtrAgt");
+            tx.creditor_name = party_name(b, "OrgnlTxRef/Cdtr");
+            tx.creditor_account = account_of(b, "OrgnlTxRef/CdtrAcct");
+            tx.creditor_agent = bic_of(b, "OrgnlTxRef/CdtrAgt");
+            if tx.debtor_agent.is_empty() {
+                tx.debtor_agent = bic_of(b, "InstdAgt");
+            }
+            if tx.creditor_agent.is_empty() {
+                tx.creditor_agent = bic_of(b, "InstgAgt");
+            }
+            tx.date = date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
+        }
+    }
+    if kind != Kind::Pacs004 && tx.end_to_end_id.is_empty() {
+        st.err(FindingCode::MissingElement, b.pos, format!("{path}/PmtId"), "PmtId/EndToEndId (NOTPROVIDED if none)", "none");
+    }
+    if kind == Kind::Pacs004 && tx.original_end_to_end_id.is_empty() && tx.original_uetr.is_empty() && tx.original_tx_id.is_empty() {
+        st.err(FindingCode::MissingElement, b.pos, path.clone(), "OrgnlEndToEndId, OrgnlUETR or OrgnlTxId", "none");
+    }
+    let doc = st.doc.as_mut().expect("checked");
+    if !doc.header_sent {
+        doc.header_sent = true;
+        if st.first_header {
+            st.first_header = false;
+            on_event(IsoEvent::Header(IsoHeader { kind, version, sender: tx.sender.clone(), msg_id: tx.msg_id.clone() }));
+        }
+    }
+    on_event(IsoEvent::Transaction(tx));
+}
+
+/// NbOfTxs and CtrlSum of a payment information block, against its transactions.
+fn payment_info_end(st: &mut State, p: &Block) {
+    check_leaves(st, p);
+    let (count, sum) = (std::mem::take(&mut st.pmt_count), std::mem::replace(&mut st.pmt_sum, Decimal::ZERO));
+    if let Some((v, pos)) = p.get_pos("NbOfTxs")
+        && v.parse::<u64>().ok() != Some(count)
+    {
+        st.err(FindingCode::NbOfTxsMismatch, pos, format!("{}/NbOfTxs", p.path), format!("{count} (transactions in this PmtInf)"), v);
+    }
+    if let Some((v, pos)) = p.get_pos("CtrlSum")
+        && let Some(d) = parse_decimal(v)
+        && d != sum
+    {
+        st.err(FindingCode::CtrlSumMismatch, pos, format!("{}/CtrlSum", p.path), format!("{} (sum of this PmtInf's amounts)", sum.normalize()), v);
+    }
+}
+
+fn document_end(st: &mut State) {
+    let Some(doc) = st.doc.take() else { return };
+    let Some(g) = doc.group.as_ref() else {
+        st.err(FindingCode::MissingElement, Pos::default(), format!("{}/*/GrpHdr", doc.path), "a group header (GrpHdr)", "none");
+        return;
+    };
+    let gp = g.path.clone();
+    if let Some((v, pos)) = g.get_pos("NbOfTxs")
+        && v.parse::<u64>().ok() != Some(doc.count)
+    {
+        let f = Finding::error(FindingCode::NbOfTxsMismatch, pos.position(doc.count), None, format!("{} (transactions in the message)", doc.count), v)
+            .at_path(format!("{gp}/NbOfTxs"));
+        st.push(f);
+    }
+    if let Some((v, pos)) = g.get_pos("CtrlSum")
+        && let Some(d) = parse_decimal(v)
+        && d != doc.sum
+    {
+        let f = Finding::error(FindingCode::CtrlSumMismatch, pos.position(doc.count), None, format!("{} (sum of the transactions' amounts)", doc.sum.normalize()), v)
+            .at_path(format!("{gp}/CtrlSum"));
+        st.push(f);
+    }
+    if let Some((_, v, pos)) = g.first(&["TtlIntrBkSttlmAmt", "TtlRtrdIntrBkSttlmAmt"])
+        && let Some(d) = parse_decimal(v)
+        && d != doc.sum
+    {
+        let f = Finding::error(FindingCode::CtrlSumMismatch, pos.position(doc.count), None, format!("{} (sum of the transactions' settlement amounts)", doc.sum.normalize()), v)
+            .at_path(format!("{gp}/TtlIntrBkSttlmAmt"));
+        st.push(f);
+    }
+}

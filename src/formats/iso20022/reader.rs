@@ -1,0 +1,341 @@
+//! Streaming XML walk with quick-xml: one reused buffer, bounded depth and event size,
+//! DOCTYPE refused. It cuts the document into *blocks* — the group header, each payment
+//! information (pain.001) and each transaction — and hands each block over as a flat list
+//! of leaves (relative path → text) with their positions, as soon as the block ends.
+
+use crate::formats::nacha::{Finding, FindingCode, Position};
+use quick_xml::events::Event;
+use quick_xml::name::ResolveResult;
+use quick_xml::NsReader;
+use sha2::{Digest, Sha256};
+use std::cell::Cell;
+use std::io::{self, BufRead};
+use std::rc::Rc;
+
+/// Deepest element nesting accepted; ISO 20022 messages stay well under 20.
+pub const DEPTH_MAX: usize = 64;
+/// Largest single XML event (a start tag, a text node): 1 MiB. A text node of 10 MB or a
+/// tag without end is refused before it fills memory.
+pub const EVENT_BYTES_MAX: u64 = 1 << 20;
+/// Leaves kept per block: a transaction has a few dozen.
+pub const LEAVES_PER_BLOCK_MAX: usize = 10_000;
+
+/// Where a block or a leaf sits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pos {
+    pub byte_offset: u64,
+    pub line: u64,
+}
+
+impl Pos {
+    pub fn position(&self, index: u64) -> Position {
+        Position { record_index: index, line: self.line, byte_offset: self.byte_offset }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Group,
+    PaymentInfo,
+    Transaction,
+}
+
+/// One block: its absolute path (with indices) and its leaves.
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    pub path: String,
+    pub pos: Pos,
+    /// (relative path, text, position). Attributes appear as `path@Name`.
+    pub leaves: Vec<(String, String, Pos)>,
+}
+
+impl Block {
+    pub fn get(&self, rel: &str) -> Option<&str> {
+        self.leaves.iter().find(|(p, _, _)| p == rel).map(|(_, v, _)| v.as_str())
+    }
+    pub fn get_pos(&self, rel: &str) -> Option<(&str, Pos)> {
+        self.leaves.iter().find(|(p, _, _)| p == rel).map(|(_, v, pos)| (v.as_str(), *pos))
+    }
+    /// The first of several relative paths present.
+    pub fn first<'a, 'r>(&'a self, rels: &[&'r str]) -> Option<(&'r str, &'a str, Pos)> {
+        rels.iter().find_map(|r| self.get_pos(r).map(|(v, p)| (*r, v, p)))
+    }
+}
+
+/// What the walk reports, in document order.
+pub enum WalkEvent<'a> {
+    /// A `Document` element with its namespace (empty if none).
+    Document { namespace: String, path: String, pos: Pos },
+    Block { kind: BlockKind, block: Block, payment_info: Option<&'a Block> },
+    /// A `PmtInf` ended (its transactions were reported before).
+    PaymentInfoEnd(Block),
+    DocumentEnd,
+}
+
+/// Counts consumed bytes (per event and in all), lines, and hashes the file.
+struct Guard<R> {
+    inner: R,
+    since_reset: Rc<Cell<u64>>,
+    lines: Rc<Cell<u64>>,
+    hasher: Sha256,
+    total: u64,
+}
+
+impl<R: BufRead> io::Read for Guard<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Guard<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.since_reset.get() > EVENT_BYTES_MAX {
+            return Err(io::Error::other(format!("an XML event longer than {EVENT_BYTES_MAX} bytes")));
+        }
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        if let Ok(buf) = self.inner.fill_buf() {
+            let b = &buf[..amt.min(buf.len())];
+            self.hasher.update(b);
+            self.lines.set(self.lines.get() + b.iter().filter(|&&c| c == b'\n').count() as u64);
+        }
+        self.inner.consume(amt);
+        self.since_reset.set(self.since_reset.get() + amt as u64);
+        self.total += amt as u64;
+    }
+}
+
+/// The walk's outcome: SHA-256 and size of the bytes, and a fatal finding if the walk
+/// had to stop (syntax error, DOCTYPE, a limit).
+pub struct WalkEnd {
+    pub sha256: [u8; 32],
+    pub bytes: u64,
+    pub fatal: Option<Finding>,
+}
+
+struct Frame {
+    name: String,
+    index: u32,
+    children: Vec<(String, u32)>,
+    had_child: bool,
+    text: String,
+}
+
+fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Option<BlockKind> {
+    // Depth 2 under Document is the message root's children; 3 is PmtInf's children.
+    match (name, in_document_depth) {
+        ("GrpHdr", 2) => Some(BlockKind::Group),
+        ("OrgnlGrpInf", 2) => Some(BlockKind::Group),
+        ("PmtInf", 2) => Some(BlockKind::PaymentInfo),
+        ("CdtTrfTxInf" | "TxInf", 2) => Some(BlockKind::Transaction),
+        ("CdtTrfTxInf", 3) if parent == Some("PmtInf") => Some(BlockKind::Transaction),
+        _ => None,
+    }
+}
+
+/// Walks `source`, calling `on` for each document, block and end. Stops at the first
+/// fatal problem, reported in the result.
+pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+    let since = Rc::new(Cell::new(0u64));
+    let lines = Rc::new(Cell::new(1u64));
+    let guard = Guard { inner: source, since_reset: since.clone(), lines: lines.clone(), hasher: Sha256::new(), total: 0 };
+    let mut reader = NsReader::from_reader(guard);
+    reader.config_mut().trim_text(true);
+    reader.config_mut().expand_empty_elements = true;
+    let mut buf = Vec::with_capacity(8 * 1024);
+    let mut stack: Vec<Frame> = Vec::new();
+    // Index in `stack` of the Document element, and of the open blocks.
+    let mut document_at: Option<usize> = None;
+    let mut open_block: Option<(BlockKind, usize, Block)> = None;
+    let mut open_pmtinf: Option<(usize, Block)> = None;
+    let mut fatal: Option<Finding> = None;
+    let path_of = |stack: &[Frame]| -> String {
+        let mut s = String::new();
+        for f in stack {
+            s.push('/');
+            s.push_str(&f.name);
+            if f.index > 1 || matches!(f.name.as_str(), "CdtTrfTxInf" | "TxInf" | "PmtInf") {
+                s.push_str(&format!("[{}]", f.index));
+            }
+        }
+        s
+    };
+    loop {
+        since.set(0);
+        let pos = Pos { byte_offset: reader.buffer_position(), line: lines.get() };
+        let ev = match reader.read_resolved_event_into(&mut buf) {
+            Ok(ev) => ev,
+            Err(e) => {
+                let at = Pos { byte_offset: reader.error_position(), line: lines.get() };
+                let code = if e.to_string().contains("longer than") { FindingCode::SizeLimit } else { FindingCode::XmlSyntax };
+                fatal = Some(
+                    Finding::error(code, at.position(0), None, "well-formed XML within the limits", e.to_string())
+                        .at_path(path_of(&stack)),
+                );
+                break;
+            }
+        };
+        match ev {
+            (res, Event::Start(e)) => {
+                if stack.len() >= DEPTH_MAX {
+                    fatal = Some(
+                        Finding::error(FindingCode::DepthLimit, pos.position(0), None, format!("at most {DEPTH_MAX} nested elements"), "deeper nesting")
+                            .at_path(path_of(&stack)),
+                    );
+                    break;
+                }
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                let index = match stack.last_mut() {
+                    Some(parent) => {
+                        parent.had_child = true;
+                        match parent.children.iter_mut().find(|(n, _)| *n == name) {
+                            Some((_, c)) => {
+                                *c += 1;
+                                *c
+                            }
+                            None => {
+                                parent.children.push((name.clone(), 1));
+                                1
+                            }
+                        }
+                    }
+                    None => 1,
+                };
+                let parent_name = stack.last().map(|f| f.name.clone());
+                stack.push(Frame { name: name.clone(), index, children: Vec::new(), had_child: false, text: String::new() });
+                if name == "Document" && document_at.is_none() {
+                    let namespace = match res {
+                        ResolveResult::Bound(ns) => String::from_utf8_lossy(ns.as_ref()).into_owned(),
+                        _ => String::new(),
+                    };
+                    document_at = Some(stack.len() - 1);
+                    on(WalkEvent::Document { namespace, path: path_of(&stack), pos });
+                    continue;
+                }
+                if let Some(d) = document_at {
+                    let depth = stack.len() - 1 - d;
+                    if let Some(kind) = is_block(&name, parent_name.as_deref(), depth) {
+                        let block = Block { path: path_of(&stack), pos, leaves: Vec::new() };
+                        match kind {
+                            BlockKind::PaymentInfo => open_pmtinf = Some((stack.len() - 1, block)),
+                            _ => open_block = Some((kind, stack.len() - 1, block)),
+                        }
+                    }
+                }
+                // Attributes (Ccy="EUR") become leaves `path@Name`.
+                for attr in e.attributes().flatten() {
+                    let key = String::from_utf8_lossy(attr.key.local_name().as_ref()).into_owned();
+                    let qualified = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
+                    if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
+                        continue;
+                    }
+                    let value = attr.unescape_value().map(|v| v.into_owned()).unwrap_or_default();
+                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, &format!("@{key}"), value, pos);
+                }
+            }
+            (_, Event::Text(t)) => {
+                let text = match t.unescape() {
+                    Ok(s) => s.into_owned(),
+                    Err(e) => {
+                        fatal = Some(
+                            Finding::error(FindingCode::XmlSyntax, pos.position(0), None, "text with known entities only", e.to_string())
+                                .at_path(path_of(&stack)),
+                        );
+                        break;
+                    }
+                };
+                if let Some(f) = stack.last_mut() {
+                    f.text.push_str(&text);
+                }
+            }
+            (_, Event::CData(t)) => {
+                if let Some(f) = stack.last_mut() {
+                    f.text.push_str(&String::from_utf8_lossy(&t));
+                }
+            }
+            (_, Event::End(_)) => {
+                let Some(frame) = stack.last() else { continue };
+                if !frame.had_child {
+                    let text = frame.text.clone();
+                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, "", text, pos);
+                }
+                let depth_index = stack.len() - 1;
+                if let Some((kind, at, _)) = &open_block
+                    && *at == depth_index
+                {
+                    let kind = *kind;
+                    let (_, _, block) = open_block.take().expect("checked");
+                    let payment_info = open_pmtinf.as_ref().map(|(_, b)| b);
+                    on(WalkEvent::Block { kind, block, payment_info });
+                }
+                if let Some((at, _)) = &open_pmtinf
+                    && *at == depth_index
+                {
+                    let (_, block) = open_pmtinf.take().expect("checked");
+                    on(WalkEvent::PaymentInfoEnd(block));
+                }
+                if document_at == Some(depth_index) {
+                    document_at = None;
+                    on(WalkEvent::DocumentEnd);
+                }
+                stack.pop();
+            }
+            (_, Event::DocType(_)) => {
+                fatal = Some(
+                    Finding::error(FindingCode::DoctypeForbidden, pos.position(0), None, "no DOCTYPE (entities and external references are refused)", "<!DOCTYPE ...>")
+                        .at_path(path_of(&stack)),
+                );
+                break;
+            }
+            (_, Event::Eof) => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    // Hash the rest of the file too, so the SHA-256 is the file's whatever happened.
+    let mut guard = reader.into_inner();
+    guard.since_reset.set(0);
+    loop {
+        guard.since_reset.set(0);
+        let n = match guard.inner.fill_buf() {
+            Ok(b) => b.len(),
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        guard.consume(n);
+    }
+    Ok(WalkEnd { sha256: guard.hasher.finalize().into(), bytes: guard.total, fatal })
+}
+
+fn add_leaf(
+    stack: &[Frame],
+    open_block: &mut Option<(BlockKind, usize, Block)>,
+    open_pmtinf: &mut Option<(usize, Block)>,
+    suffix: &str,
+    value: String,
+    pos: Pos,
+) {
+    let target = match (open_block.as_mut(), open_pmtinf.as_mut()) {
+        (Some((_, at, b)), _) => Some((*at, b)),
+        (None, Some((at, b))) => Some((*at, b)),
+        _ => None,
+    };
+    let Some((at, block)) = target else { return };
+    if block.leaves.len() >= LEAVES_PER_BLOCK_MAX {
+        return;
+    }
+    let rel: Vec<&str> = stack[at + 1..].iter().map(|f| f.name.as_str()).collect();
+    let mut path = rel.join("/");
+    path.push_str(suffix);
+    block.leaves.push((path, value, pos));
+}

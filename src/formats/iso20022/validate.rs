@@ -1,0 +1,130 @@
+//! Field rules a bank's intake applies to ISO 20022 payments.
+
+use crate::money::minor_exponent;
+use rust_decimal::Decimal;
+use std::str::FromStr;
+
+/// Active ISO 4217 currency codes.
+const ISO_4217: &str = "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD \
+CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD \
+HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD \
+MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG \
+QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD \
+TZS UAH UGX USD UYU UZS VED VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW ZWG";
+
+pub fn is_currency(code: &str) -> bool {
+    code.len() == 3 && ISO_4217.split(' ').any(|c| c == code)
+}
+
+/// An amount in minor units, exactly: at most 18 digits, not negative, no more fraction
+/// digits than the currency has (JPY none). `Err` says what is wrong.
+pub fn parse_amount(text: &str, currency: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let ok_chars = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') && t.matches('.').count() <= 1;
+    if !ok_chars || t.starts_with('.') || t.ends_with('.') {
+        return Err("a decimal amount like 1234.56 (digits, one point, no sign)".into());
+    }
+    let digits = t.chars().filter(char::is_ascii_digit).count();
+    if digits > 18 {
+        return Err("at most 18 digits".into());
+    }
+    let d = Decimal::from_str(t).map_err(|_| "a decimal amount".to_string())?;
+    let exp = minor_exponent(currency);
+    if d.scale() > exp {
+        let frac = t.split('.').nth(1).unwrap_or("");
+        if frac.trim_end_matches('0').len() as u32 > exp {
+            return Err(format!("at most {exp} fraction digits for {currency}"));
+        }
+    }
+    let minor = d * Decimal::from(10i64.pow(exp));
+    let minor = minor.trunc();
+    i64::try_from(minor).map_err(|_| "an amount that fits 18 digits".to_string())
+}
+
+/// A decimal total (CtrlSum) in the smallest unit that shows all its digits, as a Decimal.
+pub fn parse_decimal(text: &str) -> Option<Decimal> {
+    let t = text.trim();
+    if t.is_empty() || t.starts_with('-') || t.starts_with('+') {
+        return None;
+    }
+    Decimal::from_str(t).ok()
+}
+
+/// ISO date YYYY-MM-DD.
+pub fn is_iso_date(text: &str) -> bool {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() && text.len() == 10
+}
+
+/// BIC: 4 letters (institution), 2 letters (country), 2 letters or digits (location),
+/// optionally 3 letters or digits (branch).
+pub fn is_bic(text: &str) -> bool {
+    let b = text.as_bytes();
+    (b.len() == 8 || b.len() == 11)
+        && b[..6].iter().all(u8::is_ascii_uppercase)
+        && b[6..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// IBAN: country, check digits, up to 30 letters or digits, and mod-97 = 1.
+pub fn is_iban(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() < 15 || b.len() > 34 {
+        return false;
+    }
+    if !b[..2].iter().all(u8::is_ascii_uppercase) || !b[2..4].iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    if !b[4..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+        return false;
+    }
+    let mut rem: u32 = 0;
+    for &c in b[4..].iter().chain(b[..4].iter()) {
+        let v = if c.is_ascii_digit() { u32::from(c - b'0') } else { u32::from(c - b'A') + 10 };
+        rem = if v >= 10 { (rem * 100 + v) % 97 } else { (rem * 10 + v) % 97 };
+    }
+    rem == 1
+}
+
+/// UETR: an RFC 4122 UUID, lowercase hex, version 4 (SWIFT gpi).
+pub fn is_uetr(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| {
+            if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_digit() || (b'a'..=b'f').contains(&c) }
+        })
+        && b[14] == b'4'
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_are_exact() {
+        assert_eq!(parse_amount("150.00", "EUR"), Ok(15000));
+        assert_eq!(parse_amount("150", "EUR"), Ok(15000));
+        assert_eq!(parse_amount("0.5", "USD"), Ok(50));
+        assert_eq!(parse_amount("1250", "JPY"), Ok(1250));
+        assert_eq!(parse_amount("12.5", "JPY"), Err("at most 0 fraction digits for JPY".into()));
+        assert_eq!(parse_amount("1.234", "EUR"), Err("at most 2 fraction digits for EUR".into()));
+        assert_eq!(parse_amount("1.230", "EUR"), Ok(123));
+        assert!(parse_amount("-5.00", "EUR").is_err());
+        assert!(parse_amount("12..34", "EUR").is_err());
+        assert!(parse_amount("1234567890123456789", "EUR").is_err());
+        assert_eq!(parse_amount("9999999999999999.99", "EUR"), Ok(999_999_999_999_999_999));
+    }
+
+    #[test]
+    fn codes() {
+        assert!(is_currency("EUR") && is_currency("JPY") && !is_currency("EUX") && !is_currency("eur"));
+        assert!(is_iso_date("2026-11-29") && !is_iso_date("2026-02-30") && !is_iso_date("29.11.2026"));
+        assert!(is_bic("BANKDEFFXXX") && is_bic("CBSBLT26") && !is_bic("BANKDEF") && !is_bic("bankdeff"));
+        assert!(is_iban("DE89370400440532013000"));
+        assert!(is_iban("GB29NWBK60161331926819"));
+        assert!(!is_iban("DE89370400440532013001"));
+        assert!(!is_iban("LT007180000000000000"));
+        assert!(is_uetr("eb6305c9-1f7f-49de-aed0-16487c27b42d"));
+        assert!(!is_uetr("EB6305C9-1F7F-49DE-AED0-16487C27B42D"));
+        assert!(!is_uetr("eb6305c9-1f7f-19de-aed0-16487c27b42d"));
+    }
+}
