@@ -136,3 +136,55 @@ fn a_read_only_database_is_an_infrastructure_failure() {
     assert!(out.stderr.contains("readonly database"), "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
 }
+
+fn xml_rejected(db: &TestDb, name: &str, xml: &[u8]) -> String {
+    let err = rejected(db, name, xml);
+    assert!(err.contains("nothing posted"), "{err}");
+    err
+}
+
+const PACS: &str = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08";
+
+#[test]
+fn hostile_xml_is_refused_safely() {
+    let db = TestDb::sqlite();
+    // Billion laughs: a DOCTYPE with nested entities. Refused at the DOCTYPE, nothing expanded.
+    let laughs = format!(
+        "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]><Document xmlns=\"{PACS}\"><x>&lol2;</x></Document>"
+    );
+    let err = xml_rejected(&db, "laughs.xml", laughs.as_bytes());
+    assert!(err.contains("laughs.xml:1: error [doctype_forbidden] record 0, byte 21, /: expected no DOCTYPE"), "{err}");
+    // XXE: an external entity. Same refusal; the file is never opened.
+    let xxe = format!("<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><Document xmlns=\"{PACS}\">&xxe;</Document>");
+    let err = xml_rejected(&db, "xxe.xml", xxe.as_bytes());
+    assert!(err.contains("[doctype_forbidden]"), "{err}");
+    // An undeclared entity without DOCTYPE: an error, not an empty string.
+    let ent = format!("<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>&xxe;</MsgId></GrpHdr></FIToFICstmrCdtTrf></Document>");
+    let err = xml_rejected(&db, "entity.xml", ent.as_bytes());
+    assert!(err.contains("[xml_syntax]") && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/MsgId"), "{err}");
+    // 10,000 levels deep: refused at the depth limit.
+    let mut deep = format!("<Document xmlns=\"{PACS}\">");
+    for _ in 0..10_000 {
+        deep.push_str("<a>");
+    }
+    let err = xml_rejected(&db, "deep.xml", deep.as_bytes());
+    assert!(err.contains("[depth_limit]") && err.contains("expected at most 64 nested elements"), "{err}");
+    // A 10 MB text node: refused at the event size limit, without holding 10 MB.
+    let mut big = format!("<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>").into_bytes();
+    big.extend(std::iter::repeat_n(b'x', 10 << 20));
+    big.extend_from_slice(b"</MsgId></GrpHdr></FIToFICstmrCdtTrf></Document>");
+    let err = xml_rejected(&db, "big-text.xml", &big);
+    assert!(err.contains("[size_limit]"), "{err}");
+    // Truncated mid-element.
+    let text = std::fs::read(samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let err = xml_rejected(&db, "cut.xml", &text[..1500]);
+    assert!(err.contains("[xml_syntax]") || err.contains("[missing_element]"), "{err}");
+    // An amount that does not fit: 19 digits.
+    let t = String::from_utf8(text.clone()).unwrap().replace(">1250.00<", ">12345678901234567.89<");
+    let err = xml_rejected(&db, "overflow.xml", t.as_bytes());
+    assert!(err.contains("[amount_format]") && err.contains("expected at most 18 digits"), "{err}");
+    // 2026-02-30.
+    let t = String::from_utf8(text).unwrap().replace("<IntrBkSttlmDt>2026-11-30</IntrBkSttlmDt>", "<IntrBkSttlmDt>2026-02-30</IntrBkSttlmDt>");
+    let err = xml_rejected(&db, "feb30.xml", t.as_bytes());
+    assert!(err.contains("[date_format]") && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/IntrBkSttlmDt"), "{err}");
+}

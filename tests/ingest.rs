@@ -331,7 +331,8 @@ fn unreadable_inputs_are_rejected_with_their_path(db: TestDb) {
     std::fs::write(&xml, "<?xml version=\"1.0\"?><Document/>").unwrap();
     let out = db.cl(&["ingest", xml.to_str().unwrap()]);
     assert_eq!(out.code, 3);
-    assert!(out.stderr.contains("looks like XML"), "{}", out.stderr);
+    assert!(out.stderr.contains("[unsupported_message]"), "{}", out.stderr);
+    assert!(out.stderr.contains("found \"a Document without namespace\""), "{}", out.stderr);
     let empty = db.file("empty.ach");
     std::fs::write(&empty, "").unwrap();
     let out = db.cl(&["ingest", empty.to_str().unwrap()]);

@@ -6,7 +6,7 @@ use crate::money::format_minor;
 use clap::Args;
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key"])))]
+#[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key", "uetr", "end_to_end_id"])))]
 pub struct LookupArgs {
     /// By trace number (not unique: every posting carrying it is listed).
     #[arg(long)]
@@ -20,6 +20,12 @@ pub struct LookupArgs {
     /// By posting key.
     #[arg(long)]
     pub key: Option<String>,
+    /// By UETR: the payment and anything derived from it (its return).
+    #[arg(long)]
+    pub uetr: Option<String>,
+    /// By EndToEndId, whoever assigned it (a payment, or a return naming it as original).
+    #[arg(long)]
+    pub end_to_end_id: Option<String>,
     /// One JSON object per posting.
     #[arg(long)]
     pub json: bool,
@@ -32,6 +38,10 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
         Lookup::Source { file_id: f.clone(), record_no: n }
     } else if let Some(k) = &a.key {
         Lookup::PostingKey(k.clone())
+    } else if let Some(u) = &a.uetr {
+        Lookup::Uetr(u.clone())
+    } else if let Some(e) = &a.end_to_end_id {
+        Lookup::EndToEndId(e.clone())
     } else {
         eprintln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
         return exit::USAGE;

@@ -202,6 +202,11 @@ pub struct Posting {
 #[derive(Debug, Clone)]
 pub enum Lookup {
     TraceNumber(String),
+    /// Every posting whose key is the UETR's, or derived from it (`uetr:U`, `uetr:U:return`).
+    Uetr(String),
+    /// Every posting whose EndToEndId (or, for a return, original EndToEndId) is this one,
+    /// whoever assigned it. A scan of the stored details: an operator's tool, not a hot path.
+    EndToEndId(String),
     Source { file_id: String, record_no: i64 },
     PostingKey(String),
 }

@@ -121,6 +121,11 @@ impl PgLedger {
     }
 }
 
+/// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
 /// An earlier posting a record collided with.
 struct Original {
     posting_id: i64,
@@ -319,7 +324,10 @@ impl Ledger for PgLedger {
             for r in &rest {
                 let original = originals.get(&r.posting_key);
                 let (outcome, differences, reason) = match original {
-                    Some(o) if o.fingerprint == r.fingerprint => (Outcome::Duplicate, None, None),
+                    Some(o) if o.fingerprint == r.fingerprint => {
+                        let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
+                        (Outcome::Duplicate, None, within)
+                    }
                     Some(o) => {
                         let diff = differing_fields(&o.detail, &r.fields).join("; ");
                         (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
@@ -552,6 +560,8 @@ impl Ledger for PgLedger {
                     FROM postings p WHERE p.tenant = $1 AND ";
         let cond = match lookup {
             Lookup::TraceNumber(_) => "p.trace_number = $2",
+            Lookup::Uetr(_) => "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
+            Lookup::EndToEndId(_) => "(p.detail LIKE $2 ESCAPE '\\' OR p.detail LIKE $3 ESCAPE '\\')",
             Lookup::Source { .. } => "p.file_id = $2 AND p.record_no = $3",
             Lookup::PostingKey(_) => "p.posting_key = $2",
         };
@@ -559,6 +569,11 @@ impl Ledger for PgLedger {
         let q = sqlx::query(&sql).bind(tenant);
         let q = match lookup {
             Lookup::TraceNumber(t) => q.bind(t.as_str()),
+            Lookup::Uetr(u) => q.bind(format!("uetr:{u}")).bind(format!("uetr:{}:%", like_escape(u))),
+            Lookup::EndToEndId(e) => {
+                let e = like_escape(&serde_json::Value::String(e.clone()).to_string());
+                q.bind(format!("%\"end_to_end_id\":{e}%")).bind(format!("%\"original_end_to_end_id\":{e}%"))
+            }
             Lookup::Source { file_id, record_no } => q.bind(file_id.as_str()).bind(*record_no),
             Lookup::PostingKey(k) => q.bind(k.as_str()),
         };

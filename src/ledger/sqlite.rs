@@ -125,6 +125,11 @@ fn is_busy(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
 /// An earlier posting a record collided with.
 struct Original {
     posting_id: i64,
@@ -315,7 +320,10 @@ impl Ledger for SqliteLedger {
             for r in &rest {
                 let original = originals.get(&r.posting_key);
                 let (outcome, differences, reason) = match original {
-                    Some(o) if o.fingerprint == r.fingerprint => (Outcome::Duplicate, None, None),
+                    Some(o) if o.fingerprint == r.fingerprint => {
+                        let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
+                        (Outcome::Duplicate, None, within)
+                    }
                     Some(o) => {
                         let diff = differing_fields(&o.detail, &r.fields).join("; ");
                         (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
@@ -548,6 +556,8 @@ impl Ledger for SqliteLedger {
                     FROM postings p WHERE p.tenant = ? AND ";
         let cond = match lookup {
             Lookup::TraceNumber(_) => "p.trace_number = ?",
+            Lookup::Uetr(_) => "(p.posting_key = ? OR p.posting_key LIKE ? ESCAPE '\\')",
+            Lookup::EndToEndId(_) => "(p.detail LIKE ? ESCAPE '\\' OR p.detail LIKE ? ESCAPE '\\')",
             Lookup::Source { .. } => "p.file_id = ? AND p.record_no = ?",
             Lookup::PostingKey(_) => "p.posting_key = ?",
         };
@@ -555,6 +565,11 @@ impl Ledger for SqliteLedger {
         let q = sqlx::query(&sql).bind(tenant);
         let q = match lookup {
             Lookup::TraceNumber(t) => q.bind(t.as_str()),
+            Lookup::Uetr(u) => q.bind(format!("uetr:{u}")).bind(format!("uetr:{}:%", like_escape(u))),
+            Lookup::EndToEndId(e) => {
+                let e = like_escape(&serde_json::Value::String(e.clone()).to_string());
+                q.bind(format!("%\"end_to_end_id\":{e}%")).bind(format!("%\"original_end_to_end_id\":{e}%"))
+            }
             Lookup::Source { file_id, record_no } => q.bind(file_id.as_str()).bind(*record_no),
             Lookup::PostingKey(k) => q.bind(k.as_str()),
         };

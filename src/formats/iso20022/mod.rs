@@ -7,6 +7,7 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
+pub mod generate;
 pub mod reader;
 pub mod validate;
 

@@ -166,6 +166,9 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 s.push_str(&format!("[{}]", f.index));
             }
         }
+        if s.is_empty() {
+            s.push('/');
+        }
         s
     };
     loop {
