@@ -204,34 +204,6 @@ impl Outcome {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn f(v: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
-        v.iter().map(|(k, v)| (*k, v.to_string())).collect()
-    }
-
-    #[test]
-    fn fingerprint_is_stable_and_field_sensitive() {
-        let a = f(&[("amount", "1250"), ("account", "123")]);
-        let b = f(&[("amount", "1251"), ("account", "123")]);
-        // Moving a character between two fields must change the fingerprint.
-        let c = f(&[("amount", "125"), ("account", "0123")]);
-        assert_eq!(fingerprint("t", &a), fingerprint("t", &a.clone()));
-        assert_ne!(fingerprint("t", &a), fingerprint("t", &b));
-        assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
-        assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
-        assert_eq!(fingerprint("t", &a).len(), 64);
-    }
-
-    #[test]
-    fn differing_fields_names_each_change() {
-        let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
-        let new = f(&[("amount", "1251"), ("account", "123"), ("addenda", "705X")]);
-        assert_eq!(differing_fields(old, &new), vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]);
-    }
-}
 
 /// ISO 20022 identities and keys (PRINCIPLES.md §3, §4):
 /// - `file_id`: `iso:{message kind}:{sender}:{MsgId}` — the first Document's MsgId, scoped
@@ -342,5 +314,34 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         effective_date: tx.date,
         fields,
         fingerprint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(v: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+        v.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
+
+    #[test]
+    fn fingerprint_is_stable_and_field_sensitive() {
+        let a = f(&[("amount", "1250"), ("account", "123")]);
+        let b = f(&[("amount", "1251"), ("account", "123")]);
+        // Moving a character between two fields must change the fingerprint.
+        let c = f(&[("amount", "125"), ("account", "0123")]);
+        assert_eq!(fingerprint("t", &a), fingerprint("t", &a.clone()));
+        assert_ne!(fingerprint("t", &a), fingerprint("t", &b));
+        assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
+        assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
+        assert_eq!(fingerprint("t", &a).len(), 64);
+    }
+
+    #[test]
+    fn differing_fields_names_each_change() {
+        let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
+        let new = f(&[("amount", "1251"), ("account", "123"), ("addenda", "705X")]);
+        assert_eq!(differing_fields(old, &new), vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]);
     }
 }

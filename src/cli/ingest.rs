@@ -234,7 +234,7 @@ pub async fn ingest_one(
                 result.code = exit::ATTENTION;
             }
             print_warnings(a, &name, &findings);
-            if let Some(w) = writer.as_deref_mut() {
+            if let Some(w) = writer {
                 for row in &rows {
                     if let Err(e) = w.write(row) {
                         eprintln!("clearledger: cannot write the report: {e}");

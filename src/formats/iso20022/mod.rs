@@ -102,6 +102,7 @@ pub struct IsoHeader {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum IsoEvent {
     Header(IsoHeader),
     Transaction(IsoTx),
