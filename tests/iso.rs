@@ -109,9 +109,9 @@ fn an_invalid_message_is_rejected_with_its_element_path(db: TestDb) {
     let out = db.cl(&["ingest", samples().join("pacs008-invalid.xml").to_str().unwrap()]);
     assert_eq!(out.code, 3);
     assert!(out.stderr.contains(
-        "pacs008-invalid.xml:8: error [ctrl_sum_mismatch] record 1, byte 305, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 500 (sum of the transactions' amounts), found \"1000.00\""
+        "pacs008-invalid.xml:8: error [ctrl_sum_mismatch] record 1, byte 289, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 500 (sum of the transactions' amounts), found \"1000.00\""
     ), "{}", out.stderr);
-    assert!(out.stderr.contains("/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN: expected an IBAN with valid mod-97 check digits, found \"DE00370400440532013000\""), "{}", out.stderr);
+    assert!(out.stderr.contains("pacs008-invalid.xml:25: error [iban_format] record 1, byte 1105, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN: expected an IBAN with valid mod-97 check digits, found \"DE00370400440532013000\""), "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
     let f = db.rows("SELECT code, field FROM findings ORDER BY seq");
     assert_eq!(f[0], vec!["iban_format".to_string(), "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN".into()]);

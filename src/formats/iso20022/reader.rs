@@ -78,6 +78,9 @@ struct Guard<R> {
     since_reset: Rc<Cell<u64>>,
     lines: Rc<Cell<u64>>,
     hasher: Sha256,
+    /// Bytes consumed: the file offset of what the XML reader reads next (a BOM included,
+    /// which quick-xml's own position may or may not count depending on read sizes).
+    consumed: Rc<Cell<u64>>,
     total: u64,
 }
 
@@ -110,6 +113,7 @@ impl<R: BufRead> BufRead for Guard<R> {
         self.inner.consume(amt);
         self.since_reset.set(self.since_reset.get() + amt as u64);
         self.total += amt as u64;
+        self.consumed.set(self.total);
     }
 }
 
@@ -123,6 +127,7 @@ pub struct WalkEnd {
 
 struct Frame {
     name: String,
+    pos: Pos,
     index: u32,
     children: Vec<(String, u32)>,
     had_child: bool,
@@ -146,9 +151,19 @@ fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Optio
 pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
     let since = Rc::new(Cell::new(0u64));
     let lines = Rc::new(Cell::new(1u64));
-    let guard = Guard { inner: source, since_reset: since.clone(), lines: lines.clone(), hasher: Sha256::new(), total: 0 };
+    let consumed = Rc::new(Cell::new(0u64));
+    let guard = Guard {
+        inner: source,
+        since_reset: since.clone(),
+        lines: lines.clone(),
+        hasher: Sha256::new(),
+        consumed: consumed.clone(),
+        total: 0,
+    };
     let mut reader = NsReader::from_reader(guard);
-    reader.config_mut().trim_text(true);
+    // Whitespace is kept and trimmed per leaf: quick-xml's own trimming makes event
+    // positions depend on read sizes.
+    reader.config_mut().trim_text(false);
     reader.config_mut().expand_empty_elements = true;
     let mut buf = Vec::with_capacity(8 * 1024);
     let mut stack: Vec<Frame> = Vec::new();
@@ -157,6 +172,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     let mut open_block: Option<(BlockKind, usize, Block)> = None;
     let mut open_pmtinf: Option<(usize, Block)> = None;
     let mut fatal: Option<Finding> = None;
+    let mut after_text = false;
     let path_of = |stack: &[Frame]| -> String {
         let mut s = String::new();
         for f in stack {
@@ -173,11 +189,16 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     };
     loop {
         since.set(0);
-        let pos = Pos { byte_offset: reader.buffer_position(), line: lines.get() };
+        // quick-xml consumes the `<` that ends a text event with it: the next event then
+        // starts one byte before what was consumed.
+        let back = u64::from(after_text && consumed.get() > 0);
+        let pos = Pos { byte_offset: consumed.get() - back, line: lines.get() };
         let ev = match reader.read_resolved_event_into(&mut buf) {
             Ok(ev) => ev,
             Err(e) => {
-                let at = Pos { byte_offset: reader.error_position(), line: lines.get() };
+                // Where the element being read started: stable whatever the read sizes were
+                // (quick-xml's error position depends on its buffer boundaries).
+                let at = stack.last().map(|f| f.pos).unwrap_or(pos);
                 let code = if e.to_string().contains("longer than") { FindingCode::SizeLimit } else { FindingCode::XmlSyntax };
                 fatal = Some(
                     Finding::error(code, at.position(0), None, "well-formed XML within the limits", e.to_string())
@@ -186,6 +207,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 break;
             }
         };
+        after_text = matches!(ev.1, Event::Text(_));
         match ev {
             (res, Event::Start(e)) => {
                 if stack.len() >= DEPTH_MAX {
@@ -213,7 +235,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     None => 1,
                 };
                 let parent_name = stack.last().map(|f| f.name.clone());
-                stack.push(Frame { name: name.clone(), index, children: Vec::new(), had_child: false, text: String::new() });
+                stack.push(Frame { name: name.clone(), pos, index, children: Vec::new(), had_child: false, text: String::new() });
                 if name == "Document" && document_at.is_none() {
                     let namespace = match res {
                         ResolveResult::Bound(ns) => String::from_utf8_lossy(ns.as_ref()).into_owned(),
@@ -255,7 +277,9 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                         break;
                     }
                 };
-                if let Some(f) = stack.last_mut() {
+                if let Some(f) = stack.last_mut()
+                    && !f.had_child
+                {
                     f.text.push_str(&text);
                 }
             }
@@ -267,8 +291,9 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
             (_, Event::End(_)) => {
                 let Some(frame) = stack.last() else { continue };
                 if !frame.had_child {
-                    let text = frame.text.clone();
-                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, "", text, pos);
+                    // A leaf's position is its start tag's.
+                    let (text, start) = (frame.text.trim().to_string(), frame.pos);
+                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, "", text, start);
                 }
                 let depth_index = stack.len() - 1;
                 if let Some((kind, at, _)) = &open_block
