@@ -188,3 +188,22 @@ fn namespace_wins_over_schema_location_and_the_version_is_detected() {
     assert_eq!((h.kind.as_str(), h.version, h.sender.as_str(), h.msg_id.as_str()), ("pacs.008", 2, "COBADEFFXXX", "M1"));
     assert_eq!(amount, 1250, "JPY has no minor unit");
 }
+
+#[test]
+fn several_documents_in_one_envelope_are_all_read() {
+    let one = std::fs::read_to_string(samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let doc = &one[one.find("<Document").unwrap()..];
+    let second = doc.replace("COBA-20261129-0001", "COBA-20261129-0005");
+    let xml = format!("<?xml version=\"1.0\"?>\r\n<Envelope><AppHdr><BizMsgIdr>B1</BizMsgIdr></AppHdr>{doc}{second}</Envelope>");
+    let mut msg_ids = Vec::new();
+    let mut header = None;
+    let s = iso20022::read_file(xml.as_bytes(), &mut |ev| match ev {
+        IsoEvent::Header(h) => header = Some(h.msg_id),
+        IsoEvent::Transaction(t) => msg_ids.push((t.record_no, t.msg_id)),
+    })
+    .unwrap();
+    assert!(s.findings.is_empty(), "{:?}", s.findings);
+    assert_eq!((s.documents, s.transactions), (2, 6));
+    assert_eq!(header.as_deref(), Some("COBA-20261129-0001"), "the first Document names the file");
+    assert_eq!(msg_ids[3], (4, "COBA-20261129-0005".to_string()));
+}
