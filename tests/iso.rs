@@ -207,3 +207,23 @@ fn several_documents_in_one_envelope_are_all_read() {
     assert_eq!(header.as_deref(), Some("COBA-20261129-0001"), "the first Document names the file");
     assert_eq!(msg_ids[3], (4, "COBA-20261129-0005".to_string()));
 }
+
+#[test]
+fn a_file_mixing_message_kinds_is_classified_per_operation() {
+    // A pacs.008 and a pacs.004 in one envelope: the second upload must find both kinds'
+    // postings (each under its own operation), not hold the returns as unknown.
+    let db = TestDb::sqlite();
+    let pay = std::fs::read_to_string(samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let ret = std::fs::read_to_string(samples().join("pacs004-return.xml")).unwrap();
+    let doc = |s: &str| s[s.find("<Document").unwrap()..].to_string();
+    let xml = format!("<Envelope>{}{}</Envelope>", doc(&pay), doc(&ret));
+    let path = db.file("mixed.xml");
+    std::fs::write(&path, xml).unwrap();
+    for (round, want) in [(1, "posted"), (2, "duplicate")] {
+        let rep = db.file(&format!("mixed-{round}.csv"));
+        let out = db.cl(&["ingest", path.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(outcomes(&read_csv(&rep)), vec![want; 4], "round {round}");
+    }
+    assert_eq!(db.scalar("SELECT count(*) FROM postings WHERE operation = 'pacs.004'"), 1);
+}

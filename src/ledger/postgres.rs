@@ -282,14 +282,15 @@ impl Ledger for PgLedger {
             // 2. Classify the rest in bulk against what the index kept.
             let rest: Vec<&PostingRecord> =
                 chunk.iter().filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err()).collect();
-            let mut originals: HashMap<String, Original> = HashMap::new();
+            // Keyed by (operation, posting key): a chunk may mix operations (several
+            // Documents of different kinds in one file).
+            let mut originals: HashMap<(String, String), Original> = HashMap::new();
             if !rest.is_empty() {
                 let mut qb = QueryBuilder::<Postgres>::new(
-                    "SELECT posting_id, posting_key, file_id, record_no, run_id, posted_at, fingerprint, detail \
+                    "SELECT posting_id, operation, posting_key, file_id, record_no, run_id, posted_at, fingerprint \
                      FROM postings WHERE tenant = ",
                 );
                 qb.push_bind(run.tenant.as_str());
-                qb.push(" AND operation = ").push_bind(rest[0].operation);
                 qb.push(" AND posting_key IN (");
                 let mut sep = qb.separated(", ");
                 for r in &rest {
@@ -299,7 +300,7 @@ impl Ledger for PgLedger {
                 let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals")?;
                 for row in rows {
                     originals.insert(
-                        row.get("posting_key"),
+                        (row.get("operation"), row.get("posting_key")),
                         Original {
                             posting_id: row.get("posting_id"),
                             file_id: row.get("file_id"),
@@ -307,9 +308,35 @@ impl Ledger for PgLedger {
                             run_id: row.get("run_id"),
                             posted_at: row.get("posted_at"),
                             fingerprint: row.get("fingerprint"),
-                            detail: row.get("detail"),
+                            detail: String::new(),
                         },
                     );
+                }
+                // Only conflicts need the originals' fields (to name what differs): fetch
+                // those alone, so a re-upload of duplicates reads no detail at all.
+                let conflicting: Vec<i64> = rest
+                    .iter()
+                    .filter_map(|r| {
+                        originals
+                            .get(&(r.operation.to_string(), r.posting_key.clone()))
+                            .filter(|o| o.fingerprint != r.fingerprint)
+                            .map(|o| o.posting_id)
+                    })
+                    .collect();
+                if !conflicting.is_empty() {
+                    let mut qb = QueryBuilder::<Postgres>::new("SELECT posting_id, detail FROM postings WHERE posting_id IN (");
+                    let mut sep = qb.separated(", ");
+                    for id in &conflicting {
+                        sep.push_bind(*id);
+                    }
+                    qb.push(")");
+                    let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals' fields")?;
+                    let details: HashMap<i64, String> = rows.iter().map(|r| (r.get("posting_id"), r.get("detail"))).collect();
+                    for o in originals.values_mut() {
+                        if let Some(d) = details.get(&o.posting_id) {
+                            o.detail = d.clone();
+                        }
+                    }
                 }
             }
             // 3. Journal every record that did not post.
@@ -322,7 +349,7 @@ impl Ledger for PgLedger {
             }
             let mut journal = Vec::with_capacity(rest.len());
             for r in &rest {
-                let original = originals.get(&r.posting_key);
+                let original = originals.get(&(r.operation.to_string(), r.posting_key.clone()));
                 let (outcome, differences, reason) = match original {
                     Some(o) if o.fingerprint == r.fingerprint => {
                         let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
