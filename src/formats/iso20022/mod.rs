@@ -159,31 +159,48 @@ impl State {
     }
 }
 
+/// The value of the first leaf `{prefix}/{suffix}` present, for each suffix in order;
+/// compares without building the joined path.
+fn first_under(b: &Block, prefix: &str, suffixes: &[&str]) -> String {
+    for suffix in suffixes {
+        for (rel, v, _) in &b.leaves {
+            if rel.len() == prefix.len() + 1 + suffix.len()
+                && rel.starts_with(prefix)
+                && rel.as_bytes()[prefix.len()] == b'/'
+                && rel.ends_with(suffix)
+            {
+                return v.clone();
+            }
+        }
+    }
+    String::new()
+}
+
 fn bic_of(b: &Block, prefix: &str) -> String {
-    b.first(&[&format!("{prefix}/FinInstnId/BICFI"), &format!("{prefix}/FinInstnId/BIC")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+    first_under(b, prefix, &["FinInstnId/BICFI", "FinInstnId/BIC"])
 }
 
 fn account_of(b: &Block, prefix: &str) -> String {
-    b.first(&[&format!("{prefix}/Id/IBAN"), &format!("{prefix}/Id/Othr/Id")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+    first_under(b, prefix, &["Id/IBAN", "Id/Othr/Id"])
 }
 
 fn party_name(b: &Block, prefix: &str) -> String {
-    b.first(&[&format!("{prefix}/Nm"), &format!("{prefix}/Pty/Nm")]).map(|(_, v, _)| v.to_string()).unwrap_or_default()
+    first_under(b, prefix, &["Nm", "Pty/Nm"])
 }
 
 /// Checks every BIC, IBAN, UETR and date leaf of a block.
 fn check_leaves(st: &mut State, b: &Block) {
     for (rel, v, pos) in &b.leaves {
-        let path = format!("{}/{}", b.path, rel);
+        let path = || format!("{}/{}", b.path, rel);
         let last = rel.rsplit('/').next().unwrap_or("");
         match last {
             "BIC" | "BICFI" | "AnyBIC" | "BICOrBEI" if !is_bic(v) => {
-                st.err(FindingCode::BicFormat, *pos, path, "a BIC (4 letters, 2-letter country, 2 letters or digits, optional 3-character branch)", v.clone())
+                st.err(FindingCode::BicFormat, *pos, path(), "a BIC (4 letters, 2-letter country, 2 letters or digits, optional 3-character branch)", v.clone())
             }
-            "IBAN" if !is_iban(v) => st.err(FindingCode::IbanFormat, *pos, path, "an IBAN with valid mod-97 check digits", v.clone()),
-            "UETR" | "OrgnlUETR" if !is_uetr(v) => st.err(FindingCode::UetrFormat, *pos, path, "a UUID v4 in lowercase (8-4-4-4-12)", v.clone()),
+            "IBAN" if !is_iban(v) => st.err(FindingCode::IbanFormat, *pos, path(), "an IBAN with valid mod-97 check digits", v.clone()),
+            "UETR" | "OrgnlUETR" if !is_uetr(v) => st.err(FindingCode::UetrFormat, *pos, path(), "a UUID v4 in lowercase (8-4-4-4-12)", v.clone()),
             "IntrBkSttlmDt" | "ReqdExctnDt" | "Dt" if !is_iso_date(v) => {
-                st.err(FindingCode::DateFormat, *pos, path, "an ISO date YYYY-MM-DD", v.clone())
+                st.err(FindingCode::DateFormat, *pos, path(), "an ISO date YYYY-MM-DD", v.clone())
             }
             _ => {}
         }

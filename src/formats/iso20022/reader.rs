@@ -267,6 +267,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 }
             }
             (_, Event::Text(t)) => {
+                // Whitespace between elements: nothing to keep.
+                if t.iter().all(u8::is_ascii_whitespace) || stack.last().is_some_and(|f| f.had_child) {
+                    buf.clear();
+                    continue;
+                }
                 let text = match t.unescape() {
                     Ok(s) => s.into_owned(),
                     Err(e) => {
