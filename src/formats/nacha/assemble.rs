@@ -123,6 +123,8 @@ struct Pending {
     declared_addenda: Option<(u64, FieldSpec)>,
     /// Addenda seen so far of types 05, 17 and 18: each type numbers its own 1, 2, ...
     sequenced_addenda: [u64; 3],
+    /// Addenda records that followed the entry.
+    addenda_count: u64,
     iat_types_seen: Vec<u8>,
 }
 
@@ -147,6 +149,8 @@ pub struct ValidateOptions {
 /// The NACHA structure checker; feed it records with [`Assembler::push`].
 pub struct Assembler {
     options: ValidateOptions,
+    /// Build full entries for the caller (false: validation only, fewer allocations).
+    keep_entries: bool,
     state: State,
     findings: Vec<Finding>,
     findings_dropped: u64,
@@ -279,6 +283,7 @@ impl Assembler {
     pub fn with_options(options: ValidateOptions) -> Self {
         Assembler {
             options,
+            keep_entries: true,
             state: State::BeforeHeader,
             findings: Vec::new(),
             findings_dropped: 0,
@@ -300,6 +305,13 @@ impl Assembler {
             saw_file_control: false,
             header_out_of_place_reported: false,
         }
+    }
+
+    /// Validation only: entries are still emitted (with their position, record_no, trace
+    /// number and amount) but without their text fields and addenda, to save allocations.
+    pub fn without_entry_details(mut self) -> Self {
+        self.keep_entries = false;
+        self
     }
 
     /// Adds findings found elsewhere (the reader's framing findings), within the limit.
@@ -692,7 +704,30 @@ impl Assembler {
             Direction::Debit => batch.debit_minor += u128::from(amount),
             Direction::Credit => batch.credit_minor += u128::from(amount),
         }
-        let entry = Entry {
+        let entry = if !self.keep_entries {
+            Entry {
+                record_no,
+                position: pos,
+                batch_number: String::new(),
+                service_class_code: String::new(),
+                sec_code: if batch.kind == BatchKind::Iat { batch.sec_code.clone() } else { String::new() },
+                company_name: String::new(),
+                company_identification: String::new(),
+                company_entry_description: String::new(),
+                effective_entry_date: batch.effective_entry_date,
+                odfi_identification: String::new(),
+                transaction_code: code,
+                direction,
+                rdfi_routing: String::new(),
+                account: String::new(),
+                amount_minor: amount,
+                individual_identification: String::new(),
+                individual_name: String::new(),
+                discretionary_data: String::new(),
+                trace_number: trace,
+                addenda: Vec::new(),
+            }
+        } else { Entry {
             record_no,
             position: pos,
             batch_number: batch.batch_number.clone(),
@@ -713,12 +748,14 @@ impl Assembler {
             discretionary_data: disc,
             trace_number: trace,
             addenda: Vec::new(),
-        };
+        } };
         self.batch = Some(batch);
-        self.pending = Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: [0; 3], iat_types_seen: Vec::new() });
+        self.pending =
+            Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: [0; 3], addenda_count: 0, iat_types_seen: Vec::new() });
     }
 
     fn addenda_record(&mut self, record: &[u8], pos: Position) {
+        let keep = self.keep_entries;
         self.addenda += 1;
         if let Some(b) = self.batch.as_mut() {
             b.entry_addenda_count += 1;
@@ -792,18 +829,21 @@ impl Assembler {
         if (10..=18).contains(&ty) {
             p.iat_types_seen.push(ty);
         }
-        if p.entry.addenda.len() >= ADDENDA_PER_ENTRY_MAX {
+        if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
             c.error(FindingCode::AddendaCount, Some(l.record_type), format!("at most {ADDENDA_PER_ENTRY_MAX} addenda per entry"), "more");
             return;
         }
-        p.entry.addenda.push(text(record));
+        p.addenda_count += 1;
+        if keep {
+            p.entry.addenda.push(text(record));
+        }
     }
 
     /// Checks the pending entry's addenda as a whole, and emits it.
     fn finish_entry(&mut self, emit: &mut dyn FnMut(Event)) {
         let Some(p) = self.pending.take() else { return };
         let pos = p.entry.position;
-        let n = p.entry.addenda.len() as u64;
+        let n = p.addenda_count;
         let mut push = |f: Finding| {
             if self.findings.len() < FINDINGS_MAX {
                 self.findings.push(f);

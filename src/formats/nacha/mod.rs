@@ -32,8 +32,16 @@ pub fn read_file<R: Read>(
     on_event: &mut dyn FnMut(Event),
     on_progress: &mut dyn FnMut(u64),
 ) -> std::io::Result<ReadResult> {
+    read_with(source, Assembler::with_options(options), on_event, on_progress)
+}
+
+fn read_with<R: Read>(
+    source: R,
+    mut asm: Assembler,
+    on_event: &mut dyn FnMut(Event),
+    on_progress: &mut dyn FnMut(u64),
+) -> std::io::Result<ReadResult> {
     let mut reader = reader::RecordReader::new(source);
-    let mut asm = Assembler::with_options(options);
     let mut n: u64 = 0;
     while let Some(rec) = reader.next_record()? {
         let pos = rec.position;
@@ -56,5 +64,5 @@ pub fn read_file<R: Read>(
 
 /// Parses and validates `source`, keeping nothing but the summary (what `check` runs).
 pub fn check<R: Read>(source: R, options: ValidateOptions) -> std::io::Result<ReadResult> {
-    read_file(source, options, &mut |_| {}, &mut |_| {})
+    read_with(source, Assembler::with_options(options).without_entry_details(), &mut |_| {}, &mut |_| {})
 }
