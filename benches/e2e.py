@@ -10,8 +10,13 @@ and, in the same run, the database's own rates for the same rows into the same s
 indexes (the sqlite3 shell's `.import`, a prepared insert per row in one transaction, with the
 same pragmas), so each figure is printed with its ratio to that ceiling.
 
-Usage: python3 benches/e2e.py [--entries 1000000] [--keep DIR]
-Needs a release build (`cargo build --release`) and the sqlite3 shell.
+With --postgres (a server from CLEARLEDGER_TEST_PG_URL, else started by scripts/pg-start.sh) the
+same steps run on PostgreSQL, with its ceilings for the same rows into the same schema and indexes:
+`COPY` into `postings`, and `COPY` into a staging table + `INSERT … SELECT … ON CONFLICT DO NOTHING`
+(fresh, and again with every row a conflict).
+
+Usage: python3 benches/e2e.py [--entries 1000000] [--postgres] [--keep DIR]
+Needs a release build (`cargo build --release`), the sqlite3 shell, and psql for --postgres.
 """
 import argparse, os, shutil, subprocess, sys, tempfile, time
 
@@ -43,6 +48,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=1_000_000)
     ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
+    ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
     a = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit("build first: cargo build --release")
@@ -105,9 +111,69 @@ def main():
             print(f"| {name} | {s:.2f} | {n / s:,.0f} | {mb / s:.0f} | {rss:.0f} | {cs} | {ratio} |")
         print(f"| ceiling: sqlite3 .import (prepared insert per row, one transaction) | {s_fresh:.2f} | {n / s_fresh:,.0f} | | | | |")
         print(f"| ceiling: staging + INSERT … SELECT ON CONFLICT DO NOTHING (all conflicts) | {s_reup:.2f} | {n / s_reup:,.0f} | | | | |")
+        if a.postgres:
+            postgres(n, mb, f, csv_path, work)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def pg_url():
+    url = os.environ.get("CLEARLEDGER_TEST_PG_URL")
+    if not url:
+        out = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], capture_output=True, text=True, check=True).stdout
+        url = out.strip().split("=", 1)[1]
+    return url
+
+
+def with_db(url, name):
+    base, _, query = url.partition("?")
+    head = base[: base.index("/", base.index("://") + 3)]
+    return f"{head}/{name}" + (f"?{query}" if query else "")
+
+
+def postgres(n, mb, f, csv_path, work):
+    admin = pg_url()
+    schema = os.path.join(ROOT, "migrations", "postgres", "0001_ledger.sql")
+    def psql(url, sql, stdin=None):
+        return subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql] if sql else ["psql", "-q", "-v", "ON_ERROR_STOP=1", url],
+                              input=stdin, text=True, check=True, capture_output=True)
+    for name in ("cl_e2e", "cl_e2e_raw"):
+        psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        psql(admin, f"CREATE DATABASE {name}")
+    url = with_db(admin, "cl_e2e")
+    rows = []
+    s, rss = timed([BIN, "--db", url, "ingest", "-q", f])
+    rows.append(("PostgreSQL first ingest", s, rss))
+    s, rss = timed([BIN, "--db", url, "ingest", "-q", f, "--report", os.path.join(work, "pg-report.csv")])
+    rows.append(("PostgreSQL re-upload + report", s, rss))
+    raw = with_db(admin, "cl_e2e_raw")
+    psql(raw, None, stdin=open(schema).read() +
+         "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) OVERRIDING SYSTEM VALUE "
+         "VALUES (1, 'default', '', 'nacha', 'x', 'x', 'completed');")
+    t0 = time.perf_counter()
+    psql(raw, None, stdin=f"\\copy postings ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
+    s_copy = time.perf_counter() - t0
+    psql(raw, f"CREATE TABLE staging AS SELECT {COLS} FROM postings WHERE false")
+    psql(raw, None, stdin=f"\\copy staging ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
+    t0 = time.perf_counter()
+    psql(raw, f"INSERT INTO postings ({COLS}) SELECT {COLS} FROM staging ON CONFLICT DO NOTHING")
+    s_conflicts = time.perf_counter() - t0
+    psql(raw, "TRUNCATE postings CASCADE")
+    t0 = time.perf_counter()
+    psql(raw, f"INSERT INTO postings ({COLS}) SELECT {COLS} FROM staging ON CONFLICT DO NOTHING")
+    s_fresh = time.perf_counter() - t0
+    print()
+    print("| PostgreSQL step | seconds | records/s | MB/s | peak RSS MB | ratio to COPY | ratio to INSERT…SELECT ON CONFLICT |")
+    print("|---|---|---|---|---|---|---|")
+    first, reup = rows
+    print(f"| {first[0]} | {first[1]:.2f} | {n / first[1]:,.0f} | {mb / first[1]:.0f} | {first[2]:.0f} | {s_copy / first[1]:.2f} | {s_fresh / first[1]:.2f} |")
+    print(f"| {reup[0]} | {reup[1]:.2f} | {n / reup[1]:,.0f} | {mb / reup[1]:.0f} | {reup[2]:.0f} | - | {s_conflicts / reup[1]:.2f} (all conflicts) |")
+    print(f"| ceiling: COPY into postings | {s_copy:.2f} | {n / s_copy:,.0f} | | | | |")
+    print(f"| ceiling: staging + INSERT … SELECT ON CONFLICT DO NOTHING, fresh | {s_fresh:.2f} | {n / s_fresh:,.0f} | | | | |")
+    print(f"| ceiling: same, every row a conflict | {s_conflicts:.2f} | {n / s_conflicts:,.0f} | | | | |")
+    for name in ("cl_e2e", "cl_e2e_raw"):
+        psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 if __name__ == "__main__":
