@@ -38,6 +38,18 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
     let rows = read_csv(&r1);
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["outcome"] == "posted" && r["run_id"] == "1"));
+    // The same bytes from stdin take the full path, with the same outcome.
+    let mut child = std::process::Command::new(common::bin())
+        .args(["--db", &db.url, "ingest", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(&std::fs::read(samples().join("ppd-payroll-credits.ach")).unwrap()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((s["duplicates"].as_i64(), s["fast_path"].as_bool()), (Some(4), Some(false)));
     assert_eq!(rows[1]["posting_key"], format!("{PAYROLL_ID}:2"));
     assert_eq!(rows[1]["amount_minor"], "187550");
     // A credit entry: the originator is debited, the receiver credited.
@@ -53,7 +65,8 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
     assert_eq!(summary["conflicts"], 0);
     assert_eq!(summary["status"], "completed");
     assert_eq!(summary["file_id"], PAYROLL_ID);
-    assert_eq!(summary["run_id"], 2);
+    assert_eq!(summary["run_id"], 3);
+    assert_eq!(summary["fast_path"], true, "the same bytes again: replayed from run 1");
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
     let rows = read_csv(&r2);
     assert_eq!(rows.len(), 4);
@@ -66,7 +79,7 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
         assert!(!r["original_posted_at"].is_empty());
     }
     // Every repeat is journaled.
-    assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE run_id = 2 AND outcome = 'duplicate'"), 4);
+    assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE run_id = 3 AND outcome = 'duplicate'"), 4);
 }
 
 fn same_header_with_one_amount_changed_is_one_conflict_naming_amount(db: TestDb) {

@@ -175,7 +175,7 @@ pub async fn ingest_one(
     }
     let secs = t0.elapsed().as_secs_f64();
     match res {
-        Ok(IngestOutcome::Completed { run, findings, bytes }) => {
+        Ok(IngestOutcome::Completed { run, findings, bytes, fast_path }) => {
             let attention = run.conflicts > 0 || run.held > 0;
             if attention {
                 result.code = exit::ATTENTION;
@@ -207,7 +207,7 @@ pub async fn ingest_one(
                         "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
                         "conflicts": run.conflicts, "held": run.held,
                         "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
-                        "bytes": bytes, "seconds": secs,
+                        "bytes": bytes, "seconds": secs, "fast_path": fast_path,
                         "records_per_second": rate(run.records as f64, secs),
                         "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
                     })

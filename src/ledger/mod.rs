@@ -94,6 +94,13 @@ impl Counts {
     }
 }
 
+/// An earlier, completed ingest of the same bytes.
+#[derive(Debug, Clone)]
+pub struct ExactUpload {
+    pub file: FileIdentity,
+    pub first_run_id: i64,
+}
+
 /// How a run ends.
 #[derive(Debug, Clone)]
 pub struct RunFinish {
@@ -221,6 +228,13 @@ pub trait Ledger {
     async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>>;
     /// Writes the completion mark and commits; returns the run as stored.
     async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo>;
+    /// A completed earlier ingest of exactly these bytes (same SHA-256, same tenant) whose
+    /// records were all posted or duplicates: the exact re-upload fast path can replay it.
+    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>>;
+    /// The exact re-upload fast path: one transaction records a run whose every record is a
+    /// duplicate of what the earlier run posted or matched, journaled set-based from that
+    /// run's outcomes (no parse, no per-record statements); returns the run as stored.
+    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo>;
     /// Rolls the run back: nothing of it remains.
     async fn rollback_run(&mut self, run: OpenRun) -> Result<()>;
     /// Records a rejected file and its findings (its own small transaction).
@@ -280,6 +294,12 @@ impl Ledger for AnyLedger {
     }
     async fn rollback_run(&mut self, run: OpenRun) -> Result<()> {
         delegate!(self, l => l.rollback_run(run).await)
+    }
+    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>> {
+        delegate!(self, l => l.find_exact_upload(tenant, sha256).await)
+    }
+    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo> {
+        delegate!(self, l => l.replay_run(start, prior, finish).await)
     }
     async fn record_rejection(&mut self, rejection: &Rejection) -> Result<RunInfo> {
         delegate!(self, l => l.record_rejection(rejection).await)

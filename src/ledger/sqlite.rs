@@ -445,6 +445,92 @@ impl Ledger for SqliteLedger {
         self.fetch_run(run.run_id).await
     }
 
+    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>> {
+        let row = sqlx::query(
+            "SELECT f.file_id, f.format, f.first_run_id FROM files f JOIN runs r ON r.run_id = f.first_run_id \
+             WHERE f.tenant = ?1 AND f.sha256 = ?2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
+             ORDER BY f.first_run_id LIMIT 1",
+        )
+        .bind(tenant)
+        .bind(sha256)
+        .fetch_optional(&mut self.conn)
+        .await
+        .ctx("looking for an exact earlier upload")?;
+        Ok(row.map(|r| {
+            let format: String = r.get("format");
+            ExactUpload {
+                file: FileIdentity { format: if format == "iso20022" { "iso20022" } else { "nacha" }, file_id: r.get("file_id") },
+                first_run_id: r.get("first_run_id"),
+            }
+        }))
+    }
+
+    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo> {
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("starting the ingest transaction")?;
+        let res = async {
+            let started = ts(&start.started_at);
+            let run_id: i64 = sqlx::query_scalar(
+                "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, status) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running') RETURNING run_id",
+            )
+            .bind(&start.tenant)
+            .bind(&prior.file.file_id)
+            .bind(&finish.sha256)
+            .bind(prior.file.format)
+            .bind(&start.source_name)
+            .bind(&started)
+            .fetch_one(&mut self.conn)
+            .await
+            .ctx("recording the run")?;
+            // Every record of the earlier run: what it posted, and what it found duplicated.
+            let replayed = sqlx::query(
+                "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
+                 debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
+                 original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) \
+                 SELECT ?1, p.record_no, p.tenant, p.file_id, p.operation, p.posting_key, p.trace_number, p.debit_account, \
+                 p.credit_account, p.amount_minor, p.currency, 'duplicate', p.fingerprint, p.posting_id, p.file_id, p.record_no, \
+                 p.run_id, p.posted_at, NULL, NULL, ?2 FROM postings p WHERE p.run_id = ?3 AND p.tenant = ?4 \
+                 UNION ALL \
+                 SELECT ?1, j.record_no, j.tenant, j.file_id, j.operation, j.posting_key, j.trace_number, j.debit_account, \
+                 j.credit_account, j.amount_minor, j.currency, 'duplicate', j.fingerprint, j.original_posting_id, \
+                 j.original_file_id, j.original_record_no, j.original_run_id, j.original_posted_at, NULL, NULL, ?2 \
+                 FROM journal j WHERE j.run_id = ?3 AND j.tenant = ?4 AND j.outcome = 'duplicate'",
+            )
+            .bind(run_id)
+            .bind(&started)
+            .bind(prior.first_run_id)
+            .bind(&start.tenant)
+            .execute(&mut self.conn)
+            .await
+            .ctx("replaying the earlier run's outcomes")?
+            .rows_affected() as i64;
+            sqlx::query(
+                "UPDATE runs SET status = 'completed', finished_at = ?1, records = ?2, duplicates = ?2, \
+                 posted = 0, conflicts = 0, held = 0, posted_amount_minor = 0, errors = 0, warnings = 0 WHERE run_id = ?3",
+            )
+            .bind(ts(&finish.finished_at))
+            .bind(replayed)
+            .bind(run_id)
+            .execute(&mut self.conn)
+            .await
+            .ctx("writing the completion mark")?;
+            crate::fault::point("before_commit");
+            Ok::<i64, LedgerError>(run_id)
+        }
+        .await;
+        match res {
+            Ok(run_id) => {
+                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+                crate::fault::point("after_commit");
+                self.fetch_run(run_id).await
+            }
+            Err(e) => {
+                let _ = sqlx::query("ROLLBACK").execute(&mut self.conn).await;
+                Err(e)
+            }
+        }
+    }
+
     async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
         sqlx::query("ROLLBACK").execute(&mut self.conn).await.ctx("rolling back the run")?;
         Ok(())
