@@ -173,7 +173,7 @@ def postgres(n, mb, f, csv_path, work):
     print(f"| ceiling: staging + INSERT … SELECT ON CONFLICT DO NOTHING, fresh | {s_fresh:.2f} | {n / s_fresh:,.0f} | | | | |")
     print(f"| ceiling: same, every row a conflict | {s_conflicts:.2f} | {n / s_conflicts:,.0f} | | | | |")
     for name in ("cl_e2e", "cl_e2e_raw"):
-        psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        subprocess.run(["psql", "-q", admin, "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
 
 
 if __name__ == "__main__":
