@@ -22,8 +22,9 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Rows per multi-row statement: 21 binds a row stays under PostgreSQL's 65,535 limit.
-const ROWS_PER_STATEMENT: usize = 500;
+/// Rows per statement: the journal's 21 binds a row stay under PostgreSQL's 65,535 limit
+/// (postings go as arrays, whatever the count).
+const ROWS_PER_STATEMENT: usize = 2_000;
 
 /// Timeouts of a PostgreSQL session, with their defaults in the CLI.
 #[derive(Debug, Clone, Copy)]
@@ -253,30 +254,50 @@ impl Ledger for PgLedger {
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
             let mut inserted: Vec<i64> = Vec::new();
             if run.prior_run_id.is_none() {
-                let mut qb = QueryBuilder::<Postgres>::new(
+                // One statement per chunk, the rows as arrays through `unnest`: a handful of
+                // binds instead of 15 per row, the same ON CONFLICT arbitration.
+                let col = |f: &dyn Fn(&PostingRecord) -> String| chunk.iter().map(f).collect::<Vec<String>>();
+                let operations = col(&|r| r.operation.to_string());
+                let keys = col(&|r| r.posting_key.clone());
+                let record_nos: Vec<i64> = chunk.iter().map(|r| r.record_no as i64).collect();
+                let traces: Vec<Option<String>> = chunk.iter().map(|r| r.trace_number.clone()).collect();
+                let debits = col(&|r| r.debit_account.clone());
+                let credits = col(&|r| r.credit_account.clone());
+                let amounts: Vec<i64> = chunk.iter().map(|r| r.amount_minor).collect();
+                let currencies = col(&|r| r.currency.clone());
+                let dates: Vec<Option<String>> = chunk.iter().map(|r| r.effective_date.map(|d| d.to_string())).collect();
+                let fingerprints = col(&|r| r.fingerprint.clone());
+                let details = col(&|r| r.detail_json());
+                inserted = sqlx::query_scalar(
                     "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
                      debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \
-                     run_id, posted_at) ",
-                );
-                qb.push_values(chunk, |mut b, r| {
-                    b.push_bind(run.tenant.as_str())
-                        .push_bind(r.operation)
-                        .push_bind(r.posting_key.as_str())
-                        .push_bind(run.file.file_id.as_str())
-                        .push_bind(r.record_no as i64)
-                        .push_bind(r.trace_number.as_deref())
-                        .push_bind(r.debit_account.as_str())
-                        .push_bind(r.credit_account.as_str())
-                        .push_bind(r.amount_minor)
-                        .push_bind(r.currency.as_str())
-                        .push_bind(r.effective_date.map(|d| d.to_string()))
-                        .push_bind(r.fingerprint.as_str())
-                        .push_bind(r.detail_json())
-                        .push_bind(run.run_id)
-                        .push_bind(posted_at.as_str());
-                });
-                qb.push(" ON CONFLICT DO NOTHING RETURNING record_no");
-                inserted = qb.build_query_scalar().fetch_all(&mut self.conn).await.ctx("inserting postings")?;
+                     run_id, posted_at) \
+                     SELECT $1, u.operation, u.posting_key, $2, u.record_no, u.trace_number, u.debit_account, \
+                     u.credit_account, u.amount_minor, u.currency, u.effective_date, u.fingerprint, u.detail, $3, $4 \
+                     FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], \
+                     $12::text[], $13::text[], $14::text[], $15::text[]) \
+                     AS u(operation, posting_key, record_no, trace_number, debit_account, credit_account, amount_minor, \
+                     currency, effective_date, fingerprint, detail) \
+                     ON CONFLICT DO NOTHING RETURNING record_no",
+                )
+                .bind(run.tenant.as_str())
+                .bind(run.file.file_id.as_str())
+                .bind(run.run_id)
+                .bind(posted_at.as_str())
+                .bind(&operations)
+                .bind(&keys)
+                .bind(&record_nos)
+                .bind(&traces)
+                .bind(&debits)
+                .bind(&credits)
+                .bind(&amounts)
+                .bind(&currencies)
+                .bind(&dates)
+                .bind(&fingerprints)
+                .bind(&details)
+                .fetch_all(&mut self.conn)
+                .await
+                .ctx("inserting postings")?;
                 inserted.sort_unstable();
             }
             // 2. Classify the rest in bulk against what the index kept.
