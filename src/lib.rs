@@ -15,3 +15,4 @@ pub mod ledger;
 pub mod model;
 pub mod money;
 pub mod report;
+pub mod rng;

@@ -14,16 +14,7 @@ use std::time::{Duration, Instant};
 
 on_both_backends!(random_kills_and_fault_points_never_lose_or_double_a_record);
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+use clearledger::rng::SplitMix64 as Rng;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -94,7 +85,7 @@ fn random_kills_and_fault_points_never_lose_or_double_a_record(db: TestDb) {
             let path = db.file(&format!("f-{entries}-{trial}.ach"));
             assert_eq!(db.cl(&["generate", "nacha", "--entries", &entries.to_string(), "--batches", "4", "--seed", &seed.to_string(), "-o", path.to_str().unwrap()]).code, 0);
             let f = facts(&path);
-            let delay = Duration::from_millis(rng.next() % (span_ms * 5 / 4));
+            let delay = Duration::from_millis(rng.next_u64() % (span_ms * 5 / 4));
             let mut child = Command::new(common::bin())
                 .args(["--db", &db.url, "ingest", "-q", path.to_str().unwrap()])
                 .stdout(Stdio::null())

@@ -10,19 +10,7 @@ mod common;
 use clearledger::formats::nacha::{self, ValidateOptions};
 use std::io::Read;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use clearledger::rng::SplitMix64 as Rng;
 
 struct Trickle<'a> {
     data: &'a [u8],
@@ -55,38 +43,38 @@ fn seeds() -> Vec<Vec<u8>> {
 
 fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     let mut d = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        match rng.below(6) {
+    for _ in 0..1 + rng.below_usize(4) {
+        match rng.below_usize(6) {
             0 if !d.is_empty() => {
-                let i = rng.below(d.len());
-                d[i] ^= 1 << rng.below(8);
+                let i = rng.below_usize(d.len());
+                d[i] ^= 1 << rng.below_usize(8);
             }
             1 => {
-                let i = rng.below(d.len() + 1);
-                let b = [b'0', b'9', b' ', b'\n', b'\r', 0, 0xFF, b'6', b'7', b'8'][rng.below(10)];
+                let i = rng.below_usize(d.len() + 1);
+                let b = [b'0', b'9', b' ', b'\n', b'\r', 0, 0xFF, b'6', b'7', b'8'][rng.below_usize(10)];
                 d.insert(i, b);
             }
             2 if !d.is_empty() => {
-                let i = rng.below(d.len());
+                let i = rng.below_usize(d.len());
                 d.remove(i);
             }
             3 => {
-                let n = rng.below(d.len() + 1);
+                let n = rng.below_usize(d.len() + 1);
                 d.truncate(n);
             }
             4 => {
                 // Splice a 95-byte slice of another file in.
-                let other = &seeds[rng.below(seeds.len())];
+                let other = &seeds[rng.below_usize(seeds.len())];
                 if other.len() > 95 {
-                    let s = rng.below(other.len() - 95);
-                    let at = rng.below(d.len() + 1);
+                    let s = rng.below_usize(other.len() - 95);
+                    let at = rng.below_usize(d.len() + 1);
                     d.splice(at..at, other[s..s + 95].iter().copied());
                 }
             }
             _ => {
                 // Duplicate a line.
                 if d.len() > 95 {
-                    let s = rng.below(d.len() / 95) * 95;
+                    let s = rng.below_usize(d.len() / 95) * 95;
                     let line = d[s..(s + 95).min(d.len())].to_vec();
                     d.splice(s..s, line);
                 }
@@ -107,7 +95,7 @@ fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
     let mut rng = Rng(0x00C1_EA12);
     let mut rejected = 0;
     for i in 0..iters {
-        let seed = &seeds[rng.below(seeds.len())];
+        let seed = &seeds[rng.below_usize(seeds.len())];
         let data = mutate(&mut rng, seed, &seeds);
         if data.trim_ascii_start().starts_with(b"<") || data.starts_with(b"\xEF\xBB\xBF") {
             let whole = clearledger::formats::iso20022::read_file(&data[..], &mut |_| {}).unwrap();

@@ -2,18 +2,8 @@
 //! (IBAN check digits, BICs, UETRs, NbOfTxs, CtrlSum). Deterministic per seed; the seed also
 //! names the message (MsgId), so different seeds give different file identities.
 
+use crate::rng::SplitMix64 as Rng;
 use std::io::{self, Write};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 const BICS: &[&str] = &["COBADEFFXXX", "DEUTDEFFXXX", "INGBNL2AXXX", "BNPAFRPPXXX", "NWBKGB2LXXX", "UBSWCHZH80A"];
 
@@ -36,8 +26,8 @@ struct Tx {
 }
 
 fn tx(rng: &mut Rng, i: u64) -> Tx {
-    let a = rng.next();
-    let b = rng.next();
+    let a = rng.next_u64();
+    let b = rng.next_u64();
     let uetr = format!(
         "{:08x}-{:04x}-4{:03x}-{:x}{:03x}-{:012x}",
         a >> 32,
@@ -49,9 +39,9 @@ fn tx(rng: &mut Rng, i: u64) -> Tx {
     );
     Tx {
         uetr,
-        amount_cents: 1 + rng.next() % 1_000_000,
-        debtor: iban_de(rng.next()),
-        creditor: iban_de(rng.next()),
+        amount_cents: 1 + rng.next_u64() % 1_000_000,
+        debtor: iban_de(rng.next_u64()),
+        creditor: iban_de(rng.next_u64()),
         dagt: BICS[(i % BICS.len() as u64) as usize],
         cagt: BICS[((i + 1) % BICS.len() as u64) as usize],
     }

@@ -5,6 +5,7 @@
 //! file identities.
 
 use super::validate::routing_check_digit;
+use crate::rng::SplitMix64 as Rng;
 use std::io::{self, Write};
 
 #[derive(Debug, Clone)]
@@ -14,21 +15,6 @@ pub struct GenerateOptions {
     pub seed: u64,
     /// Every `addenda_every`-th entry carries one addenda 05 (0: none).
     pub addenda_every: u64,
-}
-
-/// splitmix64: small, fast, deterministic; not for anything but test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 const ODFI: &str = "12104288";
