@@ -47,10 +47,11 @@ ENVIRONMENT:
 
 /// clearledger: clearing files into an exactly-once ledger.
 ///
-/// Parses NACHA ACH files, validates every field and control total, and posts each
-/// entry exactly once behind the ledger's unique index. A file uploaded again posts
-/// nothing and reports, record by record, the original each one duplicates; a record
-/// whose key was seen with other content is a conflict, never posted.
+/// Parses NACHA ACH files and ISO 20022 messages (pain.001, pacs.008, pacs.004),
+/// validates every field and control total, and posts each record exactly once behind
+/// the ledger's unique index (SQLite, or PostgreSQL for many workers). A file uploaded
+/// again posts nothing and reports, record by record, the original each one duplicates;
+/// a record whose key was seen with other content is a conflict, never posted.
 #[derive(Debug, Parser)]
 #[command(name = "clearledger", version, after_help = AFTER_HELP)]
 pub struct Cli {
@@ -120,7 +121,7 @@ pub enum Command {
     Report(report::ReportArgs),
     /// List recent runs.
     Runs(runs::RunsArgs),
-    /// Find postings by trace number, by file_id and record_no, or by posting key.
+    /// Find postings by trace number, file_id and record_no, posting key, UETR or EndToEndId.
     Lookup(lookup::LookupArgs),
     /// Database maintenance.
     Db(db::DbArgs),
