@@ -49,7 +49,7 @@ else
             -o "-p $port -k $dir -c listen_addresses=127.0.0.1" start >&2
     fi
     url="postgres://clearledger@127.0.0.1:$port/postgres"
-    psqlcmd=(psql -qAt "$url")
+    psqlcmd=(psql -qAt -h 127.0.0.1 -p "$port" -U clearledger)
 fi
 
 # Drop the databases an interrupted run left behind: cl_test_PID_N whose test process PID
