@@ -1,7 +1,7 @@
 //! Criterion benchmark: pacs.008 parse + validate (MB/s). `cargo bench --bench iso`.
 
-use clearledger::formats::iso20022::{self, generate::write_pacs008, IsoEvent};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use clearledger::formats::iso20022::{self, IsoEvent, generate::write_pacs008};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn benches(c: &mut Criterion) {

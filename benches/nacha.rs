@@ -1,16 +1,25 @@
 //! Criterion benchmarks: NACHA record parse, whole-file parse + validate (MB/s), and
 //! key derivation with fingerprinting. `cargo bench --bench nacha`.
 
-use clearledger::formats::nacha::generate::{write_nacha, GenerateOptions};
+use clearledger::formats::nacha::generate::{GenerateOptions, write_nacha};
 use clearledger::formats::nacha::record::parse_entry_detail;
 use clearledger::formats::nacha::{self, Event, ValidateOptions};
-use clearledger::model::{nacha_posting, FileIdentity};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use clearledger::model::{FileIdentity, nacha_posting};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn file(entries: u64) -> Vec<u8> {
     let mut v = Vec::new();
-    write_nacha(&mut v, &GenerateOptions { entries, batches: 10, seed: 1, addenda_every: 10 }).unwrap();
+    write_nacha(
+        &mut v,
+        &GenerateOptions {
+            entries,
+            batches: 10,
+            seed: 1,
+            addenda_every: 10,
+        },
+    )
+    .unwrap();
     v
 }
 
@@ -18,7 +27,9 @@ fn benches(c: &mut Criterion) {
     let rec = b"62723138010412345678         0100000000               Receiver Account Name   0121042880000001";
     let mut g = c.benchmark_group("record");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("parse_entry_detail", |b| b.iter(|| parse_entry_detail(black_box(&rec[..])).unwrap()));
+    g.bench_function("parse_entry_detail", |b| {
+        b.iter(|| parse_entry_detail(black_box(&rec[..])).unwrap())
+    });
     g.finish();
 
     let data = file(100_000);
@@ -68,7 +79,12 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("keys");
     g.throughput(Throughput::Elements(entries.len() as u64));
     g.bench_function("nacha_posting_1k_entries", |b| {
-        b.iter(|| entries.iter().map(|e| nacha_posting(&id, e).fingerprint.len()).sum::<usize>())
+        b.iter(|| {
+            entries
+                .iter()
+                .map(|e| nacha_posting(&id, e).fingerprint.len())
+                .sum::<usize>()
+        })
     });
     g.finish();
 }

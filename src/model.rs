@@ -100,7 +100,10 @@ pub fn fingerprint(tag: &str, fields: &[(&'static str, String)]) -> String {
 /// A debit entry swaps the sides.
 pub fn nacha_accounts(e: &Entry) -> (String, String) {
     let receiver = format!("rdfi:{}:{}", e.rdfi_routing, e.account);
-    let originator = format!("odfi:{}:{}", e.odfi_identification, e.company_identification);
+    let originator = format!(
+        "odfi:{}:{}",
+        e.odfi_identification, e.company_identification
+    );
     match e.direction {
         Direction::Credit => (originator, receiver),
         Direction::Debit => (receiver, originator),
@@ -116,14 +119,25 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         ("sec_code", e.sec_code.clone()),
         ("company_name", e.company_name.clone()),
         ("company_identification", e.company_identification.clone()),
-        ("company_entry_description", e.company_entry_description.clone()),
-        ("effective_entry_date", e.effective_entry_date.map(|d| d.to_string()).unwrap_or_default()),
+        (
+            "company_entry_description",
+            e.company_entry_description.clone(),
+        ),
+        (
+            "effective_entry_date",
+            e.effective_entry_date
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+        ),
         ("odfi_identification", e.odfi_identification.clone()),
         ("transaction_code", format!("{:02}", e.transaction_code)),
         ("rdfi_routing", e.rdfi_routing.clone()),
         ("account", e.account.clone()),
         ("amount", e.amount_minor.to_string()),
-        ("individual_identification", e.individual_identification.clone()),
+        (
+            "individual_identification",
+            e.individual_identification.clone(),
+        ),
         ("individual_name", e.individual_name.clone()),
         ("discretionary_data", e.discretionary_data.clone()),
         ("trace_number", e.trace_number.clone()),
@@ -166,7 +180,11 @@ pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -
 }
 
 fn one_line(s: &str) -> String {
-    if s.is_empty() { "\"\"".to_string() } else { s.replace('\n', "\\n") }
+    if s.is_empty() {
+        "\"\"".to_string()
+    } else {
+        s.replace('\n', "\\n")
+    }
 }
 
 /// What happened to one record.
@@ -204,7 +222,6 @@ impl Outcome {
     }
 }
 
-
 /// ISO 20022 identities and keys (PRINCIPLES.md §3, §4):
 /// - `file_id`: `iso:{message kind}:{sender}:{MsgId}` — the first Document's MsgId, scoped
 ///   by its sender (pacs: the instructing agent's BIC; pain.001: the initiating party's
@@ -221,7 +238,10 @@ impl Outcome {
 ///   the original debtor's account and agent) followed by `:return`, so the same return
 ///   arriving again, in any file, is one intent.
 pub fn iso_identity(h: &crate::formats::iso20022::IsoHeader) -> FileIdentity {
-    FileIdentity { format: "iso20022", file_id: format!("iso:{}:{}:{}", h.kind.as_str(), h.sender, h.msg_id) }
+    FileIdentity {
+        format: "iso20022",
+        file_id: format!("iso:{}:{}:{}", h.kind.as_str(), h.sender, h.msg_id),
+    }
 }
 
 fn provided(id: &str) -> Option<&str> {
@@ -230,7 +250,13 @@ fn provided(id: &str) -> Option<&str> {
 }
 
 fn e2e_key(agent: &str, account: &str, fallback_party: &str, e2e: &str) -> String {
-    let assigner = if !account.is_empty() { format!("{agent}/{account}") } else if !agent.is_empty() { agent.to_string() } else { fallback_party.to_string() };
+    let assigner = if !account.is_empty() {
+        format!("{agent}/{account}")
+    } else if !agent.is_empty() {
+        agent.to_string()
+    } else {
+        fallback_party.to_string()
+    };
     format!("e2e:{assigner}:{e2e}")
 }
 
@@ -241,7 +267,8 @@ pub fn iso_key(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> Str
         let original = if let Some(u) = provided(&tx.original_uetr) {
             Some(format!("uetr:{u}"))
         } else {
-            provided(&tx.original_end_to_end_id).map(|e| e2e_key(&tx.debtor_agent, &tx.debtor_account, &tx.sender, e))
+            provided(&tx.original_end_to_end_id)
+                .map(|e| e2e_key(&tx.debtor_agent, &tx.debtor_account, &tx.sender, e))
         };
         return match original {
             Some(o) => format!("{o}:return"),
@@ -276,7 +303,11 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
     let kind = tx.kind.unwrap_or(Kind::Pacs008);
     let debtor = iso_account(&tx.debtor_account, &tx.debtor_agent, &tx.debtor_name);
     let creditor = iso_account(&tx.creditor_account, &tx.creditor_agent, &tx.creditor_name);
-    let (debit_account, credit_account) = if kind == Kind::Pacs004 { (creditor, debtor) } else { (debtor, creditor) };
+    let (debit_account, credit_account) = if kind == Kind::Pacs004 {
+        (creditor, debtor)
+    } else {
+        (debtor, creditor)
+    };
     let fields: Vec<(&'static str, String)> = vec![
         ("message", kind.as_str().to_string()),
         ("instr_id", tx.instr_id.clone()),
@@ -299,9 +330,14 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         ("return_reason", tx.return_reason.clone()),
     ];
     let fingerprint = fingerprint("iso20022-tx-v1", &fields);
-    let trace = [&tx.uetr, &tx.end_to_end_id, &tx.original_uetr, &tx.original_end_to_end_id]
-        .into_iter()
-        .find_map(|s| provided(s).map(str::to_string));
+    let trace = [
+        &tx.uetr,
+        &tx.end_to_end_id,
+        &tx.original_uetr,
+        &tx.original_end_to_end_id,
+    ]
+    .into_iter()
+    .find_map(|s| provided(s).map(str::to_string));
     PostingRecord {
         record_no: tx.record_no,
         operation: kind.as_str(),
@@ -342,6 +378,9 @@ mod tests {
     fn differing_fields_names_each_change() {
         let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
         let new = f(&[("amount", "1251"), ("account", "123"), ("addenda", "705X")]);
-        assert_eq!(differing_fields(old, &new), vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]);
+        assert_eq!(
+            differing_fields(old, &new),
+            vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]
+        );
     }
 }

@@ -29,7 +29,14 @@ fn seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut dirs = vec![common::samples()];
     if let Some(c) = common::corpus() {
-        for d in ["ach/valid", "ach/invalid", "ach/lenient", "iso20022/pacs008", "iso20022/pain001", "iso20022/invalid"] {
+        for d in [
+            "ach/valid",
+            "ach/invalid",
+            "ach/lenient",
+            "iso20022/pacs008",
+            "iso20022/pain001",
+            "iso20022/invalid",
+        ] {
             dirs.push(c.join(d));
         }
     }
@@ -51,7 +58,8 @@ fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
             }
             1 => {
                 let i = rng.below_usize(d.len() + 1);
-                let b = [b'0', b'9', b' ', b'\n', b'\r', 0, 0xFF, b'6', b'7', b'8'][rng.below_usize(10)];
+                let b = [b'0', b'9', b' ', b'\n', b'\r', 0, 0xFF, b'6', b'7', b'8']
+                    [rng.below_usize(10)];
                 d.insert(i, b);
             }
             2 if !d.is_empty() => {
@@ -85,12 +93,22 @@ fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn summary_key(r: &nacha::ReadResult) -> String {
-    format!("{:?}|{}|{}|{}|{}", r.summary.findings, r.summary.entries, r.summary.addenda, r.bytes, hex::encode(r.sha256))
+    format!(
+        "{:?}|{}|{}|{}|{}",
+        r.summary.findings,
+        r.summary.entries,
+        r.summary.addenda,
+        r.bytes,
+        hex::encode(r.sha256)
+    )
 }
 
 #[test]
 fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
-    let iters: usize = std::env::var("CLEARLEDGER_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_500);
+    let iters: usize = std::env::var("CLEARLEDGER_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_500);
     let seeds = seeds();
     let mut rng = Rng(0x00C1_EA12);
     let mut rejected = 0;
@@ -103,7 +121,14 @@ fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
                 rejected += 1;
             }
             if i % 5 == 0 {
-                let r = clearledger::formats::iso20022::read_file(Trickle { data: &data, chunk: 1 }, &mut |_| {}).unwrap();
+                let r = clearledger::formats::iso20022::read_file(
+                    Trickle {
+                        data: &data,
+                        chunk: 1,
+                    },
+                    &mut |_| {},
+                )
+                .unwrap();
                 // The position of a syntax error is quick-xml's best effort and may move by a
                 // few bytes with the read sizes; every other finding must match exactly.
                 let norm = |fs: &[clearledger::formats::nacha::Finding]| {
@@ -129,13 +154,21 @@ fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
         }
         if i % 5 == 0 {
             for chunk in [1, 7] {
-                let r = nacha::check(Trickle { data: &data, chunk }, ValidateOptions::default()).unwrap();
-                assert_eq!(summary_key(&r), summary_key(&whole), "iteration {i}, chunk {chunk}");
+                let r = nacha::check(Trickle { data: &data, chunk }, ValidateOptions::default())
+                    .unwrap();
+                assert_eq!(
+                    summary_key(&r),
+                    summary_key(&whole),
+                    "iteration {i}, chunk {chunk}"
+                );
             }
         }
     }
     eprintln!("fuzz smoke: {iters} mutated files, {rejected} rejected, none panicked");
-    assert!(rejected > iters / 2, "most mutations must be caught: {rejected} of {iters}");
+    assert!(
+        rejected > iters / 2,
+        "most mutations must be caught: {rejected} of {iters}"
+    );
 }
 
 /// Inputs that once broke something, kept as named regressions.

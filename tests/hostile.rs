@@ -4,7 +4,7 @@
 mod common;
 
 use clearledger::formats::nacha::{self, FindingCode, Severity, ValidateOptions};
-use common::{samples, TestDb};
+use common::{TestDb, samples};
 use std::io::Read;
 
 fn payroll() -> Vec<u8> {
@@ -18,8 +18,16 @@ fn rejected(db: &TestDb, name: &str, bytes: &[u8]) -> String {
     let out = db.cl(&["ingest", path.to_str().unwrap()]);
     assert_eq!(out.code, 3, "{name}: {}", out.stderr);
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
-    assert!(out.stderr.contains(name), "the error names the file: {}", out.stderr);
-    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0, "{name}: nothing posted");
+    assert!(
+        out.stderr.contains(name),
+        "the error names the file: {}",
+        out.stderr
+    );
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings"),
+        0,
+        "{name}: nothing posted"
+    );
     out.stderr
 }
 
@@ -30,8 +38,14 @@ fn truncated_mid_record() {
     let err = rejected(&db, "truncated.ach", &data[..300]);
     // Line 4 is cut 15 bytes in; the file then ends without its controls.
     assert!(err.contains("truncated.ach:4: warning [trimmed_record] record 3, byte 285: expected 94 bytes (padded with trailing blanks), found \"15 bytes\""), "{err}");
-    assert!(err.contains("truncated.ach:4: error [batch_not_closed] record 4, byte 300"), "{err}");
-    assert!(err.contains("truncated.ach:4: error [missing_file_control] record 4, byte 300"), "{err}");
+    assert!(
+        err.contains("truncated.ach:4: error [batch_not_closed] record 4, byte 300"),
+        "{err}"
+    );
+    assert!(
+        err.contains("truncated.ach:4: error [missing_file_control] record 4, byte 300"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -88,10 +102,17 @@ impl Read for Endless {
 #[test]
 fn a_huge_file_without_newlines_is_read_in_bounded_memory() {
     // 20 MB by default; 2 GB with CLEARLEDGER_LONG_TESTS=1.
-    let len: u64 = if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() == Ok("1") { 2 << 30 } else { 20 << 20 };
+    let len: u64 = if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() == Ok("1") {
+        2 << 30
+    } else {
+        20 << 20
+    };
     let r = nacha::check(Endless { left: len }, ValidateOptions::default()).unwrap();
     assert_eq!(r.bytes, len);
-    assert_eq!(r.summary.records, len / 94 + u64::from(!len.is_multiple_of(94)));
+    assert_eq!(
+        r.summary.records,
+        len / 94 + u64::from(!len.is_multiple_of(94))
+    );
     let f = &r.summary.findings;
     // The findings stop at the limit: memory does not grow with the file.
     assert_eq!(f.len(), nacha::assemble::FINDINGS_MAX + 2);
@@ -109,8 +130,16 @@ fn awkward_paths_and_inputs() {
     std::fs::write(&path, payroll()).unwrap();
     let out = db.cl(&["ingest", path.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("paie décembre 2026.ach: run 1 completed"), "{}", out.stdout);
-    assert_eq!(db.rows("SELECT source_name FROM runs")[0][0], path.display().to_string());
+    assert!(
+        out.stdout
+            .contains("paie décembre 2026.ach: run 1 completed"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        db.rows("SELECT source_name FROM runs")[0][0],
+        path.display().to_string()
+    );
     // No read permission (meaningless as root, who reads everything: said, not skipped silently).
     let secret = db.file("secret.ach");
     std::fs::write(&secret, payroll()).unwrap();
@@ -121,7 +150,12 @@ fn awkward_paths_and_inputs() {
     } else {
         let out = db.cl(&["ingest", secret.to_str().unwrap()]);
         assert_eq!(out.code, 3);
-        assert!(out.stderr.contains("secret.ach: rejected: cannot read: Permission denied"), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("secret.ach: rejected: cannot read: Permission denied"),
+            "{}",
+            out.stderr
+        );
     }
 }
 
@@ -130,9 +164,22 @@ fn a_read_only_database_is_an_infrastructure_failure() {
     let db = TestDb::sqlite();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let ro = format!("{}?mode=ro", db.url);
-    let out = common::run(&["--db", &ro, "ingest", samples().join("ppd-payroll-credits.ach").to_str().unwrap()], &[]);
+    let out = common::run(
+        &[
+            "--db",
+            &ro,
+            "ingest",
+            samples().join("ppd-payroll-credits.ach").to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.code, 4, "{}", out.stderr);
-    assert!(out.stderr.contains("infrastructure failure (safe to retry)"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("infrastructure failure (safe to retry)"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("readonly database"), "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
 }
@@ -153,24 +200,40 @@ fn hostile_xml_is_refused_safely() {
         "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]><Document xmlns=\"{PACS}\"><x>&lol2;</x></Document>"
     );
     let err = xml_rejected(&db, "laughs.xml", laughs.as_bytes());
-    assert!(err.contains("laughs.xml:1: error [doctype_forbidden] record 0, byte 21, /: expected no DOCTYPE"), "{err}");
+    assert!(
+        err.contains(
+            "laughs.xml:1: error [doctype_forbidden] record 0, byte 21, /: expected no DOCTYPE"
+        ),
+        "{err}"
+    );
     // XXE: an external entity. Same refusal; the file is never opened.
-    let xxe = format!("<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><Document xmlns=\"{PACS}\">&xxe;</Document>");
+    let xxe = format!(
+        "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><Document xmlns=\"{PACS}\">&xxe;</Document>"
+    );
     let err = xml_rejected(&db, "xxe.xml", xxe.as_bytes());
     assert!(err.contains("[doctype_forbidden]"), "{err}");
     // An undeclared entity without DOCTYPE: an error, not an empty string.
-    let ent = format!("<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>&xxe;</MsgId></GrpHdr></FIToFICstmrCdtTrf></Document>");
+    let ent = format!(
+        "<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>&xxe;</MsgId></GrpHdr></FIToFICstmrCdtTrf></Document>"
+    );
     let err = xml_rejected(&db, "entity.xml", ent.as_bytes());
-    assert!(err.contains("[xml_syntax]") && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/MsgId"), "{err}");
+    assert!(
+        err.contains("[xml_syntax]") && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/MsgId"),
+        "{err}"
+    );
     // 10,000 levels deep: refused at the depth limit.
     let mut deep = format!("<Document xmlns=\"{PACS}\">");
     for _ in 0..10_000 {
         deep.push_str("<a>");
     }
     let err = xml_rejected(&db, "deep.xml", deep.as_bytes());
-    assert!(err.contains("[depth_limit]") && err.contains("expected at most 64 nested elements"), "{err}");
+    assert!(
+        err.contains("[depth_limit]") && err.contains("expected at most 64 nested elements"),
+        "{err}"
+    );
     // A 10 MB text node: refused at the event size limit, without holding 10 MB.
-    let mut big = format!("<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>").into_bytes();
+    let mut big =
+        format!("<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf><GrpHdr><MsgId>").into_bytes();
     big.extend(std::iter::repeat_n(b'x', 10 << 20));
     big.extend_from_slice(b"</MsgId></GrpHdr></FIToFICstmrCdtTrf></Document>");
     let err = xml_rejected(&db, "big-text.xml", &big);
@@ -178,13 +241,28 @@ fn hostile_xml_is_refused_safely() {
     // Truncated mid-element.
     let text = std::fs::read(samples().join("pacs008-credit-transfers.xml")).unwrap();
     let err = xml_rejected(&db, "cut.xml", &text[..1500]);
-    assert!(err.contains("[xml_syntax]") || err.contains("[missing_element]"), "{err}");
+    assert!(
+        err.contains("[xml_syntax]") || err.contains("[missing_element]"),
+        "{err}"
+    );
     // An amount that does not fit: 19 digits.
-    let t = String::from_utf8(text.clone()).unwrap().replace(">1250.00<", ">12345678901234567.89<");
+    let t = String::from_utf8(text.clone())
+        .unwrap()
+        .replace(">1250.00<", ">12345678901234567.89<");
     let err = xml_rejected(&db, "overflow.xml", t.as_bytes());
-    assert!(err.contains("[amount_format]") && err.contains("expected at most 18 digits"), "{err}");
+    assert!(
+        err.contains("[amount_format]") && err.contains("expected at most 18 digits"),
+        "{err}"
+    );
     // 2026-02-30.
-    let t = String::from_utf8(text).unwrap().replace("<IntrBkSttlmDt>2026-11-30</IntrBkSttlmDt>", "<IntrBkSttlmDt>2026-02-30</IntrBkSttlmDt>");
+    let t = String::from_utf8(text).unwrap().replace(
+        "<IntrBkSttlmDt>2026-11-30</IntrBkSttlmDt>",
+        "<IntrBkSttlmDt>2026-02-30</IntrBkSttlmDt>",
+    );
     let err = xml_rejected(&db, "feb30.xml", t.as_bytes());
-    assert!(err.contains("[date_format]") && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/IntrBkSttlmDt"), "{err}");
+    assert!(
+        err.contains("[date_format]")
+            && err.contains("/Document/FIToFICstmrCdtTrf/GrpHdr/IntrBkSttlmDt"),
+        "{err}"
+    );
 }

@@ -2,21 +2,25 @@
 
 mod common;
 
-use common::{samples, TestDb};
+use common::{TestDb, samples};
 use std::fs;
 use std::path::Path;
 
 on_both_backends!(an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones);
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
 
 fn old(path: &Path) {
     let f = fs::File::options().write(true).open(path).unwrap();
-    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
 }
 
 fn setup(db: &TestDb) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
@@ -25,7 +29,13 @@ fn setup(db: &TestDb) -> (std::path::PathBuf, std::path::PathBuf, std::path::Pat
     (inbox, archive, quarantine)
 }
 
-fn pass(db: &TestDb, inbox: &Path, archive: &Path, quarantine: &Path, env: &[(&str, &str)]) -> common::Run {
+fn pass(
+    db: &TestDb,
+    inbox: &Path,
+    archive: &Path,
+    quarantine: &Path,
+    env: &[(&str, &str)],
+) -> common::Run {
     db.cl_env(
         &[
             "ingest",
@@ -43,27 +53,56 @@ fn pass(db: &TestDb, inbox: &Path, archive: &Path, quarantine: &Path, env: &[(&s
 
 fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: TestDb) {
     let (inbox, archive, quarantine) = setup(&db);
-    for f in ["ppd-payroll-credits.ach", "ccd-vendor-debits.ach", "invalid-batch-total.ach"] {
+    for f in [
+        "ppd-payroll-credits.ach",
+        "ccd-vendor-debits.ach",
+        "invalid-batch-total.ach",
+    ] {
         fs::copy(samples().join(f), inbox.join(f)).unwrap();
         old(&inbox.join(f));
     }
     // Still being written: a .part file, and a file modified just now.
     fs::write(inbox.join("upload.ach.part"), b"101 ").unwrap();
-    fs::copy(samples().join("web-returns.ach"), inbox.join("zz-young.ach")).unwrap();
+    fs::copy(
+        samples().join("web-returns.ach"),
+        inbox.join("zz-young.ach"),
+    )
+    .unwrap();
     let out = pass(&db, &inbox, &archive, &quarantine, &[]);
-    assert_eq!(out.code, 3, "a rejected file makes the pass exit 3: {}", out.stderr);
+    assert_eq!(
+        out.code, 3,
+        "a rejected file makes the pass exit 3: {}",
+        out.stderr
+    );
     let last: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["archived"], 2);
     assert_eq!(last["quarantined"], 1);
     assert_eq!(last["incomplete_skipped"], 2);
-    assert_eq!(names(&inbox), [".clearledger.lock", "upload.ach.part", "zz-young.ach"]);
+    assert_eq!(
+        names(&inbox),
+        [".clearledger.lock", "upload.ach.part", "zz-young.ach"]
+    );
     assert_eq!(
         names(&archive),
-        ["ccd-vendor-debits.ach", "ccd-vendor-debits.ach.report.csv", "ppd-payroll-credits.ach", "ppd-payroll-credits.ach.report.csv"]
+        [
+            "ccd-vendor-debits.ach",
+            "ccd-vendor-debits.ach.report.csv",
+            "ppd-payroll-credits.ach",
+            "ppd-payroll-credits.ach.report.csv"
+        ]
     );
-    assert_eq!(names(&quarantine), ["invalid-batch-total.ach", "invalid-batch-total.ach.error.txt"]);
+    assert_eq!(
+        names(&quarantine),
+        [
+            "invalid-batch-total.ach",
+            "invalid-batch-total.ach.error.txt"
+        ]
+    );
     let err = fs::read_to_string(quarantine.join("invalid-batch-total.ach.error.txt")).unwrap();
-    assert!(err.contains("[total_debit_mismatch] record 3, byte 285"), "{err}");
+    assert!(
+        err.contains("[total_debit_mismatch] record 3, byte 285"),
+        "{err}"
+    );
     assert!(err.contains("nothing posted"), "{err}");
     let rep = common::read_csv(&archive.join("ppd-payroll-credits.ach.report.csv"));
     assert_eq!(rep.len(), 4);
@@ -71,7 +110,11 @@ fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: Test
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 6);
 
     // The same file dropped again later: all duplicates, archived under a free name.
-    fs::copy(samples().join("ppd-payroll-credits.ach"), inbox.join("ppd-payroll-credits.ach")).unwrap();
+    fs::copy(
+        samples().join("ppd-payroll-credits.ach"),
+        inbox.join("ppd-payroll-credits.ach"),
+    )
+    .unwrap();
     old(&inbox.join("ppd-payroll-credits.ach"));
     old(&inbox.join("zz-young.ach"));
     let out = pass(&db, &inbox, &archive, &quarantine, &[]);
@@ -79,7 +122,10 @@ fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: Test
     assert!(archive.join("ppd-payroll-credits.ach.1").exists());
     let rep = common::read_csv(&archive.join("ppd-payroll-credits.ach.1.report.csv"));
     let first_run = db.scalar("SELECT min(run_id) FROM postings WHERE file_id = 'nacha:231380104:1210428821:261129:0900:A'");
-    assert!(rep.iter().all(|r| r["outcome"] == "duplicate" && r["original_run_id"] == first_run.to_string()));
+    assert!(
+        rep.iter()
+            .all(|r| r["outcome"] == "duplicate" && r["original_run_id"] == first_run.to_string())
+    );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 8);
 }
 
@@ -87,13 +133,26 @@ fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: Test
 fn a_second_pass_while_one_holds_the_inbox_does_nothing() {
     let db = TestDb::sqlite();
     let (inbox, archive, quarantine) = setup(&db);
-    fs::copy(samples().join("ppd-payroll-credits.ach"), inbox.join("a.ach")).unwrap();
+    fs::copy(
+        samples().join("ppd-payroll-credits.ach"),
+        inbox.join("a.ach"),
+    )
+    .unwrap();
     old(&inbox.join("a.ach"));
-    let lock = fs::File::options().create(true).truncate(false).write(true).open(inbox.join(".clearledger.lock")).unwrap();
+    let lock = fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(inbox.join(".clearledger.lock"))
+        .unwrap();
     lock.try_lock().unwrap();
     let out = pass(&db, &inbox, &archive, &quarantine, &[]);
     assert_eq!(out.code, 0);
-    assert!(out.stderr.contains("another clearledger pass holds"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("another clearledger pass holds"),
+        "{}",
+        out.stderr
+    );
     assert!(inbox.join("a.ach").exists());
     drop(lock);
     let out = pass(&db, &inbox, &archive, &quarantine, &[]);
@@ -105,11 +164,24 @@ fn a_second_pass_while_one_holds_the_inbox_does_nothing() {
 fn a_crash_between_commit_and_move_is_finished_by_the_next_pass() {
     let db = TestDb::sqlite();
     let (inbox, archive, quarantine) = setup(&db);
-    fs::copy(samples().join("ppd-payroll-credits.ach"), inbox.join("a.ach")).unwrap();
+    fs::copy(
+        samples().join("ppd-payroll-credits.ach"),
+        inbox.join("a.ach"),
+    )
+    .unwrap();
     old(&inbox.join("a.ach"));
-    let out = pass(&db, &inbox, &archive, &quarantine, &[("CLEARLEDGER_FAULT", "after_commit")]);
+    let out = pass(
+        &db,
+        &inbox,
+        &archive,
+        &quarantine,
+        &[("CLEARLEDGER_FAULT", "after_commit")],
+    );
     assert_ne!(out.code, 0);
-    assert!(inbox.join("a.ach").exists(), "not moved: the crash came first");
+    assert!(
+        inbox.join("a.ach").exists(),
+        "not moved: the crash came first"
+    );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
     let out = pass(&db, &inbox, &archive, &quarantine, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -123,7 +195,11 @@ fn a_crash_between_commit_and_move_is_finished_by_the_next_pass() {
 fn an_unreachable_database_leaves_the_files_in_the_inbox() {
     let db = TestDb::sqlite();
     let (inbox, archive, quarantine) = setup(&db);
-    fs::copy(samples().join("ppd-payroll-credits.ach"), inbox.join("a.ach")).unwrap();
+    fs::copy(
+        samples().join("ppd-payroll-credits.ach"),
+        inbox.join("a.ach"),
+    )
+    .unwrap();
     old(&inbox.join("a.ach"));
     let out = common::run(
         &[

@@ -5,7 +5,7 @@ mod common;
 
 use clearledger::formats::iso20022::{self, IsoEvent};
 use clearledger::formats::nacha::FindingCode;
-use common::{read_csv, samples, TestDb};
+use common::{TestDb, read_csv, samples};
 
 on_both_backends!(
     keys_from_uetr_end_to_end_id_and_notprovided,
@@ -16,8 +16,19 @@ on_both_backends!(
 );
 
 fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String, String>>) {
-    let rep = db.file(&format!("{name}.{}.csv", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
-    let out = db.cl(&["ingest", samples().join(name).to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+    let rep = db.file(&format!(
+        "{name}.{}.csv",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let out = db.cl(&[
+        "ingest",
+        samples().join(name).to_str().unwrap(),
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
     assert!(matches!(out.code, 0 | 1), "{name}: {}", out.stderr);
     (out.code, read_csv(&rep))
 }
@@ -32,9 +43,18 @@ fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     let (_, first) = ingest(&db, "pacs008-credit-transfers.xml");
     assert_eq!(outcomes(&first), ["posted", "posted", "posted"]);
     assert_eq!(first[0]["posting_key"], format!("uetr:{U1}"));
-    assert_eq!(first[1]["posting_key"], "e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001");
-    assert_eq!(first[2]["posting_key"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001:3", "NOTPROVIDED identifies nothing");
-    assert_eq!(first[0]["file_id"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001");
+    assert_eq!(
+        first[1]["posting_key"],
+        "e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001"
+    );
+    assert_eq!(
+        first[2]["posting_key"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001:3",
+        "NOTPROVIDED identifies nothing"
+    );
+    assert_eq!(
+        first[0]["file_id"],
+        "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001"
+    );
     assert_eq!(first[0]["amount_minor"], "125000");
     assert_eq!(first[0]["debit_account"], "acct:DE89370400440532013000");
     // The same file again: nothing new.
@@ -44,10 +64,16 @@ fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     // same EndToEndId from another originator and another NOTPROVIDED both post.
     let (_, second) = ingest(&db, "pacs008-second-file.xml");
     assert_eq!(outcomes(&second), ["duplicate", "posted", "posted"]);
-    assert_eq!(second[0]["original_file_id"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001");
+    assert_eq!(
+        second[0]["original_file_id"],
+        "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001"
+    );
     assert_eq!(second[0]["original_record_no"], "1");
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 5);
-    assert_eq!(db.scalar("SELECT count(*) FROM postings WHERE trace_number = 'INV-2024-001'"), 2);
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings WHERE trace_number = 'INV-2024-001'"),
+        2
+    );
     // lookup by EndToEndId finds both originators' payments.
     let out = db.cl(&["lookup", "--json", "--end-to-end-id", "INV-2024-001"]);
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
@@ -68,7 +94,12 @@ fn a_return_posts_once_and_links_to_its_payment(db: TestDb) {
     let ops: Vec<String> = out
         .stdout
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["operation"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["operation"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(ops, ["pacs.008", "pacs.004"]);
 }
@@ -90,13 +121,30 @@ fn within_file_duplicates_are_reported_as_such(db: TestDb) {
     let tx = &text[start..end];
     let doubled = text
         .replacen("<NbOfTxs>3</NbOfTxs>", "<NbOfTxs>4</NbOfTxs>", 1)
-        .replacen("<CtrlSum>1660.49</CtrlSum>", "<CtrlSum>2910.49</CtrlSum>", 1)
-        .replacen("Ccy=\"EUR\">1660.49</TtlIntrBkSttlmAmt>", "Ccy=\"EUR\">2910.49</TtlIntrBkSttlmAmt>", 1)
-        .replacen("    </FIToFICstmrCdtTrf>", &format!("{tx}    </FIToFICstmrCdtTrf>"), 1);
+        .replacen(
+            "<CtrlSum>1660.49</CtrlSum>",
+            "<CtrlSum>2910.49</CtrlSum>",
+            1,
+        )
+        .replacen(
+            "Ccy=\"EUR\">1660.49</TtlIntrBkSttlmAmt>",
+            "Ccy=\"EUR\">2910.49</TtlIntrBkSttlmAmt>",
+            1,
+        )
+        .replacen(
+            "    </FIToFICstmrCdtTrf>",
+            &format!("{tx}    </FIToFICstmrCdtTrf>"),
+            1,
+        );
     let path = db.file("doubled.xml");
     std::fs::write(&path, doubled).unwrap();
     let rep = db.file("doubled.csv");
-    let out = db.cl(&["ingest", path.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+    let out = db.cl(&[
+        "ingest",
+        path.to_str().unwrap(),
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let rows = read_csv(&rep);
     assert_eq!(outcomes(&rows), ["posted", "posted", "posted", "duplicate"]);
@@ -106,7 +154,10 @@ fn within_file_duplicates_are_reported_as_such(db: TestDb) {
 }
 
 fn an_invalid_message_is_rejected_with_its_element_path(db: TestDb) {
-    let out = db.cl(&["ingest", samples().join("pacs008-invalid.xml").to_str().unwrap()]);
+    let out = db.cl(&[
+        "ingest",
+        samples().join("pacs008-invalid.xml").to_str().unwrap(),
+    ]);
     assert_eq!(out.code, 3);
     assert!(out.stderr.contains(
         "pacs008-invalid.xml:8: error [ctrl_sum_mismatch] record 1, byte 289, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 500 (sum of the transactions' amounts), found \"1000.00\""
@@ -114,7 +165,13 @@ fn an_invalid_message_is_rejected_with_its_element_path(db: TestDb) {
     assert!(out.stderr.contains("pacs008-invalid.xml:25: error [iban_format] record 1, byte 1105, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN: expected an IBAN with valid mod-97 check digits, found \"DE00370400440532013000\""), "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
     let f = db.rows("SELECT code, field FROM findings ORDER BY seq");
-    assert_eq!(f[0], vec!["iban_format".to_string(), "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN".into()]);
+    assert_eq!(
+        f[0],
+        vec![
+            "iban_format".to_string(),
+            "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN".into()
+        ]
+    );
     assert_eq!(db.rows("SELECT format FROM runs")[0][0], "iso20022");
 }
 
@@ -123,8 +180,14 @@ fn pain001_with_a_prefix_and_a_bom_posts_two_identical_salaries() {
     let db = TestDb::sqlite();
     let (_, rows) = ingest(&db, "pain001-initiation.xml");
     assert_eq!(outcomes(&rows), ["posted", "posted"]);
-    assert_eq!(rows[0]["file_id"], "iso:pain.001:DE123456789:ACME-PAY-2026-11-29");
-    assert_eq!(rows[0]["posting_key"], "e2e:COBADEFFXXX/DE89370400440532013000:SAL-2026-11-0001");
+    assert_eq!(
+        rows[0]["file_id"],
+        "iso:pain.001:DE123456789:ACME-PAY-2026-11-29"
+    );
+    assert_eq!(
+        rows[0]["posting_key"],
+        "e2e:COBADEFFXXX/DE89370400440532013000:SAL-2026-11-0001"
+    );
     assert_eq!(rows[1]["amount_minor"], "210000");
 }
 
@@ -133,12 +196,17 @@ fn read(path: &std::path::Path) -> iso20022::IsoSummary {
 }
 
 fn codes(s: &iso20022::IsoSummary) -> Vec<(FindingCode, String)> {
-    s.findings.iter().map(|f| (f.code, f.path.clone().unwrap_or_default())).collect()
+    s.findings
+        .iter()
+        .map(|f| (f.code, f.path.clone().unwrap_or_default()))
+        .collect()
 }
 
 #[test]
 fn corpus_files_with_their_traps() {
-    let Some(corpus) = common::corpus() else { return };
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
     let iso = corpus.join("iso20022");
     // pacs.008 in an AppHdr envelope: CtrlSum 10000 over one transaction of 5000.
     let s = read(&iso.join("pacs008/prowide-pacs.008.001.07-with-AppHdr.xml"));
@@ -146,22 +214,45 @@ fn corpus_files_with_their_traps() {
     assert_eq!(
         codes(&s),
         [
-            (FindingCode::CtrlSumMismatch, "/message/Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum".to_string()),
-            (FindingCode::CtrlSumMismatch, "/message/Document/FIToFICstmrCdtTrf/GrpHdr/TtlIntrBkSttlmAmt".to_string()),
+            (
+                FindingCode::CtrlSumMismatch,
+                "/message/Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum".to_string()
+            ),
+            (
+                FindingCode::CtrlSumMismatch,
+                "/message/Document/FIToFICstmrCdtTrf/GrpHdr/TtlIntrBkSttlmAmt".to_string()
+            ),
         ]
     );
     // pain.001: NbOfTxs says 2 over six transactions (and its sample IBAN fails mod-97).
     let s = read(&iso.join("pain001/bsp-pain.001.001.03.xml"));
     assert_eq!(s.transactions, 6);
-    assert!(codes(&s).contains(&(FindingCode::NbOfTxsMismatch, "/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs".to_string())));
-    let f = s.findings.iter().find(|f| f.path.as_deref() == Some("/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs")).unwrap();
-    assert_eq!((f.expected.as_str(), f.found.as_str()), ("6 (transactions in the message)", "2"));
+    assert!(codes(&s).contains(&(
+        FindingCode::NbOfTxsMismatch,
+        "/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs".to_string()
+    )));
+    let f = s
+        .findings
+        .iter()
+        .find(|f| f.path.as_deref() == Some("/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs"))
+        .unwrap();
+    assert_eq!(
+        (f.expected.as_str(), f.found.as_str()),
+        ("6 (transactions in the message)", "2")
+    );
     // The Lithuanian samples (BOM, pain.001.001.03) read fine, but carry placeholder IBANs
     // (check digits 00) that no bank accepts: rejected here, said why.
-    for name in ["lt-sepa_payment_naujas_1.xml", "lt-International_payment_USD_naujas_1.xml"] {
+    for name in [
+        "lt-sepa_payment_naujas_1.xml",
+        "lt-International_payment_USD_naujas_1.xml",
+    ] {
         let s = read(&iso.join("pain001").join(name));
         assert_eq!(s.transactions, 1, "{name}");
-        assert!(s.findings.iter().all(|f| f.code == FindingCode::IbanFormat), "{name}: {:?}", codes(&s));
+        assert!(
+            s.findings.iter().all(|f| f.code == FindingCode::IbanFormat),
+            "{name}: {:?}",
+            codes(&s)
+        );
     }
     // No namespace: refused, saying what was found and what is supported.
     let s = read(&iso.join("invalid/moov-invalid_pain_v11.xml"));
@@ -170,7 +261,10 @@ fn corpus_files_with_their_traps() {
     // camt.053/054 are not payment messages this version ingests: a clear refusal.
     let s = read(&iso.join("camt053/genkgo-camt053.v2.minimal.xml"));
     assert_eq!(s.findings[0].code, FindingCode::UnsupportedMessage);
-    assert_eq!(s.findings[0].found, "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02");
+    assert_eq!(
+        s.findings[0].found,
+        "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"
+    );
 }
 
 #[test]
@@ -185,7 +279,15 @@ fn namespace_wins_over_schema_location_and_the_version_is_detected() {
     .unwrap();
     assert!(s.findings.is_empty(), "{:?}", s.findings);
     let h = header.unwrap();
-    assert_eq!((h.kind.as_str(), h.version, h.sender.as_str(), h.msg_id.as_str()), ("pacs.008", 2, "COBADEFFXXX", "M1"));
+    assert_eq!(
+        (
+            h.kind.as_str(),
+            h.version,
+            h.sender.as_str(),
+            h.msg_id.as_str()
+        ),
+        ("pacs.008", 2, "COBADEFFXXX", "M1")
+    );
     assert_eq!(amount, 1250, "JPY has no minor unit");
 }
 
@@ -194,7 +296,9 @@ fn several_documents_in_one_envelope_are_all_read() {
     let one = std::fs::read_to_string(samples().join("pacs008-credit-transfers.xml")).unwrap();
     let doc = &one[one.find("<Document").unwrap()..];
     let second = doc.replace("COBA-20261129-0001", "COBA-20261129-0005");
-    let xml = format!("<?xml version=\"1.0\"?>\r\n<Envelope><AppHdr><BizMsgIdr>B1</BizMsgIdr></AppHdr>{doc}{second}</Envelope>");
+    let xml = format!(
+        "<?xml version=\"1.0\"?>\r\n<Envelope><AppHdr><BizMsgIdr>B1</BizMsgIdr></AppHdr>{doc}{second}</Envelope>"
+    );
     let mut msg_ids = Vec::new();
     let mut header = None;
     let s = iso20022::read_file(xml.as_bytes(), &mut |ev| match ev {
@@ -204,7 +308,11 @@ fn several_documents_in_one_envelope_are_all_read() {
     .unwrap();
     assert!(s.findings.is_empty(), "{:?}", s.findings);
     assert_eq!((s.documents, s.transactions), (2, 6));
-    assert_eq!(header.as_deref(), Some("COBA-20261129-0001"), "the first Document names the file");
+    assert_eq!(
+        header.as_deref(),
+        Some("COBA-20261129-0001"),
+        "the first Document names the file"
+    );
     assert_eq!(msg_ids[3], (4, "COBA-20261129-0005".to_string()));
 }
 
@@ -221,9 +329,17 @@ fn a_file_mixing_message_kinds_is_classified_per_operation() {
     std::fs::write(&path, xml).unwrap();
     for (round, want) in [(1, "posted"), (2, "duplicate")] {
         let rep = db.file(&format!("mixed-{round}.csv"));
-        let out = db.cl(&["ingest", path.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+        let out = db.cl(&[
+            "ingest",
+            path.to_str().unwrap(),
+            "--report",
+            rep.to_str().unwrap(),
+        ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert_eq!(outcomes(&read_csv(&rep)), vec![want; 4], "round {round}");
     }
-    assert_eq!(db.scalar("SELECT count(*) FROM postings WHERE operation = 'pacs.004'"), 1);
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings WHERE operation = 'pacs.004'"),
+        1
+    );
 }

@@ -18,13 +18,29 @@ fn spawn_ingest(db: &TestDb, file: &std::path::Path) -> Child {
 }
 
 fn summary(o: &std::process::Output) -> serde_json::Value {
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::PathBuf {
     let f = db.file(name);
-    let out = db.cl(&["generate", "nacha", "--entries", &entries.to_string(), "--batches", "3", "--seed", &seed.to_string(), "-o", f.to_str().unwrap()]);
+    let out = db.cl(&[
+        "generate",
+        "nacha",
+        "--entries",
+        &entries.to_string(),
+        "--batches",
+        "3",
+        "--seed",
+        &seed.to_string(),
+        "-o",
+        f.to_str().unwrap(),
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     f
 }
@@ -40,28 +56,47 @@ fn eight_processes_on_the_same_file_post_each_entry_exactly_once() {
         .into_iter()
         .map(|c| {
             let s = summary(&c.wait_with_output().unwrap());
-            (s["posted"].as_i64().unwrap(), s["duplicates"].as_i64().unwrap())
+            (
+                s["posted"].as_i64().unwrap(),
+                s["duplicates"].as_i64().unwrap(),
+            )
         })
         .collect();
     results.sort();
     let mut want = vec![(0, n); 7];
     want.push((n, 0));
-    assert_eq!(results, want, "one run posts everything, seven report every record as a duplicate");
+    assert_eq!(
+        results, want,
+        "one run posts everything, seven report every record as a duplicate"
+    );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), n);
-    assert_eq!(db.scalar("SELECT count(DISTINCT record_no) FROM postings"), n);
-    assert_eq!(db.scalar("SELECT count(*) FROM journal WHERE outcome = 'duplicate'"), 7 * n);
-    assert_eq!(db.scalar("SELECT count(*) FROM runs WHERE status = 'completed'"), 8);
+    assert_eq!(
+        db.scalar("SELECT count(DISTINCT record_no) FROM postings"),
+        n
+    );
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM journal WHERE outcome = 'duplicate'"),
+        7 * n
+    );
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM runs WHERE status = 'completed'"),
+        8
+    );
 }
 
 #[test]
 fn eight_processes_on_four_files_post_each_file_once() {
     let Some(db) = TestDb::postgres() else { return };
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
-    let files: Vec<_> = (0..4).map(|i| generate(&db, &format!("f{i}.ach"), 2_000 + i * 100, 100 + i)).collect();
+    let files: Vec<_> = (0..4)
+        .map(|i| generate(&db, &format!("f{i}.ach"), 2_000 + i * 100, 100 + i))
+        .collect();
     let children: Vec<Child> = (0..8).map(|i| spawn_ingest(&db, &files[i % 4])).collect();
     let mut posted = 0;
     for c in children {
-        posted += summary(&c.wait_with_output().unwrap())["posted"].as_i64().unwrap();
+        posted += summary(&c.wait_with_output().unwrap())["posted"]
+            .as_i64()
+            .unwrap();
     }
     let total = 2_000 + 2_100 + 2_200 + 2_300;
     assert_eq!(posted, total);
@@ -76,7 +111,15 @@ fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let n = 200_000i64;
     let f = generate(&db, "big.ach", n as u64, 33);
-    let dbname = db.url.rsplit('/').next().unwrap().split('?').next().unwrap().to_string();
+    let dbname = db
+        .url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
     let child = spawn_ingest(&db, &f);
     // Wait until the run has posted something (inside its open transaction), then kill
     // its backend from the server side.
@@ -112,12 +155,25 @@ fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
     let o = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{stderr}");
-    assert!(stderr.contains("infrastructure failure (safe to retry)"), "{stderr}");
-    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0, "nothing of the killed run survives");
+    assert!(
+        stderr.contains("infrastructure failure (safe to retry)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings"),
+        0,
+        "nothing of the killed run survives"
+    );
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 0);
     // The rerun completes: one posting per entry, a complete report.
     let rep = db.file("r.csv");
-    let out = db.cl(&["ingest", "--json", f.to_str().unwrap(), "--report", rep.to_str().unwrap()]);
+    let out = db.cl(&[
+        "ingest",
+        "--json",
+        f.to_str().unwrap(),
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), n);
     let rows = common::read_csv(&rep);
@@ -128,12 +184,28 @@ fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
 #[test]
 fn a_server_that_is_down_is_an_infrastructure_failure() {
     let out = common::run(
-        &["--db", "postgres://clearledger:x@127.0.0.1:1/none", "--connect-timeout", "2", "ingest", "samples/ppd-payroll-credits.ach"],
+        &[
+            "--db",
+            "postgres://clearledger:x@127.0.0.1:1/none",
+            "--connect-timeout",
+            "2",
+            "ingest",
+            "samples/ppd-payroll-credits.ach",
+        ],
         &[],
     );
     assert_eq!(out.code, 4, "{}", out.stderr);
-    assert!(out.stderr.contains("infrastructure failure (safe to retry)"), "{}", out.stderr);
-    assert!(out.stderr.contains("connecting to PostgreSQL"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("infrastructure failure (safe to retry)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("connecting to PostgreSQL"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -141,12 +213,18 @@ fn a_claim_held_past_the_lock_timeout_fails_as_retryable() {
     let Some(db) = TestDb::postgres() else { return };
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let url = db.url.clone();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut holder = rt.block_on(async {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
         sqlx::query("BEGIN").execute(&mut c).await.unwrap();
-        sqlx::query("LOCK TABLE files IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+        sqlx::query("LOCK TABLE files IN ACCESS EXCLUSIVE MODE")
+            .execute(&mut c)
+            .await
+            .unwrap();
         c
     });
     let payroll = common::samples().join("ppd-payroll-credits.ach");
@@ -172,8 +250,16 @@ fn tls_from_the_url_and_password_from_pgpassword() {
         let url = format!("{}?sslmode=verify-full", db.url);
         let out = common::run(&["--db", &url, "runs"], &[]);
         assert_eq!(out.code, 4, "{}", out.stderr);
-        assert!(out.stderr.contains("connecting to PostgreSQL"), "{}", out.stderr);
-        assert!(out.stderr.contains("invalid peer certificate"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("connecting to PostgreSQL"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("invalid peer certificate"),
+            "{}",
+            out.stderr
+        );
     } else {
         // Without TLS on the server, sslmode=require must refuse to go on in clear text.
         let url = format!("{}?sslmode=require", db.url);
@@ -188,7 +274,11 @@ fn tls_from_the_url_and_password_from_pgpassword() {
         assert_eq!(out.code, 0, "{}", out.stderr);
         let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", "wrong")]);
         assert_eq!(out.code, 4, "{}", out.stderr);
-        assert!(out.stderr.contains("password authentication failed"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("password authentication failed"),
+            "{}",
+            out.stderr
+        );
     } else {
         eprintln!("PGPASSWORD part skipped: the test server uses trust authentication");
     }

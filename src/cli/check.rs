@@ -1,8 +1,8 @@
 //! `clearledger check`: the validator users run before sending a file. No database.
 
-use super::{exit, GlobalOpts};
+use super::{GlobalOpts, exit};
 use crate::formats::nacha;
-use crate::report::{finding_line, JsonFinding};
+use crate::report::{JsonFinding, finding_line};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -22,7 +22,9 @@ pub struct CheckArgs {
 
 /// Exit code: 0 no findings, 1 warnings only, 3 errors (or unreadable).
 pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
-    let opts = nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check };
+    let opts = nacha::ValidateOptions {
+        bypass_destination_check: a.bypass_destination_check,
+    };
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();
@@ -30,7 +32,10 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
             Ok(Box::new(std::io::stdin().lock()))
         } else {
             match std::fs::metadata(file) {
-                Ok(m) if m.is_dir() => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file")),
+                Ok(m) if m.is_dir() => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "is a directory, not a file",
+                )),
                 _ => std::fs::File::open(file).map(|f| Box::new(f) as Box<dyn std::io::Read>),
             }
         };
@@ -38,7 +43,10 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
             Ok(s) => std::io::BufReader::with_capacity(256 * 1024, s),
             Err(e) => {
                 if a.json {
-                    println!("{}", json!({"file": name, "status": "unreadable", "error": e.to_string()}));
+                    println!(
+                        "{}",
+                        json!({"file": name, "status": "unreadable", "error": e.to_string()})
+                    );
                 } else {
                     eprintln!("{name}: cannot read: {e}");
                 }
@@ -47,7 +55,10 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
             }
         };
         use std::io::BufRead;
-        let format = source.fill_buf().map(crate::ingest::FileFormat::sniff).unwrap_or(crate::ingest::FileFormat::Nacha);
+        let format = source
+            .fill_buf()
+            .map(crate::ingest::FileFormat::sniff)
+            .unwrap_or(crate::ingest::FileFormat::Nacha);
         if format == crate::ingest::FileFormat::Iso20022 {
             code = code.max(check_iso(g, a, &name, source));
             continue;
@@ -57,7 +68,10 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
             Ok(r) => r,
             Err(e) => {
                 if a.json {
-                    println!("{}", json!({"file": name, "status": "unreadable", "error": e.to_string()}));
+                    println!(
+                        "{}",
+                        json!({"file": name, "status": "unreadable", "error": e.to_string()})
+                    );
                 } else {
                     eprintln!("{name}: cannot read: {e}");
                 }
@@ -67,9 +81,24 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
         };
         let s = &r.summary;
         let (errors, warnings) = (s.errors(), s.warnings());
-        let status = if errors > 0 { "invalid" } else if warnings > 0 { "valid_with_warnings" } else { "valid" };
-        code = code.max(if errors > 0 { exit::REJECTED } else if warnings > 0 { exit::ATTENTION } else { exit::OK });
-        let file_id = s.header.as_ref().map(|h| crate::model::FileIdentity::nacha(h).file_id);
+        let status = if errors > 0 {
+            "invalid"
+        } else if warnings > 0 {
+            "valid_with_warnings"
+        } else {
+            "valid"
+        };
+        code = code.max(if errors > 0 {
+            exit::REJECTED
+        } else if warnings > 0 {
+            exit::ATTENTION
+        } else {
+            exit::OK
+        });
+        let file_id = s
+            .header
+            .as_ref()
+            .map(|h| crate::model::FileIdentity::nacha(h).file_id);
         if a.json {
             println!(
                 "{}",
@@ -103,7 +132,9 @@ fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Re
     let mut amounts: std::collections::BTreeMap<String, i64> = Default::default();
     let r = match iso20022::read_file(source, &mut |ev| match ev {
         IsoEvent::Header(h) => header = Some(crate::model::iso_identity(&h).file_id),
-        IsoEvent::Transaction(t) => *amounts.entry(t.currency.clone()).or_default() += t.amount_minor,
+        IsoEvent::Transaction(t) => {
+            *amounts.entry(t.currency.clone()).or_default() += t.amount_minor
+        }
     }) {
         Ok(r) => r,
         Err(e) => {
@@ -113,7 +144,13 @@ fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Re
     };
     let errors = r.errors();
     let warnings = r.findings.len() - errors;
-    let status = if errors > 0 { "invalid" } else if warnings > 0 { "valid_with_warnings" } else { "valid" };
+    let status = if errors > 0 {
+        "invalid"
+    } else if warnings > 0 {
+        "valid_with_warnings"
+    } else {
+        "valid"
+    };
     if a.json {
         println!(
             "{}",
@@ -130,8 +167,17 @@ fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Re
             println!("{}", finding_line(name, f));
         }
         if !g.quiet {
-            println!("{name}: {status}: {} documents, {} transactions; {errors} errors, {warnings} warnings", r.documents, r.transactions);
+            println!(
+                "{name}: {status}: {} documents, {} transactions; {errors} errors, {warnings} warnings",
+                r.documents, r.transactions
+            );
         }
     }
-    if errors > 0 { exit::REJECTED } else if warnings > 0 { exit::ATTENTION } else { exit::OK }
+    if errors > 0 {
+        exit::REJECTED
+    } else if warnings > 0 {
+        exit::ATTENTION
+    } else {
+        exit::OK
+    }
 }

@@ -1,6 +1,6 @@
 //! `clearledger db migrate`.
 
-use super::{exit, infra_error, GlobalOpts};
+use super::{GlobalOpts, exit, infra_error};
 use crate::ledger;
 use clap::{Args, Subcommand};
 

@@ -1,7 +1,7 @@
 //! `clearledger generate`: synthetic files for performance runs.
 
 use super::exit;
-use crate::formats::nacha::generate::{write_nacha, GenerateOptions};
+use crate::formats::nacha::generate::{GenerateOptions, write_nacha};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -62,8 +62,19 @@ pub fn run(a: &GenerateArgs) -> u8 {
                 }
             }
         }
-        GenerateKind::Nacha { entries, batches, seed, addenda_every, output } => {
-            let opts = GenerateOptions { entries: *entries, batches: *batches, seed: *seed, addenda_every: *addenda_every };
+        GenerateKind::Nacha {
+            entries,
+            batches,
+            seed,
+            addenda_every,
+            output,
+        } => {
+            let opts = GenerateOptions {
+                entries: *entries,
+                batches: *batches,
+                seed: *seed,
+                addenda_every: *addenda_every,
+            };
             let res = match output {
                 Some(p) => std::fs::File::create(p).and_then(|f| write_nacha(f, &opts)),
                 None => write_nacha(std::io::stdout().lock(), &opts),

@@ -14,8 +14,8 @@
 //! - Two passes on one inbox at once: the second finds the inbox lock (`DIR/.clearledger.lock`,
 //!   an OS file lock released when the process ends, however it ends) and exits 0 at once.
 
-use super::ingest::{ingest_one, IngestArgs};
-use super::{exit, GlobalOpts};
+use super::ingest::{IngestArgs, ingest_one};
+use super::{GlobalOpts, exit};
 use crate::ledger::AnyLedger;
 use crate::report::{ReportFormat, ReportWriter};
 use serde_json::json;
@@ -35,7 +35,11 @@ fn complete_files(inbox: &Path, min_age: Duration) -> std::io::Result<(Vec<PathB
         if !meta.is_file() || name.starts_with('.') {
             continue;
         }
-        let young = meta.modified().ok().and_then(|m| now.duration_since(m).ok()).is_none_or(|age| age < min_age);
+        let young = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_none_or(|age| age < min_age);
         if name.ends_with(".part") || name.ends_with(".tmp") || young {
             incomplete += 1;
             continue;
@@ -52,7 +56,10 @@ fn free_name(dir: &Path, name: &str) -> PathBuf {
     if !first.exists() {
         return first;
     }
-    (1..).map(|i| dir.join(format!("{name}.{i}"))).find(|p| !p.exists()).expect("a free name")
+    (1..)
+        .map(|i| dir.join(format!("{name}.{i}")))
+        .find(|p| !p.exists())
+        .expect("a free name")
 }
 
 /// Moves a file, across file systems if need be (copy, sync, remove).
@@ -78,10 +85,18 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: 
             return exit::INFRASTRUCTURE;
         }
     }
-    let lock = match fs::OpenOptions::new().create(true).truncate(false).write(true).open(inbox.join(".clearledger.lock")) {
+    let lock = match fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(inbox.join(".clearledger.lock"))
+    {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("clearledger: cannot open the inbox {}: {e}", inbox.display());
+            eprintln!(
+                "clearledger: cannot open the inbox {}: {e}",
+                inbox.display()
+            );
             return exit::INFRASTRUCTURE;
         }
     };
@@ -90,31 +105,48 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: 
         Err(fs::TryLockError::WouldBlock) => {
             tracing::info!(inbox = %inbox.display(), "another clearledger pass holds the inbox; nothing to do");
             if !g.quiet {
-                eprintln!("clearledger: another clearledger pass holds {}; nothing to do", inbox.display());
+                eprintln!(
+                    "clearledger: another clearledger pass holds {}; nothing to do",
+                    inbox.display()
+                );
             }
             return exit::OK;
         }
         Err(fs::TryLockError::Error(e)) => {
-            eprintln!("clearledger: cannot lock the inbox {}: {e}", inbox.display());
+            eprintln!(
+                "clearledger: cannot lock the inbox {}: {e}",
+                inbox.display()
+            );
             return exit::INFRASTRUCTURE;
         }
     }
     let (files, incomplete) = match complete_files(inbox, Duration::from_secs(a.min_age)) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("clearledger: cannot list the inbox {}: {e}", inbox.display());
+            eprintln!(
+                "clearledger: cannot list the inbox {}: {e}",
+                inbox.display()
+            );
             return exit::INFRASTRUCTURE;
         }
     };
     let (mut archived, mut attention, mut quarantined) = (0, 0, 0);
     let mut code = exit::OK;
     for path in &files {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let tmp_report = archive.join(format!(".{name}.report.csv.part"));
-        let mut writer = match fs::File::create(&tmp_report).and_then(|f| ReportWriter::new(ReportFormat::Csv, Box::new(f), false)) {
+        let mut writer = match fs::File::create(&tmp_report)
+            .and_then(|f| ReportWriter::new(ReportFormat::Csv, Box::new(f), false))
+        {
             Ok(w) => w,
             Err(e) => {
-                eprintln!("clearledger: cannot write a report in {}: {e}", archive.display());
+                eprintln!(
+                    "clearledger: cannot write a report in {}: {e}",
+                    archive.display()
+                );
                 return code.max(exit::INFRASTRUCTURE);
             }
         };
@@ -128,15 +160,22 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: 
         if r.code == exit::REJECTED {
             let _ = fs::remove_file(&tmp_report);
             let dest = free_name(quarantine, &name);
-            let dest_name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let dest_name = dest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let note = quarantine.join(format!("{dest_name}.error.txt"));
             let text = format!(
                 "{name}: rejected at {}{}; nothing posted\n{}\n",
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                r.run_id.map(|id| format!(" (run {id})")).unwrap_or_default(),
+                r.run_id
+                    .map(|id| format!(" (run {id})"))
+                    .unwrap_or_default(),
                 r.rejection.join("\n")
             );
-            let res = fs::File::create(&note).and_then(|mut f| f.write_all(text.as_bytes())).and_then(|_| move_file(path, &dest));
+            let res = fs::File::create(&note)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .and_then(|_| move_file(path, &dest));
             if let Err(e) = res {
                 eprintln!("clearledger: cannot quarantine {}: {e}", path.display());
                 return code.max(exit::INFRASTRUCTURE);
@@ -146,12 +185,19 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: 
             continue;
         }
         if let Err(e) = writer.finish() {
-            eprintln!("clearledger: cannot write the report of {}: {e}", path.display());
+            eprintln!(
+                "clearledger: cannot write the report of {}: {e}",
+                path.display()
+            );
             return code.max(exit::INFRASTRUCTURE);
         }
         let dest = free_name(archive, &name);
-        let dest_name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let res = move_file(path, &dest).and_then(|_| fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv"))));
+        let dest_name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let res = move_file(path, &dest)
+            .and_then(|_| fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv"))));
         if let Err(e) = res {
             eprintln!("clearledger: cannot archive {}: {e}", path.display());
             return code.max(exit::INFRASTRUCTURE);

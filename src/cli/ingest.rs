@@ -1,10 +1,10 @@
 //! `clearledger ingest`: post files, one run each, and report every record.
 
-use super::{exit, infra_error, GlobalOpts};
+use super::{GlobalOpts, exit, infra_error};
 use crate::formats::nacha::{Finding, Severity};
-use crate::ingest::{ingest_file, FileFormat, IngestError, IngestOptions, IngestOutcome, Input};
+use crate::ingest::{FileFormat, IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
 use crate::ledger::{self, AnyLedger, Ledger};
-use crate::report::{finding_line, JsonFinding, ReportFormat, ReportWriter};
+use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -17,7 +17,11 @@ const RUN_ATTEMPTS_MAX: u32 = 3;
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Files to ingest, each in its own run (`-` reads standard input).
-    #[arg(value_name = "FILE", required_unless_present = "inbox", conflicts_with = "inbox")]
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "inbox",
+        conflicts_with = "inbox"
+    )]
     pub files: Vec<PathBuf>,
     /// Unattended mode (cron, systemd timers): ingest every complete file in DIR. A file is
     /// complete when its name does not start with `.` nor end in `.part` or `.tmp`, and it
@@ -77,7 +81,6 @@ impl Format {
     }
 }
 
-
 pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     let url = g.db_url();
     let mut ledger = match ledger::open(&url, &g.db_options()).await {
@@ -89,11 +92,18 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     }
     let mut writer = None;
     if let Some(path) = &a.report {
-        let format = a.report_format.unwrap_or_else(|| ReportFormat::from_path(path));
-        match std::fs::File::create(path).and_then(|f| ReportWriter::new(format, Box::new(f), a.dry_run)) {
+        let format = a
+            .report_format
+            .unwrap_or_else(|| ReportFormat::from_path(path));
+        match std::fs::File::create(path)
+            .and_then(|f| ReportWriter::new(format, Box::new(f), a.dry_run))
+        {
             Ok(w) => writer = Some(w),
             Err(e) => {
-                eprintln!("clearledger: cannot write the report {}: {e}", path.display());
+                eprintln!(
+                    "clearledger: cannot write the report {}: {e}",
+                    path.display()
+                );
                 return exit::INFRASTRUCTURE;
             }
         }
@@ -139,18 +149,31 @@ pub async fn ingest_one(
     let opts = IngestOptions {
         tenant: g.tenant.clone(),
         dry_run: a.dry_run,
-        validate: crate::formats::nacha::ValidateOptions { bypass_destination_check: a.bypass_destination_check },
+        validate: crate::formats::nacha::ValidateOptions {
+            bypass_destination_check: a.bypass_destination_check,
+        },
         format: a.format.file_format(),
     };
     let now = || chrono::Utc::now();
-    let mut result = FileResult { code: exit::OK, stop: false, run_id: None, rejection: Vec::new() };
-    let input = if file.as_os_str() == "-" { Input::Stdin } else { Input::Path(file.to_path_buf()) };
+    let mut result = FileResult {
+        code: exit::OK,
+        stop: false,
+        run_id: None,
+        rejection: Vec::new(),
+    };
+    let input = if file.as_os_str() == "-" {
+        Input::Stdin
+    } else {
+        Input::Path(file.to_path_buf())
+    };
     let name = input.name();
     let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new(0);
         pb.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         pb.set_message(name.clone());
         pb
@@ -162,7 +185,11 @@ pub async fn ingest_one(
     let res = loop {
         let res = ingest_file(ledger, &input, &opts, &now, progress.clone()).await;
         match &res {
-            Err(IngestError::Ledger(e)) if e.is_retryable() && attempt < RUN_ATTEMPTS_MAX && matches!(input, Input::Path(_)) => {
+            Err(IngestError::Ledger(e))
+                if e.is_retryable()
+                    && attempt < RUN_ATTEMPTS_MAX
+                    && matches!(input, Input::Path(_)) =>
+            {
                 tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
                 tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
                 attempt += 1;
@@ -175,7 +202,12 @@ pub async fn ingest_one(
     }
     let secs = t0.elapsed().as_secs_f64();
     match res {
-        Ok(IngestOutcome::Completed { run, findings, bytes, fast_path }) => {
+        Ok(IngestOutcome::Completed {
+            run,
+            findings,
+            bytes,
+            fast_path,
+        }) => {
             let attention = run.conflicts > 0 || run.held > 0;
             if attention {
                 result.code = exit::ATTENTION;
@@ -183,7 +215,9 @@ pub async fn ingest_one(
             result.run_id = Some(run.run_id);
             print_warnings(a, &name, &findings);
             if let Some(w) = writer.as_deref_mut() {
-                let res = ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await;
+                let res = ledger
+                    .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
+                    .await;
                 match res {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => {
@@ -192,12 +226,26 @@ pub async fn ingest_one(
                              produce it again with `clearledger report {}`",
                             run.run_id, run.run_id
                         );
-                        return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+                        return FileResult {
+                            code: exit::INFRASTRUCTURE,
+                            stop: true,
+                            ..result
+                        };
                     }
-                    Err(e) => return FileResult { code: infra_error(&e), stop: true, ..result },
+                    Err(e) => {
+                        return FileResult {
+                            code: infra_error(&e),
+                            stop: true,
+                            ..result
+                        };
+                    }
                 }
             }
-            let status = if attention { "needs_attention" } else { "completed" };
+            let status = if attention {
+                "needs_attention"
+            } else {
+                "completed"
+            };
             if a.json {
                 println!(
                     "{}",
@@ -229,7 +277,14 @@ pub async fn ingest_one(
                 );
             }
         }
-        Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes }) => {
+        Ok(IngestOutcome::DryRun {
+            file,
+            counts,
+            sha256,
+            rows,
+            findings,
+            bytes,
+        }) => {
             if counts.conflicts > 0 || counts.held > 0 {
                 result.code = exit::ATTENTION;
             }
@@ -238,7 +293,11 @@ pub async fn ingest_one(
                 for row in &rows {
                     if let Err(e) = w.write(row) {
                         eprintln!("clearledger: cannot write the report: {e}");
-                        return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+                        return FileResult {
+                            code: exit::INFRASTRUCTURE,
+                            stop: true,
+                            ..result
+                        };
                     }
                 }
             }
@@ -258,15 +317,28 @@ pub async fn ingest_one(
                 println!(
                     "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
                      (file_id {}, sha256 {})",
-                    counts.records, counts.posted, counts.duplicates, counts.conflicts, counts.held, file.file_id, sha256
+                    counts.records,
+                    counts.posted,
+                    counts.duplicates,
+                    counts.conflicts,
+                    counts.held,
+                    file.file_id,
+                    sha256
                 );
             }
         }
-        Ok(IngestOutcome::Rejected { run, findings, bytes }) => {
+        Ok(IngestOutcome::Rejected {
+            run,
+            findings,
+            bytes,
+        }) => {
             result.code = exit::REJECTED;
             result.run_id = (run.run_id > 0).then_some(run.run_id);
             result.rejection = findings.iter().map(|f| finding_line(&name, f)).collect();
-            let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+            let errors = findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count();
             if a.json {
                 println!(
                     "{}",
@@ -284,7 +356,11 @@ pub async fn ingest_one(
                 }
                 eprintln!(
                     "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
-                    if run.run_id > 0 { format!(" (run {})", run.run_id) } else { String::new() },
+                    if run.run_id > 0 {
+                        format!(" (run {})", run.run_id)
+                    } else {
+                        String::new()
+                    },
                     findings.len() - errors
                 );
             }
@@ -298,13 +374,24 @@ pub async fn ingest_one(
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
             if a.json {
-                println!("{}", json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()}));
+                println!(
+                    "{}",
+                    json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()})
+                );
             }
-            return FileResult { code: c, stop: true, ..result };
+            return FileResult {
+                code: c,
+                stop: true,
+                ..result
+            };
         }
         Err(e @ IngestError::Internal(_)) => {
             eprintln!("clearledger: {name}: {e}");
-            return FileResult { code: exit::INFRASTRUCTURE, stop: true, ..result };
+            return FileResult {
+                code: exit::INFRASTRUCTURE,
+                stop: true,
+                ..result
+            };
         }
     }
     result
@@ -324,7 +411,10 @@ fn print_warnings(a: &IngestArgs, name: &str, findings: &[Finding]) {
 
 fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) {
     if a.json {
-        println!("{}", json!({"file": name, "status": "rejected", "error": msg, "posted": 0}));
+        println!(
+            "{}",
+            json!({"file": name, "status": "rejected", "error": msg, "posted": 0})
+        );
     } else {
         eprintln!("{name}: rejected: {msg}; nothing posted");
     }

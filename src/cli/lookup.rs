@@ -1,6 +1,6 @@
 //! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
 
-use super::{exit, infra_error, GlobalOpts};
+use super::{GlobalOpts, exit, infra_error};
 use crate::ledger::{self, Ledger, Lookup};
 use crate::money::format_minor;
 use clap::Args;
@@ -35,7 +35,10 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
     let q = if let Some(t) = &a.trace {
         Lookup::TraceNumber(t.clone())
     } else if let (Some(f), Some(n)) = (&a.file_id, a.record_no) {
-        Lookup::Source { file_id: f.clone(), record_no: n }
+        Lookup::Source {
+            file_id: f.clone(),
+            record_no: n,
+        }
     } else if let Some(k) = &a.key {
         Lookup::PostingKey(k.clone())
     } else if let Some(u) = &a.uetr {

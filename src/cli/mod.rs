@@ -69,7 +69,12 @@ pub struct GlobalOpts {
     #[arg(long, global = true, env = "CLEARLEDGER_DB")]
     pub db: Option<String>,
     /// Tenant the keys are scoped to: the same file under two tenants is two files.
-    #[arg(long, global = true, env = "CLEARLEDGER_TENANT", default_value = "default")]
+    #[arg(
+        long,
+        global = true,
+        env = "CLEARLEDGER_TENANT",
+        default_value = "default"
+    )]
     pub tenant: String,
     /// How long to wait for a lock another process holds (SQLite: the write lock;
     /// PostgreSQL: `lock_timeout`, e.g. another worker's claim on the same file).

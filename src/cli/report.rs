@@ -1,6 +1,6 @@
 //! `clearledger report`: the per-record report of a run, produced again from the ledger.
 
-use super::{exit, infra_error, GlobalOpts};
+use super::{GlobalOpts, exit, infra_error};
 use crate::ledger::{self, Ledger, RunInfo};
 use crate::report::{ReportFormat, ReportWriter};
 use clap::Args;
@@ -39,13 +39,21 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
                 v
             }
             Ok(_) => {
-                eprintln!("clearledger: no run of file_id {:?} for tenant {:?}", a.id, g.tenant);
+                eprintln!(
+                    "clearledger: no run of file_id {:?} for tenant {:?}",
+                    a.id, g.tenant
+                );
                 return exit::NOT_FOUND;
             }
             Err(e) => return infra_error(&e),
         },
     };
-    let format = a.format.unwrap_or_else(|| a.output.as_deref().map(ReportFormat::from_path).unwrap_or(ReportFormat::Csv));
+    let format = a.format.unwrap_or_else(|| {
+        a.output
+            .as_deref()
+            .map(ReportFormat::from_path)
+            .unwrap_or(ReportFormat::Csv)
+    });
     let out: Box<dyn std::io::Write + Send> = match &a.output {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Box::new(f),
@@ -65,7 +73,10 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
     };
     for run in &runs {
         if run.status == "rejected" {
-            eprintln!("run {}: file rejected, nothing posted; its findings:", run.run_id);
+            eprintln!(
+                "run {}: file rejected, nothing posted; its findings:",
+                run.run_id
+            );
             match ledger.findings(&g.tenant, run.run_id).await {
                 Ok(fs) => {
                     for f in fs {
@@ -77,7 +88,9 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
                             f.severity,
                             f.code,
                             f.field.unwrap_or_default(),
-                            f.columns.map(|c| format!("(columns {c})")).unwrap_or_default(),
+                            f.columns
+                                .map(|c| format!("(columns {c})"))
+                                .unwrap_or_default(),
                             f.expected,
                             f.found
                         );
@@ -87,7 +100,10 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
             }
             continue;
         }
-        match ledger.report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row)).await {
+        match ledger
+            .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
+            .await
+        {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 eprintln!("clearledger: cannot write the report: {e}");

@@ -1,6 +1,6 @@
 //! `clearledger runs`: recent ingests.
 
-use super::{exit, infra_error, GlobalOpts};
+use super::{GlobalOpts, exit, infra_error};
 use crate::ledger::{self, Ledger};
 use clap::Args;
 

@@ -12,8 +12,10 @@
 
 use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event, Finding, Severity};
-use crate::ledger::{Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart};
-use crate::model::{iso_identity, iso_posting, nacha_posting, FileIdentity, PostingRecord};
+use crate::ledger::{
+    Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
+};
+use crate::model::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
 use chrono::{DateTime, Utc};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -43,7 +45,10 @@ impl Input {
             Input::Path(p) => {
                 let meta = std::fs::metadata(p)?;
                 if meta.is_dir() {
-                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file"));
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "is a directory, not a file",
+                    ));
                 }
                 let f = std::fs::File::open(p)?;
                 Ok((Box::new(f), Some(meta.len())))
@@ -96,7 +101,11 @@ impl FileFormat {
     /// read as NACHA.
     pub fn sniff(head: &[u8]) -> Self {
         let h = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-        if h.trim_ascii_start().starts_with(b"<") { FileFormat::Iso20022 } else { FileFormat::Nacha }
+        if h.trim_ascii_start().starts_with(b"<") {
+            FileFormat::Iso20022
+        } else {
+            FileFormat::Nacha
+        }
     }
 }
 
@@ -133,11 +142,27 @@ impl<R: Read> Read for Counted<R> {
 pub enum IngestOutcome {
     /// Committed. `findings` are warnings only. `fast_path`: an exact re-upload, replayed
     /// from the earlier run without parsing (see [`ingest_file`]).
-    Completed { run: RunInfo, findings: Vec<Finding>, bytes: u64, fast_path: bool },
+    Completed {
+        run: RunInfo,
+        findings: Vec<Finding>,
+        bytes: u64,
+        fast_path: bool,
+    },
     /// Dry run: classified, nothing kept. `rows` is the would-be report.
-    DryRun { file: FileIdentity, counts: Counts, sha256: String, rows: Vec<ReportRow>, findings: Vec<Finding>, bytes: u64 },
+    DryRun {
+        file: FileIdentity,
+        counts: Counts,
+        sha256: String,
+        rows: Vec<ReportRow>,
+        findings: Vec<Finding>,
+        bytes: u64,
+    },
     /// Rejected by validation; nothing posted. `run` is the journaled rejection.
-    Rejected { run: RunInfo, findings: Vec<Finding>, bytes: u64 },
+    Rejected {
+        run: RunInfo,
+        findings: Vec<Finding>,
+        bytes: u64,
+    },
 }
 
 #[allow(clippy::large_enum_variant)]
@@ -169,24 +194,44 @@ pub async fn ingest_file<L: Ledger>(
         let hashed = tokio::task::spawn_blocking(move || hash_file(&path))
             .await
             .map_err(|e| IngestError::Internal(e.to_string()))?
-            .map_err(|source| IngestError::Read { path: name.clone(), source })?;
+            .map_err(|source| IngestError::Read {
+                path: name.clone(),
+                source,
+            })?;
         let (sha, bytes) = hashed;
         if let Some(prior) = ledger.find_exact_upload(&opts.tenant, &sha).await? {
-            let start = RunStart { tenant: opts.tenant.clone(), file: prior.file.clone(), source_name: name.clone(), started_at };
-            let finish = RunFinish { sha256: sha, finished_at: now(), findings: Vec::new() };
+            let start = RunStart {
+                tenant: opts.tenant.clone(),
+                file: prior.file.clone(),
+                source_name: name.clone(),
+                started_at,
+            };
+            let finish = RunFinish {
+                sha256: sha,
+                finished_at: now(),
+                findings: Vec::new(),
+            };
             let run = ledger.replay_run(&start, &prior, &finish).await?;
             tracing::debug!(file = %name, run_id = run.run_id, prior_run = prior.first_run_id, "exact re-upload replayed");
-            return Ok(IngestOutcome::Completed { run, findings: Vec::new(), bytes, fast_path: true });
+            return Ok(IngestOutcome::Completed {
+                run,
+                findings: Vec::new(),
+                bytes,
+                fast_path: true,
+            });
         }
     }
-    let (source, size) = input.open().map_err(|source| IngestError::Read { path: name.clone(), source })?;
+    let (source, size) = input.open().map_err(|source| IngestError::Read {
+        path: name.clone(),
+        source,
+    })?;
     if let (Some(pb), Some(size)) = (&progress, size) {
         pb.set_length(size);
     }
     let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);
     let parser = std::thread::Builder::new()
         .name("nacha-parser".into())
-            .spawn({
+        .spawn({
             let (validate, format) = (opts.validate, opts.format);
             move || parse_thread(source, format, validate, tx, progress)
         })
@@ -225,7 +270,10 @@ pub async fn ingest_file<L: Ledger>(
             if let Some(r) = run.take() {
                 ledger.rollback_run(r).await?;
             }
-            return Err(IngestError::Read { path: name, source: io });
+            return Err(IngestError::Read {
+                path: name,
+                source: io,
+            });
         }
         Err(e) => {
             if let Some(r) = run.take() {
@@ -274,13 +322,27 @@ pub async fn ingest_file<L: Ledger>(
                 conflicts: 0,
                 held: 0,
                 posted_amount_minor: 0,
-                errors: findings.iter().filter(|f| f.severity == Severity::Error).count() as i64,
-                warnings: findings.iter().filter(|f| f.severity == Severity::Warning).count() as i64,
+                errors: findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .count() as i64,
+                warnings: findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Warning)
+                    .count() as i64,
             };
-            return Ok(IngestOutcome::Rejected { run, findings, bytes: read.bytes });
+            return Ok(IngestOutcome::Rejected {
+                run,
+                findings,
+                bytes: read.bytes,
+            });
         }
         let run = ledger.record_rejection(&rejection).await?;
-        return Ok(IngestOutcome::Rejected { run, findings, bytes: read.bytes });
+        return Ok(IngestOutcome::Rejected {
+            run,
+            findings,
+            bytes: read.bytes,
+        });
     }
     let open = run.take().expect("checked above");
     if opts.dry_run {
@@ -294,11 +356,27 @@ pub async fn ingest_file<L: Ledger>(
         let (file, counts) = (open.file.clone(), open.counts);
         ledger.rollback_run(open).await?;
         res?.map_err(|e| IngestError::Internal(e.to_string()))?;
-        return Ok(IngestOutcome::DryRun { file, counts, sha256, rows, findings, bytes: read.bytes });
+        return Ok(IngestOutcome::DryRun {
+            file,
+            counts,
+            sha256,
+            rows,
+            findings,
+            bytes: read.bytes,
+        });
     }
-    let finish = RunFinish { sha256, finished_at: now(), findings: findings.clone() };
+    let finish = RunFinish {
+        sha256,
+        finished_at: now(),
+        findings: findings.clone(),
+    };
     let info = ledger.commit_run(open, &finish).await?;
-    Ok(IngestOutcome::Completed { run: info, findings, bytes: read.bytes, fast_path: false })
+    Ok(IngestOutcome::Completed {
+        run: info,
+        findings,
+        bytes: read.bytes,
+        fast_path: false,
+    })
 }
 
 fn parse_thread(
@@ -308,7 +386,14 @@ fn parse_thread(
     tx: mpsc::Sender<Msg>,
     progress: Option<indicatif::ProgressBar>,
 ) {
-    let mut source = BufReader::with_capacity(256 * 1024, Counted { inner: source, bytes: 0, progress });
+    let mut source = BufReader::with_capacity(
+        256 * 1024,
+        Counted {
+            inner: source,
+            bytes: 0,
+            progress,
+        },
+    );
     let format = match format {
         Some(f) => f,
         None => match source.fill_buf() {
@@ -338,7 +423,9 @@ fn parse_thread(
     let res: std::io::Result<ParseDone> = match format {
         FileFormat::Nacha => {
             let mut on_event = |ev: Event| match ev {
-                Event::Header(h) => send_header(FileIdentity::nacha(&h), &mut file, &mut receiver_gone),
+                Event::Header(h) => {
+                    send_header(FileIdentity::nacha(&h), &mut file, &mut receiver_gone)
+                }
                 Event::Entry(e) => {
                     // Entries before any header belong to a file that will be rejected.
                     if let Some(id) = &file {
@@ -387,7 +474,10 @@ fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
     use sha2::{Digest, Sha256};
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory, not a file"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a directory, not a file",
+        ));
     }
     let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();

@@ -214,7 +214,10 @@ pub enum Lookup {
     /// Every posting whose EndToEndId (or, for a return, original EndToEndId) is this one,
     /// whoever assigned it. A scan of the stored details: an operator's tool, not a hot path.
     EndToEndId(String),
-    Source { file_id: String, record_no: i64 },
+    Source {
+        file_id: String,
+        record_no: i64,
+    },
     PostingKey(String),
 }
 
@@ -225,16 +228,26 @@ pub trait Ledger {
     /// Opens the run's transaction, records the run, claims the file identity.
     async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun>;
     /// Inserts what is new, classifies and journals the rest. Returns each record's outcome.
-    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>>;
+    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord])
+    -> Result<Vec<Outcome>>;
     /// Writes the completion mark and commits; returns the run as stored.
     async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo>;
     /// A completed earlier ingest of exactly these bytes (same SHA-256, same tenant) whose
     /// records were all posted or duplicates: the exact re-upload fast path can replay it.
-    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>>;
+    async fn find_exact_upload(
+        &mut self,
+        tenant: &str,
+        sha256: &str,
+    ) -> Result<Option<ExactUpload>>;
     /// The exact re-upload fast path: one transaction records a run whose every record is a
     /// duplicate of what the earlier run posted or matched, journaled set-based from that
     /// run's outcomes (no parse, no per-record statements); returns the run as stored.
-    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo>;
+    async fn replay_run(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<RunInfo>;
     /// Rolls the run back: nothing of it remains.
     async fn rollback_run(&mut self, run: OpenRun) -> Result<()>;
     /// Records a rejected file and its findings (its own small transaction).
@@ -247,7 +260,12 @@ pub trait Ledger {
         row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>>;
     async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>>;
-    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>>;
+    async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>>;
     async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>>;
     async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>>;
 }
@@ -286,7 +304,11 @@ impl Ledger for AnyLedger {
     async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
         delegate!(self, l => l.begin_run(start).await)
     }
-    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>> {
+    async fn apply(
+        &mut self,
+        run: &mut OpenRun,
+        records: &[PostingRecord],
+    ) -> Result<Vec<Outcome>> {
         delegate!(self, l => l.apply(run, records).await)
     }
     async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo> {
@@ -295,10 +317,19 @@ impl Ledger for AnyLedger {
     async fn rollback_run(&mut self, run: OpenRun) -> Result<()> {
         delegate!(self, l => l.rollback_run(run).await)
     }
-    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>> {
+    async fn find_exact_upload(
+        &mut self,
+        tenant: &str,
+        sha256: &str,
+    ) -> Result<Option<ExactUpload>> {
         delegate!(self, l => l.find_exact_upload(tenant, sha256).await)
     }
-    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo> {
+    async fn replay_run(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<RunInfo> {
         delegate!(self, l => l.replay_run(start, prior, finish).await)
     }
     async fn record_rejection(&mut self, rejection: &Rejection) -> Result<RunInfo> {
@@ -315,7 +346,12 @@ impl Ledger for AnyLedger {
     async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
         delegate!(self, l => l.run(tenant, run_id).await)
     }
-    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>> {
+    async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
         delegate!(self, l => l.runs(tenant, file_id, limit).await)
     }
     async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
@@ -332,7 +368,11 @@ pub async fn open(url: &str, opts: &DbOptions) -> Result<AnyLedger> {
     let mut l = if url.starts_with("sqlite:") {
         AnyLedger::Sqlite(sqlite::SqliteLedger::connect(url, opts.lock_timeout).await?)
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        let t = postgres::PgTimeouts { connect: opts.connect_timeout, lock: opts.lock_timeout, statement: opts.statement_timeout };
+        let t = postgres::PgTimeouts {
+            connect: opts.connect_timeout,
+            lock: opts.lock_timeout,
+            statement: opts.statement_timeout,
+        };
         AnyLedger::Postgres(postgres::PgLedger::connect(url, t).await?)
     } else {
         return Err(LedgerError::UnsupportedUrl(url.to_string()));
@@ -345,7 +385,10 @@ impl LedgerError {
     /// A failure worth retrying as a whole run: deadlock, serialization failure.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LedgerError::Database { source: sqlx::Error::Database(d), .. } => {
+            LedgerError::Database {
+                source: sqlx::Error::Database(d),
+                ..
+            } => {
                 matches!(d.code().as_deref(), Some("40P01") | Some("40001"))
             }
             _ => false,

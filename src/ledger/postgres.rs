@@ -79,13 +79,21 @@ impl PgLedger {
         let opts = PgConnectOptions::from_str(url)
             .ctx("parsing the database URL")?
             .application_name("clearledger")
-            .options([("lock_timeout", ms(timeouts.lock)), ("statement_timeout", ms(timeouts.statement))])
+            .options([
+                ("lock_timeout", ms(timeouts.lock)),
+                ("statement_timeout", ms(timeouts.statement)),
+            ])
             .log_statements(log::LevelFilter::Trace)
             .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
-        let conn = match tokio::time::timeout(timeouts.connect, PgConnection::connect_with(&opts)).await {
-            Ok(c) => c.ctx("connecting to PostgreSQL")?,
-            Err(_) => return Err(LedgerError::ConnectTimeout { after: timeouts.connect }),
-        };
+        let conn =
+            match tokio::time::timeout(timeouts.connect, PgConnection::connect_with(&opts)).await {
+                Ok(c) => c.ctx("connecting to PostgreSQL")?,
+                Err(_) => {
+                    return Err(LedgerError::ConnectTimeout {
+                        after: timeouts.connect,
+                    });
+                }
+            };
         Ok(PgLedger { conn })
     }
 
@@ -102,12 +110,19 @@ impl PgLedger {
                     .push_bind(f.position.record_index as i64)
                     .push_bind(f.position.line as i64)
                     .push_bind(f.position.byte_offset as i64)
-                    .push_bind(f.field.map(|x| format!("{}.{}", x.record, x.name)).or_else(|| f.path.clone()))
+                    .push_bind(
+                        f.field
+                            .map(|x| format!("{}.{}", x.record, x.name))
+                            .or_else(|| f.path.clone()),
+                    )
                     .push_bind(f.field.map(|x| x.columns()))
                     .push_bind(f.expected.clone())
                     .push_bind(f.found.clone());
             });
-            qb.build().execute(&mut self.conn).await.ctx("writing findings")?;
+            qb.build()
+                .execute(&mut self.conn)
+                .await
+                .ctx("writing findings")?;
         }
         Ok(())
     }
@@ -124,7 +139,9 @@ impl PgLedger {
 
 /// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
 fn like_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 /// An earlier posting a record collided with.
@@ -144,7 +161,10 @@ impl Ledger for PgLedger {
     /// lock and migrates, the others wait and find the work done.
     async fn migrate(&mut self) -> Result<()> {
         let migrator = sqlx::migrate!("migrations/postgres");
-        sqlx::query("BEGIN").execute(&mut self.conn).await.ctx("starting the migration")?;
+        sqlx::query("BEGIN")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the migration")?;
         let res = async {
             // Serialise concurrent migrators; released at COMMIT or ROLLBACK.
             sqlx::query("SELECT pg_advisory_xact_lock(7265736962)")
@@ -184,7 +204,10 @@ impl Ledger for PgLedger {
         .await;
         match res {
             Ok(()) => {
-                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing migrations")?;
+                sqlx::query("COMMIT")
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("committing migrations")?;
                 Ok(())
             }
             Err(e) => {
@@ -228,12 +251,14 @@ impl Ledger for PgLedger {
         let prior_run_id = match claimed {
             Some(_) => None,
             None => Some(
-                sqlx::query_scalar("SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2")
-                    .bind(&start.tenant)
-                    .bind(&start.file.file_id)
-                    .fetch_one(&mut self.conn)
-                    .await
-                    .ctx("reading the file claim")?,
+                sqlx::query_scalar(
+                    "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2",
+                )
+                .bind(&start.tenant)
+                .bind(&start.file.file_id)
+                .fetch_one(&mut self.conn)
+                .await
+                .ctx("reading the file claim")?,
             ),
         };
         Ok(OpenRun {
@@ -246,7 +271,11 @@ impl Ledger for PgLedger {
         })
     }
 
-    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>> {
+    async fn apply(
+        &mut self,
+        run: &mut OpenRun,
+        records: &[PostingRecord],
+    ) -> Result<Vec<Outcome>> {
         let mut outcomes = Vec::with_capacity(records.len());
         let posted_at = ts(&run.started_at);
         for chunk in records.chunks(ROWS_PER_STATEMENT) {
@@ -256,16 +285,22 @@ impl Ledger for PgLedger {
             if run.prior_run_id.is_none() {
                 // One statement per chunk, the rows as arrays through `unnest`: a handful of
                 // binds instead of 15 per row, the same ON CONFLICT arbitration.
-                let col = |f: &dyn Fn(&PostingRecord) -> String| chunk.iter().map(f).collect::<Vec<String>>();
+                let col = |f: &dyn Fn(&PostingRecord) -> String| {
+                    chunk.iter().map(f).collect::<Vec<String>>()
+                };
                 let operations = col(&|r| r.operation.to_string());
                 let keys = col(&|r| r.posting_key.clone());
                 let record_nos: Vec<i64> = chunk.iter().map(|r| r.record_no as i64).collect();
-                let traces: Vec<Option<String>> = chunk.iter().map(|r| r.trace_number.clone()).collect();
+                let traces: Vec<Option<String>> =
+                    chunk.iter().map(|r| r.trace_number.clone()).collect();
                 let debits = col(&|r| r.debit_account.clone());
                 let credits = col(&|r| r.credit_account.clone());
                 let amounts: Vec<i64> = chunk.iter().map(|r| r.amount_minor).collect();
                 let currencies = col(&|r| r.currency.clone());
-                let dates: Vec<Option<String>> = chunk.iter().map(|r| r.effective_date.map(|d| d.to_string())).collect();
+                let dates: Vec<Option<String>> = chunk
+                    .iter()
+                    .map(|r| r.effective_date.map(|d| d.to_string()))
+                    .collect();
                 let fingerprints = col(&|r| r.fingerprint.clone());
                 let details = col(&|r| r.detail_json());
                 inserted = sqlx::query_scalar(
@@ -301,8 +336,10 @@ impl Ledger for PgLedger {
                 inserted.sort_unstable();
             }
             // 2. Classify the rest in bulk against what the index kept.
-            let rest: Vec<&PostingRecord> =
-                chunk.iter().filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err()).collect();
+            let rest: Vec<&PostingRecord> = chunk
+                .iter()
+                .filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err())
+                .collect();
             // Keyed by (operation, posting key): a chunk may mix operations (several
             // Documents of different kinds in one file).
             let mut originals: HashMap<(String, String), Original> = HashMap::new();
@@ -318,7 +355,11 @@ impl Ledger for PgLedger {
                     sep.push_bind(r.posting_key.as_str());
                 }
                 qb.push(")");
-                let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals")?;
+                let rows = qb
+                    .build()
+                    .fetch_all(&mut self.conn)
+                    .await
+                    .ctx("reading the originals")?;
                 for row in rows {
                     originals.insert(
                         (row.get("operation"), row.get("posting_key")),
@@ -345,14 +386,23 @@ impl Ledger for PgLedger {
                     })
                     .collect();
                 if !conflicting.is_empty() {
-                    let mut qb = QueryBuilder::<Postgres>::new("SELECT posting_id, detail FROM postings WHERE posting_id IN (");
+                    let mut qb = QueryBuilder::<Postgres>::new(
+                        "SELECT posting_id, detail FROM postings WHERE posting_id IN (",
+                    );
                     let mut sep = qb.separated(", ");
                     for id in &conflicting {
                         sep.push_bind(*id);
                     }
                     qb.push(")");
-                    let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals' fields")?;
-                    let details: HashMap<i64, String> = rows.iter().map(|r| (r.get("posting_id"), r.get("detail"))).collect();
+                    let rows = qb
+                        .build()
+                        .fetch_all(&mut self.conn)
+                        .await
+                        .ctx("reading the originals' fields")?;
+                    let details: HashMap<i64, String> = rows
+                        .iter()
+                        .map(|r| (r.get("posting_id"), r.get("detail")))
+                        .collect();
                     for o in originals.values_mut() {
                         if let Some(d) = details.get(&o.posting_id) {
                             o.detail = d.clone();
@@ -373,12 +423,17 @@ impl Ledger for PgLedger {
                 let original = originals.get(&(r.operation.to_string(), r.posting_key.clone()));
                 let (outcome, differences, reason) = match original {
                     Some(o) if o.fingerprint == r.fingerprint => {
-                        let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
+                        let within = (o.run_id == run.run_id)
+                            .then(|| "repeated within this file".to_string());
                         (Outcome::Duplicate, None, within)
                     }
                     Some(o) => {
                         let diff = differing_fields(&o.detail, &r.fields).join("; ");
-                        (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
+                        (
+                            Outcome::Conflict,
+                            Some(diff),
+                            Some("same key, different content".to_string()),
+                        )
                     }
                     None => (
                         Outcome::Held,
@@ -389,7 +444,13 @@ impl Ledger for PgLedger {
                         )),
                     ),
                 };
-                journal.push(JournalRow { r, outcome, original, differences, reason });
+                journal.push(JournalRow {
+                    r,
+                    outcome,
+                    original,
+                    differences,
+                    reason,
+                });
             }
             if !journal.is_empty() {
                 let mut qb = QueryBuilder::<Postgres>::new(
@@ -420,12 +481,17 @@ impl Ledger for PgLedger {
                         .push_bind(j.reason.as_deref())
                         .push_bind(posted_at.as_str());
                 });
-                qb.build().execute(&mut self.conn).await.ctx("journaling repeats")?;
+                qb.build()
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("journaling repeats")?;
             }
             let mut j = journal.iter().peekable();
             for r in chunk {
                 let outcome = match j.peek() {
-                    Some(row) if row.r.record_no == r.record_no => j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted),
+                    Some(row) if row.r.record_no == r.record_no => {
+                        j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted)
+                    }
                     _ => Outcome::Posted,
                 };
                 run.counts.add(outcome, r.amount_minor);
@@ -455,22 +521,31 @@ impl Ledger for PgLedger {
         .execute(&mut self.conn)
         .await
         .ctx("writing the completion mark")?;
-        sqlx::query("UPDATE files SET sha256 = $1 WHERE tenant = $2 AND file_id = $3 AND first_run_id = $4")
-            .bind(&finish.sha256)
-            .bind(&run.tenant)
-            .bind(&run.file.file_id)
-            .bind(run.run_id)
-            .execute(&mut self.conn)
-            .await
-            .ctx("completing the file claim")?;
+        sqlx::query(
+            "UPDATE files SET sha256 = $1 WHERE tenant = $2 AND file_id = $3 AND first_run_id = $4",
+        )
+        .bind(&finish.sha256)
+        .bind(&run.tenant)
+        .bind(&run.file.file_id)
+        .bind(run.run_id)
+        .execute(&mut self.conn)
+        .await
+        .ctx("completing the file claim")?;
         self.insert_findings(run.run_id, &finish.findings).await?;
         crate::fault::point("before_commit");
-        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+        sqlx::query("COMMIT")
+            .execute(&mut self.conn)
+            .await
+            .ctx("committing the run")?;
         crate::fault::point("after_commit");
         self.fetch_run(run.run_id).await
     }
 
-    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>> {
+    async fn find_exact_upload(
+        &mut self,
+        tenant: &str,
+        sha256: &str,
+    ) -> Result<Option<ExactUpload>> {
         let row = sqlx::query(
             "SELECT f.file_id, f.format, f.first_run_id FROM files f JOIN runs r ON r.run_id = f.first_run_id \
              WHERE f.tenant = $1 AND f.sha256 = $2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
@@ -484,14 +559,29 @@ impl Ledger for PgLedger {
         Ok(row.map(|r| {
             let format: String = r.get("format");
             ExactUpload {
-                file: FileIdentity { format: if format == "iso20022" { "iso20022" } else { "nacha" }, file_id: r.get("file_id") },
+                file: FileIdentity {
+                    format: if format == "iso20022" {
+                        "iso20022"
+                    } else {
+                        "nacha"
+                    },
+                    file_id: r.get("file_id"),
+                },
                 first_run_id: r.get("first_run_id"),
             }
         }))
     }
 
-    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo> {
-        sqlx::query("BEGIN ISOLATION LEVEL READ COMMITTED").execute(&mut self.conn).await.ctx("starting the ingest transaction")?;
+    async fn replay_run(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<RunInfo> {
+        sqlx::query("BEGIN ISOLATION LEVEL READ COMMITTED")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the ingest transaction")?;
         let res = async {
             let started = ts(&start.started_at);
             let run_id: i64 = sqlx::query_scalar(
@@ -545,7 +635,10 @@ impl Ledger for PgLedger {
         .await;
         match res {
             Ok(run_id) => {
-                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+                sqlx::query("COMMIT")
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("committing the run")?;
                 crate::fault::point("after_commit");
                 self.fetch_run(run_id).await
             }
@@ -557,13 +650,23 @@ impl Ledger for PgLedger {
     }
 
     async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
-        sqlx::query("ROLLBACK").execute(&mut self.conn).await.ctx("rolling back the run")?;
+        sqlx::query("ROLLBACK")
+            .execute(&mut self.conn)
+            .await
+            .ctx("rolling back the run")?;
         Ok(())
     }
 
     async fn record_rejection(&mut self, rej: &Rejection) -> Result<RunInfo> {
-        sqlx::query("BEGIN").execute(&mut self.conn).await.ctx("starting the rejection transaction")?;
-        let errors = rej.findings.iter().filter(|f| f.severity == crate::formats::nacha::Severity::Error).count() as i64;
+        sqlx::query("BEGIN")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the rejection transaction")?;
+        let errors = rej
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::formats::nacha::Severity::Error)
+            .count() as i64;
         let warnings = rej.findings.len() as i64 - errors;
         let run_id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, finished_at, status, records, errors, warnings) \
@@ -583,7 +686,10 @@ impl Ledger for PgLedger {
         .await
         .ctx("recording the rejected run")?;
         self.insert_findings(run_id, &rej.findings).await?;
-        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the rejection")?;
+        sqlx::query("COMMIT")
+            .execute(&mut self.conn)
+            .await
+            .ctx("committing the rejection")?;
         self.fetch_run(run_id).await
     }
 
@@ -603,7 +709,10 @@ impl Ledger for PgLedger {
                    original_posted_at, differences, reason \
                    FROM journal WHERE run_id = $1 AND tenant = $2 \
                    ORDER BY record_no";
-        let mut stream = sqlx::query(sql).bind(run_id).bind(tenant).fetch(&mut self.conn);
+        let mut stream = sqlx::query(sql)
+            .bind(run_id)
+            .bind(tenant)
+            .fetch(&mut self.conn);
         while let Some(r) = stream.try_next().await.ctx("reading the report")? {
             let rr = ReportRow {
                 run_id: r.get("run_id"),
@@ -631,19 +740,30 @@ impl Ledger for PgLedger {
     }
 
     async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
-        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2"))
-            .bind(run_id)
-            .bind(tenant)
-            .fetch_optional(&mut self.conn)
-            .await
-            .ctx("reading the run")?;
+        let row = sqlx::query(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2"
+        ))
+        .bind(run_id)
+        .bind(tenant)
+        .fetch_optional(&mut self.conn)
+        .await
+        .ctx("reading the run")?;
         Ok(row.as_ref().map(run_info))
     }
 
-    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>> {
+    async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
         let sql = match file_id {
-            Some(_) => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND file_id = $2 ORDER BY run_id DESC LIMIT $3"),
-            None => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 ORDER BY run_id DESC LIMIT $2"),
+            Some(_) => format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND file_id = $2 ORDER BY run_id DESC LIMIT $3"
+            ),
+            None => format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 ORDER BY run_id DESC LIMIT $2"
+            ),
         };
         let mut q = sqlx::query(&sql).bind(tenant);
         if let Some(f) = file_id {
@@ -653,7 +773,7 @@ impl Ledger for PgLedger {
             .bind(limit)
             .fetch_all(&mut self.conn)
             .await
-        .ctx("listing runs")?;
+            .ctx("listing runs")?;
         Ok(rows.iter().map(run_info).collect())
     }
 
@@ -695,7 +815,9 @@ impl Ledger for PgLedger {
         let cond = match lookup {
             Lookup::TraceNumber(_) => "p.trace_number = $2",
             Lookup::Uetr(_) => "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
-            Lookup::EndToEndId(_) => "(p.detail LIKE $2 ESCAPE '\\' OR p.detail LIKE $3 ESCAPE '\\')",
+            Lookup::EndToEndId(_) => {
+                "(p.detail LIKE $2 ESCAPE '\\' OR p.detail LIKE $3 ESCAPE '\\')"
+            }
             Lookup::Source { .. } => "p.file_id = $2 AND p.record_no = $3",
             Lookup::PostingKey(_) => "p.posting_key = $2",
         };
@@ -703,15 +825,21 @@ impl Ledger for PgLedger {
         let q = sqlx::query(&sql).bind(tenant);
         let q = match lookup {
             Lookup::TraceNumber(t) => q.bind(t.as_str()),
-            Lookup::Uetr(u) => q.bind(format!("uetr:{u}")).bind(format!("uetr:{}:%", like_escape(u))),
+            Lookup::Uetr(u) => q
+                .bind(format!("uetr:{u}"))
+                .bind(format!("uetr:{}:%", like_escape(u))),
             Lookup::EndToEndId(e) => {
                 let e = like_escape(&serde_json::Value::String(e.clone()).to_string());
-                q.bind(format!("%\"end_to_end_id\":{e}%")).bind(format!("%\"original_end_to_end_id\":{e}%"))
+                q.bind(format!("%\"end_to_end_id\":{e}%"))
+                    .bind(format!("%\"original_end_to_end_id\":{e}%"))
             }
             Lookup::Source { file_id, record_no } => q.bind(file_id.as_str()).bind(*record_no),
             Lookup::PostingKey(k) => q.bind(k.as_str()),
         };
-        let rows = q.fetch_all(&mut self.conn).await.ctx("looking up postings")?;
+        let rows = q
+            .fetch_all(&mut self.conn)
+            .await
+            .ctx("looking up postings")?;
         Ok(rows
             .iter()
             .map(|r| Posting {

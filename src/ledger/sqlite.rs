@@ -98,12 +98,19 @@ impl SqliteLedger {
                     .push_bind(f.position.record_index as i64)
                     .push_bind(f.position.line as i64)
                     .push_bind(f.position.byte_offset as i64)
-                    .push_bind(f.field.map(|x| format!("{}.{}", x.record, x.name)).or_else(|| f.path.clone()))
+                    .push_bind(
+                        f.field
+                            .map(|x| format!("{}.{}", x.record, x.name))
+                            .or_else(|| f.path.clone()),
+                    )
                     .push_bind(f.field.map(|x| x.columns()))
                     .push_bind(f.expected.clone())
                     .push_bind(f.found.clone());
             });
-            qb.build().execute(&mut self.conn).await.ctx("writing findings")?;
+            qb.build()
+                .execute(&mut self.conn)
+                .await
+                .ctx("writing findings")?;
         }
         Ok(())
     }
@@ -120,14 +127,18 @@ impl SqliteLedger {
 
 fn is_busy(e: &sqlx::Error) -> bool {
     match e {
-        sqlx::Error::Database(d) => d.code().is_some_and(|c| c == "5" || c == "6") || d.message().contains("locked"),
+        sqlx::Error::Database(d) => {
+            d.code().is_some_and(|c| c == "5" || c == "6") || d.message().contains("locked")
+        }
         _ => false,
     }
 }
 
 /// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
 fn like_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 /// An earlier posting a record collided with.
@@ -147,7 +158,10 @@ impl Ledger for SqliteLedger {
     /// lock and migrates, the others wait and find the work done.
     async fn migrate(&mut self) -> Result<()> {
         let migrator = sqlx::migrate!("migrations/sqlite");
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("locking the database to migrate")?;
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut self.conn)
+            .await
+            .ctx("locking the database to migrate")?;
         let res = async {
             sqlx::query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, \
@@ -182,7 +196,10 @@ impl Ledger for SqliteLedger {
         .await;
         match res {
             Ok(()) => {
-                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing migrations")?;
+                sqlx::query("COMMIT")
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("committing migrations")?;
                 Ok(())
             }
             Err(e) => {
@@ -193,7 +210,10 @@ impl Ledger for SqliteLedger {
     }
 
     async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("starting the ingest transaction")?;
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the ingest transaction")?;
         let started = ts(&start.started_at);
         let run_id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, status) \
@@ -223,12 +243,14 @@ impl Ledger for SqliteLedger {
         let prior_run_id = match claimed {
             Some(_) => None,
             None => Some(
-                sqlx::query_scalar("SELECT first_run_id FROM files WHERE tenant = ? AND file_id = ?")
-                    .bind(&start.tenant)
-                    .bind(&start.file.file_id)
-                    .fetch_one(&mut self.conn)
-                    .await
-                    .ctx("reading the file claim")?,
+                sqlx::query_scalar(
+                    "SELECT first_run_id FROM files WHERE tenant = ? AND file_id = ?",
+                )
+                .bind(&start.tenant)
+                .bind(&start.file.file_id)
+                .fetch_one(&mut self.conn)
+                .await
+                .ctx("reading the file claim")?,
             ),
         };
         Ok(OpenRun {
@@ -241,7 +263,11 @@ impl Ledger for SqliteLedger {
         })
     }
 
-    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord]) -> Result<Vec<Outcome>> {
+    async fn apply(
+        &mut self,
+        run: &mut OpenRun,
+        records: &[PostingRecord],
+    ) -> Result<Vec<Outcome>> {
         let mut outcomes = Vec::with_capacity(records.len());
         let posted_at = ts(&run.started_at);
         for chunk in records.chunks(ROWS_PER_STATEMENT) {
@@ -272,12 +298,18 @@ impl Ledger for SqliteLedger {
                         .push_bind(posted_at.as_str());
                 });
                 qb.push(" ON CONFLICT DO NOTHING RETURNING record_no");
-                inserted = qb.build_query_scalar().fetch_all(&mut self.conn).await.ctx("inserting postings")?;
+                inserted = qb
+                    .build_query_scalar()
+                    .fetch_all(&mut self.conn)
+                    .await
+                    .ctx("inserting postings")?;
                 inserted.sort_unstable();
             }
             // 2. Classify the rest in bulk against what the index kept.
-            let rest: Vec<&PostingRecord> =
-                chunk.iter().filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err()).collect();
+            let rest: Vec<&PostingRecord> = chunk
+                .iter()
+                .filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err())
+                .collect();
             // Keyed by (operation, posting key): a chunk may mix operations (several
             // Documents of different kinds in one file).
             let mut originals: HashMap<(String, String), Original> = HashMap::new();
@@ -293,7 +325,11 @@ impl Ledger for SqliteLedger {
                     sep.push_bind(r.posting_key.as_str());
                 }
                 qb.push(")");
-                let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals")?;
+                let rows = qb
+                    .build()
+                    .fetch_all(&mut self.conn)
+                    .await
+                    .ctx("reading the originals")?;
                 for row in rows {
                     originals.insert(
                         (row.get("operation"), row.get("posting_key")),
@@ -320,14 +356,23 @@ impl Ledger for SqliteLedger {
                     })
                     .collect();
                 if !conflicting.is_empty() {
-                    let mut qb = QueryBuilder::<Sqlite>::new("SELECT posting_id, detail FROM postings WHERE posting_id IN (");
+                    let mut qb = QueryBuilder::<Sqlite>::new(
+                        "SELECT posting_id, detail FROM postings WHERE posting_id IN (",
+                    );
                     let mut sep = qb.separated(", ");
                     for id in &conflicting {
                         sep.push_bind(*id);
                     }
                     qb.push(")");
-                    let rows = qb.build().fetch_all(&mut self.conn).await.ctx("reading the originals' fields")?;
-                    let details: HashMap<i64, String> = rows.iter().map(|r| (r.get("posting_id"), r.get("detail"))).collect();
+                    let rows = qb
+                        .build()
+                        .fetch_all(&mut self.conn)
+                        .await
+                        .ctx("reading the originals' fields")?;
+                    let details: HashMap<i64, String> = rows
+                        .iter()
+                        .map(|r| (r.get("posting_id"), r.get("detail")))
+                        .collect();
                     for o in originals.values_mut() {
                         if let Some(d) = details.get(&o.posting_id) {
                             o.detail = d.clone();
@@ -348,12 +393,17 @@ impl Ledger for SqliteLedger {
                 let original = originals.get(&(r.operation.to_string(), r.posting_key.clone()));
                 let (outcome, differences, reason) = match original {
                     Some(o) if o.fingerprint == r.fingerprint => {
-                        let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
+                        let within = (o.run_id == run.run_id)
+                            .then(|| "repeated within this file".to_string());
                         (Outcome::Duplicate, None, within)
                     }
                     Some(o) => {
                         let diff = differing_fields(&o.detail, &r.fields).join("; ");
-                        (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
+                        (
+                            Outcome::Conflict,
+                            Some(diff),
+                            Some("same key, different content".to_string()),
+                        )
                     }
                     None => (
                         Outcome::Held,
@@ -364,7 +414,13 @@ impl Ledger for SqliteLedger {
                         )),
                     ),
                 };
-                journal.push(JournalRow { r, outcome, original, differences, reason });
+                journal.push(JournalRow {
+                    r,
+                    outcome,
+                    original,
+                    differences,
+                    reason,
+                });
             }
             if !journal.is_empty() {
                 let mut qb = QueryBuilder::<Sqlite>::new(
@@ -395,12 +451,17 @@ impl Ledger for SqliteLedger {
                         .push_bind(j.reason.as_deref())
                         .push_bind(posted_at.as_str());
                 });
-                qb.build().execute(&mut self.conn).await.ctx("journaling repeats")?;
+                qb.build()
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("journaling repeats")?;
             }
             let mut j = journal.iter().peekable();
             for r in chunk {
                 let outcome = match j.peek() {
-                    Some(row) if row.r.record_no == r.record_no => j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted),
+                    Some(row) if row.r.record_no == r.record_no => {
+                        j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted)
+                    }
                     _ => Outcome::Posted,
                 };
                 run.counts.add(outcome, r.amount_minor);
@@ -430,22 +491,31 @@ impl Ledger for SqliteLedger {
         .execute(&mut self.conn)
         .await
         .ctx("writing the completion mark")?;
-        sqlx::query("UPDATE files SET sha256 = ? WHERE tenant = ? AND file_id = ? AND first_run_id = ?")
-            .bind(&finish.sha256)
-            .bind(&run.tenant)
-            .bind(&run.file.file_id)
-            .bind(run.run_id)
-            .execute(&mut self.conn)
-            .await
-            .ctx("completing the file claim")?;
+        sqlx::query(
+            "UPDATE files SET sha256 = ? WHERE tenant = ? AND file_id = ? AND first_run_id = ?",
+        )
+        .bind(&finish.sha256)
+        .bind(&run.tenant)
+        .bind(&run.file.file_id)
+        .bind(run.run_id)
+        .execute(&mut self.conn)
+        .await
+        .ctx("completing the file claim")?;
         self.insert_findings(run.run_id, &finish.findings).await?;
         crate::fault::point("before_commit");
-        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+        sqlx::query("COMMIT")
+            .execute(&mut self.conn)
+            .await
+            .ctx("committing the run")?;
         crate::fault::point("after_commit");
         self.fetch_run(run.run_id).await
     }
 
-    async fn find_exact_upload(&mut self, tenant: &str, sha256: &str) -> Result<Option<ExactUpload>> {
+    async fn find_exact_upload(
+        &mut self,
+        tenant: &str,
+        sha256: &str,
+    ) -> Result<Option<ExactUpload>> {
         let row = sqlx::query(
             "SELECT f.file_id, f.format, f.first_run_id FROM files f JOIN runs r ON r.run_id = f.first_run_id \
              WHERE f.tenant = ?1 AND f.sha256 = ?2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
@@ -459,14 +529,29 @@ impl Ledger for SqliteLedger {
         Ok(row.map(|r| {
             let format: String = r.get("format");
             ExactUpload {
-                file: FileIdentity { format: if format == "iso20022" { "iso20022" } else { "nacha" }, file_id: r.get("file_id") },
+                file: FileIdentity {
+                    format: if format == "iso20022" {
+                        "iso20022"
+                    } else {
+                        "nacha"
+                    },
+                    file_id: r.get("file_id"),
+                },
                 first_run_id: r.get("first_run_id"),
             }
         }))
     }
 
-    async fn replay_run(&mut self, start: &RunStart, prior: &ExactUpload, finish: &RunFinish) -> Result<RunInfo> {
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("starting the ingest transaction")?;
+    async fn replay_run(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<RunInfo> {
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the ingest transaction")?;
         let res = async {
             let started = ts(&start.started_at);
             let run_id: i64 = sqlx::query_scalar(
@@ -520,7 +605,10 @@ impl Ledger for SqliteLedger {
         .await;
         match res {
             Ok(run_id) => {
-                sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the run")?;
+                sqlx::query("COMMIT")
+                    .execute(&mut self.conn)
+                    .await
+                    .ctx("committing the run")?;
                 crate::fault::point("after_commit");
                 self.fetch_run(run_id).await
             }
@@ -532,13 +620,23 @@ impl Ledger for SqliteLedger {
     }
 
     async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
-        sqlx::query("ROLLBACK").execute(&mut self.conn).await.ctx("rolling back the run")?;
+        sqlx::query("ROLLBACK")
+            .execute(&mut self.conn)
+            .await
+            .ctx("rolling back the run")?;
         Ok(())
     }
 
     async fn record_rejection(&mut self, rej: &Rejection) -> Result<RunInfo> {
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut self.conn).await.ctx("starting the rejection transaction")?;
-        let errors = rej.findings.iter().filter(|f| f.severity == crate::formats::nacha::Severity::Error).count() as i64;
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut self.conn)
+            .await
+            .ctx("starting the rejection transaction")?;
+        let errors = rej
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::formats::nacha::Severity::Error)
+            .count() as i64;
         let warnings = rej.findings.len() as i64 - errors;
         let run_id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, finished_at, status, records, errors, warnings) \
@@ -558,7 +656,10 @@ impl Ledger for SqliteLedger {
         .await
         .ctx("recording the rejected run")?;
         self.insert_findings(run_id, &rej.findings).await?;
-        sqlx::query("COMMIT").execute(&mut self.conn).await.ctx("committing the rejection")?;
+        sqlx::query("COMMIT")
+            .execute(&mut self.conn)
+            .await
+            .ctx("committing the rejection")?;
         self.fetch_run(run_id).await
     }
 
@@ -578,7 +679,10 @@ impl Ledger for SqliteLedger {
                    original_posted_at, differences, reason \
                    FROM journal WHERE run_id = ?1 AND tenant = ?2 \
                    ORDER BY record_no";
-        let mut stream = sqlx::query(sql).bind(run_id).bind(tenant).fetch(&mut self.conn);
+        let mut stream = sqlx::query(sql)
+            .bind(run_id)
+            .bind(tenant)
+            .fetch(&mut self.conn);
         while let Some(r) = stream.try_next().await.ctx("reading the report")? {
             let rr = ReportRow {
                 run_id: r.get("run_id"),
@@ -606,19 +710,30 @@ impl Ledger for SqliteLedger {
     }
 
     async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
-        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ? AND tenant = ?"))
-            .bind(run_id)
-            .bind(tenant)
-            .fetch_optional(&mut self.conn)
-            .await
-            .ctx("reading the run")?;
+        let row = sqlx::query(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ? AND tenant = ?"
+        ))
+        .bind(run_id)
+        .bind(tenant)
+        .fetch_optional(&mut self.conn)
+        .await
+        .ctx("reading the run")?;
         Ok(row.as_ref().map(run_info))
     }
 
-    async fn runs(&mut self, tenant: &str, file_id: Option<&str>, limit: i64) -> Result<Vec<RunInfo>> {
+    async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
         let sql = match file_id {
-            Some(_) => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = ? AND file_id = ? ORDER BY run_id DESC LIMIT ?"),
-            None => format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = ? ORDER BY run_id DESC LIMIT ?"),
+            Some(_) => format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = ? AND file_id = ? ORDER BY run_id DESC LIMIT ?"
+            ),
+            None => format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = ? ORDER BY run_id DESC LIMIT ?"
+            ),
         };
         let mut q = sqlx::query(&sql).bind(tenant);
         if let Some(f) = file_id {
@@ -628,7 +743,7 @@ impl Ledger for SqliteLedger {
             .bind(limit)
             .fetch_all(&mut self.conn)
             .await
-        .ctx("listing runs")?;
+            .ctx("listing runs")?;
         Ok(rows.iter().map(run_info).collect())
     }
 
@@ -678,15 +793,21 @@ impl Ledger for SqliteLedger {
         let q = sqlx::query(&sql).bind(tenant);
         let q = match lookup {
             Lookup::TraceNumber(t) => q.bind(t.as_str()),
-            Lookup::Uetr(u) => q.bind(format!("uetr:{u}")).bind(format!("uetr:{}:%", like_escape(u))),
+            Lookup::Uetr(u) => q
+                .bind(format!("uetr:{u}"))
+                .bind(format!("uetr:{}:%", like_escape(u))),
             Lookup::EndToEndId(e) => {
                 let e = like_escape(&serde_json::Value::String(e.clone()).to_string());
-                q.bind(format!("%\"end_to_end_id\":{e}%")).bind(format!("%\"original_end_to_end_id\":{e}%"))
+                q.bind(format!("%\"end_to_end_id\":{e}%"))
+                    .bind(format!("%\"original_end_to_end_id\":{e}%"))
             }
             Lookup::Source { file_id, record_no } => q.bind(file_id.as_str()).bind(*record_no),
             Lookup::PostingKey(k) => q.bind(k.as_str()),
         };
-        let rows = q.fetch_all(&mut self.conn).await.ctx("looking up postings")?;
+        let rows = q
+            .fetch_all(&mut self.conn)
+            .await
+            .ctx("looking up postings")?;
         Ok(rows
             .iter()
             .map(|r| Posting {

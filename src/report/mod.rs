@@ -16,7 +16,12 @@ pub enum ReportFormat {
 impl ReportFormat {
     /// `.jsonl`, `.ndjson` and `.json` mean JSON lines; anything else CSV.
     pub fn from_path(p: &Path) -> Self {
-        match p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        match p
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             Some("jsonl" | "ndjson" | "json") => ReportFormat::Jsonl,
             _ => ReportFormat::Csv,
         }
@@ -56,10 +61,16 @@ enum Inner {
 }
 
 impl ReportWriter {
-    pub fn new(format: ReportFormat, out: Box<dyn Write + Send>, dry_run: bool) -> io::Result<Self> {
+    pub fn new(
+        format: ReportFormat,
+        out: Box<dyn Write + Send>,
+        dry_run: bool,
+    ) -> io::Result<Self> {
         let inner = match format {
             ReportFormat::Csv => {
-                let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+                let mut w = csv::WriterBuilder::new()
+                    .has_headers(false)
+                    .from_writer(out);
                 w.write_record(REPORT_COLUMNS)?;
                 Inner::Csv(w)
             }
@@ -69,7 +80,11 @@ impl ReportWriter {
     }
 
     pub fn write(&mut self, row: &ReportRow) -> io::Result<()> {
-        let outcome = if self.dry_run && row.outcome == "posted" { "would_post" } else { row.outcome.as_str() };
+        let outcome = if self.dry_run && row.outcome == "posted" {
+            "would_post"
+        } else {
+            row.outcome.as_str()
+        };
         match &mut self.inner {
             Inner::Csv(w) => {
                 let opt = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -122,7 +137,12 @@ pub fn finding_line(path: &str, f: &Finding) -> String {
         f.position.byte_offset
     );
     if let Some(field) = &f.field {
-        s.push_str(&format!(", {}.{} (columns {})", field.record, field.name, field.columns()));
+        s.push_str(&format!(
+            ", {}.{} (columns {})",
+            field.record,
+            field.name,
+            field.columns()
+        ));
     }
     if let Some(path) = &f.path {
         s.push_str(&format!(", {path}"));
@@ -166,8 +186,8 @@ impl<'a> From<&'a Finding> for JsonFinding<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::nacha::{FindingCode, Position};
     use crate::formats::nacha::record::ENTRY_DETAIL;
+    use crate::formats::nacha::{FindingCode, Position};
 
     fn row(outcome: &str) -> ReportRow {
         ReportRow {
@@ -231,8 +251,14 @@ mod tests {
 
     #[test]
     fn format_from_extension() {
-        assert_eq!(ReportFormat::from_path(Path::new("r.jsonl")), ReportFormat::Jsonl);
-        assert_eq!(ReportFormat::from_path(Path::new("r.CSV")), ReportFormat::Csv);
+        assert_eq!(
+            ReportFormat::from_path(Path::new("r.jsonl")),
+            ReportFormat::Jsonl
+        );
+        assert_eq!(
+            ReportFormat::from_path(Path::new("r.CSV")),
+            ReportFormat::Csv
+        );
         assert_eq!(ReportFormat::from_path(Path::new("r")), ReportFormat::Csv);
     }
 
@@ -240,7 +266,11 @@ mod tests {
     fn finding_line_names_every_position() {
         let f = Finding::error(
             FindingCode::FieldFormat,
-            Position { record_index: 2, line: 3, byte_offset: 190 },
+            Position {
+                record_index: 2,
+                line: 3,
+                byte_offset: 190,
+            },
             Some(ENTRY_DETAIL.amount),
             "10 digits",
             "00001X0000",

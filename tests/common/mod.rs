@@ -23,7 +23,10 @@ pub fn corpus() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var("CLEARLEDGER_ALLOW_NO_CORPUS").is_ok_and(|v| v == "1") {
-        eprintln!("!!! CORPUS ABSENT at {}: corpus tests SKIPPED (CLEARLEDGER_ALLOW_NO_CORPUS=1) !!!", dir.display());
+        eprintln!(
+            "!!! CORPUS ABSENT at {}: corpus tests SKIPPED (CLEARLEDGER_ALLOW_NO_CORPUS=1) !!!",
+            dir.display()
+        );
         return None;
     }
     panic!(
@@ -41,7 +44,10 @@ pub struct Run {
 
 pub fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(bin());
-    cmd.args(args).env_remove("CLEARLEDGER_DB").env_remove("DATABASE_URL").env_remove("CLEARLEDGER_FAULT");
+    cmd.args(args)
+        .env_remove("CLEARLEDGER_DB")
+        .env_remove("DATABASE_URL")
+        .env_remove("CLEARLEDGER_FAULT");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -67,7 +73,9 @@ pub fn pg_admin_url() -> Option<String> {
     match std::env::var("CLEARLEDGER_TEST_PG_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ if std::env::var("CLEARLEDGER_ALLOW_NO_PG").is_ok_and(|v| v == "1") => {
-            eprintln!("!!! NO POSTGRESQL (CLEARLEDGER_TEST_PG_URL unset): PostgreSQL tests SKIPPED (CLEARLEDGER_ALLOW_NO_PG=1) !!!");
+            eprintln!(
+                "!!! NO POSTGRESQL (CLEARLEDGER_TEST_PG_URL unset): PostgreSQL tests SKIPPED (CLEARLEDGER_ALLOW_NO_PG=1) !!!"
+            );
             None
         }
         _ => panic!(
@@ -84,7 +92,10 @@ pub fn with_database(url: &str, db: &str) -> String {
         None => (url, None),
     };
     let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let host_end = base[scheme_end..].find('/').map(|i| i + scheme_end).unwrap_or(base.len());
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map(|i| i + scheme_end)
+        .unwrap_or(base.len());
     let mut out = format!("{}/{}", &base[..host_end], db);
     if let Some(q) = query {
         out.push('?');
@@ -94,7 +105,11 @@ pub fn with_database(url: &str, db: &str) -> String {
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 static NEXT_DB: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -112,7 +127,12 @@ impl TestDb {
     pub fn sqlite() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}", dir.path().join("ledger.db").display());
-        TestDb { backend: Backend::Sqlite, dir, url, pg_name: None }
+        TestDb {
+            backend: Backend::Sqlite,
+            dir,
+            url,
+            pg_name: None,
+        }
     }
 
     /// `None` only when PostgreSQL tests are knowingly skipped.
@@ -125,11 +145,21 @@ impl TestDb {
         );
         block_on(async {
             use sqlx::Connection;
-            let mut c = sqlx::PgConnection::connect(&admin).await.expect("connect to the test PostgreSQL server");
-            sqlx::query(&format!("CREATE DATABASE \"{name}\"")).execute(&mut c).await.expect("create test database");
+            let mut c = sqlx::PgConnection::connect(&admin)
+                .await
+                .expect("connect to the test PostgreSQL server");
+            sqlx::query(&format!("CREATE DATABASE \"{name}\""))
+                .execute(&mut c)
+                .await
+                .expect("create test database");
         });
         let dir = tempfile::tempdir().expect("tempdir");
-        Some(TestDb { backend: Backend::Postgres, dir, url: with_database(&admin, &name), pg_name: Some(name) })
+        Some(TestDb {
+            backend: Backend::Postgres,
+            dir,
+            url: with_database(&admin, &name),
+            pg_name: Some(name),
+        })
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -150,7 +180,9 @@ impl TestDb {
     /// One integer from SQL run directly against the database.
     pub fn scalar(&self, sql: &str) -> i64 {
         let rows = self.rows(sql);
-        rows[0][0].parse().unwrap_or_else(|_| panic!("{sql}: not an integer: {:?}", rows[0][0]))
+        rows[0][0]
+            .parse()
+            .unwrap_or_else(|_| panic!("{sql}: not an integer: {:?}", rows[0][0]))
     }
 
     /// Rows of SQL run directly against the database, every value as text ("NULL" for null).
@@ -181,12 +213,16 @@ impl TestDb {
         let sql = sql.to_string();
         match self.backend {
             Backend::Sqlite => block_on(async move {
-                let mut c = sqlx::SqliteConnection::connect(&url).await.expect("open test db");
+                let mut c = sqlx::SqliteConnection::connect(&url)
+                    .await
+                    .expect("open test db");
                 let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
                 rows.iter().map(text).collect()
             }),
             Backend::Postgres => block_on(async move {
-                let mut c = sqlx::PgConnection::connect(&url).await.expect("open test db");
+                let mut c = sqlx::PgConnection::connect(&url)
+                    .await
+                    .expect("open test db");
                 let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
                 rows.iter().map(text).collect()
             }),
@@ -201,7 +237,10 @@ impl Drop for TestDb {
             block_on(async move {
                 use sqlx::Connection;
                 if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
-                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).execute(&mut c).await;
+                    let _ =
+                        sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                            .execute(&mut c)
+                            .await;
                 }
             });
         }
@@ -229,7 +268,11 @@ pub fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
     r.records()
         .map(|rec| {
             let rec = rec.unwrap();
-            headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
         })
         .collect()
 }

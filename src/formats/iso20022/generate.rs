@@ -5,14 +5,23 @@
 use crate::rng::SplitMix64 as Rng;
 use std::io::{self, Write};
 
-const BICS: &[&str] = &["COBADEFFXXX", "DEUTDEFFXXX", "INGBNL2AXXX", "BNPAFRPPXXX", "NWBKGB2LXXX", "UBSWCHZH80A"];
+const BICS: &[&str] = &[
+    "COBADEFFXXX",
+    "DEUTDEFFXXX",
+    "INGBNL2AXXX",
+    "BNPAFRPPXXX",
+    "NWBKGB2LXXX",
+    "UBSWCHZH80A",
+];
 
 /// A German IBAN for an 18-digit BBAN, with its mod-97 check digits.
 fn iban_de(bban: u64) -> String {
     let bban = format!("{:018}", bban % 1_000_000_000_000_000_000);
     // "DE" = 13 14, check digits 00 while computing.
     let digits = format!("{bban}131400");
-    let rem = digits.bytes().fold(0u32, |r, c| (r * 10 + u32::from(c - b'0')) % 97);
+    let rem = digits
+        .bytes()
+        .fold(0u32, |r, c| (r * 10 + u32::from(c - b'0')) % 97);
     format!("DE{:02}{bban}", 98 - rem)
 }
 
@@ -55,9 +64,14 @@ pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Resu
     let mut w = io::BufWriter::with_capacity(1 << 20, out);
     // First pass: the control sum the group header must carry.
     let mut rng = Rng(seed);
-    let total: u64 = (1..=transactions).map(|i| tx(&mut rng, i).amount_cents).sum();
+    let total: u64 = (1..=transactions)
+        .map(|i| tx(&mut rng, i).amount_cents)
+        .sum();
     writeln!(w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
-    writeln!(w, r#"<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"><FIToFICstmrCdtTrf>"#)?;
+    writeln!(
+        w,
+        r#"<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"><FIToFICstmrCdtTrf>"#
+    )?;
     writeln!(
         w,
         "<GrpHdr><MsgId>GEN-{seed:016}</MsgId><CreDtTm>2026-11-29T00:00:00Z</CreDtTm><NbOfTxs>{transactions}</NbOfTxs>\
@@ -91,7 +105,7 @@ pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::iso20022::{read_file, IsoEvent};
+    use crate::formats::iso20022::{IsoEvent, read_file};
 
     #[test]
     fn generated_files_are_valid_and_deterministic() {
@@ -107,7 +121,11 @@ mod tests {
             }
         })
         .unwrap();
-        assert!(r.findings.is_empty(), "{:#?}", &r.findings[..r.findings.len().min(3)]);
+        assert!(
+            r.findings.is_empty(),
+            "{:#?}",
+            &r.findings[..r.findings.len().min(3)]
+        );
         assert_eq!(r.transactions, 500);
         assert_eq!(uetrs.len(), 500);
         assert!(crate::formats::iso20022::validate::is_iban(&iban_de(123)));

@@ -38,11 +38,14 @@ impl Kind {
 }
 
 /// Versions read, per kind.
-pub const SUPPORTED: &str = "pain.001.001.03 to .12, pacs.008.001.02 to .13, pacs.004.001.02 to .13";
+pub const SUPPORTED: &str =
+    "pain.001.001.03 to .12, pacs.008.001.02 to .13, pacs.004.001.02 to .13";
 
 /// `urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08` → (Pacs008, 8).
 pub fn detect(namespace: &str) -> Result<(Kind, u32), String> {
-    let id = namespace.strip_prefix("urn:iso:std:iso:20022:tech:xsd:").unwrap_or(namespace);
+    let id = namespace
+        .strip_prefix("urn:iso:std:iso:20022:tech:xsd:")
+        .unwrap_or(namespace);
     let parts: Vec<&str> = id.split('.').collect();
     if parts.len() == 4 {
         let version: u32 = parts[3].parse().unwrap_or(0);
@@ -56,7 +59,11 @@ pub fn detect(namespace: &str) -> Result<(Kind, u32), String> {
             return Ok((k, version));
         }
     }
-    Err(if namespace.is_empty() { "a Document without namespace".to_string() } else { namespace.to_string() })
+    Err(if namespace.is_empty() {
+        "a Document without namespace".to_string()
+    } else {
+        namespace.to_string()
+    })
 }
 
 /// One transaction, with what its posting needs.
@@ -119,7 +126,10 @@ pub struct IsoSummary {
 
 impl IsoSummary {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
 }
 
@@ -153,8 +163,16 @@ impl State {
             self.findings.push(f);
         }
     }
-    fn err(&mut self, code: FindingCode, pos: Pos, path: String, expected: impl Into<String>, found: impl Into<String>) {
-        let f = Finding::error(code, pos.position(self.record_no), None, expected, found).at_path(path);
+    fn err(
+        &mut self,
+        code: FindingCode,
+        pos: Pos,
+        path: String,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) {
+        let f =
+            Finding::error(code, pos.position(self.record_no), None, expected, found).at_path(path);
         self.push(f);
     }
 }
@@ -209,12 +227,18 @@ fn check_leaves(st: &mut State, b: &Block) {
 
 /// Reads an ISO 20022 file, calling `on_event` for its header (first document) and each
 /// transaction. All findings are in the summary; a file with an error is to be rejected.
-pub fn read_file<R: Read>(source: R, on_event: &mut dyn FnMut(IsoEvent)) -> std::io::Result<IsoSummary> {
+pub fn read_file<R: Read>(
+    source: R,
+    on_event: &mut dyn FnMut(IsoEvent),
+) -> std::io::Result<IsoSummary> {
     let source = BufReader::with_capacity(256 * 1024, source);
     read_buffered(source, on_event)
 }
 
-fn read_buffered<R: BufRead>(source: R, on_event: &mut dyn FnMut(IsoEvent)) -> std::io::Result<IsoSummary> {
+fn read_buffered<R: BufRead>(
+    source: R,
+    on_event: &mut dyn FnMut(IsoEvent),
+) -> std::io::Result<IsoSummary> {
     let mut st = State {
         findings: Vec::new(),
         doc: None,
@@ -230,61 +254,123 @@ fn read_buffered<R: BufRead>(source: R, on_event: &mut dyn FnMut(IsoEvent)) -> s
             return;
         }
         match ev {
-            WalkEvent::Document { namespace, path, pos } => match detect(&namespace) {
+            WalkEvent::Document {
+                namespace,
+                path,
+                pos,
+            } => match detect(&namespace) {
                 Ok((kind, version)) => {
                     st.documents += 1;
-                    st.doc = Some(Doc { kind, version, path, group: None, count: 0, sum: Decimal::ZERO, header_sent: false });
+                    st.doc = Some(Doc {
+                        kind,
+                        version,
+                        path,
+                        group: None,
+                        count: 0,
+                        sum: Decimal::ZERO,
+                        header_sent: false,
+                    });
                 }
                 Err(found) => {
-                    st.err(FindingCode::UnsupportedMessage, pos, path, format!("a Document namespace of {SUPPORTED}"), found);
+                    st.err(
+                        FindingCode::UnsupportedMessage,
+                        pos,
+                        path,
+                        format!("a Document namespace of {SUPPORTED}"),
+                        found,
+                    );
                     st.stopped = true;
                 }
             },
-            WalkEvent::Block { kind: BlockKind::Group, block, .. } => {
+            WalkEvent::Block {
+                kind: BlockKind::Group,
+                block,
+                ..
+            } => {
                 let Some(doc) = st.doc.as_mut() else { return };
                 if block.path.ends_with("/GrpHdr") || doc.group.is_none() {
                     let b = block;
                     check_leaves_group(&mut st, b);
                 }
             }
-            WalkEvent::Block { kind: BlockKind::Transaction, block, payment_info } => {
+            WalkEvent::Block {
+                kind: BlockKind::Transaction,
+                block,
+                payment_info,
+            } => {
                 transaction(&mut st, &block, payment_info, on_event);
             }
-            WalkEvent::Block { kind: BlockKind::PaymentInfo, .. } => {}
+            WalkEvent::Block {
+                kind: BlockKind::PaymentInfo,
+                ..
+            } => {}
             WalkEvent::PaymentInfoEnd(b) => payment_info_end(&mut st, &b),
             WalkEvent::DocumentEnd => document_end(&mut st),
         }
     })?;
     if let Some(f) = end.fatal {
         st.findings.push(f);
-    } else if st.documents == 0 && !st.findings.iter().any(|f| f.code == FindingCode::UnsupportedMessage) {
+    } else if st.documents == 0
+        && !st
+            .findings
+            .iter()
+            .any(|f| f.code == FindingCode::UnsupportedMessage)
+    {
         st.findings.push(Finding::error(
             FindingCode::MissingElement,
-            crate::formats::nacha::Position { record_index: 0, line: 1, byte_offset: 0 },
+            crate::formats::nacha::Position {
+                record_index: 0,
+                line: 1,
+                byte_offset: 0,
+            },
             None,
             "a Document element",
             "none",
         ));
     }
     let _ = &mut st.first_header;
-    Ok(IsoSummary { findings: st.findings, documents: st.documents, transactions: st.record_no, sha256: end.sha256, bytes: end.bytes })
+    Ok(IsoSummary {
+        findings: st.findings,
+        documents: st.documents,
+        transactions: st.record_no,
+        sha256: end.sha256,
+        bytes: end.bytes,
+    })
 }
 
 fn check_leaves_group(st: &mut State, b: Block) {
     check_leaves(st, &b);
     if b.path.ends_with("/GrpHdr") {
         if b.get("MsgId").is_none_or(str::is_empty) {
-            st.err(FindingCode::MissingElement, b.pos, format!("{}/MsgId", b.path), "a MsgId", "none");
+            st.err(
+                FindingCode::MissingElement,
+                b.pos,
+                format!("{}/MsgId", b.path),
+                "a MsgId",
+                "none",
+            );
         }
         if let Some((v, pos)) = b.get_pos("NbOfTxs")
             && !(v.chars().all(|c| c.is_ascii_digit()) && !v.is_empty() && v.len() <= 15)
         {
-            st.err(FindingCode::NbOfTxsMismatch, pos, format!("{}/NbOfTxs", b.path), "a count of up to 15 digits", v);
+            st.err(
+                FindingCode::NbOfTxsMismatch,
+                pos,
+                format!("{}/NbOfTxs", b.path),
+                "a count of up to 15 digits",
+                v,
+            );
         }
         if let Some((v, pos)) = b.get_pos("CtrlSum")
             && parse_decimal(v).is_none()
         {
-            st.err(FindingCode::AmountFormat, pos, format!("{}/CtrlSum", b.path), "a decimal amount", v);
+            st.err(
+                FindingCode::AmountFormat,
+                pos,
+                format!("{}/CtrlSum", b.path),
+                "a decimal amount",
+                v,
+            );
         }
         if let Some(doc) = st.doc.as_mut() {
             doc.group = Some(b);
@@ -295,7 +381,13 @@ fn check_leaves_group(st: &mut State, b: Block) {
 fn sender_of(kind: Kind, group: &Block, tx: &Block, pmtinf: Option<&Block>) -> String {
     match kind {
         Kind::Pain001 => group
-            .first(&["InitgPty/Id/OrgId/AnyBIC", "InitgPty/Id/OrgId/BICOrBEI", "InitgPty/Id/OrgId/Othr/Id", "InitgPty/Id/PrvtId/Othr/Id", "InitgPty/Nm"])
+            .first(&[
+                "InitgPty/Id/OrgId/AnyBIC",
+                "InitgPty/Id/OrgId/BICOrBEI",
+                "InitgPty/Id/OrgId/Othr/Id",
+                "InitgPty/Id/PrvtId/Othr/Id",
+                "InitgPty/Nm",
+            ])
             .map(|(_, v, _)| v.to_string())
             .or_else(|| pmtinf.map(|p| bic_of(p, "DbtrAgt")))
             .unwrap_or_default(),
@@ -305,12 +397,21 @@ fn sender_of(kind: Kind, group: &Block, tx: &Block, pmtinf: Option<&Block>) -> S
                 return g;
             }
             let t = bic_of(tx, "InstgAgt");
-            if !t.is_empty() { t } else { bic_of(tx, "DbtrAgt") }
+            if !t.is_empty() {
+                t
+            } else {
+                bic_of(tx, "DbtrAgt")
+            }
         }
     }
 }
 
-fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut dyn FnMut(IsoEvent)) {
+fn transaction(
+    st: &mut State,
+    b: &Block,
+    pmtinf: Option<&Block>,
+    on_event: &mut dyn FnMut(IsoEvent),
+) {
     let Some(doc) = st.doc.as_ref() else { return };
     let (kind, version) = (doc.kind, doc.version);
     let group = doc.group.clone().unwrap_or_default();
@@ -338,7 +439,13 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
             let ccy = b.get(&format!("{rel}@Ccy")).unwrap_or_default().to_string();
             let apath = format!("{path}/{rel}");
             if !is_currency(&ccy) {
-                st.err(FindingCode::CurrencyCode, pos, apath.clone(), "an ISO 4217 currency code in @Ccy", ccy.clone());
+                st.err(
+                    FindingCode::CurrencyCode,
+                    pos,
+                    apath.clone(),
+                    "an ISO 4217 currency code in @Ccy",
+                    ccy.clone(),
+                );
             }
             match parse_amount(text, &ccy) {
                 Ok(minor) => tx.amount_minor = minor,
@@ -352,7 +459,13 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
                 }
             }
         }
-        None => st.err(FindingCode::MissingElement, b.pos, path.clone(), format!("an amount ({})", amount_paths.join(" or ")), "none"),
+        None => st.err(
+            FindingCode::MissingElement,
+            b.pos,
+            path.clone(),
+            format!("an amount ({})", amount_paths.join(" or ")),
+            "none",
+        ),
     }
     if let Some(doc) = st.doc.as_mut() {
         doc.count += 1;
@@ -364,8 +477,17 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
     tx.end_to_end_id = get("PmtId/EndToEndId");
     tx.tx_id = get("PmtId/TxId");
     tx.uetr = get("PmtId/UETR");
-    tx.remittance = b.leaves.iter().filter(|(p, _, _)| p == "RmtInf/Ustrd").map(|(_, v, _)| v.as_str()).collect::<Vec<_>>().join(" ");
-    let date_of = |blk: &Block, rels: &[&str]| blk.first(rels).and_then(|(_, v, _)| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok());
+    tx.remittance = b
+        .leaves
+        .iter()
+        .filter(|(p, _, _)| p == "RmtInf/Ustrd")
+        .map(|(_, v, _)| v.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let date_of = |blk: &Block, rels: &[&str]| {
+        blk.first(rels)
+            .and_then(|(_, v, _)| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
+    };
     match kind {
         Kind::Pain001 => {
             if let Some(p) = pmtinf {
@@ -386,7 +508,8 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
             tx.creditor_name = party_name(b, "Cdtr");
             tx.creditor_account = account_of(b, "CdtrAcct");
             tx.creditor_agent = bic_of(b, "CdtrAgt");
-            tx.date = date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
+            tx.date =
+                date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
         }
         Kind::Pacs004 => {
             tx.tx_id = get("RtrId");
@@ -407,21 +530,43 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
             if tx.creditor_agent.is_empty() {
                 tx.creditor_agent = bic_of(b, "InstgAgt");
             }
-            tx.date = date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
+            tx.date =
+                date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
         }
     }
     if kind != Kind::Pacs004 && tx.end_to_end_id.is_empty() {
-        st.err(FindingCode::MissingElement, b.pos, format!("{path}/PmtId"), "PmtId/EndToEndId (NOTPROVIDED if none)", "none");
+        st.err(
+            FindingCode::MissingElement,
+            b.pos,
+            format!("{path}/PmtId"),
+            "PmtId/EndToEndId (NOTPROVIDED if none)",
+            "none",
+        );
     }
-    if kind == Kind::Pacs004 && tx.original_end_to_end_id.is_empty() && tx.original_uetr.is_empty() && tx.original_tx_id.is_empty() {
-        st.err(FindingCode::MissingElement, b.pos, path.clone(), "OrgnlEndToEndId, OrgnlUETR or OrgnlTxId", "none");
+    if kind == Kind::Pacs004
+        && tx.original_end_to_end_id.is_empty()
+        && tx.original_uetr.is_empty()
+        && tx.original_tx_id.is_empty()
+    {
+        st.err(
+            FindingCode::MissingElement,
+            b.pos,
+            path.clone(),
+            "OrgnlEndToEndId, OrgnlUETR or OrgnlTxId",
+            "none",
+        );
     }
     let doc = st.doc.as_mut().expect("checked");
     if !doc.header_sent {
         doc.header_sent = true;
         if st.first_header {
             st.first_header = false;
-            on_event(IsoEvent::Header(IsoHeader { kind, version, sender: tx.sender.clone(), msg_id: tx.msg_id.clone() }));
+            on_event(IsoEvent::Header(IsoHeader {
+                kind,
+                version,
+                sender: tx.sender.clone(),
+                msg_id: tx.msg_id.clone(),
+            }));
         }
     }
     on_event(IsoEvent::Transaction(tx));
@@ -430,48 +575,90 @@ fn transaction(st: &mut State, b: &Block, pmtinf: Option<&Block>, on_event: &mut
 /// NbOfTxs and CtrlSum of a payment information block, against its transactions.
 fn payment_info_end(st: &mut State, p: &Block) {
     check_leaves(st, p);
-    let (count, sum) = (std::mem::take(&mut st.pmt_count), std::mem::replace(&mut st.pmt_sum, Decimal::ZERO));
+    let (count, sum) = (
+        std::mem::take(&mut st.pmt_count),
+        std::mem::replace(&mut st.pmt_sum, Decimal::ZERO),
+    );
     if let Some((v, pos)) = p.get_pos("NbOfTxs")
         && v.parse::<u64>().ok() != Some(count)
     {
-        st.err(FindingCode::NbOfTxsMismatch, pos, format!("{}/NbOfTxs", p.path), format!("{count} (transactions in this PmtInf)"), v);
+        st.err(
+            FindingCode::NbOfTxsMismatch,
+            pos,
+            format!("{}/NbOfTxs", p.path),
+            format!("{count} (transactions in this PmtInf)"),
+            v,
+        );
     }
     if let Some((v, pos)) = p.get_pos("CtrlSum")
         && let Some(d) = parse_decimal(v)
         && d != sum
     {
-        st.err(FindingCode::CtrlSumMismatch, pos, format!("{}/CtrlSum", p.path), format!("{} (sum of this PmtInf's amounts)", sum.normalize()), v);
+        st.err(
+            FindingCode::CtrlSumMismatch,
+            pos,
+            format!("{}/CtrlSum", p.path),
+            format!("{} (sum of this PmtInf's amounts)", sum.normalize()),
+            v,
+        );
     }
 }
 
 fn document_end(st: &mut State) {
     let Some(doc) = st.doc.take() else { return };
     let Some(g) = doc.group.as_ref() else {
-        st.err(FindingCode::MissingElement, Pos::default(), format!("{}/*/GrpHdr", doc.path), "a group header (GrpHdr)", "none");
+        st.err(
+            FindingCode::MissingElement,
+            Pos::default(),
+            format!("{}/*/GrpHdr", doc.path),
+            "a group header (GrpHdr)",
+            "none",
+        );
         return;
     };
     let gp = g.path.clone();
     if let Some((v, pos)) = g.get_pos("NbOfTxs")
         && v.parse::<u64>().ok() != Some(doc.count)
     {
-        let f = Finding::error(FindingCode::NbOfTxsMismatch, pos.position(doc.count), None, format!("{} (transactions in the message)", doc.count), v)
-            .at_path(format!("{gp}/NbOfTxs"));
+        let f = Finding::error(
+            FindingCode::NbOfTxsMismatch,
+            pos.position(doc.count),
+            None,
+            format!("{} (transactions in the message)", doc.count),
+            v,
+        )
+        .at_path(format!("{gp}/NbOfTxs"));
         st.push(f);
     }
     if let Some((v, pos)) = g.get_pos("CtrlSum")
         && let Some(d) = parse_decimal(v)
         && d != doc.sum
     {
-        let f = Finding::error(FindingCode::CtrlSumMismatch, pos.position(doc.count), None, format!("{} (sum of the transactions' amounts)", doc.sum.normalize()), v)
-            .at_path(format!("{gp}/CtrlSum"));
+        let f = Finding::error(
+            FindingCode::CtrlSumMismatch,
+            pos.position(doc.count),
+            None,
+            format!("{} (sum of the transactions' amounts)", doc.sum.normalize()),
+            v,
+        )
+        .at_path(format!("{gp}/CtrlSum"));
         st.push(f);
     }
     if let Some((_, v, pos)) = g.first(&["TtlIntrBkSttlmAmt", "TtlRtrdIntrBkSttlmAmt"])
         && let Some(d) = parse_decimal(v)
         && d != doc.sum
     {
-        let f = Finding::error(FindingCode::CtrlSumMismatch, pos.position(doc.count), None, format!("{} (sum of the transactions' settlement amounts)", doc.sum.normalize()), v)
-            .at_path(format!("{gp}/TtlIntrBkSttlmAmt"));
+        let f = Finding::error(
+            FindingCode::CtrlSumMismatch,
+            pos.position(doc.count),
+            None,
+            format!(
+                "{} (sum of the transactions' settlement amounts)",
+                doc.sum.normalize()
+            ),
+            v,
+        )
+        .at_path(format!("{gp}/TtlIntrBkSttlmAmt"));
         st.push(f);
     }
 }

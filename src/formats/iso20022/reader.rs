@@ -4,9 +4,9 @@
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
 use crate::formats::nacha::{Finding, FindingCode, Position};
+use quick_xml::NsReader;
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
-use quick_xml::NsReader;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
 use std::io::{self, BufRead};
@@ -29,7 +29,11 @@ pub struct Pos {
 
 impl Pos {
     pub fn position(&self, index: u64) -> Position {
-        Position { record_index: index, line: self.line, byte_offset: self.byte_offset }
+        Position {
+            record_index: index,
+            line: self.line,
+            byte_offset: self.byte_offset,
+        }
     }
 }
 
@@ -51,22 +55,37 @@ pub struct Block {
 
 impl Block {
     pub fn get(&self, rel: &str) -> Option<&str> {
-        self.leaves.iter().find(|(p, _, _)| p == rel).map(|(_, v, _)| v.as_str())
+        self.leaves
+            .iter()
+            .find(|(p, _, _)| p == rel)
+            .map(|(_, v, _)| v.as_str())
     }
     pub fn get_pos(&self, rel: &str) -> Option<(&str, Pos)> {
-        self.leaves.iter().find(|(p, _, _)| p == rel).map(|(_, v, pos)| (v.as_str(), *pos))
+        self.leaves
+            .iter()
+            .find(|(p, _, _)| p == rel)
+            .map(|(_, v, pos)| (v.as_str(), *pos))
     }
     /// The first of several relative paths present.
     pub fn first<'a, 'r>(&'a self, rels: &[&'r str]) -> Option<(&'r str, &'a str, Pos)> {
-        rels.iter().find_map(|r| self.get_pos(r).map(|(v, p)| (*r, v, p)))
+        rels.iter()
+            .find_map(|r| self.get_pos(r).map(|(v, p)| (*r, v, p)))
     }
 }
 
 /// What the walk reports, in document order.
 pub enum WalkEvent<'a> {
     /// A `Document` element with its namespace (empty if none).
-    Document { namespace: String, path: String, pos: Pos },
-    Block { kind: BlockKind, block: Block, payment_info: Option<&'a Block> },
+    Document {
+        namespace: String,
+        path: String,
+        pos: Pos,
+    },
+    Block {
+        kind: BlockKind,
+        block: Block,
+        payment_info: Option<&'a Block>,
+    },
     /// A `PmtInf` ended (its transactions were reported before).
     PaymentInfoEnd(Block),
     DocumentEnd,
@@ -100,7 +119,9 @@ impl<R: BufRead> io::Read for Guard<R> {
 impl<R: BufRead> BufRead for Guard<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.since_reset.get() > EVENT_BYTES_MAX {
-            return Err(io::Error::other(format!("an XML event longer than {EVENT_BYTES_MAX} bytes")));
+            return Err(io::Error::other(format!(
+                "an XML event longer than {EVENT_BYTES_MAX} bytes"
+            )));
         }
         self.inner.fill_buf()
     }
@@ -108,7 +129,8 @@ impl<R: BufRead> BufRead for Guard<R> {
         if let Ok(buf) = self.inner.fill_buf() {
             let b = &buf[..amt.min(buf.len())];
             self.hasher.update(b);
-            self.lines.set(self.lines.get() + b.iter().filter(|&&c| c == b'\n').count() as u64);
+            self.lines
+                .set(self.lines.get() + b.iter().filter(|&&c| c == b'\n').count() as u64);
         }
         self.inner.consume(amt);
         self.since_reset.set(self.since_reset.get() + amt as u64);
@@ -192,17 +214,30 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         // quick-xml consumes the `<` that ends a text event with it: the next event then
         // starts one byte before what was consumed.
         let back = u64::from(after_text && consumed.get() > 0);
-        let pos = Pos { byte_offset: consumed.get() - back, line: lines.get() };
+        let pos = Pos {
+            byte_offset: consumed.get() - back,
+            line: lines.get(),
+        };
         let ev = match reader.read_resolved_event_into(&mut buf) {
             Ok(ev) => ev,
             Err(e) => {
                 // Where the element being read started: stable whatever the read sizes were
                 // (quick-xml's error position depends on its buffer boundaries).
                 let at = stack.last().map(|f| f.pos).unwrap_or(pos);
-                let code = if e.to_string().contains("longer than") { FindingCode::SizeLimit } else { FindingCode::XmlSyntax };
+                let code = if e.to_string().contains("longer than") {
+                    FindingCode::SizeLimit
+                } else {
+                    FindingCode::XmlSyntax
+                };
                 fatal = Some(
-                    Finding::error(code, at.position(0), None, "well-formed XML within the limits", e.to_string())
-                        .at_path(path_of(&stack)),
+                    Finding::error(
+                        code,
+                        at.position(0),
+                        None,
+                        "well-formed XML within the limits",
+                        e.to_string(),
+                    )
+                    .at_path(path_of(&stack)),
                 );
                 break;
             }
@@ -212,8 +247,14 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
             (res, Event::Start(e)) => {
                 if stack.len() >= DEPTH_MAX {
                     fatal = Some(
-                        Finding::error(FindingCode::DepthLimit, pos.position(0), None, format!("at most {DEPTH_MAX} nested elements"), "deeper nesting")
-                            .at_path(path_of(&stack)),
+                        Finding::error(
+                            FindingCode::DepthLimit,
+                            pos.position(0),
+                            None,
+                            format!("at most {DEPTH_MAX} nested elements"),
+                            "deeper nesting",
+                        )
+                        .at_path(path_of(&stack)),
                     );
                     break;
                 }
@@ -235,20 +276,37 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     None => 1,
                 };
                 let parent_name = stack.last().map(|f| f.name.clone());
-                stack.push(Frame { name: name.clone(), pos, index, children: Vec::new(), had_child: false, text: String::new() });
+                stack.push(Frame {
+                    name: name.clone(),
+                    pos,
+                    index,
+                    children: Vec::new(),
+                    had_child: false,
+                    text: String::new(),
+                });
                 if name == "Document" && document_at.is_none() {
                     let namespace = match res {
-                        ResolveResult::Bound(ns) => String::from_utf8_lossy(ns.as_ref()).into_owned(),
+                        ResolveResult::Bound(ns) => {
+                            String::from_utf8_lossy(ns.as_ref()).into_owned()
+                        }
                         _ => String::new(),
                     };
                     document_at = Some(stack.len() - 1);
-                    on(WalkEvent::Document { namespace, path: path_of(&stack), pos });
+                    on(WalkEvent::Document {
+                        namespace,
+                        path: path_of(&stack),
+                        pos,
+                    });
                     continue;
                 }
                 if let Some(d) = document_at {
                     let depth = stack.len() - 1 - d;
                     if let Some(kind) = is_block(&name, parent_name.as_deref(), depth) {
-                        let block = Block { path: path_of(&stack), pos, leaves: Vec::new() };
+                        let block = Block {
+                            path: path_of(&stack),
+                            pos,
+                            leaves: Vec::new(),
+                        };
                         match kind {
                             BlockKind::PaymentInfo => open_pmtinf = Some((stack.len() - 1, block)),
                             _ => open_block = Some((kind, stack.len() - 1, block)),
@@ -262,13 +320,25 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
                         continue;
                     }
-                    let value = attr.unescape_value().map(|v| v.into_owned()).unwrap_or_default();
-                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, &format!("@{key}"), value, pos);
+                    let value = attr
+                        .unescape_value()
+                        .map(|v| v.into_owned())
+                        .unwrap_or_default();
+                    add_leaf(
+                        &stack,
+                        &mut open_block,
+                        &mut open_pmtinf,
+                        &format!("@{key}"),
+                        value,
+                        pos,
+                    );
                 }
             }
             (_, Event::Text(t)) => {
                 // Whitespace between elements: nothing to keep.
-                if t.iter().all(u8::is_ascii_whitespace) || stack.last().is_some_and(|f| f.had_child) {
+                if t.iter().all(u8::is_ascii_whitespace)
+                    || stack.last().is_some_and(|f| f.had_child)
+                {
                     buf.clear();
                     continue;
                 }
@@ -276,8 +346,14 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     Ok(s) => s.into_owned(),
                     Err(e) => {
                         fatal = Some(
-                            Finding::error(FindingCode::XmlSyntax, pos.position(0), None, "text with known entities only", e.to_string())
-                                .at_path(path_of(&stack)),
+                            Finding::error(
+                                FindingCode::XmlSyntax,
+                                pos.position(0),
+                                None,
+                                "text with known entities only",
+                                e.to_string(),
+                            )
+                            .at_path(path_of(&stack)),
                         );
                         break;
                     }
@@ -307,7 +383,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     let kind = *kind;
                     let (_, _, block) = open_block.take().expect("checked");
                     let payment_info = open_pmtinf.as_ref().map(|(_, b)| b);
-                    on(WalkEvent::Block { kind, block, payment_info });
+                    on(WalkEvent::Block {
+                        kind,
+                        block,
+                        payment_info,
+                    });
                 }
                 if let Some((at, _)) = &open_pmtinf
                     && *at == depth_index
@@ -323,8 +403,14 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
             }
             (_, Event::DocType(_)) => {
                 fatal = Some(
-                    Finding::error(FindingCode::DoctypeForbidden, pos.position(0), None, "no DOCTYPE (entities and external references are refused)", "<!DOCTYPE ...>")
-                        .at_path(path_of(&stack)),
+                    Finding::error(
+                        FindingCode::DoctypeForbidden,
+                        pos.position(0),
+                        None,
+                        "no DOCTYPE (entities and external references are refused)",
+                        "<!DOCTYPE ...>",
+                    )
+                    .at_path(path_of(&stack)),
                 );
                 break;
             }
@@ -347,7 +433,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         }
         guard.consume(n);
     }
-    Ok(WalkEnd { sha256: guard.hasher.finalize().into(), bytes: guard.total, fatal })
+    Ok(WalkEnd {
+        sha256: guard.hasher.finalize().into(),
+        bytes: guard.total,
+        fatal,
+    })
 }
 
 fn add_leaf(

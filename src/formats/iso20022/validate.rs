@@ -20,7 +20,9 @@ pub fn is_currency(code: &str) -> bool {
 /// digits than the currency has (JPY none). `Err` says what is wrong.
 pub fn parse_amount(text: &str, currency: &str) -> Result<i64, String> {
     let t = text.trim();
-    let ok_chars = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') && t.matches('.').count() <= 1;
+    let ok_chars = !t.is_empty()
+        && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && t.matches('.').count() <= 1;
     if !ok_chars || t.starts_with('.') || t.ends_with('.') {
         return Err("a decimal amount like 1234.56 (digits, one point, no sign)".into());
     }
@@ -61,7 +63,9 @@ pub fn is_bic(text: &str) -> bool {
     let b = text.as_bytes();
     (b.len() == 8 || b.len() == 11)
         && b[..6].iter().all(u8::is_ascii_uppercase)
-        && b[6..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && b[6..]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 /// IBAN: country, check digits, up to 30 letters or digits, and mod-97 = 1.
@@ -73,13 +77,24 @@ pub fn is_iban(text: &str) -> bool {
     if !b[..2].iter().all(u8::is_ascii_uppercase) || !b[2..4].iter().all(u8::is_ascii_digit) {
         return false;
     }
-    if !b[4..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+    if !b[4..]
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    {
         return false;
     }
     let mut rem: u32 = 0;
     for &c in b[4..].iter().chain(b[..4].iter()) {
-        let v = if c.is_ascii_digit() { u32::from(c - b'0') } else { u32::from(c - b'A') + 10 };
-        rem = if v >= 10 { (rem * 100 + v) % 97 } else { (rem * 10 + v) % 97 };
+        let v = if c.is_ascii_digit() {
+            u32::from(c - b'0')
+        } else {
+            u32::from(c - b'A') + 10
+        };
+        rem = if v >= 10 {
+            (rem * 100 + v) % 97
+        } else {
+            (rem * 10 + v) % 97
+        };
     }
     rem == 1
 }
@@ -89,7 +104,11 @@ pub fn is_uetr(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, &c)| {
-            if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_digit() || (b'a'..=b'f').contains(&c) }
+            if matches!(i, 8 | 13 | 18 | 23) {
+                c == b'-'
+            } else {
+                c.is_ascii_digit() || (b'a'..=b'f').contains(&c)
+            }
         })
         && b[14] == b'4'
         && matches!(b[19], b'8' | b'9' | b'a' | b'b')
@@ -105,20 +124,38 @@ mod tests {
         assert_eq!(parse_amount("150", "EUR"), Ok(15000));
         assert_eq!(parse_amount("0.5", "USD"), Ok(50));
         assert_eq!(parse_amount("1250", "JPY"), Ok(1250));
-        assert_eq!(parse_amount("12.5", "JPY"), Err("at most 0 fraction digits for JPY".into()));
-        assert_eq!(parse_amount("1.234", "EUR"), Err("at most 2 fraction digits for EUR".into()));
+        assert_eq!(
+            parse_amount("12.5", "JPY"),
+            Err("at most 0 fraction digits for JPY".into())
+        );
+        assert_eq!(
+            parse_amount("1.234", "EUR"),
+            Err("at most 2 fraction digits for EUR".into())
+        );
         assert_eq!(parse_amount("1.230", "EUR"), Ok(123));
         assert!(parse_amount("-5.00", "EUR").is_err());
         assert!(parse_amount("12..34", "EUR").is_err());
         assert!(parse_amount("1234567890123456789", "EUR").is_err());
-        assert_eq!(parse_amount("9999999999999999.99", "EUR"), Ok(999_999_999_999_999_999));
+        assert_eq!(
+            parse_amount("9999999999999999.99", "EUR"),
+            Ok(999_999_999_999_999_999)
+        );
     }
 
     #[test]
     fn codes() {
-        assert!(is_currency("EUR") && is_currency("JPY") && !is_currency("EUX") && !is_currency("eur"));
-        assert!(is_iso_date("2026-11-29") && !is_iso_date("2026-02-30") && !is_iso_date("29.11.2026"));
-        assert!(is_bic("BANKDEFFXXX") && is_bic("CBSBLT26") && !is_bic("BANKDEF") && !is_bic("bankdeff"));
+        assert!(
+            is_currency("EUR") && is_currency("JPY") && !is_currency("EUX") && !is_currency("eur")
+        );
+        assert!(
+            is_iso_date("2026-11-29") && !is_iso_date("2026-02-30") && !is_iso_date("29.11.2026")
+        );
+        assert!(
+            is_bic("BANKDEFFXXX")
+                && is_bic("CBSBLT26")
+                && !is_bic("BANKDEF")
+                && !is_bic("bankdeff")
+        );
         assert!(is_iban("DE89370400440532013000"));
         assert!(is_iban("GB29NWBK60161331926819"));
         assert!(!is_iban("DE89370400440532013001"));

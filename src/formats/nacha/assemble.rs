@@ -6,7 +6,7 @@
 //! an error finding is rejected whole). Memory is bounded by one batch's state and one
 //! entry's addenda (at most [`ADDENDA_PER_ENTRY_MAX`]), whatever the file's size.
 
-use super::error::{show, FieldSpec, Finding, FindingCode, Position, Severity};
+use super::error::{FieldSpec, Finding, FindingCode, Position, Severity, show};
 use super::record::*;
 use super::validate::*;
 use chrono::NaiveDate;
@@ -83,10 +83,16 @@ pub struct FileSummary {
 
 impl FileSummary {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
     pub fn warnings(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Warning).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count()
     }
 }
 
@@ -195,11 +201,23 @@ impl<'a> Check<'a> {
             *self.dropped += 1;
         }
     }
-    fn error(&mut self, code: FindingCode, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) {
+    fn error(
+        &mut self,
+        code: FindingCode,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) {
         let f = Finding::error(code, self.pos, field, expected, found);
         self.push(f);
     }
-    fn warning(&mut self, code: FindingCode, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) {
+    fn warning(
+        &mut self,
+        code: FindingCode,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) {
         let f = Finding::warning(code, self.pos, field, expected, found);
         self.push(f);
     }
@@ -241,7 +259,12 @@ impl<'a> Check<'a> {
     fn non_blank(&mut self, field: FieldSpec) {
         let v = field.slice(self.record);
         if is_blank(v) {
-            self.error(FindingCode::FieldFormat, Some(field), "a non-blank value", show(v));
+            self.error(
+                FindingCode::FieldFormat,
+                Some(field),
+                "a non-blank value",
+                show(v),
+            );
         }
     }
     /// A YYMMDD date; with `absent_ok`, blanks or zeros mean "not given" (returns and
@@ -253,7 +276,12 @@ impl<'a> Check<'a> {
         }
         let d = parse_yymmdd(v);
         if d.is_none() {
-            self.error(FindingCode::FieldFormat, Some(field), "a calendar date YYMMDD", show(v));
+            self.error(
+                FindingCode::FieldFormat,
+                Some(field),
+                "a calendar date YYMMDD",
+                show(v),
+            );
         }
         d
     }
@@ -340,7 +368,12 @@ impl Assembler {
         self.records += 1;
         if record.len() != RECORD_LEN {
             let mut c = self.check(record, pos);
-            c.error(FindingCode::RecordLength, None, "94 bytes", format!("{} bytes", record.len()));
+            c.error(
+                FindingCode::RecordLength,
+                None,
+                "94 bytes",
+                format!("{} bytes", record.len()),
+            );
             return;
         }
         if is_padding(record) {
@@ -398,16 +431,40 @@ impl Assembler {
     pub fn finish(mut self, end: Position, emit: &mut dyn FnMut(Event)) -> FileSummary {
         self.finish_entry(emit);
         if self.records == 0 {
-            self.findings.push(Finding::error(FindingCode::EmptyFile, end, None, "a NACHA file", "no records"));
+            self.findings.push(Finding::error(
+                FindingCode::EmptyFile,
+                end,
+                None,
+                "a NACHA file",
+                "no records",
+            ));
         } else {
             if self.header.is_none() && !self.header_out_of_place_reported {
-                self.findings.push(Finding::error(FindingCode::MissingFileHeader, end, None, "a file header (type 1)", "none"));
+                self.findings.push(Finding::error(
+                    FindingCode::MissingFileHeader,
+                    end,
+                    None,
+                    "a file header (type 1)",
+                    "none",
+                ));
             }
             if self.state == State::InBatch {
-                self.findings.push(Finding::error(FindingCode::BatchNotClosed, end, None, "a batch control (type 8)", "end of file"));
+                self.findings.push(Finding::error(
+                    FindingCode::BatchNotClosed,
+                    end,
+                    None,
+                    "a batch control (type 8)",
+                    "end of file",
+                ));
             }
             if !self.saw_file_control {
-                self.findings.push(Finding::error(FindingCode::MissingFileControl, end, None, "a file control (type 9)", "end of file"));
+                self.findings.push(Finding::error(
+                    FindingCode::MissingFileControl,
+                    end,
+                    None,
+                    "a file control (type 9)",
+                    "end of file",
+                ));
             }
         }
         if self.findings_dropped > 0 {
@@ -432,15 +489,27 @@ impl Assembler {
     }
 
     fn check<'a>(&'a mut self, record: &'a [u8], pos: Position) -> Check<'a> {
-        Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record }
+        Check {
+            findings: &mut self.findings,
+            dropped: &mut self.findings_dropped,
+            pos,
+            record,
+        }
     }
 
     fn file_header(&mut self, record: &[u8], pos: Position, emit: &mut dyn FnMut(Event)) {
         let state = self.state;
-        let Ok((_, h)) = parse_file_header(record) else { return };
+        let Ok((_, h)) = parse_file_header(record) else {
+            return;
+        };
         let mut c = self.check(record, pos);
         if state != State::BeforeHeader {
-            c.error(FindingCode::DuplicateFileHeader, Some(FILE_HEADER.record_type), "one file header, first in the file", "another file header");
+            c.error(
+                FindingCode::DuplicateFileHeader,
+                Some(FILE_HEADER.record_type),
+                "one file header, first in the file",
+                "another file header",
+            );
             return;
         }
         let l = FILE_HEADER;
@@ -453,10 +522,20 @@ impl Assembler {
         if dest_b.len() == 9 && is_digits(dest_b) {
             let want = routing_check_digit(&dest_b[..8]).unwrap_or(0);
             if dest_b[8] - b'0' != want {
-                c.error(FindingCode::CheckDigit, Some(l.immediate_destination), format!("check digit {want} for routing {}", show(&dest_b[..8])), show(dest_b));
+                c.error(
+                    FindingCode::CheckDigit,
+                    Some(l.immediate_destination),
+                    format!("check digit {want} for routing {}", show(&dest_b[..8])),
+                    show(dest_b),
+                );
             }
         } else if !(dest_b.len() == 10 && is_digits(dest_b)) {
-            c.error(FindingCode::FieldFormat, Some(l.immediate_destination), "a 9-digit routing number (blank first)", show(h.immediate_destination));
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.immediate_destination),
+                "a 9-digit routing number (blank first)",
+                show(h.immediate_destination),
+            );
         }
         if bypass {
             for f in &mut c.findings[findings_before..] {
@@ -466,11 +545,21 @@ impl Assembler {
         c.non_blank(l.immediate_origin);
         c.date(l.file_creation_date, false);
         if !is_blank(h.file_creation_time) && !is_hhmm(h.file_creation_time) {
-            c.error(FindingCode::FieldFormat, Some(l.file_creation_time), "HHMM or blank", show(h.file_creation_time));
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.file_creation_time),
+                "HHMM or blank",
+                show(h.file_creation_time),
+            );
         }
         let m = h.file_id_modifier[0];
         if !(m.is_ascii_uppercase() || m.is_ascii_digit()) {
-            c.error(FindingCode::FieldFormat, Some(l.file_id_modifier), "A-Z or 0-9", show(h.file_id_modifier));
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.file_id_modifier),
+                "A-Z or 0-9",
+                show(h.file_id_modifier),
+            );
         }
         c.exact(l.record_size, b"094");
         c.exact(l.blocking_factor, b"10");
@@ -492,16 +581,30 @@ impl Assembler {
     fn batch_header(&mut self, record: &[u8], pos: Position) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
-            c.error(FindingCode::BatchNotClosed, Some(BATCH_HEADER.record_type), "a batch control (type 8) before the next batch header", "a batch header");
+            c.error(
+                FindingCode::BatchNotClosed,
+                Some(BATCH_HEADER.record_type),
+                "a batch control (type 8) before the next batch header",
+                "a batch header",
+            );
         }
         let sec = &record[50..53];
-        let batch = if sec == b"IAT" { self.iat_batch_header(record, pos) } else { self.standard_batch_header(record, pos) };
+        let batch = if sec == b"IAT" {
+            self.iat_batch_header(record, pos)
+        } else {
+            self.standard_batch_header(record, pos)
+        };
         if let Some(n) = parse_u64(batch.batch_number.as_bytes()) {
             if let Some(last) = self.last_batch_number
                 && n <= last
             {
                 let mut c = self.check(record, pos);
-                c.warning(FindingCode::BatchNumberSequence, Some(BATCH_HEADER.batch_number), format!("a batch number greater than {last}"), n.to_string());
+                c.warning(
+                    FindingCode::BatchNumberSequence,
+                    Some(BATCH_HEADER.batch_number),
+                    format!("a batch number greater than {last}"),
+                    n.to_string(),
+                );
             }
             self.last_batch_number = Some(n);
         }
@@ -519,29 +622,60 @@ impl Assembler {
         let mut c = self.check(record, pos);
         let scc = h.service_class_code;
         if !SERVICE_CLASS_CODES.iter().any(|s| &s[..] == scc) {
-            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "200, 220, 225 or 280", show(scc));
+            c.error(
+                FindingCode::ServiceClass,
+                Some(l.service_class_code),
+                "200, 220, 225 or 280",
+                show(scc),
+            );
         }
         let name = h.company_name;
         if is_blank(name) || name.iter().all(|&b| b == b'0' || b == b' ') {
-            c.error(FindingCode::InvalidValue, Some(l.company_name), "a company name (not blank, not all zeros)", show(name));
+            c.error(
+                FindingCode::InvalidValue,
+                Some(l.company_name),
+                "a company name (not blank, not all zeros)",
+                show(name),
+            );
         }
         c.non_blank(l.company_identification);
         let sec = h.standard_entry_class_code;
         if !SEC_CODES.iter().any(|s| &s[..] == sec) {
-            c.error(FindingCode::SecCode, Some(l.standard_entry_class_code), "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)", show(sec));
+            c.error(
+                FindingCode::SecCode,
+                Some(l.standard_entry_class_code),
+                "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)",
+                show(sec),
+            );
         }
         let is_adv = sec == b"ADV";
         if is_adv != (scc == b"280") {
-            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "280 exactly for ADV batches", show(scc));
+            c.error(
+                FindingCode::ServiceClass,
+                Some(l.service_class_code),
+                "280 exactly for ADV batches",
+                show(scc),
+            );
         }
         let effective = c.date(l.effective_entry_date, true);
         if !matches!(h.originator_status_code, b"0" | b"1" | b"2") {
-            c.error(FindingCode::FieldFormat, Some(l.originator_status_code), "0, 1 or 2", show(h.originator_status_code));
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.originator_status_code),
+                "0, 1 or 2",
+                show(h.originator_status_code),
+            );
         }
         c.digits(l.odfi_identification);
         c.digits(l.batch_number);
         Batch {
-            kind: if is_adv { BatchKind::Adv } else if sec == b"CTX" { BatchKind::Ctx } else { BatchKind::Standard },
+            kind: if is_adv {
+                BatchKind::Adv
+            } else if sec == b"CTX" {
+                BatchKind::Ctx
+            } else {
+                BatchKind::Standard
+            },
             service_class_code: text(scc),
             sec_code: text(sec),
             company_name: text(h.company_name),
@@ -563,20 +697,38 @@ impl Assembler {
         let mut c = self.check(record, pos);
         let scc = h.service_class_code;
         if !matches!(scc, b"200" | b"220" | b"225") {
-            c.error(FindingCode::ServiceClass, Some(l.service_class_code), "200, 220 or 225", show(scc));
+            c.error(
+                FindingCode::ServiceClass,
+                Some(l.service_class_code),
+                "200, 220 or 225",
+                show(scc),
+            );
         }
         c.non_blank(l.originator_identification);
-        for f in [l.iso_originating_currency_code, l.iso_destination_currency_code] {
+        for f in [
+            l.iso_originating_currency_code,
+            l.iso_destination_currency_code,
+        ] {
             let v = c.value(f);
             if !v.iter().all(u8::is_ascii_uppercase) {
                 let found = show(v);
-                c.error(FindingCode::FieldFormat, Some(f), "an ISO 4217 currency code", found);
+                c.error(
+                    FindingCode::FieldFormat,
+                    Some(f),
+                    "an ISO 4217 currency code",
+                    found,
+                );
             }
         }
         let v = c.value(l.iso_destination_country_code);
         if !v.iter().all(u8::is_ascii_uppercase) {
             let found = show(v);
-            c.error(FindingCode::FieldFormat, Some(l.iso_destination_country_code), "an ISO 3166 country code", found);
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.iso_destination_country_code),
+                "an ISO 3166 country code",
+                found,
+            );
         }
         let effective = c.date(l.effective_entry_date, true);
         c.digits(l.odfi_identification);
@@ -604,25 +756,53 @@ impl Assembler {
         let record_no = self.record_no;
         let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
             let mut c = self.check(record, pos);
-            c.error(FindingCode::RecordOutsideBatch, Some(ENTRY_DETAIL.record_type), "an entry inside a batch (after a batch header)", "an entry outside any batch");
+            c.error(
+                FindingCode::RecordOutsideBatch,
+                Some(ENTRY_DETAIL.record_type),
+                "an entry inside a batch (after a batch header)",
+                "an entry outside any batch",
+            );
             return;
         };
-        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        let mut c = Check {
+            findings: &mut self.findings,
+            dropped: &mut self.findings_dropped,
+            pos,
+            record,
+        };
         // Fields common to every layout: 1-12 and 79-94 (80-94 differ only in name for ADV).
         let l = ENTRY_DETAIL;
         let code = c.digits(l.transaction_code).unwrap_or(0) as u8;
-        let direction = if batch.kind == BatchKind::Adv { adv_transaction_direction(code) } else { transaction_direction(code) };
+        let direction = if batch.kind == BatchKind::Adv {
+            adv_transaction_direction(code)
+        } else {
+            transaction_direction(code)
+        };
         let direction = match direction {
             Some(d) => d,
             None => {
-                let expected = if batch.kind == BatchKind::Adv { "an ADV transaction code (81-88)" } else { "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)" };
+                let expected = if batch.kind == BatchKind::Adv {
+                    "an ADV transaction code (81-88)"
+                } else {
+                    "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)"
+                };
                 c.mismatch(FindingCode::TransactionCode, l.transaction_code, expected);
                 Direction::Credit
             }
         };
         match (batch.service_class_code.as_str(), direction) {
-            ("220", Direction::Debit) => c.error(FindingCode::DebitInCreditBatch, Some(l.transaction_code), "a credit transaction code (service class 220)", format!("{code:02} (debit)")),
-            ("225", Direction::Credit) => c.error(FindingCode::CreditInDebitBatch, Some(l.transaction_code), "a debit transaction code (service class 225)", format!("{code:02} (credit)")),
+            ("220", Direction::Debit) => c.error(
+                FindingCode::DebitInCreditBatch,
+                Some(l.transaction_code),
+                "a credit transaction code (service class 220)",
+                format!("{code:02} (debit)"),
+            ),
+            ("225", Direction::Credit) => c.error(
+                FindingCode::CreditInDebitBatch,
+                Some(l.transaction_code),
+                "a debit transaction code (service class 225)",
+                format!("{code:02} (credit)"),
+            ),
             _ => {}
         }
         let rdfi = c.value(l.rdfi_identification);
@@ -631,13 +811,23 @@ impl Assembler {
             let got = c.value(l.check_digit);
             if parse_u64(got) != Some(u64::from(want)) {
                 let found = show(got);
-                c.error(FindingCode::CheckDigit, Some(l.check_digit), format!("{want} (check digit of RDFI {})", show(rdfi)), found);
+                c.error(
+                    FindingCode::CheckDigit,
+                    Some(l.check_digit),
+                    format!("{want} (check digit of RDFI {})", show(rdfi)),
+                    found,
+                );
             }
         }
         let rdfi_hash = parse_u64(rdfi).unwrap_or(0);
         let indicator = c.value(l.addenda_record_indicator)[0];
         if !matches!(indicator, b'0' | b'1') {
-            c.error(FindingCode::FieldFormat, Some(l.addenda_record_indicator), "0 or 1", show(&[indicator]));
+            c.error(
+                FindingCode::FieldFormat,
+                Some(l.addenda_record_indicator),
+                "0 or 1",
+                show(&[indicator]),
+            );
         }
         let mut declared_addenda = None;
         let (account, amount, ident, name, disc, trace);
@@ -678,7 +868,11 @@ impl Assembler {
                 account = text(e.foreign_receiver_account_number);
                 ident = String::new();
                 name = String::new();
-                disc = format!("{}{}", text(e.gateway_operator_ofac_screening_indicator), text(e.secondary_ofac_screening_indicator));
+                disc = format!(
+                    "{}{}",
+                    text(e.gateway_operator_ofac_screening_indicator),
+                    text(e.secondary_ofac_screening_indicator)
+                );
                 trace = text(e.trace_number);
             }
             BatchKind::Adv => {
@@ -694,7 +888,12 @@ impl Assembler {
                 ident = text(e.advice_routing_number);
                 name = text(e.individual_name);
                 disc = text(e.discretionary_data);
-                trace = format!("{}{}{}", text(e.ach_operator_routing_number), text(e.julian_day), text(e.sequence_number));
+                trace = format!(
+                    "{}{}{}",
+                    text(e.ach_operator_routing_number),
+                    text(e.julian_day),
+                    text(e.sequence_number)
+                );
             }
         }
         let mut batch = batch;
@@ -710,7 +909,11 @@ impl Assembler {
                 position: pos,
                 batch_number: String::new(),
                 service_class_code: String::new(),
-                sec_code: if batch.kind == BatchKind::Iat { batch.sec_code.clone() } else { String::new() },
+                sec_code: if batch.kind == BatchKind::Iat {
+                    batch.sec_code.clone()
+                } else {
+                    String::new()
+                },
                 company_name: String::new(),
                 company_identification: String::new(),
                 company_entry_description: String::new(),
@@ -727,31 +930,39 @@ impl Assembler {
                 trace_number: trace,
                 addenda: Vec::new(),
             }
-        } else { Entry {
-            record_no,
-            position: pos,
-            batch_number: batch.batch_number.clone(),
-            service_class_code: batch.service_class_code.clone(),
-            sec_code: batch.sec_code.clone(),
-            company_name: batch.company_name.clone(),
-            company_identification: batch.company_identification.clone(),
-            company_entry_description: batch.company_entry_description.clone(),
-            effective_entry_date: batch.effective_entry_date,
-            odfi_identification: batch.odfi_identification.clone(),
-            transaction_code: code,
-            direction,
-            rdfi_routing: format!("{}{}", text(rdfi), text(l.check_digit.slice(record))),
-            account,
-            amount_minor: amount,
-            individual_identification: ident,
-            individual_name: name,
-            discretionary_data: disc,
-            trace_number: trace,
-            addenda: Vec::new(),
-        } };
+        } else {
+            Entry {
+                record_no,
+                position: pos,
+                batch_number: batch.batch_number.clone(),
+                service_class_code: batch.service_class_code.clone(),
+                sec_code: batch.sec_code.clone(),
+                company_name: batch.company_name.clone(),
+                company_identification: batch.company_identification.clone(),
+                company_entry_description: batch.company_entry_description.clone(),
+                effective_entry_date: batch.effective_entry_date,
+                odfi_identification: batch.odfi_identification.clone(),
+                transaction_code: code,
+                direction,
+                rdfi_routing: format!("{}{}", text(rdfi), text(l.check_digit.slice(record))),
+                account,
+                amount_minor: amount,
+                individual_identification: ident,
+                individual_name: name,
+                discretionary_data: disc,
+                trace_number: trace,
+                addenda: Vec::new(),
+            }
+        };
         self.batch = Some(batch);
-        self.pending =
-            Some(Pending { entry, indicator, declared_addenda, sequenced_addenda: [0; 3], addenda_count: 0, iat_types_seen: Vec::new() });
+        self.pending = Some(Pending {
+            entry,
+            indicator,
+            declared_addenda,
+            sequenced_addenda: [0; 3],
+            addenda_count: 0,
+            iat_types_seen: Vec::new(),
+        });
     }
 
     fn addenda_record(&mut self, record: &[u8], pos: Position) {
@@ -760,15 +971,36 @@ impl Assembler {
         if let Some(b) = self.batch.as_mut() {
             b.entry_addenda_count += 1;
         }
-        let sec = self.batch.as_ref().map(|b| b.sec_code.clone()).unwrap_or_default();
+        let sec = self
+            .batch
+            .as_ref()
+            .map(|b| b.sec_code.clone())
+            .unwrap_or_default();
         let Some(p) = self.pending.as_mut() else {
-            let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
-            c.error(FindingCode::AddendaOutsideEntry, Some(ADDENDA.record_type), "an addenda record right after its entry detail", "an addenda with no entry before it");
+            let mut c = Check {
+                findings: &mut self.findings,
+                dropped: &mut self.findings_dropped,
+                pos,
+                record,
+            };
+            c.error(
+                FindingCode::AddendaOutsideEntry,
+                Some(ADDENDA.record_type),
+                "an addenda record right after its entry detail",
+                "an addenda with no entry before it",
+            );
             return;
         };
-        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        let mut c = Check {
+            findings: &mut self.findings,
+            dropped: &mut self.findings_dropped,
+            pos,
+            record,
+        };
         let l = ADDENDA;
-        let Some(ty) = c.digits(l.addenda_type_code) else { return };
+        let Some(ty) = c.digits(l.addenda_type_code) else {
+            return;
+        };
         let ty = ty as u8;
         let allowed = match ty {
             2 => matches!(sec.as_str(), "POS" | "SHR" | "MTE"),
@@ -779,7 +1011,12 @@ impl Assembler {
             _ => false,
         };
         if !allowed {
-            c.error(FindingCode::AddendaType, Some(l.addenda_type_code), format!("an addenda type allowed in a {sec} batch"), format!("{ty:02}"));
+            c.error(
+                FindingCode::AddendaType,
+                Some(l.addenda_type_code),
+                format!("an addenda type allowed in a {sec} batch"),
+                format!("{ty:02}"),
+            );
         }
         let trace_tail = p.entry.trace_number.get(8..).unwrap_or("").to_string();
         match ty {
@@ -794,22 +1031,43 @@ impl Assembler {
                 if let Some(n) = c.digits(l.addenda_sequence_number)
                     && n != want
                 {
-                    c.mismatch(FindingCode::AddendaSequence, l.addenda_sequence_number, format!("{want:04}"));
+                    c.mismatch(
+                        FindingCode::AddendaSequence,
+                        l.addenda_sequence_number,
+                        format!("{want:04}"),
+                    );
                 }
-                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() {
-                    c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
+                if c.digits(l.entry_detail_sequence_number).is_some()
+                    && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes()
+                {
+                    c.mismatch(
+                        FindingCode::AddendaEntrySequence,
+                        l.entry_detail_sequence_number,
+                        format!("{trace_tail} (last 7 digits of the entry's trace number)"),
+                    );
                 }
             }
             10..=16
-                if c.digits(l.entry_detail_sequence_number).is_some() && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() => {
-                    c.mismatch(FindingCode::AddendaEntrySequence, l.entry_detail_sequence_number, format!("{trace_tail} (last 7 digits of the entry's trace number)"));
-                }
+                if c.digits(l.entry_detail_sequence_number).is_some()
+                    && c.value(l.entry_detail_sequence_number) != trace_tail.as_bytes() =>
+            {
+                c.mismatch(
+                    FindingCode::AddendaEntrySequence,
+                    l.entry_detail_sequence_number,
+                    format!("{trace_tail} (last 7 digits of the entry's trace number)"),
+                );
+            }
             98 => {
                 let l = ADDENDA98;
                 let code = c.value(l.change_code);
                 if !is_change_code(code) {
                     let found = show(code);
-                    c.error(FindingCode::ChangeCode, Some(l.change_code), "a change code C01-C14 or C61-C69", found);
+                    c.error(
+                        FindingCode::ChangeCode,
+                        Some(l.change_code),
+                        "a change code C01-C14 or C61-C69",
+                        found,
+                    );
                 }
                 c.digits(l.original_entry_trace_number);
                 c.digits(l.original_rdfi_identification);
@@ -819,7 +1077,12 @@ impl Assembler {
                 let code = c.value(l.return_reason_code);
                 if !is_return_reason_code(code) {
                     let found = show(code);
-                    c.error(FindingCode::ReturnReasonCode, Some(l.return_reason_code), "a return reason code R01-R53, R61-R77 or R80-R85", found);
+                    c.error(
+                        FindingCode::ReturnReasonCode,
+                        Some(l.return_reason_code),
+                        "a return reason code R01-R53, R61-R77 or R80-R85",
+                        found,
+                    );
                 }
                 c.digits(l.original_entry_trace_number);
                 c.digits(l.original_rdfi_identification);
@@ -830,7 +1093,12 @@ impl Assembler {
             p.iat_types_seen.push(ty);
         }
         if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
-            c.error(FindingCode::AddendaCount, Some(l.record_type), format!("at most {ADDENDA_PER_ENTRY_MAX} addenda per entry"), "more");
+            c.error(
+                FindingCode::AddendaCount,
+                Some(l.record_type),
+                format!("at most {ADDENDA_PER_ENTRY_MAX} addenda per entry"),
+                "more",
+            );
             return;
         }
         p.addenda_count += 1;
@@ -853,20 +1121,53 @@ impl Assembler {
         };
         let ind = ENTRY_DETAIL.addenda_record_indicator;
         match (p.indicator, n) {
-            (b'0', 1..) => push(Finding::error(FindingCode::AddendaIndicator, pos, Some(ind), "1 (the entry is followed by addenda)", "0")),
-            (b'1', 0) => push(Finding::error(FindingCode::AddendaIndicator, pos, Some(ind), "0 (no addenda follow the entry)", "1")),
+            (b'0', 1..) => push(Finding::error(
+                FindingCode::AddendaIndicator,
+                pos,
+                Some(ind),
+                "1 (the entry is followed by addenda)",
+                "0",
+            )),
+            (b'1', 0) => push(Finding::error(
+                FindingCode::AddendaIndicator,
+                pos,
+                Some(ind),
+                "0 (no addenda follow the entry)",
+                "1",
+            )),
             _ => {}
         }
         if let Some((declared, field)) = p.declared_addenda
             && declared != n
         {
-            push(Finding::error(FindingCode::AddendaCount, pos, Some(field), format!("{n:04} (addenda records that follow)"), format!("{declared:04}")));
+            push(Finding::error(
+                FindingCode::AddendaCount,
+                pos,
+                Some(field),
+                format!("{n:04} (addenda records that follow)"),
+                format!("{declared:04}"),
+            ));
         }
         if p.entry.sec_code == "IAT" {
-            let mandatory: Vec<u8> = p.iat_types_seen.iter().copied().filter(|t| (10..=16).contains(t)).collect();
+            let mandatory: Vec<u8> = p
+                .iat_types_seen
+                .iter()
+                .copied()
+                .filter(|t| (10..=16).contains(t))
+                .collect();
             if mandatory != [10, 11, 12, 13, 14, 15, 16] {
-                let found = mandatory.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
-                push(Finding::error(FindingCode::AddendaCount, pos, Some(IAT_ENTRY_DETAIL.number_of_addenda_records), "addenda 10,11,12,13,14,15,16 in order", found));
+                let found = mandatory
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                push(Finding::error(
+                    FindingCode::AddendaCount,
+                    pos,
+                    Some(IAT_ENTRY_DETAIL.number_of_addenda_records),
+                    "addenda 10,11,12,13,14,15,16 in order",
+                    found,
+                ));
             }
         }
         emit(Event::Entry(p.entry));
@@ -875,52 +1176,110 @@ impl Assembler {
     fn batch_control(&mut self, record: &[u8], pos: Position) {
         let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
             let mut c = self.check(record, pos);
-            c.error(FindingCode::RecordOutsideBatch, Some(BATCH_CONTROL.record_type), "a batch control closing a batch", "a batch control with no open batch");
+            c.error(
+                FindingCode::RecordOutsideBatch,
+                Some(BATCH_CONTROL.record_type),
+                "a batch control closing a batch",
+                "a batch control with no open batch",
+            );
             return;
         };
         self.state = State::InFile;
-        let mut c = Check { findings: &mut self.findings, dropped: &mut self.findings_dropped, pos, record };
+        let mut c = Check {
+            findings: &mut self.findings,
+            dropped: &mut self.findings_dropped,
+            pos,
+            record,
+        };
         let (scc, count, hash, debit, credit, odfi, number) = if batch.kind == BatchKind::Adv {
             let l = ADV_BATCH_CONTROL;
-            (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)
+            (
+                l.service_class_code,
+                l.entry_addenda_count,
+                l.entry_hash,
+                l.total_debit_entry_dollar_amount,
+                l.total_credit_entry_dollar_amount,
+                l.odfi_identification,
+                l.batch_number,
+            )
         } else {
             let l = BATCH_CONTROL;
             let stated = c.value(l.company_identification).trim_ascii();
             // IAT batch controls in the wild leave the originator identification blank.
             let skip = batch.kind == BatchKind::Iat && stated.is_empty();
             if !skip && stated != batch.company_identification.trim().as_bytes() {
-                c.mismatch(FindingCode::CompanyIdMismatch, l.company_identification, format!("{:?} (batch header)", batch.company_identification));
+                c.mismatch(
+                    FindingCode::CompanyIdMismatch,
+                    l.company_identification,
+                    format!("{:?} (batch header)", batch.company_identification),
+                );
             }
-            (l.service_class_code, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount, l.total_credit_entry_dollar_amount, l.odfi_identification, l.batch_number)
+            (
+                l.service_class_code,
+                l.entry_addenda_count,
+                l.entry_hash,
+                l.total_debit_entry_dollar_amount,
+                l.total_credit_entry_dollar_amount,
+                l.odfi_identification,
+                l.batch_number,
+            )
         };
         if c.value(scc) != batch.service_class_code.as_bytes() {
-            c.mismatch(FindingCode::ServiceClassMismatch, scc, format!("{} (batch header)", batch.service_class_code));
+            c.mismatch(
+                FindingCode::ServiceClassMismatch,
+                scc,
+                format!("{} (batch header)", batch.service_class_code),
+            );
         }
         if let Some(v) = c.digits(count)
             && v != batch.entry_addenda_count
         {
-            c.mismatch(FindingCode::EntryAddendaCountMismatch, count, padded(batch.entry_addenda_count.into(), count.width()));
+            c.mismatch(
+                FindingCode::EntryAddendaCountMismatch,
+                count,
+                padded(batch.entry_addenda_count.into(), count.width()),
+            );
         }
         if let Some(v) = c.digits(hash)
             && v != batch.entry_hash
         {
-            c.mismatch(FindingCode::EntryHashMismatch, hash, padded(batch.entry_hash.into(), hash.width()));
+            c.mismatch(
+                FindingCode::EntryHashMismatch,
+                hash,
+                padded(batch.entry_hash.into(), hash.width()),
+            );
         }
         if let Some(v) = c.digits_wide(debit)
             && v != batch.debit_minor
         {
-            c.mismatch(FindingCode::TotalDebitMismatch, debit, padded(batch.debit_minor, debit.width()));
+            c.mismatch(
+                FindingCode::TotalDebitMismatch,
+                debit,
+                padded(batch.debit_minor, debit.width()),
+            );
         }
         if let Some(v) = c.digits_wide(credit)
             && v != batch.credit_minor
         {
-            c.mismatch(FindingCode::TotalCreditMismatch, credit, padded(batch.credit_minor, credit.width()));
+            c.mismatch(
+                FindingCode::TotalCreditMismatch,
+                credit,
+                padded(batch.credit_minor, credit.width()),
+            );
         }
         if c.value(odfi) != batch.odfi_identification.as_bytes() {
-            c.mismatch(FindingCode::OdfiMismatch, odfi, format!("{} (batch header)", batch.odfi_identification));
+            c.mismatch(
+                FindingCode::OdfiMismatch,
+                odfi,
+                format!("{} (batch header)", batch.odfi_identification),
+            );
         }
         if c.value(number) != batch.batch_number.as_bytes() {
-            c.mismatch(FindingCode::BatchNumberMismatch, number, format!("{} (batch header)", batch.batch_number));
+            c.mismatch(
+                FindingCode::BatchNumberMismatch,
+                number,
+                format!("{} (batch header)", batch.batch_number),
+            );
         }
         self.entry_addenda_count += batch.entry_addenda_count;
         self.entry_hash = (self.entry_hash + batch.entry_hash) % HASH_MODULUS;
@@ -931,7 +1290,12 @@ impl Assembler {
     fn file_control(&mut self, record: &[u8], pos: Position) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
-            c.error(FindingCode::BatchNotClosed, Some(FILE_CONTROL.record_type), "a batch control (type 8) before the file control", "a file control");
+            c.error(
+                FindingCode::BatchNotClosed,
+                Some(FILE_CONTROL.record_type),
+                "a batch control (type 8) before the file control",
+                "a file control",
+            );
             self.batch = None;
         }
         self.state = State::AfterFileControl;
@@ -939,43 +1303,87 @@ impl Assembler {
         let adv = self.batches > 0 && self.adv_batches == self.batches;
         let (batches, blocks, count, hash, debit, credit) = if adv {
             let l = ADV_FILE_CONTROL;
-            (l.batch_count, l.block_count, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount_in_file, l.total_credit_entry_dollar_amount_in_file)
+            (
+                l.batch_count,
+                l.block_count,
+                l.entry_addenda_count,
+                l.entry_hash,
+                l.total_debit_entry_dollar_amount_in_file,
+                l.total_credit_entry_dollar_amount_in_file,
+            )
         } else {
             let l = FILE_CONTROL;
-            (l.batch_count, l.block_count, l.entry_addenda_count, l.entry_hash, l.total_debit_entry_dollar_amount_in_file, l.total_credit_entry_dollar_amount_in_file)
+            (
+                l.batch_count,
+                l.block_count,
+                l.entry_addenda_count,
+                l.entry_hash,
+                l.total_debit_entry_dollar_amount_in_file,
+                l.total_credit_entry_dollar_amount_in_file,
+            )
         };
         let block_count = self.non_padding_records.div_ceil(10);
-        let (n_batches, n_count, n_hash, n_debit, n_credit) = (self.batches, self.entry_addenda_count, self.entry_hash, self.debit_minor, self.credit_minor);
+        let (n_batches, n_count, n_hash, n_debit, n_credit) = (
+            self.batches,
+            self.entry_addenda_count,
+            self.entry_hash,
+            self.debit_minor,
+            self.credit_minor,
+        );
         let mut c = self.check(record, pos);
         if let Some(v) = c.digits(batches)
             && v != n_batches
         {
-            c.mismatch(FindingCode::BatchCountMismatch, batches, padded(n_batches.into(), batches.width()));
+            c.mismatch(
+                FindingCode::BatchCountMismatch,
+                batches,
+                padded(n_batches.into(), batches.width()),
+            );
         }
         if let Some(v) = c.digits(blocks)
             && v != block_count
         {
-            c.mismatch(FindingCode::BlockCountMismatch, blocks, padded(block_count.into(), blocks.width()));
+            c.mismatch(
+                FindingCode::BlockCountMismatch,
+                blocks,
+                padded(block_count.into(), blocks.width()),
+            );
         }
         if let Some(v) = c.digits(count)
             && v != n_count
         {
-            c.mismatch(FindingCode::EntryAddendaCountMismatch, count, padded(n_count.into(), count.width()));
+            c.mismatch(
+                FindingCode::EntryAddendaCountMismatch,
+                count,
+                padded(n_count.into(), count.width()),
+            );
         }
         if let Some(v) = c.digits(hash)
             && v != n_hash
         {
-            c.mismatch(FindingCode::EntryHashMismatch, hash, padded(n_hash.into(), hash.width()));
+            c.mismatch(
+                FindingCode::EntryHashMismatch,
+                hash,
+                padded(n_hash.into(), hash.width()),
+            );
         }
         if let Some(v) = c.digits_wide(debit)
             && v != n_debit
         {
-            c.mismatch(FindingCode::TotalDebitMismatch, debit, padded(n_debit, debit.width()));
+            c.mismatch(
+                FindingCode::TotalDebitMismatch,
+                debit,
+                padded(n_debit, debit.width()),
+            );
         }
         if let Some(v) = c.digits_wide(credit)
             && v != n_credit
         {
-            c.mismatch(FindingCode::TotalCreditMismatch, credit, padded(n_credit, credit.width()));
+            c.mismatch(
+                FindingCode::TotalCreditMismatch,
+                credit,
+                padded(n_credit, credit.width()),
+            );
         }
     }
 }
@@ -1004,7 +1412,15 @@ mod tests {
             .findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
-            .map(|f| (f.code, f.position.line, f.field.map(|x| x.name).unwrap_or(""), f.expected.clone(), f.found.clone()))
+            .map(|f| {
+                (
+                    f.code,
+                    f.position.line,
+                    f.field.map(|x| x.name).unwrap_or(""),
+                    f.expected.clone(),
+                    f.found.clone(),
+                )
+            })
             .collect()
     }
 
@@ -1016,14 +1432,28 @@ mod tests {
     fn the_sample_is_clean() {
         let r = check(PAYROLL, ValidateOptions::default()).unwrap();
         assert!(r.summary.findings.is_empty(), "{:?}", r.summary.findings);
-        assert_eq!((r.summary.entries, r.summary.addenda, r.summary.batches), (4, 1, 1));
+        assert_eq!(
+            (r.summary.entries, r.summary.addenda, r.summary.batches),
+            (4, 1, 1)
+        );
     }
 
     #[test]
     fn each_rule_reports_its_exact_position() {
         use FindingCode::*;
         let cases: Vec<(usize, usize, &str, Vec<Row>)> = vec![
-            (3, 12, "5", vec![row(CheckDigit, 3, "check_digit", "4 (check digit of RDFI 23138010)", "5")]),
+            (
+                3,
+                12,
+                "5",
+                vec![row(
+                    CheckDigit,
+                    3,
+                    "check_digit",
+                    "4 (check digit of RDFI 23138010)",
+                    "5",
+                )],
+            ),
             (
                 3,
                 2,
@@ -1041,11 +1471,41 @@ mod tests {
                 2,
                 "27",
                 vec![
-                    row(DebitInCreditBatch, 3, "transaction_code", "a credit transaction code (service class 220)", "27 (debit)"),
-                    row(TotalDebitMismatch, 8, "total_debit_entry_dollar_amount", "000000250000", "000000000000"),
-                    row(TotalCreditMismatch, 8, "total_credit_entry_dollar_amount", "000000537549", "000000787549"),
-                    row(TotalDebitMismatch, 9, "total_debit_entry_dollar_amount_in_file", "000000250000", "000000000000"),
-                    row(TotalCreditMismatch, 9, "total_credit_entry_dollar_amount_in_file", "000000537549", "000000787549"),
+                    row(
+                        DebitInCreditBatch,
+                        3,
+                        "transaction_code",
+                        "a credit transaction code (service class 220)",
+                        "27 (debit)",
+                    ),
+                    row(
+                        TotalDebitMismatch,
+                        8,
+                        "total_debit_entry_dollar_amount",
+                        "000000250000",
+                        "000000000000",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        8,
+                        "total_credit_entry_dollar_amount",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                    row(
+                        TotalDebitMismatch,
+                        9,
+                        "total_debit_entry_dollar_amount_in_file",
+                        "000000250000",
+                        "000000000000",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        9,
+                        "total_credit_entry_dollar_amount_in_file",
+                        "000000537549",
+                        "000000787549",
+                    ),
                 ],
             ),
             (
@@ -1054,14 +1514,70 @@ mod tests {
                 "000025000A",
                 vec![
                     row(FieldFormat, 3, "amount", "10 digits", "000025000A"),
-                    row(TotalCreditMismatch, 8, "total_credit_entry_dollar_amount", "000000537549", "000000787549"),
-                    row(TotalCreditMismatch, 9, "total_credit_entry_dollar_amount_in_file", "000000537549", "000000787549"),
+                    row(
+                        TotalCreditMismatch,
+                        8,
+                        "total_credit_entry_dollar_amount",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        9,
+                        "total_credit_entry_dollar_amount_in_file",
+                        "000000537549",
+                        "000000787549",
+                    ),
                 ],
             ),
-            (3, 79, "1", vec![row(AddendaIndicator, 3, "addenda_record_indicator", "0 (no addenda follow the entry)", "1")]),
-            (4, 79, "0", vec![row(AddendaIndicator, 4, "addenda_record_indicator", "1 (the entry is followed by addenda)", "0")]),
-            (3, 80, "12104288000000X", vec![row(FieldFormat, 3, "trace_number", "15 digits", "12104288000000X")]),
-            (5, 84, "0002", vec![row(AddendaSequence, 5, "addenda_sequence_number", "0001", "0002")]),
+            (
+                3,
+                79,
+                "1",
+                vec![row(
+                    AddendaIndicator,
+                    3,
+                    "addenda_record_indicator",
+                    "0 (no addenda follow the entry)",
+                    "1",
+                )],
+            ),
+            (
+                4,
+                79,
+                "0",
+                vec![row(
+                    AddendaIndicator,
+                    4,
+                    "addenda_record_indicator",
+                    "1 (the entry is followed by addenda)",
+                    "0",
+                )],
+            ),
+            (
+                3,
+                80,
+                "12104288000000X",
+                vec![row(
+                    FieldFormat,
+                    3,
+                    "trace_number",
+                    "15 digits",
+                    "12104288000000X",
+                )],
+            ),
+            (
+                5,
+                84,
+                "0002",
+                vec![row(
+                    AddendaSequence,
+                    5,
+                    "addenda_sequence_number",
+                    "0001",
+                    "0002",
+                )],
+            ),
             (
                 5,
                 88,
@@ -1074,17 +1590,138 @@ mod tests {
                     "0000009",
                 )],
             ),
-            (5, 2, "02", vec![row(AddendaType, 5, "addenda_type_code", "an addenda type allowed in a PPD batch", "02")]),
-            (8, 5, "000009", vec![row(EntryAddendaCountMismatch, 8, "entry_addenda_count", "000005", "000009")]),
-            (8, 11, "0000000000", vec![row(EntryHashMismatch, 8, "entry_hash", "0063016146", "0000000000")]),
-            (8, 45, "1111111111", vec![row(CompanyIdMismatch, 8, "company_identification", "\"1234567890\" (batch header)", "1111111111")]),
-            (8, 80, "23138010", vec![row(OdfiMismatch, 8, "odfi_identification", "12104288 (batch header)", "23138010")]),
-            (8, 88, "0000002", vec![row(BatchNumberMismatch, 8, "batch_number", "0000001 (batch header)", "0000002")]),
-            (8, 2, "200", vec![row(ServiceClassMismatch, 8, "service_class_code", "220 (batch header)", "200")]),
-            (9, 2, "000002", vec![row(BatchCountMismatch, 9, "batch_count", "000001", "000002")]),
-            (9, 8, "000002", vec![row(BlockCountMismatch, 9, "block_count", "000001", "000002")]),
-            (9, 14, "00000006", vec![row(EntryAddendaCountMismatch, 9, "entry_addenda_count", "00000005", "00000006")]),
-            (9, 22, "0000000001", vec![row(EntryHashMismatch, 9, "entry_hash", "0063016146", "0000000001")]),
+            (
+                5,
+                2,
+                "02",
+                vec![row(
+                    AddendaType,
+                    5,
+                    "addenda_type_code",
+                    "an addenda type allowed in a PPD batch",
+                    "02",
+                )],
+            ),
+            (
+                8,
+                5,
+                "000009",
+                vec![row(
+                    EntryAddendaCountMismatch,
+                    8,
+                    "entry_addenda_count",
+                    "000005",
+                    "000009",
+                )],
+            ),
+            (
+                8,
+                11,
+                "0000000000",
+                vec![row(
+                    EntryHashMismatch,
+                    8,
+                    "entry_hash",
+                    "0063016146",
+                    "0000000000",
+                )],
+            ),
+            (
+                8,
+                45,
+                "1111111111",
+                vec![row(
+                    CompanyIdMismatch,
+                    8,
+                    "company_identification",
+                    "\"1234567890\" (batch header)",
+                    "1111111111",
+                )],
+            ),
+            (
+                8,
+                80,
+                "23138010",
+                vec![row(
+                    OdfiMismatch,
+                    8,
+                    "odfi_identification",
+                    "12104288 (batch header)",
+                    "23138010",
+                )],
+            ),
+            (
+                8,
+                88,
+                "0000002",
+                vec![row(
+                    BatchNumberMismatch,
+                    8,
+                    "batch_number",
+                    "0000001 (batch header)",
+                    "0000002",
+                )],
+            ),
+            (
+                8,
+                2,
+                "200",
+                vec![row(
+                    ServiceClassMismatch,
+                    8,
+                    "service_class_code",
+                    "220 (batch header)",
+                    "200",
+                )],
+            ),
+            (
+                9,
+                2,
+                "000002",
+                vec![row(
+                    BatchCountMismatch,
+                    9,
+                    "batch_count",
+                    "000001",
+                    "000002",
+                )],
+            ),
+            (
+                9,
+                8,
+                "000002",
+                vec![row(
+                    BlockCountMismatch,
+                    9,
+                    "block_count",
+                    "000001",
+                    "000002",
+                )],
+            ),
+            (
+                9,
+                14,
+                "00000006",
+                vec![row(
+                    EntryAddendaCountMismatch,
+                    9,
+                    "entry_addenda_count",
+                    "00000005",
+                    "00000006",
+                )],
+            ),
+            (
+                9,
+                22,
+                "0000000001",
+                vec![row(
+                    EntryHashMismatch,
+                    9,
+                    "entry_hash",
+                    "0063016146",
+                    "0000000001",
+                )],
+            ),
             (
                 2,
                 51,
@@ -1102,24 +1739,131 @@ mod tests {
                 2,
                 "221",
                 vec![
-                    row(ServiceClass, 2, "service_class_code", "200, 220, 225 or 280", "221"),
-                    row(ServiceClassMismatch, 8, "service_class_code", "221 (batch header)", "220"),
+                    row(
+                        ServiceClass,
+                        2,
+                        "service_class_code",
+                        "200, 220, 225 or 280",
+                        "221",
+                    ),
+                    row(
+                        ServiceClassMismatch,
+                        8,
+                        "service_class_code",
+                        "221 (batch header)",
+                        "220",
+                    ),
                 ],
             ),
-            (2, 5, "0000000000000000", vec![row(InvalidValue, 2, "company_name", "a company name (not blank, not all zeros)", "0000000000000000")]),
-            (2, 70, "261131", vec![row(FieldFormat, 2, "effective_entry_date", "a calendar date YYMMDD", "261131")]),
-            (2, 79, "7", vec![row(FieldFormat, 2, "originator_status_code", "0, 1 or 2", "7")]),
-            (1, 2, "02", vec![row(InvalidValue, 1, "priority_code", "\"01\"", "02")]),
-            (1, 13, "5", vec![row(CheckDigit, 1, "immediate_destination", "check digit 4 for routing 23138010", "231380105")]),
-            (1, 24, "260230", vec![row(FieldFormat, 1, "file_creation_date", "a calendar date YYMMDD", "260230")]),
-            (1, 30, "2460", vec![row(FieldFormat, 1, "file_creation_time", "HHMM or blank", "2460")]),
-            (1, 34, "a", vec![row(FieldFormat, 1, "file_id_modifier", "A-Z or 0-9", "a")]),
-            (1, 35, "095", vec![row(InvalidValue, 1, "record_size", "\"094\"", "095")]),
-            (1, 38, "20", vec![row(InvalidValue, 1, "blocking_factor", "\"10\"", "20")]),
-            (1, 40, "2", vec![row(InvalidValue, 1, "format_code", "\"1\"", "2")]),
+            (
+                2,
+                5,
+                "0000000000000000",
+                vec![row(
+                    InvalidValue,
+                    2,
+                    "company_name",
+                    "a company name (not blank, not all zeros)",
+                    "0000000000000000",
+                )],
+            ),
+            (
+                2,
+                70,
+                "261131",
+                vec![row(
+                    FieldFormat,
+                    2,
+                    "effective_entry_date",
+                    "a calendar date YYMMDD",
+                    "261131",
+                )],
+            ),
+            (
+                2,
+                79,
+                "7",
+                vec![row(
+                    FieldFormat,
+                    2,
+                    "originator_status_code",
+                    "0, 1 or 2",
+                    "7",
+                )],
+            ),
+            (
+                1,
+                2,
+                "02",
+                vec![row(InvalidValue, 1, "priority_code", "\"01\"", "02")],
+            ),
+            (
+                1,
+                13,
+                "5",
+                vec![row(
+                    CheckDigit,
+                    1,
+                    "immediate_destination",
+                    "check digit 4 for routing 23138010",
+                    "231380105",
+                )],
+            ),
+            (
+                1,
+                24,
+                "260230",
+                vec![row(
+                    FieldFormat,
+                    1,
+                    "file_creation_date",
+                    "a calendar date YYMMDD",
+                    "260230",
+                )],
+            ),
+            (
+                1,
+                30,
+                "2460",
+                vec![row(
+                    FieldFormat,
+                    1,
+                    "file_creation_time",
+                    "HHMM or blank",
+                    "2460",
+                )],
+            ),
+            (
+                1,
+                34,
+                "a",
+                vec![row(FieldFormat, 1, "file_id_modifier", "A-Z or 0-9", "a")],
+            ),
+            (
+                1,
+                35,
+                "095",
+                vec![row(InvalidValue, 1, "record_size", "\"094\"", "095")],
+            ),
+            (
+                1,
+                38,
+                "20",
+                vec![row(InvalidValue, 1, "blocking_factor", "\"10\"", "20")],
+            ),
+            (
+                1,
+                40,
+                "2",
+                vec![row(InvalidValue, 1, "format_code", "\"1\"", "2")],
+            ),
         ];
         for (line, col, with, want) in cases {
-            assert_eq!(errors(&mutate(line, col, with)), want, "line {line} col {col} := {with:?}");
+            assert_eq!(
+                errors(&mutate(line, col, with)),
+                want,
+                "line {line} col {col} := {with:?}"
+            );
         }
     }
 
@@ -1127,12 +1871,23 @@ mod tests {
     fn positions_carry_record_index_and_byte_offset() {
         let r = check(&mutate(4, 12, "0")[..], ValidateOptions::default()).unwrap();
         let f = &r.summary.findings[0];
-        assert_eq!(f.position, Position { record_index: 3, line: 4, byte_offset: 285 });
+        assert_eq!(
+            f.position,
+            Position {
+                record_index: 3,
+                line: 4,
+                byte_offset: 285
+            }
+        );
         assert_eq!(f.field.unwrap().columns(), "12-12");
     }
 
     fn lines() -> Vec<Vec<u8>> {
-        PAYROLL.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| l.to_vec()).collect()
+        PAYROLL
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| l.to_vec())
+            .collect()
     }
 
     fn join(ls: &[Vec<u8>]) -> Vec<u8> {
@@ -1152,36 +1907,99 @@ mod tests {
         let mut v = ls.clone();
         v.remove(8);
         let e = errors(&join(&v));
-        assert_eq!(e, vec![row(MissingFileControl, 10, "", "a file control (type 9)", "end of file")]);
+        assert_eq!(
+            e,
+            vec![row(
+                MissingFileControl,
+                10,
+                "",
+                "a file control (type 9)",
+                "end of file"
+            )]
+        );
         // A record after the file control.
         let mut v = ls.clone();
         v[9] = ls[2].clone();
         let e = errors(&join(&v));
-        assert_eq!(e, vec![row(RecordAfterFileControl, 10, "", "only padding records (all 9s) after the file control", "a record of type 6")]);
+        assert_eq!(
+            e,
+            vec![row(
+                RecordAfterFileControl,
+                10,
+                "",
+                "only padding records (all 9s) after the file control",
+                "a record of type 6"
+            )]
+        );
         // A second file header.
         let mut v = ls.clone();
         v.insert(1, ls[0].clone());
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(DuplicateFileHeader, 2, "record_type", "one file header, first in the file", "another file header"));
+        assert_eq!(
+            e[0],
+            row(
+                DuplicateFileHeader,
+                2,
+                "record_type",
+                "one file header, first in the file",
+                "another file header"
+            )
+        );
         // An addenda with no entry before it (right after the batch header).
         let mut v = ls.clone();
         v.insert(2, ls[4].clone());
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(AddendaOutsideEntry, 3, "record_type", "an addenda record right after its entry detail", "an addenda with no entry before it"));
+        assert_eq!(
+            e[0],
+            row(
+                AddendaOutsideEntry,
+                3,
+                "record_type",
+                "an addenda record right after its entry detail",
+                "an addenda with no entry before it"
+            )
+        );
         // A batch without its control.
         let mut v = ls.clone();
         v.remove(7);
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(BatchNotClosed, 8, "record_type", "a batch control (type 8) before the file control", "a file control"));
+        assert_eq!(
+            e[0],
+            row(
+                BatchNotClosed,
+                8,
+                "record_type",
+                "a batch control (type 8) before the file control",
+                "a file control"
+            )
+        );
         // An entry outside any batch.
         let mut v = ls.clone();
         v.insert(1, ls[2].clone());
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(RecordOutsideBatch, 2, "record_type", "an entry inside a batch (after a batch header)", "an entry outside any batch"));
+        assert_eq!(
+            e[0],
+            row(
+                RecordOutsideBatch,
+                2,
+                "record_type",
+                "an entry inside a batch (after a batch header)",
+                "an entry outside any batch"
+            )
+        );
         // No header at all.
         let v = ls[1..].to_vec();
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(FileHeaderNotFirst, 1, "record_type", "a file header (type 1) as the first record", "a record of type 5"));
+        assert_eq!(
+            e[0],
+            row(
+                FileHeaderNotFirst,
+                1,
+                "record_type",
+                "a file header (type 1) as the first record",
+                "a record of type 5"
+            )
+        );
         // An unknown record type.
         let mut v = ls.clone();
         v.insert(8, {
@@ -1190,9 +2008,21 @@ mod tests {
             r
         });
         let e = errors(&join(&v));
-        assert_eq!(e[0], row(UnknownRecordType, 9, "record_type", "one of 1, 5, 6, 7, 8, 9", "4"));
+        assert_eq!(
+            e[0],
+            row(
+                UnknownRecordType,
+                9,
+                "record_type",
+                "one of 1, 5, 6, 7, 8, 9",
+                "4"
+            )
+        );
         // Empty.
-        assert_eq!(errors(b""), vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]);
+        assert_eq!(
+            errors(b""),
+            vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]
+        );
     }
 
     #[test]
@@ -1203,7 +2033,13 @@ mod tests {
         f[2 * 95 + 54..2 * 95 + 58].copy_from_slice(b"0002");
         assert_eq!(
             errors(&f),
-            vec![row(FindingCode::AddendaCount, 3, "number_of_addenda_records", "0003 (addenda records that follow)", "0002")]
+            vec![row(
+                FindingCode::AddendaCount,
+                3,
+                "number_of_addenda_records",
+                "0003 (addenda records that follow)",
+                "0002"
+            )]
         );
     }
 
@@ -1215,7 +2051,13 @@ mod tests {
         f[3 * 95 + 3..3 * 95 + 6].copy_from_slice(b"R99");
         assert_eq!(
             errors(&f),
-            vec![row(FindingCode::ReturnReasonCode, 4, "return_reason_code", "a return reason code R01-R53, R61-R77 or R80-R85", "R99")]
+            vec![row(
+                FindingCode::ReturnReasonCode,
+                4,
+                "return_reason_code",
+                "a return reason code R01-R53, R61-R77 or R80-R85",
+                "R99"
+            )]
         );
     }
 
@@ -1230,7 +2072,10 @@ mod tests {
         let r = check(&f[..], ValidateOptions::default()).unwrap();
         // The findings about the end of the file (here: no file control) are always kept.
         assert_eq!(r.summary.findings.len(), FINDINGS_MAX + 2);
-        assert_eq!(r.summary.findings[FINDINGS_MAX].code, FindingCode::MissingFileControl);
+        assert_eq!(
+            r.summary.findings[FINDINGS_MAX].code,
+            FindingCode::MissingFileControl
+        );
         let last = r.summary.findings.last().unwrap();
         assert_eq!(last.found, "10001 more findings not kept");
     }

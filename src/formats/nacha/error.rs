@@ -225,11 +225,39 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn error(code: FindingCode, position: Position, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Finding { severity: Severity::Error, code, position, field, expected: expected.into(), found: found.into(), path: None }
+    pub fn error(
+        code: FindingCode,
+        position: Position,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity: Severity::Error,
+            code,
+            position,
+            field,
+            expected: expected.into(),
+            found: found.into(),
+            path: None,
+        }
     }
-    pub fn warning(code: FindingCode, position: Position, field: Option<FieldSpec>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Finding { severity: Severity::Warning, code, position, field, expected: expected.into(), found: found.into(), path: None }
+    pub fn warning(
+        code: FindingCode,
+        position: Position,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            code,
+            position,
+            field,
+            expected: expected.into(),
+            found: found.into(),
+            path: None,
+        }
     }
     /// The same finding about an XML element path.
     pub fn at_path(mut self, path: impl Into<String>) -> Self {
@@ -247,9 +275,21 @@ impl Finding {
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} [{}]", self.position, self.severity.as_str(), self.code)?;
+        write!(
+            f,
+            "{}: {} [{}]",
+            self.position,
+            self.severity.as_str(),
+            self.code
+        )?;
         if let Some(field) = &self.field {
-            write!(f, " {}.{} columns {}", field.record, field.name, field.columns())?;
+            write!(
+                f,
+                " {}.{} columns {}",
+                field.record,
+                field.name,
+                field.columns()
+            )?;
         }
         write!(f, ": expected {}, found {:?}", self.expected, self.found)
     }

@@ -27,10 +27,17 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
     // Control fields bound the shape: a batch counts at most 999,999 entries and addenda
     // (6 digits), a file 99,999,999 (8 digits), totals 12 digits of cents.
     if opts.entries > 50_000_000 {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "at most 50,000,000 entries per file (file control counts have 8 digits)"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "at most 50,000,000 entries per file (file control counts have 8 digits)",
+        ));
     }
     let min_batches = (opts.entries * 2).div_ceil(999_999);
-    let batches = opts.batches.max(min_batches).max(1).min(opts.entries.max(1));
+    let batches = opts
+        .batches
+        .max(min_batches)
+        .max(1)
+        .min(opts.entries.max(1));
     // Largest amount such that neither total can pass 12 digits.
     let amount_max = (999_999_999_999 / opts.entries.max(1)).clamp(1, 99_999_999);
     let minutes = opts.seed % 1440;
@@ -90,7 +97,10 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
                 debit += u128::from(amount);
             }
             if has_addenda {
-                let ad = format!("705{:<80}0001{trace_seq:07}", format!("INVOICE {entry_no} PAID"));
+                let ad = format!(
+                    "705{:<80}0001{trace_seq:07}",
+                    format!("INVOICE {entry_no} PAID")
+                );
                 line(&mut w, &ad, &mut records)?;
                 count += 1;
             }
@@ -106,7 +116,10 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
         f_credit += credit;
     }
     let blocks = (records + 1).div_ceil(10);
-    let fc = format!("9{batches:06}{blocks:06}{f_count:08}{f_hash:010}{f_debit:012}{f_credit:012}{:<39}", "");
+    let fc = format!(
+        "9{batches:06}{blocks:06}{f_count:08}{f_hash:010}{f_debit:012}{f_credit:012}{:<39}",
+        ""
+    );
     line(&mut w, &fc, &mut records)?;
     let nines = "9".repeat(94);
     while !records.is_multiple_of(10) {
@@ -118,22 +131,35 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::nacha::{check, Severity};
+    use crate::formats::nacha::{Severity, check};
 
     #[test]
     fn generated_files_validate_clean_and_are_deterministic() {
         for (entries, batches) in [(1, 1), (7, 3), (1000, 4), (25, 1), (60_000, 1)] {
-            let opts = GenerateOptions { entries, batches, seed: 42, addenda_every: 5 };
+            let opts = GenerateOptions {
+                entries,
+                batches,
+                seed: 42,
+                addenda_every: 5,
+            };
             let mut a = Vec::new();
             write_nacha(&mut a, &opts).unwrap();
             let mut b = Vec::new();
             write_nacha(&mut b, &opts).unwrap();
             assert_eq!(a, b);
             let r = check(&a[..], Default::default()).unwrap();
-            let errors: Vec<_> = r.summary.findings.iter().filter(|f| f.severity == Severity::Error).collect();
+            let errors: Vec<_> = r
+                .summary
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .collect();
             assert!(errors.is_empty(), "{entries}/{batches}: {errors:#?}");
             assert_eq!(r.summary.entries, entries);
-            assert_eq!(r.summary.batches, batches.max((entries * 2).div_ceil(999_999)));
+            assert_eq!(
+                r.summary.batches,
+                batches.max((entries * 2).div_ceil(999_999))
+            );
             assert_eq!(r.summary.addenda, entries / 5);
             assert_eq!(a.len() % 95, 0);
             assert_eq!((a.len() / 95) % 10, 0);

@@ -32,7 +32,12 @@ pub fn read_file<R: Read>(
     on_event: &mut dyn FnMut(Event),
     on_progress: &mut dyn FnMut(u64),
 ) -> std::io::Result<ReadResult> {
-    read_with(source, Assembler::with_options(options), on_event, on_progress)
+    read_with(
+        source,
+        Assembler::with_options(options),
+        on_event,
+        on_progress,
+    )
 }
 
 fn read_with<R: Read>(
@@ -59,10 +64,19 @@ fn read_with<R: Read>(
     asm.add_findings(reader.take_findings());
     on_progress(reader.bytes_read());
     let summary = asm.finish(reader.end_position(), on_event);
-    Ok(ReadResult { summary, sha256: reader.sha256(), bytes: reader.bytes_read() })
+    Ok(ReadResult {
+        summary,
+        sha256: reader.sha256(),
+        bytes: reader.bytes_read(),
+    })
 }
 
 /// Parses and validates `source`, keeping nothing but the summary (what `check` runs).
 pub fn check<R: Read>(source: R, options: ValidateOptions) -> std::io::Result<ReadResult> {
-    read_with(source, Assembler::with_options(options).without_entry_details(), &mut |_| {}, &mut |_| {})
+    read_with(
+        source,
+        Assembler::with_options(options).without_entry_details(),
+        &mut |_| {},
+        &mut |_| {},
+    )
 }

@@ -10,7 +10,7 @@
 //! that is not 94 bytes, or a record followed by more than [`TRAILING_BLANKS_MAX`] blanks.
 //! The reader also hashes every byte it reads (SHA-256 of the file) and counts them.
 
-use super::error::{show, Finding, FindingCode, Position};
+use super::error::{Finding, FindingCode, Position, show};
 use super::record::RECORD_LEN;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read};
@@ -76,7 +76,11 @@ impl<R: Read> RecordReader<R> {
 
     /// The position just past the last byte read: where "missing" findings point.
     pub fn end_position(&self) -> Position {
-        Position { record_index: self.record_index, line: self.line, byte_offset: self.offset }
+        Position {
+            record_index: self.record_index,
+            line: self.line,
+            byte_offset: self.offset,
+        }
     }
 
     /// Framing findings gathered since the last call.
@@ -121,7 +125,11 @@ impl<R: Read> RecordReader<R> {
     }
 
     fn position(&self) -> Position {
-        Position { record_index: self.record_index, line: self.line, byte_offset: self.offset }
+        Position {
+            record_index: self.record_index,
+            line: self.line,
+            byte_offset: self.offset,
+        }
     }
 
     /// The next record, or `None` at the end of the input.
@@ -227,7 +235,11 @@ impl<R: Read> RecordReader<R> {
 
     fn emit(&mut self, pos: Position) -> RawRecord<'_> {
         self.record_index += 1;
-        if let Some(col) = self.record.iter().position(|&b| !(0x20..=0x7e).contains(&b)) {
+        if let Some(col) = self
+            .record
+            .iter()
+            .position(|&b| !(0x20..=0x7e).contains(&b))
+        {
             self.findings.push(Finding::error(
                 FindingCode::NonAsciiByte,
                 pos,
@@ -236,7 +248,10 @@ impl<R: Read> RecordReader<R> {
                 show(&self.record[col..col + 1]),
             ));
         }
-        RawRecord { bytes: &self.record, position: pos }
+        RawRecord {
+            bytes: &self.record,
+            position: pos,
+        }
     }
 }
 
@@ -328,7 +343,14 @@ mod tests {
         assert_eq!(findings[0].code, FindingCode::TrimmedRecord);
         assert_eq!(findings[0].severity, Severity::Warning);
         assert_eq!(findings[0].found, "7 bytes");
-        assert_eq!(findings[0].position, Position { record_index: 1, line: 2, byte_offset: 95 });
+        assert_eq!(
+            findings[0].position,
+            Position {
+                record_index: 1,
+                line: 2,
+                byte_offset: 95
+            }
+        );
     }
 
     #[test]
@@ -338,7 +360,14 @@ mod tests {
         data.extend_from_slice(&rec(b'5'));
         let (recs, findings) = frame(&data, 5);
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[1].1, Position { record_index: 1, line: 2, byte_offset: 100 });
+        assert_eq!(
+            recs[1].1,
+            Position {
+                record_index: 1,
+                line: 2,
+                byte_offset: 100
+            }
+        );
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].code, FindingCode::LongRecord);
         assert_eq!(findings[0].found, "98 bytes");
@@ -357,7 +386,14 @@ mod tests {
         assert_eq!(findings[0].code, FindingCode::RecordLength);
         assert_eq!(findings[0].severity, Severity::Error);
         assert_eq!(findings[0].found, "1 bytes");
-        assert_eq!(findings[0].position, Position { record_index: 2, line: 1, byte_offset: 188 });
+        assert_eq!(
+            findings[0].position,
+            Position {
+                record_index: 2,
+                line: 1,
+                byte_offset: 188
+            }
+        );
     }
 
     #[test]

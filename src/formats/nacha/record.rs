@@ -6,8 +6,8 @@
 //! Parsers only split; the rules live in `validate.rs` and `assemble.rs`.
 
 use super::error::FieldSpec;
-use nom::bytes::complete::take;
 use nom::IResult;
+use nom::bytes::complete::take;
 
 /// Length of every NACHA record.
 pub const RECORD_LEN: usize = 94;
@@ -346,7 +346,11 @@ mod tests {
         for layout in all_layouts() {
             let mut next = 1;
             for f in &layout {
-                assert_eq!(f.start, next, "{}.{} starts at {}", f.record, f.name, f.start);
+                assert_eq!(
+                    f.start, next,
+                    "{}.{} starts at {}",
+                    f.record, f.name, f.start
+                );
                 assert!(f.end >= f.start);
                 next = f.end + 1;
             }

@@ -13,9 +13,8 @@ pub enum Direction {
 
 /// SEC codes the reader knows (NACHA Operating Rules, Appendix Three).
 pub const SEC_CODES: &[&[u8; 3]] = &[
-    b"ACK", b"ADV", b"ARC", b"ATX", b"BOC", b"CCD", b"CIE", b"COR", b"CTX", b"DNE", b"ENR",
-    b"IAT", b"MTE", b"POP", b"POS", b"PPD", b"RCK", b"SHR", b"TEL", b"TRC", b"TRX", b"WEB",
-    b"XCK",
+    b"ACK", b"ADV", b"ARC", b"ATX", b"BOC", b"CCD", b"CIE", b"COR", b"CTX", b"DNE", b"ENR", b"IAT",
+    b"MTE", b"POP", b"POS", b"PPD", b"RCK", b"SHR", b"TEL", b"TRC", b"TRX", b"WEB", b"XCK",
 ];
 
 /// Service class codes: 200 mixed, 220 credits only, 225 debits only, 280 ADV.
@@ -34,7 +33,10 @@ pub fn parse_u64(b: &[u8]) -> Option<u64> {
     if !is_digits(b) || b.len() > 19 {
         return None;
     }
-    Some(b.iter().fold(0u64, |acc, &c| acc * 10 + u64::from(c - b'0')))
+    Some(
+        b.iter()
+            .fold(0u64, |acc, &c| acc * 10 + u64::from(c - b'0')),
+    )
 }
 
 /// Value of an all-digit field of any width, for wide totals (ADV: 20 digits).
@@ -42,7 +44,10 @@ pub fn parse_u128(b: &[u8]) -> Option<u128> {
     if !is_digits(b) || b.len() > 38 {
         return None;
     }
-    Some(b.iter().fold(0u128, |acc, &c| acc * 10 + u128::from(c - b'0')))
+    Some(
+        b.iter()
+            .fold(0u128, |acc, &c| acc * 10 + u128::from(c - b'0')),
+    )
 }
 
 /// The check digit of an 8-digit routing number prefix (ABA weights 3, 7, 1).
@@ -51,7 +56,11 @@ pub fn routing_check_digit(first8: &[u8]) -> Option<u8> {
         return None;
     }
     const WEIGHTS: [u32; 8] = [3, 7, 1, 3, 7, 1, 3, 7];
-    let sum: u32 = first8.iter().zip(WEIGHTS).map(|(&d, w)| u32::from(d - b'0') * w).sum();
+    let sum: u32 = first8
+        .iter()
+        .zip(WEIGHTS)
+        .map(|(&d, w)| u32::from(d - b'0') * w)
+        .sum();
     Some(((10 - sum % 10) % 10) as u8)
 }
 
@@ -101,7 +110,11 @@ pub fn is_change_code(b: &[u8]) -> bool {
 /// The century rule for NACHA's two-digit years, in one place: 00-69 are 2000-2069,
 /// 70-99 are 1970-1999.
 pub fn century(yy: u32) -> i32 {
-    if yy < 70 { 2000 + yy as i32 } else { 1900 + yy as i32 }
+    if yy < 70 {
+        2000 + yy as i32
+    } else {
+        1900 + yy as i32
+    }
 }
 
 /// A YYMMDD date; `None` if not six digits or not a calendar date.
@@ -165,8 +178,14 @@ mod tests {
 
     #[test]
     fn dates_and_times() {
-        assert_eq!(parse_yymmdd(b"190625"), NaiveDate::from_ymd_opt(2019, 6, 25));
-        assert_eq!(parse_yymmdd(b"991231"), NaiveDate::from_ymd_opt(1999, 12, 31));
+        assert_eq!(
+            parse_yymmdd(b"190625"),
+            NaiveDate::from_ymd_opt(2019, 6, 25)
+        );
+        assert_eq!(
+            parse_yymmdd(b"991231"),
+            NaiveDate::from_ymd_opt(1999, 12, 31)
+        );
         assert_eq!(parse_yymmdd(b"260230"), None);
         assert_eq!(parse_yymmdd(b"      "), None);
         assert!(is_hhmm(b"2359"));
