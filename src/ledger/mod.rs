@@ -10,6 +10,7 @@
 //! - Deduplication is insert-first: rows that did not insert are then classified as
 //!   duplicate / conflict / held, and journaled. Never select-then-insert.
 
+mod classify;
 pub mod postgres;
 pub mod sqlite;
 

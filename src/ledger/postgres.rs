@@ -13,8 +13,8 @@
 //!   runs whose keys overlap in different orders) fails the run as retryable.
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
+use super::classify::{Original, Originals, classify, conflicting_ids, like_escape, tally, ts};
 use super::*;
-use crate::model::differing_fields;
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, Postgres};
 use sqlx::{ConnectOptions, Connection, QueryBuilder, Row};
@@ -39,10 +39,6 @@ pub struct PgTimeouts {
 
 pub struct PgLedger {
     conn: PgConnection,
-}
-
-fn ts(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings";
@@ -135,24 +131,6 @@ impl PgLedger {
             .ctx("reading the run")?;
         Ok(run_info(&row))
     }
-}
-
-/// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
-fn like_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
-}
-
-/// An earlier posting a record collided with.
-struct Original {
-    posting_id: i64,
-    file_id: String,
-    record_no: i64,
-    run_id: i64,
-    posted_at: String,
-    fingerprint: String,
-    detail: String,
 }
 
 impl Ledger for PgLedger {
@@ -342,7 +320,7 @@ impl Ledger for PgLedger {
                 .collect();
             // Keyed by (operation, posting key): a chunk may mix operations (several
             // Documents of different kinds in one file).
-            let mut originals: HashMap<(String, String), Original> = HashMap::new();
+            let mut originals: Originals = HashMap::new();
             if !rest.is_empty() {
                 let mut qb = QueryBuilder::<Postgres>::new(
                     "SELECT posting_id, operation, posting_key, file_id, record_no, run_id, posted_at, fingerprint \
@@ -376,15 +354,7 @@ impl Ledger for PgLedger {
                 }
                 // Only conflicts need the originals' fields (to name what differs): fetch
                 // those alone, so a re-upload of duplicates reads no detail at all.
-                let conflicting: Vec<i64> = rest
-                    .iter()
-                    .filter_map(|r| {
-                        originals
-                            .get(&(r.operation.to_string(), r.posting_key.clone()))
-                            .filter(|o| o.fingerprint != r.fingerprint)
-                            .map(|o| o.posting_id)
-                    })
-                    .collect();
+                let conflicting = conflicting_ids(&rest, &originals);
                 if !conflicting.is_empty() {
                     let mut qb = QueryBuilder::<Postgres>::new(
                         "SELECT posting_id, detail FROM postings WHERE posting_id IN (",
@@ -411,47 +381,7 @@ impl Ledger for PgLedger {
                 }
             }
             // 3. Journal every record that did not post.
-            struct JournalRow<'a> {
-                r: &'a PostingRecord,
-                outcome: Outcome,
-                original: Option<&'a Original>,
-                differences: Option<String>,
-                reason: Option<String>,
-            }
-            let mut journal = Vec::with_capacity(rest.len());
-            for r in &rest {
-                let original = originals.get(&(r.operation.to_string(), r.posting_key.clone()));
-                let (outcome, differences, reason) = match original {
-                    Some(o) if o.fingerprint == r.fingerprint => {
-                        let within = (o.run_id == run.run_id)
-                            .then(|| "repeated within this file".to_string());
-                        (Outcome::Duplicate, None, within)
-                    }
-                    Some(o) => {
-                        let diff = differing_fields(&o.detail, &r.fields).join("; ");
-                        (
-                            Outcome::Conflict,
-                            Some(diff),
-                            Some("same key, different content".to_string()),
-                        )
-                    }
-                    None => (
-                        Outcome::Held,
-                        None,
-                        Some(format!(
-                            "file identity already ingested by run {} with other content; new record not posted",
-                            run.prior_run_id.unwrap_or(0)
-                        )),
-                    ),
-                };
-                journal.push(JournalRow {
-                    r,
-                    outcome,
-                    original,
-                    differences,
-                    reason,
-                });
-            }
+            let journal = classify(run, &rest, &originals);
             if !journal.is_empty() {
                 let mut qb = QueryBuilder::<Postgres>::new(
                     "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
@@ -486,17 +416,7 @@ impl Ledger for PgLedger {
                     .await
                     .ctx("journaling repeats")?;
             }
-            let mut j = journal.iter().peekable();
-            for r in chunk {
-                let outcome = match j.peek() {
-                    Some(row) if row.r.record_no == r.record_no => {
-                        j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted)
-                    }
-                    _ => Outcome::Posted,
-                };
-                run.counts.add(outcome, r.amount_minor);
-                outcomes.push(outcome);
-            }
+            tally(run, chunk, &journal, &mut outcomes);
         }
         Ok(outcomes)
     }
