@@ -263,7 +263,7 @@ pub async fn ingest_one(
             } else if !g.quiet {
                 println!(
                     "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
-                     (file_id {}, sha256 {}) in {:.2} s, {:.0} records/s",
+                     (file_id {}, sha256 {}{}) in {:.2} s, {:.0} records/s",
                     run.run_id,
                     run.records,
                     run.posted,
@@ -272,6 +272,11 @@ pub async fn ingest_one(
                     run.held,
                     run.file_id.as_deref().unwrap_or("-"),
                     run.sha256,
+                    if fast_path {
+                        "; exact re-upload, replayed"
+                    } else {
+                        ""
+                    },
                     secs,
                     rate(run.records as f64, secs)
                 );
