@@ -60,18 +60,16 @@ pub struct PostingRecord {
     pub fields: Vec<(&'static str, String)>,
     /// Hex SHA-256 of `fields`.
     pub fingerprint: String,
+    /// `fields` as a JSON object with sorted keys: what is stored beside the posting.
+    /// Built with the record (on the parser's thread), not by the writer.
+    pub detail: String,
 }
 
-impl PostingRecord {
-    /// The normalised fields as a JSON object (stored beside the posting).
-    pub fn detail_json(&self) -> String {
-        let map: serde_json::Map<String, serde_json::Value> = self
-            .fields
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), serde_json::Value::String(v.clone())))
-            .collect();
-        serde_json::Value::Object(map).to_string()
-    }
+/// The normalised fields as a JSON object, keys sorted (stored beside the posting).
+pub fn detail_json(fields: &[(&'static str, String)]) -> String {
+    let map: std::collections::BTreeMap<&str, &str> =
+        fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    serde_json::to_string(&map).expect("a map of strings serialises")
 }
 
 /// SHA-256 over `name=value` pairs, each ended by a unit separator; the version tag
@@ -144,6 +142,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         ("addenda", e.addenda.join("\n")),
     ];
     let fingerprint = fingerprint("nacha-entry-v1", &fields);
+    let detail = detail_json(&fields);
     PostingRecord {
         record_no: e.record_no,
         operation: OPERATION_ACH_ENTRY,
@@ -156,6 +155,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         effective_date: e.effective_entry_date,
         fields,
         fingerprint,
+        detail,
     }
 }
 
@@ -330,6 +330,7 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         ("return_reason", tx.return_reason.clone()),
     ];
     let fingerprint = fingerprint("iso20022-tx-v1", &fields);
+    let detail = detail_json(&fields);
     let trace = [
         &tx.uetr,
         &tx.end_to_end_id,
@@ -350,6 +351,7 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         effective_date: tx.date,
         fields,
         fingerprint,
+        detail,
     }
 }
 

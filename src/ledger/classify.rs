@@ -94,18 +94,19 @@ pub(crate) fn classify<'a>(
         .collect()
 }
 
-/// Each record's outcome in chunk order (posted unless journaled), counted into the run.
+/// Each record's outcome in chunk order (posted unless journaled, as `(record_no,
+/// outcome)` in chunk order), counted into the run.
 pub(crate) fn tally(
     run: &mut OpenRun,
     chunk: &[PostingRecord],
-    journal: &[JournalRow<'_>],
+    journaled: &[(u64, Outcome)],
     outcomes: &mut Vec<Outcome>,
 ) {
-    let mut j = journal.iter().peekable();
+    let mut j = journaled.iter().peekable();
     for r in chunk {
         let outcome = match j.peek() {
-            Some(row) if row.r.record_no == r.record_no => {
-                j.next().map(|x| x.outcome).unwrap_or(Outcome::Posted)
+            Some((record_no, _)) if *record_no == r.record_no => {
+                j.next().map(|x| x.1).unwrap_or(Outcome::Posted)
             }
             _ => Outcome::Posted,
         };

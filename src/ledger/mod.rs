@@ -29,6 +29,13 @@ pub enum LedgerError {
         #[source]
         source: sqlx::Error,
     },
+    /// The same, from the bulk paths that run on the SQLite handle directly.
+    #[error("database error while {context}: {source}")]
+    Sqlite {
+        context: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
     #[error("migration {version} was changed after it was applied to this database")]
     MigrationChanged { version: i64 },
     #[error("unsupported database URL {0:?}: expected sqlite://PATH or postgres://USER@HOST/DB")]
@@ -45,6 +52,12 @@ pub(crate) trait Context<T> {
 impl<T> Context<T> for std::result::Result<T, sqlx::Error> {
     fn ctx(self, context: &'static str) -> Result<T> {
         self.map_err(|source| LedgerError::Database { context, source })
+    }
+}
+
+impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
+    fn ctx(self, context: &'static str) -> Result<T> {
+        self.map_err(|source| LedgerError::Sqlite { context, source })
     }
 }
 

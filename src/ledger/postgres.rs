@@ -280,7 +280,7 @@ impl Ledger for PgLedger {
                     .map(|r| r.effective_date.map(|d| d.to_string()))
                     .collect();
                 let fingerprints = col(&|r| r.fingerprint.clone());
-                let details = col(&|r| r.detail_json());
+                let details = col(&|r| r.detail.clone());
                 inserted = sqlx::query_scalar(
                     "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
                      debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \
@@ -416,7 +416,9 @@ impl Ledger for PgLedger {
                     .await
                     .ctx("journaling repeats")?;
             }
-            tally(run, chunk, &journal, &mut outcomes);
+            let journaled: Vec<(u64, Outcome)> =
+                journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
+            tally(run, chunk, &journaled, &mut outcomes);
         }
         Ok(outcomes)
     }

@@ -13,7 +13,7 @@
 
 use super::classify::{Original, Originals, classify, conflicting_ids, like_escape, tally, ts};
 use super::*;
-use futures_util::TryStreamExt;
+use rusqlite::OptionalExtension;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, QueryBuilder, Row, Sqlite, SqliteConnection};
 use std::collections::HashMap;
@@ -52,6 +52,32 @@ fn run_info(row: &sqlx::sqlite::SqliteRow) -> RunInfo {
 }
 
 impl SqliteLedger {
+    /// Runs `f` on sqlx's own SQLite handle, through rusqlite, inside whatever transaction
+    /// the connection has open. The bulk paths (postings, journal, report) go this way:
+    /// sqlx hands every statement and every row between threads, which cost more than
+    /// SQLite's own work (≈9 µs a row read; see README, Performance).
+    async fn with_handle<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut locked = self
+            .conn
+            .lock_handle()
+            .await
+            .ctx("locking the connection")?;
+        let raw = locked.as_raw_handle().as_ptr();
+        // SAFETY: `locked` holds sqlx's lock on this handle until it is dropped, after `c`:
+        // sqlx's worker does not touch the handle meanwhile. rusqlite's `from_handle` does
+        // not own the handle (never closes it); statements prepared through `c` are
+        // finalized when `c` is dropped, which happens before the lock is released.
+        let c = unsafe { rusqlite::Connection::from_handle(raw) }
+            .ctx("borrowing the connection handle")?;
+        let out = f(&c);
+        drop(c);
+        drop(locked);
+        out
+    }
+
     /// Opens (creating if missing) the database at `url` (`sqlite://PATH`).
     pub async fn connect(url: &str, busy_timeout: Duration) -> Result<Self> {
         let opts = SqliteConnectOptions::from_str(url)
@@ -248,146 +274,151 @@ impl Ledger for SqliteLedger {
     ) -> Result<Vec<Outcome>> {
         let mut outcomes = Vec::with_capacity(records.len());
         let posted_at = ts(&run.started_at);
-        for chunk in records.chunks(ROWS_PER_STATEMENT) {
-            // 1. Insert what is new; the unique indexes decide. A file identity seen before
-            //    posts nothing new: its new keys are held (see `Outcome::Held`).
-            let mut inserted: Vec<i64> = Vec::new();
-            if run.prior_run_id.is_none() {
-                let mut qb = QueryBuilder::<Sqlite>::new(
-                    "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
-                     debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \
-                     run_id, posted_at) ",
-                );
-                qb.push_values(chunk, |mut b, r| {
-                    b.push_bind(run.tenant.as_str())
-                        .push_bind(r.operation)
-                        .push_bind(r.posting_key.as_str())
-                        .push_bind(run.file.file_id.as_str())
-                        .push_bind(r.record_no as i64)
-                        .push_bind(r.trace_number.as_deref())
-                        .push_bind(r.debit_account.as_str())
-                        .push_bind(r.credit_account.as_str())
-                        .push_bind(r.amount_minor)
-                        .push_bind(r.currency.as_str())
-                        .push_bind(r.effective_date.map(|d| d.to_string()))
-                        .push_bind(r.fingerprint.as_str())
-                        .push_bind(r.detail_json())
-                        .push_bind(run.run_id)
-                        .push_bind(posted_at.as_str());
-                });
-                qb.push(" ON CONFLICT DO NOTHING RETURNING record_no");
-                inserted = qb
-                    .build_query_scalar()
-                    .fetch_all(&mut self.conn)
-                    .await
-                    .ctx("inserting postings")?;
-                inserted.sort_unstable();
-            }
-            // 2. Classify the rest in bulk against what the index kept.
-            let rest: Vec<&PostingRecord> = chunk
-                .iter()
-                .filter(|r| inserted.binary_search(&(r.record_no as i64)).is_err())
-                .collect();
-            // Keyed by (operation, posting key): a chunk may mix operations (several
-            // Documents of different kinds in one file).
-            let mut originals: Originals = HashMap::new();
-            if !rest.is_empty() {
-                let mut qb = QueryBuilder::<Sqlite>::new(
-                    "SELECT posting_id, operation, posting_key, file_id, record_no, run_id, posted_at, fingerprint \
-                     FROM postings WHERE tenant = ",
-                );
-                qb.push_bind(run.tenant.as_str());
-                qb.push(" AND posting_key IN (");
-                let mut sep = qb.separated(", ");
-                for r in &rest {
-                    sep.push_bind(r.posting_key.as_str());
-                }
-                qb.push(")");
-                let rows = qb
-                    .build()
-                    .fetch_all(&mut self.conn)
-                    .await
-                    .ctx("reading the originals")?;
-                for row in rows {
-                    originals.insert(
-                        (row.get("operation"), row.get("posting_key")),
-                        Original {
-                            posting_id: row.get("posting_id"),
-                            file_id: row.get("file_id"),
-                            record_no: row.get("record_no"),
-                            run_id: row.get("run_id"),
-                            posted_at: row.get("posted_at"),
-                            fingerprint: row.get("fingerprint"),
-                            detail: String::new(),
-                        },
-                    );
-                }
-                // Only conflicts need the originals' fields (to name what differs): fetch
-                // those alone, so a re-upload of duplicates reads no detail at all.
-                let conflicting = conflicting_ids(&rest, &originals);
-                if !conflicting.is_empty() {
-                    let mut qb = QueryBuilder::<Sqlite>::new(
-                        "SELECT posting_id, detail FROM postings WHERE posting_id IN (",
-                    );
-                    let mut sep = qb.separated(", ");
-                    for id in &conflicting {
-                        sep.push_bind(*id);
+        let claimed = run.prior_run_id.is_none();
+        let run_ro: &OpenRun = run;
+        let journal_counts = self
+            .with_handle(|c| {
+                // 1. Insert what is new; the unique indexes decide. A file identity seen
+                //    before posts nothing new: its new keys are held (see `Outcome::Held`).
+                let mut rest: Vec<&PostingRecord> = Vec::new();
+                if claimed {
+                    let mut insert = c
+                        .prepare_cached(
+                            "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
+                             debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, \
+                             detail, run_id, posted_at) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
+                             ON CONFLICT DO NOTHING",
+                        )
+                        .ctx("preparing the posting insert")?;
+                    for r in records {
+                        let n = insert
+                            .execute(rusqlite::params![
+                                run_ro.tenant,
+                                r.operation,
+                                r.posting_key,
+                                run_ro.file.file_id,
+                                r.record_no as i64,
+                                r.trace_number,
+                                r.debit_account,
+                                r.credit_account,
+                                r.amount_minor,
+                                r.currency,
+                                r.effective_date.map(|d| d.to_string()),
+                                r.fingerprint,
+                                r.detail,
+                                run_ro.run_id,
+                                posted_at,
+                            ])
+                            .ctx("inserting postings")?;
+                        if n == 0 {
+                            rest.push(r);
+                        }
                     }
-                    qb.push(")");
-                    let rows = qb
-                        .build()
-                        .fetch_all(&mut self.conn)
-                        .await
-                        .ctx("reading the originals' fields")?;
-                    let details: HashMap<i64, String> = rows
-                        .iter()
-                        .map(|r| (r.get("posting_id"), r.get("detail")))
-                        .collect();
-                    for o in originals.values_mut() {
-                        if let Some(d) = details.get(&o.posting_id) {
-                            o.detail = d.clone();
+                } else {
+                    rest.extend(records.iter());
+                }
+                // 2. Classify the rest against what the index kept: one index probe each.
+                let mut originals: Originals = HashMap::new();
+                if !rest.is_empty() {
+                    let mut find = c
+                        .prepare_cached(
+                            "SELECT posting_id, file_id, record_no, run_id, posted_at, fingerprint \
+                             FROM postings WHERE tenant = ?1 AND operation = ?2 AND posting_key = ?3",
+                        )
+                        .ctx("preparing the originals' lookup")?;
+                    for r in &rest {
+                        let key = (r.operation.to_string(), r.posting_key.clone());
+                        if originals.contains_key(&key) {
+                            continue;
+                        }
+                        let found = find
+                            .query_row(
+                                rusqlite::params![run_ro.tenant, r.operation, r.posting_key],
+                                |row| {
+                                    Ok(Original {
+                                        posting_id: row.get(0)?,
+                                        file_id: row.get(1)?,
+                                        record_no: row.get(2)?,
+                                        run_id: row.get(3)?,
+                                        posted_at: row.get(4)?,
+                                        fingerprint: row.get(5)?,
+                                        detail: String::new(),
+                                    })
+                                },
+                            )
+                            .optional()
+                            .ctx("reading the originals")?;
+                        if let Some(o) = found {
+                            originals.insert(key, o);
+                        }
+                    }
+                    // Only conflicts need the originals' fields (to name what differs).
+                    let conflicting = conflicting_ids(&rest, &originals);
+                    if !conflicting.is_empty() {
+                        let mut detail = c
+                            .prepare_cached("SELECT detail FROM postings WHERE posting_id = ?1")
+                            .ctx("preparing the originals' fields")?;
+                        let mut details: HashMap<i64, String> = HashMap::new();
+                        for id in conflicting {
+                            let d: String = detail
+                                .query_row([id], |row| row.get(0))
+                                .ctx("reading the originals' fields")?;
+                            details.insert(id, d);
+                        }
+                        for o in originals.values_mut() {
+                            if let Some(d) = details.remove(&o.posting_id) {
+                                o.detail = d;
+                            }
                         }
                     }
                 }
-            }
-            // 3. Journal every record that did not post.
-            let journal = classify(run, &rest, &originals);
-            if !journal.is_empty() {
-                let mut qb = QueryBuilder::<Sqlite>::new(
-                    "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
-                     debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
-                     original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) ",
-                );
-                qb.push_values(&journal, |mut b, j| {
-                    b.push_bind(run.run_id)
-                        .push_bind(j.r.record_no as i64)
-                        .push_bind(run.tenant.as_str())
-                        .push_bind(run.file.file_id.as_str())
-                        .push_bind(j.r.operation)
-                        .push_bind(j.r.posting_key.as_str())
-                        .push_bind(j.r.trace_number.as_deref())
-                        .push_bind(j.r.debit_account.as_str())
-                        .push_bind(j.r.credit_account.as_str())
-                        .push_bind(j.r.amount_minor)
-                        .push_bind(j.r.currency.as_str())
-                        .push_bind(j.outcome.as_str())
-                        .push_bind(j.r.fingerprint.as_str())
-                        .push_bind(j.original.map(|o| o.posting_id))
-                        .push_bind(j.original.map(|o| o.file_id.as_str()))
-                        .push_bind(j.original.map(|o| o.record_no))
-                        .push_bind(j.original.map(|o| o.run_id))
-                        .push_bind(j.original.map(|o| o.posted_at.as_str()))
-                        .push_bind(j.differences.as_deref())
-                        .push_bind(j.reason.as_deref())
-                        .push_bind(posted_at.as_str());
-                });
-                qb.build()
-                    .execute(&mut self.conn)
-                    .await
-                    .ctx("journaling repeats")?;
-            }
-            tally(run, chunk, &journal, &mut outcomes);
-        }
+                // 3. Journal every record that did not post.
+                let journal = classify(run_ro, &rest, &originals);
+                if !journal.is_empty() {
+                    let mut insert = c
+                        .prepare_cached(
+                            "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
+                             debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
+                             original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                        )
+                        .ctx("preparing the journal insert")?;
+                    for j in &journal {
+                        insert
+                            .execute(rusqlite::params![
+                                run_ro.run_id,
+                                j.r.record_no as i64,
+                                run_ro.tenant,
+                                run_ro.file.file_id,
+                                j.r.operation,
+                                j.r.posting_key,
+                                j.r.trace_number,
+                                j.r.debit_account,
+                                j.r.credit_account,
+                                j.r.amount_minor,
+                                j.r.currency,
+                                j.outcome.as_str(),
+                                j.r.fingerprint,
+                                j.original.map(|o| o.posting_id),
+                                j.original.map(|o| o.file_id.as_str()),
+                                j.original.map(|o| o.record_no),
+                                j.original.map(|o| o.run_id),
+                                j.original.map(|o| o.posted_at.as_str()),
+                                j.differences,
+                                j.reason,
+                                posted_at,
+                            ])
+                            .ctx("journaling repeats")?;
+                    }
+                }
+                Ok(journal
+                    .iter()
+                    .map(|j| (j.r.record_no, j.outcome))
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        tally(run, records, &journal_counts, &mut outcomes);
         Ok(outcomes)
     }
 
@@ -599,34 +630,40 @@ impl Ledger for SqliteLedger {
                    original_posted_at, differences, reason \
                    FROM journal WHERE run_id = ?1 AND tenant = ?2 \
                    ORDER BY record_no";
-        let mut stream = sqlx::query(sql)
-            .bind(run_id)
-            .bind(tenant)
-            .fetch(&mut self.conn);
-        while let Some(r) = stream.try_next().await.ctx("reading the report")? {
-            let rr = ReportRow {
-                run_id: r.get("run_id"),
-                file_id: r.get("file_id"),
-                record_no: r.get("record_no"),
-                outcome: r.get("outcome"),
-                posting_key: r.get("posting_key"),
-                trace_number: r.get("trace_number"),
-                amount_minor: r.get("amount_minor"),
-                currency: r.get("currency"),
-                debit_account: r.get("debit_account"),
-                credit_account: r.get("credit_account"),
-                original_file_id: r.get("original_file_id"),
-                original_record_no: r.get("original_record_no"),
-                original_run_id: r.get("original_run_id"),
-                original_posted_at: r.get("original_posted_at"),
-                differences: r.get("differences"),
-                reason: r.get("reason"),
-            };
-            if let Err(e) = row(rr) {
-                return Ok(Err(e));
+        self.with_handle(|c| {
+            let mut stmt = c.prepare(sql).ctx("preparing the report")?;
+            let mut rows = stmt
+                .query(rusqlite::params![run_id, tenant])
+                .ctx("reading the report")?;
+            while let Some(r) = rows.next().ctx("reading the report")? {
+                let rr = (|| {
+                    Ok::<_, rusqlite::Error>(ReportRow {
+                        run_id: r.get(0)?,
+                        file_id: r.get(1)?,
+                        record_no: r.get(2)?,
+                        outcome: r.get(3)?,
+                        posting_key: r.get(4)?,
+                        trace_number: r.get(5)?,
+                        amount_minor: r.get(6)?,
+                        currency: r.get(7)?,
+                        debit_account: r.get(8)?,
+                        credit_account: r.get(9)?,
+                        original_file_id: r.get(10)?,
+                        original_record_no: r.get(11)?,
+                        original_run_id: r.get(12)?,
+                        original_posted_at: r.get(13)?,
+                        differences: r.get(14)?,
+                        reason: r.get(15)?,
+                    })
+                })()
+                .ctx("reading the report")?;
+                if let Err(e) = row(rr) {
+                    return Ok(Err(e));
+                }
             }
-        }
-        Ok(Ok(()))
+            Ok(Ok(()))
+        })
+        .await
     }
 
     async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {

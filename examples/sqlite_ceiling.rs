@@ -1,0 +1,80 @@
+//! The SQLite ceiling for `benches/e2e.py`: the raw rate of a prepared-statement insert of
+//! the same rows into the same schema and indexes, in one transaction, with the pragmas
+//! clearledger itself uses — the baseline the end-to-end figures are divided by.
+//!
+//! `cargo run --release --example sqlite_ceiling -- ROWS.csv DB [PRAGMA…]`
+//!
+//! ROWS.csv holds the posting columns (see `COLS`), one row per posting, as exported from a
+//! ledger by the script. DB must not exist: the project's migrations are applied to it. Then:
+//! 1. `fresh`: every row inserted by one prepared `INSERT … ON CONFLICT DO NOTHING`, one
+//!    transaction;
+//! 2. `conflicts`: the same again into the now full table, so every row is a conflict
+//!    (index lookups only: what a re-upload costs the database at the least).
+//!
+//! Prints one JSON line: `{"rows":N,"fresh_secs":S,"conflicts_secs":S}`. Rows are read into
+//! memory first, so only the database's work is timed.
+
+use rusqlite::{Connection, params_from_iter};
+use std::time::Instant;
+
+const COLS: &str = "tenant, operation, posting_key, file_id, record_no, trace_number, debit_account, \
+                    credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [csv_path, db_path, pragmas @ ..] = args.as_slice() else {
+        return Err("usage: sqlite_ceiling ROWS.csv DB [PRAGMA…]".into());
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(csv_path)?;
+    let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
+
+    let conn = Connection::open(db_path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -262144;",
+    )?;
+    for p in pragmas {
+        conn.execute_batch(&format!("PRAGMA {p};"))?;
+    }
+    let mut migrations: Vec<_> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+    migrations.sort();
+    for m in &migrations {
+        conn.execute_batch(&std::fs::read_to_string(m)?)?;
+    }
+    conn.execute(
+        "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) \
+         VALUES (1, 'default', '', 'nacha', 'ceiling', '', 'completed')",
+        [],
+    )?;
+    let sql = format!(
+        "INSERT INTO postings ({COLS}) VALUES ({}) ON CONFLICT DO NOTHING",
+        vec!["?"; COLS.split(',').count()].join(", ")
+    );
+    let mut secs = [0.0f64; 2];
+    for s in &mut secs {
+        let t0 = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            for r in &rows {
+                // Empty CSV fields were NULLs.
+                stmt.execute(params_from_iter(
+                    r.iter().map(|v| if v.is_empty() { None } else { Some(v) }),
+                ))?;
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+        *s = t0.elapsed().as_secs_f64();
+    }
+    println!(
+        "{{\"rows\":{},\"fresh_secs\":{:.3},\"conflicts_secs\":{:.3}}}",
+        rows.len(),
+        secs[0],
+        secs[1]
+    );
+    Ok(())
+}
