@@ -13,7 +13,10 @@
 //!   runs whose keys overlap in different orders) fails the run as retryable.
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
-use super::classify::{Original, Originals, classify, conflicting_ids, like_escape, tally, ts};
+use super::classify::{
+    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape, replay_sql,
+    report_sql, tally, ts,
+};
 use super::*;
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, Postgres};
@@ -22,7 +25,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Rows per statement: the journal's 21 binds a row stay under PostgreSQL's 65,535 limit
+/// Rows per statement: the journal's 15 binds a row stay under PostgreSQL's 65,535 limit
 /// (postings go as arrays, whatever the count).
 const ROWS_PER_STATEMENT: usize = 2_000;
 
@@ -323,7 +326,7 @@ impl Ledger for PgLedger {
             let mut originals: Originals = HashMap::new();
             if !rest.is_empty() {
                 let mut qb = QueryBuilder::<Postgres>::new(
-                    "SELECT posting_id, operation, posting_key, file_id, record_no, run_id, posted_at, fingerprint \
+                    "SELECT posting_id, operation, posting_key, run_id, fingerprint \
                      FROM postings WHERE tenant = ",
                 );
                 qb.push_bind(run.tenant.as_str());
@@ -343,10 +346,7 @@ impl Ledger for PgLedger {
                         (row.get("operation"), row.get("posting_key")),
                         Original {
                             posting_id: row.get("posting_id"),
-                            file_id: row.get("file_id"),
-                            record_no: row.get("record_no"),
                             run_id: row.get("run_id"),
-                            posted_at: row.get("posted_at"),
                             fingerprint: row.get("fingerprint"),
                             detail: String::new(),
                         },
@@ -383,33 +383,26 @@ impl Ledger for PgLedger {
             // 3. Journal every record that did not post.
             let journal = classify(run, &rest, &originals);
             if !journal.is_empty() {
-                let mut qb = QueryBuilder::<Postgres>::new(
-                    "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
-                     debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
-                     original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) ",
-                );
+                let mut qb = QueryBuilder::<Postgres>::new(format!(
+                    "INSERT INTO journal ({JOURNAL_COLUMNS}) "
+                ));
                 qb.push_values(&journal, |mut b, j| {
+                    let seen = j.seen();
                     b.push_bind(run.run_id)
                         .push_bind(j.r.record_no as i64)
                         .push_bind(run.tenant.as_str())
-                        .push_bind(run.file.file_id.as_str())
-                        .push_bind(j.r.operation)
-                        .push_bind(j.r.posting_key.as_str())
-                        .push_bind(j.r.trace_number.as_deref())
-                        .push_bind(j.r.debit_account.as_str())
-                        .push_bind(j.r.credit_account.as_str())
-                        .push_bind(j.r.amount_minor)
-                        .push_bind(j.r.currency.as_str())
                         .push_bind(j.outcome.as_str())
-                        .push_bind(j.r.fingerprint.as_str())
                         .push_bind(j.original.map(|o| o.posting_id))
-                        .push_bind(j.original.map(|o| o.file_id.as_str()))
-                        .push_bind(j.original.map(|o| o.record_no))
-                        .push_bind(j.original.map(|o| o.run_id))
-                        .push_bind(j.original.map(|o| o.posted_at.as_str()))
+                        .push_bind(seen.map(|r| r.operation))
+                        .push_bind(seen.map(|r| r.posting_key.as_str()))
+                        .push_bind(seen.and_then(|r| r.trace_number.as_deref()))
+                        .push_bind(seen.map(|r| r.debit_account.as_str()))
+                        .push_bind(seen.map(|r| r.credit_account.as_str()))
+                        .push_bind(seen.map(|r| r.amount_minor))
+                        .push_bind(seen.map(|r| r.currency.as_str()))
+                        .push_bind(seen.map(|r| r.fingerprint.as_str()))
                         .push_bind(j.differences.as_deref())
-                        .push_bind(j.reason.as_deref())
-                        .push_bind(posted_at.as_str());
+                        .push_bind(j.reason.as_deref());
                 });
                 qb.build()
                     .execute(&mut self.conn)
@@ -520,21 +513,8 @@ impl Ledger for PgLedger {
             .await
             .ctx("recording the run")?;
             // Every record of the earlier run: what it posted, and what it found duplicated.
-            let replayed = sqlx::query(
-                "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
-                 debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
-                 original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) \
-                 SELECT $1, p.record_no, p.tenant, p.file_id, p.operation, p.posting_key, p.trace_number, p.debit_account, \
-                 p.credit_account, p.amount_minor, p.currency, 'duplicate', p.fingerprint, p.posting_id, p.file_id, p.record_no, \
-                 p.run_id, p.posted_at, NULL, NULL, $2 FROM postings p WHERE p.run_id = $3 AND p.tenant = $4 \
-                 UNION ALL \
-                 SELECT $1, j.record_no, j.tenant, j.file_id, j.operation, j.posting_key, j.trace_number, j.debit_account, \
-                 j.credit_account, j.amount_minor, j.currency, 'duplicate', j.fingerprint, j.original_posting_id, \
-                 j.original_file_id, j.original_record_no, j.original_run_id, j.original_posted_at, NULL, NULL, $2 \
-                 FROM journal j WHERE j.run_id = $3 AND j.tenant = $4 AND j.outcome = 'duplicate'",
-            )
+            let replayed = sqlx::query(&replay_sql("$1", "$2", "$3"))
             .bind(run_id)
-            .bind(&started)
             .bind(prior.first_run_id)
             .bind(&start.tenant)
             .execute(&mut self.conn)
@@ -621,17 +601,8 @@ impl Ledger for PgLedger {
         run_id: i64,
         row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
-        let sql = "SELECT run_id, file_id, record_no, 'posted' AS outcome, posting_key, trace_number, amount_minor, currency, \
-                   debit_account, credit_account, NULL::text AS original_file_id, NULL::bigint AS original_record_no, \
-                   NULL::bigint AS original_run_id, NULL::text AS original_posted_at, NULL::text AS differences, NULL::text AS reason \
-                   FROM postings WHERE run_id = $1 AND tenant = $2 \
-                   UNION ALL \
-                   SELECT run_id, file_id, record_no, outcome, posting_key, trace_number, amount_minor, currency, \
-                   debit_account, credit_account, original_file_id, original_record_no, original_run_id, \
-                   original_posted_at, differences, reason \
-                   FROM journal WHERE run_id = $1 AND tenant = $2 \
-                   ORDER BY record_no";
-        let mut stream = sqlx::query(sql)
+        let sql = report_sql("$1", "$2");
+        let mut stream = sqlx::query(&sql)
             .bind(run_id)
             .bind(tenant)
             .fetch(&mut self.conn);
@@ -731,8 +702,7 @@ impl Ledger for PgLedger {
         let base = "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
                     p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
                     p.run_id, p.posted_at, \
-                    (SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.operation = p.operation \
-                       AND j.posting_key = p.posting_key) AS repeats \
+                    (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats \
                     FROM postings p WHERE p.tenant = $1 AND ";
         let cond = match lookup {
             Lookup::TraceNumber(_) => "p.trace_number = $2",

@@ -11,7 +11,10 @@
 //!   on one database serialise: the second waits (up to the busy timeout) and then finds
 //!   every record already posted. A deferred transaction would instead fail on upgrade.
 
-use super::classify::{Original, Originals, classify, conflicting_ids, like_escape, tally, ts};
+use super::classify::{
+    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape, replay_sql,
+    report_sql, tally, ts,
+};
 use super::*;
 use rusqlite::OptionalExtension;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
@@ -323,7 +326,7 @@ impl Ledger for SqliteLedger {
                 if !rest.is_empty() {
                     let mut find = c
                         .prepare_cached(
-                            "SELECT posting_id, file_id, record_no, run_id, posted_at, fingerprint \
+                            "SELECT posting_id, run_id, fingerprint \
                              FROM postings WHERE tenant = ?1 AND operation = ?2 AND posting_key = ?3",
                         )
                         .ctx("preparing the originals' lookup")?;
@@ -338,11 +341,8 @@ impl Ledger for SqliteLedger {
                                 |row| {
                                     Ok(Original {
                                         posting_id: row.get(0)?,
-                                        file_id: row.get(1)?,
-                                        record_no: row.get(2)?,
-                                        run_id: row.get(3)?,
-                                        posted_at: row.get(4)?,
-                                        fingerprint: row.get(5)?,
+                                        run_id: row.get(1)?,
+                                        fingerprint: row.get(2)?,
                                         detail: String::new(),
                                     })
                                 },
@@ -377,37 +377,30 @@ impl Ledger for SqliteLedger {
                 let journal = classify(run_ro, &rest, &originals);
                 if !journal.is_empty() {
                     let mut insert = c
-                        .prepare_cached(
-                            "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
-                             debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
-                             original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) \
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-                        )
+                        .prepare_cached(&format!(
+                            "INSERT INTO journal ({JOURNAL_COLUMNS}) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+                        ))
                         .ctx("preparing the journal insert")?;
                     for j in &journal {
+                        let seen = j.seen();
                         insert
                             .execute(rusqlite::params![
                                 run_ro.run_id,
                                 j.r.record_no as i64,
                                 run_ro.tenant,
-                                run_ro.file.file_id,
-                                j.r.operation,
-                                j.r.posting_key,
-                                j.r.trace_number,
-                                j.r.debit_account,
-                                j.r.credit_account,
-                                j.r.amount_minor,
-                                j.r.currency,
                                 j.outcome.as_str(),
-                                j.r.fingerprint,
                                 j.original.map(|o| o.posting_id),
-                                j.original.map(|o| o.file_id.as_str()),
-                                j.original.map(|o| o.record_no),
-                                j.original.map(|o| o.run_id),
-                                j.original.map(|o| o.posted_at.as_str()),
+                                seen.map(|r| r.operation),
+                                seen.map(|r| r.posting_key.as_str()),
+                                seen.and_then(|r| r.trace_number.as_deref()),
+                                seen.map(|r| r.debit_account.as_str()),
+                                seen.map(|r| r.credit_account.as_str()),
+                                seen.map(|r| r.amount_minor),
+                                seen.map(|r| r.currency.as_str()),
+                                seen.map(|r| r.fingerprint.as_str()),
                                 j.differences,
                                 j.reason,
-                                posted_at,
                             ])
                             .ctx("journaling repeats")?;
                     }
@@ -519,21 +512,8 @@ impl Ledger for SqliteLedger {
             .await
             .ctx("recording the run")?;
             // Every record of the earlier run: what it posted, and what it found duplicated.
-            let replayed = sqlx::query(
-                "INSERT INTO journal (run_id, record_no, tenant, file_id, operation, posting_key, trace_number, \
-                 debit_account, credit_account, amount_minor, currency, outcome, fingerprint, original_posting_id, \
-                 original_file_id, original_record_no, original_run_id, original_posted_at, differences, reason, seen_at) \
-                 SELECT ?1, p.record_no, p.tenant, p.file_id, p.operation, p.posting_key, p.trace_number, p.debit_account, \
-                 p.credit_account, p.amount_minor, p.currency, 'duplicate', p.fingerprint, p.posting_id, p.file_id, p.record_no, \
-                 p.run_id, p.posted_at, NULL, NULL, ?2 FROM postings p WHERE p.run_id = ?3 AND p.tenant = ?4 \
-                 UNION ALL \
-                 SELECT ?1, j.record_no, j.tenant, j.file_id, j.operation, j.posting_key, j.trace_number, j.debit_account, \
-                 j.credit_account, j.amount_minor, j.currency, 'duplicate', j.fingerprint, j.original_posting_id, \
-                 j.original_file_id, j.original_record_no, j.original_run_id, j.original_posted_at, NULL, NULL, ?2 \
-                 FROM journal j WHERE j.run_id = ?3 AND j.tenant = ?4 AND j.outcome = 'duplicate'",
-            )
+            let replayed = sqlx::query(&replay_sql("?1", "?2", "?3"))
             .bind(run_id)
-            .bind(&started)
             .bind(prior.first_run_id)
             .bind(&start.tenant)
             .execute(&mut self.conn)
@@ -620,18 +600,9 @@ impl Ledger for SqliteLedger {
         run_id: i64,
         row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
-        let sql = "SELECT run_id, file_id, record_no, 'posted' AS outcome, posting_key, trace_number, amount_minor, currency, \
-                   debit_account, credit_account, NULL AS original_file_id, NULL AS original_record_no, NULL AS original_run_id, \
-                   NULL AS original_posted_at, NULL AS differences, NULL AS reason \
-                   FROM postings WHERE run_id = ?1 AND tenant = ?2 \
-                   UNION ALL \
-                   SELECT run_id, file_id, record_no, outcome, posting_key, trace_number, amount_minor, currency, \
-                   debit_account, credit_account, original_file_id, original_record_no, original_run_id, \
-                   original_posted_at, differences, reason \
-                   FROM journal WHERE run_id = ?1 AND tenant = ?2 \
-                   ORDER BY record_no";
+        let sql = report_sql("?1", "?2");
         self.with_handle(|c| {
-            let mut stmt = c.prepare(sql).ctx("preparing the report")?;
+            let mut stmt = c.prepare(&sql).ctx("preparing the report")?;
             let mut rows = stmt
                 .query(rusqlite::params![run_id, tenant])
                 .ctx("reading the report")?;
@@ -736,8 +707,7 @@ impl Ledger for SqliteLedger {
         let base = "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
                     p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
                     p.run_id, p.posted_at, \
-                    (SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.operation = p.operation \
-                       AND j.posting_key = p.posting_key) AS repeats \
+                    (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats \
                     FROM postings p WHERE p.tenant = ? AND ";
         let cond = match lookup {
             Lookup::TraceNumber(_) => "p.trace_number = ?",
