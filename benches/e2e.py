@@ -1,36 +1,41 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark on large files.
+"""End-to-end benchmark on large files, with the database's own ceilings measured in the same run.
 
-Generates an N-entry NACHA file with `clearledger generate`, then, each step timed with its
-peak RSS:
+For each format (NACHA, pacs.008) it generates an N-record file with `clearledger generate`,
+then times each step with its peak RSS:
   1. `clearledger check`            parse + validate alone
   2. `clearledger ingest`           first ingest into a fresh SQLite database
   3. `clearledger ingest --report`  re-upload of the same file, full per-record report written
-and, in the same run, the database's own rates for the same rows into the same schema and
-indexes (the sqlite3 shell's `.import`, a prepared insert per row in one transaction, with the
-same pragmas), so each figure is printed with its ratio to that ceiling.
+and, in the same run, the raw rate of a prepared-statement insert of the same rows into the same
+schema and indexes in one transaction, with the same pragmas (examples/sqlite_ceiling.rs): once
+into the empty table (the first-ingest ceiling), once again with every row a conflict (the
+re-upload ceiling). Each figure is printed with its ratio to its ceiling.
 
 With --postgres (a server from CLEARLEDGER_TEST_PG_URL, else started by scripts/pg-start.sh) the
-same steps run on PostgreSQL, with its ceilings for the same rows into the same schema and indexes:
-`COPY` into `postings`, and `COPY` into a staging table + `INSERT … SELECT … ON CONFLICT DO NOTHING`
+same ingests run on PostgreSQL, beside its ceilings for the same rows into the same schema and
+indexes: `COPY` into `postings`, and `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING`
 (fresh, and again with every row a conflict).
 
-Usage: python3 benches/e2e.py [--entries 1000000] [--postgres] [--keep DIR]
-Needs a release build (`cargo build --release`), the sqlite3 shell, and psql for --postgres.
+With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
+that peak RSS does not grow with the file.
+
+Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008] [--postgres]
+                              [--sizes 100000,1000000,5000000] [--keep DIR]
+Needs `cargo build --release --examples` (the script runs it), the sqlite3 shell, and psql for
+--postgres.
 """
-import argparse, os, shutil, subprocess, sys, tempfile, time
+import argparse, glob, json, os, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "clearledger")
-SCHEMA = os.path.join(ROOT, "migrations", "sqlite", "0001_ledger.sql")
-PRAGMAS = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-262144;"
+CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
 COLS = ("tenant, operation, posting_key, file_id, record_no, trace_number, debit_account, "
         "credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at")
 
 
-def timed(cmd, stdin=None, stdout=subprocess.DEVNULL):
+def timed(cmd, stdin=None):
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin else None, stdout=stdout,
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin else None, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     if stdin:
         p.stdin.write(stdin)
@@ -40,82 +45,69 @@ def timed(cmd, stdin=None, stdout=subprocess.DEVNULL):
     err = p.stderr.read()
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
-        sys.exit(f"{cmd[0]} failed ({code}): {err}")
+        sys.exit(f"{' '.join(cmd)} failed ({code}): {err}")
     return secs, ru.ru_maxrss / 1024.0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--entries", type=int, default=1_000_000)
-    ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
-    ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
-    a = ap.parse_args()
-    if not os.path.exists(BIN):
-        sys.exit("build first: cargo build --release")
-    work = a.keep or tempfile.mkdtemp(prefix="clearledger-e2e-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        f = os.path.join(work, "big.ach")
-        db = os.path.join(work, "ledger.db")
-        for p in (db, db + "-wal", db + "-shm"):
-            if os.path.exists(p):
-                os.remove(p)
-        subprocess.run([BIN, "generate", "nacha", "--entries", str(a.entries), "--batches", "10",
-                        "--seed", "11", "-o", f], check=True)
-        mb = os.path.getsize(f) / 1e6
-        n = a.entries
-        rows = []
-        s, rss = timed([BIN, "check", "-q", f])
-        rows.append(("parse + validate (check)", s, rss, None))
-        s, rss = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
-        rows.append(("SQLite first ingest", s, rss, "fresh"))
-        s, rss = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f, "--report",
-                        os.path.join(work, "report.csv")])
-        rows.append(("SQLite re-upload + report", s, rss, "reupload"))
+def fresh(path):
+    for p in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(p):
+            os.remove(p)
 
-        # Ceilings, same rows, same schema and indexes, same pragmas.
-        csv_path = os.path.join(work, "rows.csv")
-        subprocess.run(["sqlite3", db], input=f".headers off\n.mode csv\n.output {csv_path}\n"
-                       f"SELECT {COLS} FROM postings WHERE run_id = 1;\n", text=True, check=True)
-        raw = os.path.join(work, "raw.db")
-        for p in (raw, raw + "-wal", raw + "-shm"):
-            if os.path.exists(p):
-                os.remove(p)
-        schema = open(SCHEMA).read()
-        subprocess.run(["sqlite3", raw], input=PRAGMAS + schema +
-                       "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) "
-                       "VALUES (1, 'default', '', 'nacha', 'x', 'x', 'completed');", text=True, check=True,
-                       stdout=subprocess.DEVNULL)
-        script = (f"{PRAGMAS}\n"
-                  f"BEGIN;\n.mode csv\n.import {csv_path} postings_view\nCOMMIT;\n")
-        # A view with exactly the posting columns, so .import binds one prepared insert per row.
-        subprocess.run(["sqlite3", raw], input=f"CREATE VIEW postings_view AS SELECT {COLS} FROM postings;\n"
-                       f"CREATE TRIGGER postings_view_ins INSTEAD OF INSERT ON postings_view BEGIN "
-                       f"INSERT INTO postings ({COLS}) VALUES ("
-                       + ", ".join("NEW." + c.strip() for c in COLS.split(",")) + "); END;",
-                       text=True, check=True)
-        s_fresh, _ = timed(["sqlite3", raw], stdin=script)
-        reup = (f"{PRAGMAS}\nCREATE TEMP TABLE staging AS SELECT {COLS} FROM postings WHERE 0;\n"
-                f".mode csv\n.import {csv_path} staging\n.timer off\n"
-                f"BEGIN;\nINSERT INTO postings ({COLS}) SELECT {COLS} FROM staging WHERE true ON CONFLICT DO NOTHING;\nCOMMIT;\n")
-        s_reup, _ = timed(["sqlite3", raw], stdin=reup)
-        ceil = {"fresh": n / s_fresh, "reupload": n / s_reup}
 
-        print(f"# {n:,} NACHA entries, {mb:.1f} MB; {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
-        print(f"| step | seconds | records/s | MB/s | peak RSS MB | ceiling records/s | ratio |")
-        print(f"|---|---|---|---|---|---|---|")
-        for name, s, rss, kind in rows:
-            c = ceil.get(kind)
-            cs = f"{c:,.0f}" if c else "-"
-            ratio = f"{(n / s) / c:.2f}" if c else "-"
-            print(f"| {name} | {s:.2f} | {n / s:,.0f} | {mb / s:.0f} | {rss:.0f} | {cs} | {ratio} |")
-        print(f"| ceiling: sqlite3 .import (prepared insert per row, one transaction) | {s_fresh:.2f} | {n / s_fresh:,.0f} | | | | |")
-        print(f"| ceiling: staging + INSERT … SELECT ON CONFLICT DO NOTHING (all conflicts) | {s_reup:.2f} | {n / s_reup:,.0f} | | | | |")
-        if a.postgres:
-            postgres(n, mb, f, csv_path, work)
-    finally:
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
+def generate(fmt, n, path):
+    if fmt == "nacha":
+        cmd = [BIN, "generate", "nacha", "--entries", str(n), "--batches", "10", "--seed", "11", "-o", path]
+    else:
+        cmd = [BIN, "generate", "pacs008", "--tx", str(n), "--seed", "11", "-o", path]
+    subprocess.run(cmd, check=True)
+
+
+def row(name, n, mb, s, rss, ceiling=None):
+    c = f"{ceiling:,.0f}" if ceiling else "-"
+    ratio = f"{(n / s) / ceiling:.2f}" if ceiling else "-"
+    rss = f"{rss:.0f}" if rss is not None else "-"
+    print(f"| {name} | {s:.2f} | {n / s:,.0f} | {mb / s:.0f} | {rss} | {c} | {ratio} |")
+
+
+HEADER = ("| step | seconds | records/s | MB/s | peak RSS MB | ceiling records/s | ratio |\n"
+          "|---|---|---|---|---|---|---|")
+
+
+def one_format(fmt, n, work, postgres_url):
+    f = os.path.join(work, f"big.{fmt}")
+    db = os.path.join(work, f"{fmt}.db")
+    fresh(db)
+    generate(fmt, n, f)
+    mb = os.path.getsize(f) / 1e6
+    check = timed([BIN, "check", "-q", f])
+    first = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
+    again = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f, "--report", os.path.join(work, "report.csv")])
+    again_bare = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
+
+    # Ceilings: the same rows, exported from the ledger just written.
+    csv_path = os.path.join(work, f"{fmt}-rows.csv")
+    subprocess.run(["sqlite3", db], input=f".headers off\n.mode csv\n.output {csv_path}\n"
+                   f"SELECT {COLS} FROM postings WHERE run_id = 1;\n", text=True, check=True)
+    raw = os.path.join(work, "raw.db")
+    fresh(raw)
+    out = subprocess.run([CEILING, csv_path, raw], capture_output=True, text=True, check=True).stdout
+    ceil = json.loads(out)
+    c_fresh, c_conf = n / ceil["fresh_secs"], n / ceil["conflicts_secs"]
+    fresh(raw)
+
+    title = "NACHA entries" if fmt == "nacha" else "pacs.008 transactions"
+    print(f"\n### {n:,} {title}, {mb:.0f} MB — SQLite\n")
+    print(HEADER)
+    row("parse + validate (`check`)", n, mb, *check)
+    row("SQLite first ingest", n, mb, *first, c_fresh)
+    row("SQLite re-upload, report written", n, mb, *again, c_conf)
+    row("SQLite re-upload, no report", n, mb, *again_bare, c_conf)
+    row("ceiling: prepared INSERT, one transaction, fresh", n, mb, ceil["fresh_secs"], None)
+    row("ceiling: same rows again, every one a conflict", n, mb, ceil["conflicts_secs"], None)
+    if postgres_url:
+        postgres(fmt, n, mb, f, csv_path, work, postgres_url)
+    os.remove(f)
 
 
 def pg_url():
@@ -132,48 +124,109 @@ def with_db(url, name):
     return f"{head}/{name}" + (f"?{query}" if query else "")
 
 
-def postgres(n, mb, f, csv_path, work):
-    admin = pg_url()
-    schema = os.path.join(ROOT, "migrations", "postgres", "0001_ledger.sql")
-    def psql(url, sql, stdin=None):
-        return subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql] if sql else ["psql", "-q", "-v", "ON_ERROR_STOP=1", url],
-                              input=stdin, text=True, check=True, capture_output=True)
+def psql(url, sql=None, stdin=None):
+    cmd = ["psql", "-q", "-v", "ON_ERROR_STOP=1", url] + (["-c", sql] if sql else [])
+    return subprocess.run(cmd, input=stdin, text=True, check=True, capture_output=True).stdout
+
+
+def psql_timed(url, sql):
+    t0 = time.perf_counter()
+    psql(url, stdin=sql)
+    return time.perf_counter() - t0
+
+
+def postgres(fmt, n, mb, f, csv_path, work, admin):
     for name in ("cl_e2e", "cl_e2e_raw"):
         psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         psql(admin, f"CREATE DATABASE {name}")
     url = with_db(admin, "cl_e2e")
-    rows = []
-    s, rss = timed([BIN, "--db", url, "ingest", "-q", f])
-    rows.append(("PostgreSQL first ingest", s, rss))
-    s, rss = timed([BIN, "--db", url, "ingest", "-q", f, "--report", os.path.join(work, "pg-report.csv")])
-    rows.append(("PostgreSQL re-upload + report", s, rss))
+    first = timed([BIN, "--db", url, "ingest", "-q", f])
+    again = timed([BIN, "--db", url, "ingest", "-q", f, "--report", os.path.join(work, "pg-report.csv")])
+    again_bare = timed([BIN, "--db", url, "ingest", "-q", f])
+
     raw = with_db(admin, "cl_e2e_raw")
-    psql(raw, None, stdin=open(schema).read() +
+    schema = "".join(open(p).read() for p in sorted(glob.glob(os.path.join(ROOT, "migrations", "postgres", "*.sql"))))
+    psql(raw, stdin=schema +
          "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) OVERRIDING SYSTEM VALUE "
          "VALUES (1, 'default', '', 'nacha', 'x', 'x', 'completed');")
-    t0 = time.perf_counter()
-    psql(raw, None, stdin=f"\\copy postings ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
-    s_copy = time.perf_counter() - t0
-    psql(raw, f"CREATE TABLE staging AS SELECT {COLS} FROM postings WHERE false")
-    psql(raw, None, stdin=f"\\copy staging ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
-    t0 = time.perf_counter()
-    psql(raw, f"INSERT INTO postings ({COLS}) SELECT {COLS} FROM staging ON CONFLICT DO NOTHING")
-    s_conflicts = time.perf_counter() - t0
-    psql(raw, "TRUNCATE postings CASCADE")
-    t0 = time.perf_counter()
-    psql(raw, f"INSERT INTO postings ({COLS}) SELECT {COLS} FROM staging ON CONFLICT DO NOTHING")
-    s_fresh = time.perf_counter() - t0
-    print()
-    print("| PostgreSQL step | seconds | records/s | MB/s | peak RSS MB | ratio to COPY | ratio to INSERT…SELECT ON CONFLICT |")
-    print("|---|---|---|---|---|---|---|")
-    first, reup = rows
-    print(f"| {first[0]} | {first[1]:.2f} | {n / first[1]:,.0f} | {mb / first[1]:.0f} | {first[2]:.0f} | {s_copy / first[1]:.2f} | {s_fresh / first[1]:.2f} |")
-    print(f"| {reup[0]} | {reup[1]:.2f} | {n / reup[1]:,.0f} | {mb / reup[1]:.0f} | {reup[2]:.0f} | - | {s_conflicts / reup[1]:.2f} (all conflicts) |")
-    print(f"| ceiling: COPY into postings | {s_copy:.2f} | {n / s_copy:,.0f} | | | | |")
-    print(f"| ceiling: staging + INSERT … SELECT ON CONFLICT DO NOTHING, fresh | {s_fresh:.2f} | {n / s_fresh:,.0f} | | | | |")
-    print(f"| ceiling: same, every row a conflict | {s_conflicts:.2f} | {n / s_conflicts:,.0f} | | | | |")
+    s_copy = psql_timed(raw, f"\\copy postings ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
+    # unnest of arrays, 10,000 rows a statement, as a client sends them; the arrays are built
+    # server-side from a staging table so that no client encoding is timed.
+    psql(raw, f"CREATE TABLE staging AS SELECT row_number() OVER () AS i, {COLS} FROM postings")
+    psql(raw, "CREATE INDEX ON staging (i)")
+    cols = [c.strip() for c in COLS.split(",")]
+    types = {"record_no": "bigint", "amount_minor": "bigint", "run_id": "bigint"}
+    unnest = ", ".join(f"a.a{k}::{types.get(c, 'text')}[]" for k, c in enumerate(cols))
+    batches = (n + 9999) // 10000
+    # Name the aggregated columns a0..aN.
+    prep = ("CREATE TABLE batches AS SELECT (i - 1) / 10000 AS b, "
+            + ", ".join(f"array_agg({c} ORDER BY i) AS a{k}" for k, c in enumerate(cols))
+            + " FROM staging GROUP BY 1;")
+    psql(raw, prep)
+    load = "".join(
+        f"INSERT INTO postings ({COLS}) SELECT u.* FROM batches a CROSS JOIN LATERAL unnest({unnest}) AS u "
+        f"WHERE a.b = {b} ON CONFLICT DO NOTHING;\n" for b in range(batches))
+    s_conflicts = psql_timed(raw, load)
+    psql(raw, "TRUNCATE postings")
+    s_fresh = psql_timed(raw, load)
+
+    c_copy, c_unnest, c_conf = n / s_copy, n / s_fresh, n / s_conflicts
+    print(f"\n### PostgreSQL, same file\n")
+    print(HEADER)
+    row("PostgreSQL first ingest (ratio to COPY)", n, mb, *first, c_copy)
+    row("PostgreSQL first ingest (ratio to unnest ON CONFLICT)", n, mb, *first, c_unnest)
+    row("PostgreSQL re-upload, report written", n, mb, *again, c_conf)
+    row("PostgreSQL re-upload, no report", n, mb, *again_bare, c_conf)
+    row("ceiling: COPY into postings", n, mb, s_copy, None)
+    row("ceiling: INSERT … SELECT FROM unnest(10 k-row arrays) ON CONFLICT DO NOTHING, fresh", n, mb, s_fresh, None)
+    row("ceiling: same, every row a conflict", n, mb, s_conflicts, None)
     for name in ("cl_e2e", "cl_e2e_raw"):
         subprocess.run(["psql", "-q", admin, "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
+
+
+def sizes(fmts, ns, work):
+    print("\n### Peak RSS by file size (SQLite)\n")
+    print("| format | records | MB | check s | check RSS MB | first ingest s | records/s | ingest RSS MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for fmt in fmts:
+        for n in ns:
+            f = os.path.join(work, f"size.{fmt}")
+            db = os.path.join(work, "size.db")
+            fresh(db)
+            generate(fmt, n, f)
+            mb = os.path.getsize(f) / 1e6
+            cs, crss = timed([BIN, "check", "-q", f])
+            s, rss = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
+            print(f"| {fmt} | {n:,} | {mb:.0f} | {cs:.2f} | {crss:.0f} | {s:.2f} | {n / s:,.0f} | {rss:.0f} |", flush=True)
+            os.remove(f)
+            fresh(db)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--entries", type=int, default=1_000_000)
+    ap.add_argument("--formats", default="nacha,pacs008")
+    ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
+    ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
+    ap.add_argument("--sizes", help="comma-separated record counts for the RSS table")
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "clearledger", "--example", "sqlite_ceiling"],
+                   cwd=ROOT, check=True)
+    work = a.keep or tempfile.mkdtemp(prefix="clearledger-e2e-")
+    os.makedirs(work, exist_ok=True)
+    fmts = [x for x in a.formats.split(",") if x]
+    try:
+        print(f"# clearledger e2e — {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
+              f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB", flush=True)
+        url = pg_url() if a.postgres else None
+        for fmt in fmts:
+            one_format(fmt, a.entries, work, url)
+            sys.stdout.flush()
+        if a.sizes:
+            sizes(fmts, [int(x) for x in a.sizes.split(",")], work)
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@
 //!   commits with few fsyncs.
 //! - `synchronous = FULL`: a committed run survives a power cut. In one big transaction
 //!   FULL costs the same as NORMAL (PERFORMANCE.md).
-//! - `cache_size` 256 MiB: bulk inserts into the unique indexes thrash the default 2 MB
-//!   page cache; this nearly doubles the insert rate (PERFORMANCE.md).
+//! - `cache_size` 128 MiB: bulk inserts into the unique indexes thrash the default 2 MB
+//!   page cache (PERFORMANCE.md: 256 MiB nearly doubles the rate). Measured here on 1 M
+//!   NACHA rows (examples/sqlite_ceiling.rs): 256 MiB 11.5 s, 128 MiB 10.0 s, 64 MiB 9.9 s
+//!   fresh; all-conflict 1.6 / 1.7 / 2.5 s. 128 MiB keeps peak RSS near 200 MB whatever
+//!   the file's size.
 //! - `BEGIN IMMEDIATE`: the ingest takes the write lock when it starts, so two processes
 //!   on one database serialise: the second waits (up to the busy timeout) and then finds
 //!   every record already posted. A deferred transaction would instead fail on upgrade.
@@ -90,7 +93,7 @@ impl SqliteLedger {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(busy_timeout)
             .foreign_keys(true)
-            .pragma("cache_size", "-262144")
+            .pragma("cache_size", "-131072")
             // Statement logs go to tracing at trace/debug level, not as warnings on stderr.
             .log_statements(log::LevelFilter::Trace)
             .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));

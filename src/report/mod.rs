@@ -70,6 +70,7 @@ impl ReportWriter {
             ReportFormat::Csv => {
                 let mut w = csv::WriterBuilder::new()
                     .has_headers(false)
+                    .buffer_capacity(1 << 16)
                     .from_writer(out);
                 w.write_record(REPORT_COLUMNS)?;
                 Inner::Csv(w)
@@ -87,26 +88,34 @@ impl ReportWriter {
         };
         match &mut self.inner {
             Inner::Csv(w) => {
-                let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-                let opt_i = |v: &Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
-                w.write_record([
-                    row.run_id.to_string(),
-                    row.file_id.clone(),
-                    row.record_no.to_string(),
-                    outcome.to_string(),
-                    row.posting_key.clone(),
-                    opt(&row.trace_number),
-                    row.amount_minor.to_string(),
-                    row.currency.clone(),
-                    row.debit_account.clone(),
-                    row.credit_account.clone(),
-                    opt(&row.original_file_id),
-                    opt_i(&row.original_record_no),
-                    opt_i(&row.original_run_id),
-                    opt(&row.original_posted_at),
-                    opt(&row.differences),
-                    opt(&row.reason),
-                ])?;
+                // Field by field from borrowed text: no String per field.
+                let mut num = itoa::Buffer::new();
+                fn opt(v: &Option<String>) -> &str {
+                    v.as_deref().unwrap_or("")
+                }
+                w.write_field(num.format(row.run_id))?;
+                w.write_field(&row.file_id)?;
+                w.write_field(num.format(row.record_no))?;
+                w.write_field(outcome)?;
+                w.write_field(&row.posting_key)?;
+                w.write_field(opt(&row.trace_number))?;
+                w.write_field(num.format(row.amount_minor))?;
+                w.write_field(&row.currency)?;
+                w.write_field(&row.debit_account)?;
+                w.write_field(&row.credit_account)?;
+                w.write_field(opt(&row.original_file_id))?;
+                match row.original_record_no {
+                    Some(n) => w.write_field(num.format(n))?,
+                    None => w.write_field("")?,
+                }
+                match row.original_run_id {
+                    Some(n) => w.write_field(num.format(n))?,
+                    None => w.write_field("")?,
+                }
+                w.write_field(opt(&row.original_posted_at))?;
+                w.write_field(opt(&row.differences))?;
+                w.write_field(opt(&row.reason))?;
+                w.write_record(None::<&[u8]>)?;
             }
             Inner::Jsonl(w) => {
                 let mut v = serde_json::to_value(row).map_err(io::Error::other)?;
