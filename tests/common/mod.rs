@@ -177,6 +177,28 @@ impl TestDb {
         run(&all, env)
     }
 
+    /// Runs a script of several statements (a dump) directly against the database.
+    #[allow(dead_code)]
+    pub fn exec_script(&self, sql: &str) {
+        use sqlx::Connection;
+        let url = self.url.clone();
+        let sql = sql.to_string();
+        match self.backend {
+            Backend::Sqlite => block_on(async move {
+                let mut c = sqlx::SqliteConnection::connect(&format!("{url}?mode=rwc"))
+                    .await
+                    .expect("open test db");
+                sqlx::raw_sql(&sql).execute(&mut c).await.expect("script");
+            }),
+            Backend::Postgres => block_on(async move {
+                let mut c = sqlx::PgConnection::connect(&url)
+                    .await
+                    .expect("open test db");
+                sqlx::raw_sql(&sql).execute(&mut c).await.expect("script");
+            }),
+        }
+    }
+
     /// One integer from SQL run directly against the database.
     pub fn scalar(&self, sql: &str) -> i64 {
         let rows = self.rows(sql);

@@ -830,17 +830,20 @@ impl Assembler {
             );
         }
         let mut declared_addenda = None;
-        let (account, amount, ident, name, disc, trace);
+        // The text fields stay borrowed until the entry is kept: `check` keeps only the trace.
+        let (amount, trace);
+        let (account, ident, name): (&[u8], &[u8], &[u8]);
+        let disc: [&[u8]; 2];
         match batch.kind {
             BatchKind::Standard => {
                 let (_, e) = parse_entry_detail(record).expect("94-byte record");
                 c.non_blank(l.dfi_account_number);
                 amount = c.digits(l.amount).unwrap_or(0);
                 c.digits(l.trace_number);
-                account = text(e.dfi_account_number);
-                ident = text(e.individual_identification_number);
-                name = text(e.individual_name);
-                disc = text(e.discretionary_data);
+                account = e.dfi_account_number;
+                ident = e.individual_identification_number;
+                name = e.individual_name;
+                disc = [e.discretionary_data, b""];
                 trace = text(e.trace_number);
             }
             BatchKind::Ctx => {
@@ -852,10 +855,10 @@ impl Assembler {
                 if let Some(n) = c.digits(l.number_of_addenda_records) {
                     declared_addenda = Some((n, l.number_of_addenda_records));
                 }
-                account = text(e.dfi_account_number);
-                ident = text(e.identification_number);
-                name = text(e.receiving_company_name);
-                disc = text(e.discretionary_data);
+                account = e.dfi_account_number;
+                ident = e.identification_number;
+                name = e.receiving_company_name;
+                disc = [e.discretionary_data, b""];
                 trace = text(e.trace_number);
             }
             BatchKind::Iat => {
@@ -865,14 +868,13 @@ impl Assembler {
                 c.non_blank(l.foreign_receiver_account_number);
                 amount = c.digits(l.amount).unwrap_or(0);
                 c.digits(l.trace_number);
-                account = text(e.foreign_receiver_account_number);
-                ident = String::new();
-                name = String::new();
-                disc = format!(
-                    "{}{}",
-                    text(e.gateway_operator_ofac_screening_indicator),
-                    text(e.secondary_ofac_screening_indicator)
-                );
+                account = e.foreign_receiver_account_number;
+                ident = b"";
+                name = b"";
+                disc = [
+                    e.gateway_operator_ofac_screening_indicator,
+                    e.secondary_ofac_screening_indicator,
+                ];
                 trace = text(e.trace_number);
             }
             BatchKind::Adv => {
@@ -884,10 +886,10 @@ impl Assembler {
                 c.digits(l.ach_operator_routing_number);
                 c.digits(l.julian_day);
                 c.digits(l.sequence_number);
-                account = text(e.dfi_account_number);
-                ident = text(e.advice_routing_number);
-                name = text(e.individual_name);
-                disc = text(e.discretionary_data);
+                account = e.dfi_account_number;
+                ident = e.advice_routing_number;
+                name = e.individual_name;
+                disc = [e.discretionary_data, b""];
                 trace = format!(
                     "{}{}{}",
                     text(e.ach_operator_routing_number),
@@ -945,11 +947,15 @@ impl Assembler {
                 transaction_code: code,
                 direction,
                 rdfi_routing: format!("{}{}", text(rdfi), text(l.check_digit.slice(record))),
-                account,
+                account: text(account),
                 amount_minor: amount,
-                individual_identification: ident,
-                individual_name: name,
-                discretionary_data: disc,
+                individual_identification: text(ident),
+                individual_name: text(name),
+                discretionary_data: if disc[1].is_empty() {
+                    text(disc[0])
+                } else {
+                    format!("{}{}", text(disc[0]), text(disc[1]))
+                },
                 trace_number: trace,
                 addenda: Vec::new(),
             }
