@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod fault;
 pub mod formats;
+pub mod hash;
 pub mod ingest;
 pub mod ledger;
 pub mod model;

@@ -4,10 +4,10 @@
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
 use crate::formats::nacha::{Finding, FindingCode, Position};
+use crate::hash::StreamHasher;
 use quick_xml::NsReader;
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
-use sha2::{Digest, Sha256};
 use std::cell::Cell;
 use std::io::{self, BufRead};
 use std::rc::Rc;
@@ -96,7 +96,7 @@ struct Guard<R> {
     inner: R,
     since_reset: Rc<Cell<u64>>,
     lines: Rc<Cell<u64>>,
-    hasher: Sha256,
+    hasher: StreamHasher,
     /// Bytes consumed: the file offset of what the XML reader reads next (a BOM included,
     /// which quick-xml's own position may or may not count depending on read sizes).
     consumed: Rc<Cell<u64>>,
@@ -130,7 +130,7 @@ impl<R: BufRead> BufRead for Guard<R> {
             let b = &buf[..amt.min(buf.len())];
             self.hasher.update(b);
             self.lines
-                .set(self.lines.get() + b.iter().filter(|&&c| c == b'\n').count() as u64);
+                .set(self.lines.get() + memchr::memchr_iter(b'\n', b).count() as u64);
         }
         self.inner.consume(amt);
         self.since_reset.set(self.since_reset.get() + amt as u64);
@@ -151,9 +151,83 @@ struct Frame {
     name: String,
     pos: Pos,
     index: u32,
-    children: Vec<(String, u32)>,
+    /// Names of the children seen so far, back to back in `child_names`, each with its
+    /// count: `(start, len, count)`.
+    children: Vec<(u32, u32, u32)>,
+    child_names: String,
     had_child: bool,
     text: String,
+}
+
+impl Frame {
+    /// Counts one more child called `name`; returns its 1-based index among its namesakes.
+    fn child(&mut self, name: &str) -> u32 {
+        self.had_child = true;
+        let names = &self.child_names;
+        if let Some(c) = self
+            .children
+            .iter_mut()
+            .find(|(at, len, _)| &names[*at as usize..(*at + *len) as usize] == name)
+        {
+            c.2 += 1;
+            return c.2;
+        }
+        self.children
+            .push((self.child_names.len() as u32, name.len() as u32, 1));
+        self.child_names.push_str(name);
+        1
+    }
+}
+
+/// The open elements. Frames above the depth are kept for reuse, with their buffers: a
+/// walk allocates per nesting level, not per element.
+#[derive(Default)]
+struct Stack {
+    frames: Vec<Frame>,
+    depth: usize,
+}
+
+impl Stack {
+    fn push(&mut self, name: &str, pos: Pos, index: u32) {
+        if self.depth == self.frames.len() {
+            self.frames.push(Frame {
+                name: String::new(),
+                pos,
+                index,
+                children: Vec::new(),
+                child_names: String::new(),
+                had_child: false,
+                text: String::new(),
+            });
+        }
+        let f = &mut self.frames[self.depth];
+        f.name.clear();
+        f.name.push_str(name);
+        f.pos = pos;
+        f.index = index;
+        f.children.clear();
+        f.child_names.clear();
+        f.had_child = false;
+        f.text.clear();
+        self.depth += 1;
+    }
+
+    fn pop(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl std::ops::Deref for Stack {
+    type Target = [Frame];
+    fn deref(&self) -> &[Frame] {
+        &self.frames[..self.depth]
+    }
+}
+
+impl std::ops::DerefMut for Stack {
+    fn deref_mut(&mut self) -> &mut [Frame] {
+        &mut self.frames[..self.depth]
+    }
 }
 
 fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Option<BlockKind> {
@@ -178,7 +252,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         inner: source,
         since_reset: since.clone(),
         lines: lines.clone(),
-        hasher: Sha256::new(),
+        hasher: StreamHasher::new(),
         consumed: consumed.clone(),
         total: 0,
     };
@@ -188,7 +262,8 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     reader.config_mut().trim_text(false);
     reader.config_mut().expand_empty_elements = true;
     let mut buf = Vec::with_capacity(8 * 1024);
-    let mut stack: Vec<Frame> = Vec::new();
+    let mut stack = Stack::default();
+    let mut name = String::new();
     // Index in `stack` of the Document element, and of the open blocks.
     let mut document_at: Option<usize> = None;
     let mut open_block: Option<(BlockKind, usize, Block)> = None;
@@ -258,32 +333,17 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     );
                     break;
                 }
-                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                name.clear();
+                match std::str::from_utf8(e.local_name().as_ref()) {
+                    Ok(n) => name.push_str(n),
+                    Err(_) => name.push_str(&String::from_utf8_lossy(e.local_name().as_ref())),
+                }
                 let index = match stack.last_mut() {
-                    Some(parent) => {
-                        parent.had_child = true;
-                        match parent.children.iter_mut().find(|(n, _)| *n == name) {
-                            Some((_, c)) => {
-                                *c += 1;
-                                *c
-                            }
-                            None => {
-                                parent.children.push((name.clone(), 1));
-                                1
-                            }
-                        }
-                    }
+                    Some(parent) => parent.child(&name),
                     None => 1,
                 };
-                let parent_name = stack.last().map(|f| f.name.clone());
-                stack.push(Frame {
-                    name: name.clone(),
-                    pos,
-                    index,
-                    children: Vec::new(),
-                    had_child: false,
-                    text: String::new(),
-                });
+                stack.push(&name, pos, index);
+                let parent_name = stack.len().checked_sub(2).map(|i| stack[i].name.as_str());
                 if name == "Document" && document_at.is_none() {
                     let namespace = match res {
                         ResolveResult::Bound(ns) => {
@@ -301,7 +361,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 }
                 if let Some(d) = document_at {
                     let depth = stack.len() - 1 - d;
-                    if let Some(kind) = is_block(&name, parent_name.as_deref(), depth) {
+                    if let Some(kind) = is_block(&name, parent_name, depth) {
                         let block = Block {
                             path: path_of(&stack),
                             pos,
@@ -315,11 +375,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 }
                 // Attributes (Ccy="EUR") become leaves `path@Name`.
                 for attr in e.attributes().flatten() {
-                    let key = String::from_utf8_lossy(attr.key.local_name().as_ref()).into_owned();
-                    let qualified = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
-                    if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
+                    let qualified = attr.key.as_ref();
+                    if qualified.starts_with(b"xmlns") || qualified.starts_with(b"xsi:") {
                         continue;
                     }
+                    let key = String::from_utf8_lossy(attr.key.local_name().into_inner());
                     let value = attr
                         .unescape_value()
                         .map(|v| v.into_owned())
@@ -343,7 +403,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     continue;
                 }
                 let text = match t.unescape() {
-                    Ok(s) => s.into_owned(),
+                    Ok(s) => s,
                     Err(e) => {
                         fatal = Some(
                             Finding::error(
@@ -434,7 +494,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         guard.consume(n);
     }
     Ok(WalkEnd {
-        sha256: guard.hasher.finalize().into(),
+        sha256: guard.hasher.finish(),
         bytes: guard.total,
         fatal,
     })
@@ -457,8 +517,13 @@ fn add_leaf(
     if block.leaves.len() >= LEAVES_PER_BLOCK_MAX {
         return;
     }
-    let rel: Vec<&str> = stack[at + 1..].iter().map(|f| f.name.as_str()).collect();
-    let mut path = rel.join("/");
+    let mut path = String::with_capacity(48);
+    for (i, f) in stack[at + 1..].iter().enumerate() {
+        if i > 0 {
+            path.push('/');
+        }
+        path.push_str(&f.name);
+    }
     path.push_str(suffix);
     block.leaves.push((path, value, pos));
 }

@@ -1,0 +1,151 @@
+//! SHA-256 of a file as it is read, off the parsing thread once the file is large.
+//!
+//! The readers hash exactly the bytes they parse (so a run's recorded hash is the content
+//! it posted, even if the file changes on disk meanwhile). Hashing costs about as much as
+//! parsing a NACHA file, so past [`INLINE_MAX`] bytes the chunks go, copied, through a
+//! bounded channel to a thread of their own: parse and hash run on two cores.
+
+use sha2::{Digest, Sha256};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+/// Bytes hashed on the caller's thread before a hashing thread is started: small files
+/// (every test, most real files) never pay for one.
+pub const INLINE_MAX: u64 = 4 << 20;
+/// Chunks queued for the hashing thread: bounds the memory held to this many chunks.
+const QUEUED_MAX: usize = 8;
+/// Bytes gathered before a chunk is handed over: small updates (an XML reader consumes a
+/// few bytes at a time) are batched, so the channel carries a few hundred chunks a GB.
+const CHUNK: usize = 1 << 20;
+
+/// The hashing thread: where chunks go, and the digest it returns when they stop.
+type Worker = (SyncSender<Vec<u8>>, JoinHandle<[u8; 32]>);
+
+/// Hashes what it is fed, in order.
+pub struct StreamHasher {
+    inline: Option<Sha256>,
+    fed: u64,
+    /// A hashing thread could not be started: hash inline to the end.
+    no_thread: bool,
+    worker: Option<Worker>,
+    /// Bytes not yet handed to the worker.
+    pending: Vec<u8>,
+}
+
+impl Default for StreamHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamHasher {
+    pub fn new() -> Self {
+        StreamHasher {
+            inline: Some(Sha256::new()),
+            fed: 0,
+            no_thread: false,
+            worker: None,
+            pending: Vec::new(),
+        }
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.fed += bytes.len() as u64;
+        if self.worker.is_none() && !self.no_thread && self.fed > INLINE_MAX {
+            self.start_worker();
+        }
+        match (&self.worker, &mut self.inline) {
+            (Some(_), _) => {
+                self.pending.extend_from_slice(bytes);
+                if self.pending.len() >= CHUNK {
+                    self.hand_over();
+                }
+            }
+            (None, Some(h)) => h.update(bytes),
+            (None, None) => unreachable!("a hasher without state"),
+        }
+    }
+
+    fn hand_over(&mut self) {
+        if let Some((tx, _)) = &self.worker
+            && !self.pending.is_empty()
+        {
+            let chunk =
+                std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK + (64 << 10)));
+            tx.send(chunk)
+                .expect("the hashing thread ends only when its sender is dropped");
+        }
+    }
+
+    fn start_worker(&mut self) {
+        let mut h = self.inline.clone().expect("hashed inline so far");
+        let (tx, rx) = sync_channel::<Vec<u8>>(QUEUED_MAX);
+        let spawned = std::thread::Builder::new()
+            .name("sha256".into())
+            .spawn(move || {
+                for chunk in rx {
+                    h.update(&chunk);
+                }
+                h.finalize().into()
+            });
+        match spawned {
+            Ok(handle) => {
+                self.inline = None;
+                self.worker = Some((tx, handle));
+                self.pending = Vec::with_capacity(CHUNK + (64 << 10));
+            }
+            // No thread to be had: go on hashing inline, from where the hasher stood.
+            Err(e) => {
+                tracing::debug!(error = %e, "no hashing thread; hashing inline");
+                self.no_thread = true;
+            }
+        }
+    }
+
+    /// The digest of everything fed so far; the hasher starts over.
+    pub fn finish(&mut self) -> [u8; 32] {
+        self.hand_over();
+        let out = match self.worker.take() {
+            Some((tx, handle)) => {
+                drop(tx);
+                handle.join().expect("the hashing thread does not panic")
+            }
+            None => self.inline.take().unwrap_or_default().finalize().into(),
+        };
+        *self = StreamHasher::new();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_and_threaded_give_the_file_hash() {
+        let data: Vec<u8> = (0..(INLINE_MAX as usize * 3 + 12_345))
+            .map(|i| (i * 31 % 251) as u8)
+            .collect();
+        let want: [u8; 32] = Sha256::digest(&data).into();
+        for chunk in [1_000, 65_536, 1 << 20] {
+            let mut h = StreamHasher::new();
+            for c in data.chunks(chunk) {
+                h.update(c);
+            }
+            assert!(h.worker.is_some(), "past INLINE_MAX the thread hashes");
+            assert_eq!(h.finish(), want, "chunk {chunk}");
+        }
+        let mut h = StreamHasher::new();
+        for c in data.chunks(7) {
+            h.update(c);
+        }
+        assert_eq!(h.finish(), want, "tiny updates are batched");
+        let mut h = StreamHasher::new();
+        h.update(b"abc");
+        assert!(h.worker.is_none());
+        assert_eq!(
+            hex::encode(h.finish()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
