@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 /// Bytes hashed on the caller's thread before a hashing thread is started: small files
 /// (every test, most real files) never pay for one.
-pub const INLINE_MAX: u64 = 4 << 20;
+pub const INLINE_MAX: u64 = 1 << 20;
 /// Chunks queued for the hashing thread: bounds the memory held to this many chunks.
 const QUEUED_MAX: usize = 8;
 /// Bytes gathered before a chunk is handed over: small updates (an XML reader consumes a

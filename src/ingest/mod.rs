@@ -17,6 +17,7 @@ use crate::ledger::{
 };
 use crate::model::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
 use chrono::{DateTime, Utc};
+use rayon::prelude::*;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc;
@@ -230,7 +231,7 @@ pub async fn ingest_file<L: Ledger>(
     }
     let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);
     let parser = std::thread::Builder::new()
-        .name("nacha-parser".into())
+        .name("parser".into())
         .spawn({
             let (validate, format) = (opts.validate, opts.format);
             move || parse_thread(source, format, validate, tx, progress)
@@ -405,20 +406,34 @@ fn parse_thread(
         },
     };
     let mut file: Option<FileIdentity> = None;
-    let mut chunk: Vec<PostingRecord> = Vec::with_capacity(CHUNK_RECORDS);
     let mut receiver_gone = false;
-    // Sends the identity once, and full chunks as they fill.
+    // Parsed records wait here, in file order, until a chunk is full; then their posting
+    // records (keys, fingerprints, stored detail) are built across the cores by rayon and
+    // the chunk goes to the writer. Parsing stays one sequential pass (structure and
+    // control totals are file-order state); building a chunk is independent per record.
+    let mut entries: Vec<nacha::Entry> = Vec::with_capacity(CHUNK_RECORDS);
+    let mut txs: Vec<iso20022::IsoTx> = Vec::with_capacity(CHUNK_RECORDS);
+    // Sends the identity once.
     let send_header = |id: FileIdentity, file: &mut Option<FileIdentity>, gone: &mut bool| {
         if file.is_none() && !*gone {
             *file = Some(id.clone());
             *gone = tx.blocking_send(Msg::Header(id)).is_err();
         }
     };
-    let flush = |chunk: &mut Vec<PostingRecord>, gone: &mut bool, tx: &mpsc::Sender<Msg>| {
-        if chunk.len() >= CHUNK_RECORDS && !*gone {
-            let full = std::mem::replace(chunk, Vec::with_capacity(CHUNK_RECORDS));
-            *gone = tx.blocking_send(Msg::Records(full)).is_err();
+    let send = |chunk: Vec<PostingRecord>, gone: &mut bool| {
+        if !*gone && !chunk.is_empty() {
+            *gone = tx.blocking_send(Msg::Records(chunk)).is_err();
         }
+    };
+    let build_nacha = |id: &FileIdentity, batch: &mut Vec<nacha::Entry>| -> Vec<PostingRecord> {
+        let out = batch.par_iter().map(|e| nacha_posting(id, e)).collect();
+        batch.clear();
+        out
+    };
+    let build_iso = |id: &FileIdentity, batch: &mut Vec<iso20022::IsoTx>| -> Vec<PostingRecord> {
+        let out = batch.par_iter().map(|t| iso_posting(id, t)).collect();
+        batch.clear();
+        out
     };
     let res: std::io::Result<ParseDone> = match format {
         FileFormat::Nacha => {
@@ -428,13 +443,21 @@ fn parse_thread(
                 }
                 Event::Entry(e) => {
                     // Entries before any header belong to a file that will be rejected.
-                    if let Some(id) = &file {
-                        chunk.push(nacha_posting(id, &e));
-                        flush(&mut chunk, &mut receiver_gone, &tx);
+                    if let Some(id) = &file
+                        && !receiver_gone
+                    {
+                        entries.push(e);
+                        if entries.len() >= CHUNK_RECORDS {
+                            send(build_nacha(id, &mut entries), &mut receiver_gone);
+                        }
                     }
                 }
             };
-            nacha::read_file(&mut source, validate, &mut on_event, &mut |_| {}).map(|r| ParseDone {
+            let r = nacha::read_file(&mut source, validate, &mut on_event, &mut |_| {});
+            if let Some(id) = &file {
+                send(build_nacha(id, &mut entries), &mut receiver_gone);
+            }
+            r.map(|r| ParseDone {
                 format,
                 findings: r.summary.findings,
                 sha256: r.sha256,
@@ -446,13 +469,21 @@ fn parse_thread(
             let mut on_event = |ev: IsoEvent| match ev {
                 IsoEvent::Header(h) => send_header(iso_identity(&h), &mut file, &mut receiver_gone),
                 IsoEvent::Transaction(t) => {
-                    if let Some(id) = &file {
-                        chunk.push(iso_posting(id, &t));
-                        flush(&mut chunk, &mut receiver_gone, &tx);
+                    if let Some(id) = &file
+                        && !receiver_gone
+                    {
+                        txs.push(t);
+                        if txs.len() >= CHUNK_RECORDS {
+                            send(build_iso(id, &mut txs), &mut receiver_gone);
+                        }
                     }
                 }
             };
-            iso20022::read_file(&mut source, &mut on_event).map(|r| ParseDone {
+            let r = iso20022::read_file(&mut source, &mut on_event);
+            if let Some(id) = &file {
+                send(build_iso(id, &mut txs), &mut receiver_gone);
+            }
+            r.map(|r| ParseDone {
                 format,
                 findings: r.findings,
                 sha256: r.sha256,
@@ -461,9 +492,6 @@ fn parse_thread(
             })
         }
     };
-    if !chunk.is_empty() && !receiver_gone {
-        receiver_gone = tx.blocking_send(Msg::Records(chunk)).is_err();
-    }
     if !receiver_gone {
         let _ = tx.blocking_send(Msg::Done(res));
     }
