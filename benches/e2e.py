@@ -21,10 +21,10 @@ that peak RSS does not grow with the file.
 
 Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008] [--postgres]
                               [--sizes 100000,1000000,5000000] [--keep DIR]
-Needs `cargo build --release --examples` (the script runs it), the sqlite3 shell, and psql for
---postgres.
+Builds what it runs (`cargo build --release`, the example); --postgres needs psql (installed
+with PostgreSQL, which scripts/pg-start.sh starts).
 """
-import argparse, glob, json, os, shutil, subprocess, sys, tempfile, time
+import argparse, csv, glob, json, os, shutil, sqlite3, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "clearledger")
@@ -53,6 +53,16 @@ def fresh(path):
     for p in (path, path + "-wal", path + "-shm"):
         if os.path.exists(p):
             os.remove(p)
+
+
+def export_rows(db, csv_path):
+    """The first run's posting rows as CSV (NULL as an empty field), for the ceilings."""
+    con = sqlite3.connect(db)
+    with open(csv_path, "w", newline="") as out:
+        w = csv.writer(out)
+        for r in con.execute(f"SELECT {COLS} FROM postings WHERE run_id = 1 ORDER BY posting_id"):
+            w.writerow(r)
+    con.close()
 
 
 def generate(fmt, n, path):
@@ -87,8 +97,7 @@ def one_format(fmt, n, work, postgres_url):
 
     # Ceilings: the same rows, exported from the ledger just written.
     csv_path = os.path.join(work, f"{fmt}-rows.csv")
-    subprocess.run(["sqlite3", db], input=f".headers off\n.mode csv\n.output {csv_path}\n"
-                   f"SELECT {COLS} FROM postings WHERE run_id = 1;\n", text=True, check=True)
+    export_rows(db, csv_path)
     raw = os.path.join(work, "raw.db")
     fresh(raw)
     out = subprocess.run([CEILING, csv_path, raw], capture_output=True, text=True, check=True).stdout

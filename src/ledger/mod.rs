@@ -1,6 +1,7 @@
-//! The store: one trait, the SQLite backend behind it (PostgreSQL comes later and
-//! implements the same trait; the SQL stays portable: no SQLite-only functions in the
-//! dedup path, `INSERT … ON CONFLICT DO NOTHING RETURNING` which both support).
+//! The store: one trait, with the SQLite (`sqlite.rs`) and PostgreSQL (`postgres.rs`)
+//! backends behind it. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against the
+//! same unique indexes: SQLite one prepared statement per record (its change count says
+//! what inserted), PostgreSQL a chunk of arrays through `unnest` with `RETURNING`.
 //!
 //! The contract (PRINCIPLES.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file
