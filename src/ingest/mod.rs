@@ -380,6 +380,17 @@ pub async fn ingest_file<L: Ledger>(
     })
 }
 
+/// The posting records of a batch of parsed records, in order, built across the cores;
+/// the batch is emptied for the next chunk.
+fn build<T: Sync>(
+    batch: &mut Vec<T>,
+    posting: impl Fn(&T) -> PostingRecord + Sync + Send,
+) -> Vec<PostingRecord> {
+    let out = batch.par_iter().map(posting).collect();
+    batch.clear();
+    out
+}
+
 fn parse_thread(
     source: Box<dyn Read + Send>,
     format: Option<FileFormat>,
@@ -425,16 +436,6 @@ fn parse_thread(
             *gone = tx.blocking_send(Msg::Records(chunk)).is_err();
         }
     };
-    let build_nacha = |id: &FileIdentity, batch: &mut Vec<nacha::Entry>| -> Vec<PostingRecord> {
-        let out = batch.par_iter().map(|e| nacha_posting(id, e)).collect();
-        batch.clear();
-        out
-    };
-    let build_iso = |id: &FileIdentity, batch: &mut Vec<iso20022::IsoTx>| -> Vec<PostingRecord> {
-        let out = batch.par_iter().map(|t| iso_posting(id, t)).collect();
-        batch.clear();
-        out
-    };
     let res: std::io::Result<ParseDone> = match format {
         FileFormat::Nacha => {
             let mut on_event = |ev: Event| match ev {
@@ -448,14 +449,20 @@ fn parse_thread(
                     {
                         entries.push(e);
                         if entries.len() >= CHUNK_RECORDS {
-                            send(build_nacha(id, &mut entries), &mut receiver_gone);
+                            send(
+                                build(&mut entries, |e| nacha_posting(id, e)),
+                                &mut receiver_gone,
+                            );
                         }
                     }
                 }
             };
             let r = nacha::read_file(&mut source, validate, &mut on_event, &mut |_| {});
             if let Some(id) = &file {
-                send(build_nacha(id, &mut entries), &mut receiver_gone);
+                send(
+                    build(&mut entries, |e| nacha_posting(id, e)),
+                    &mut receiver_gone,
+                );
             }
             r.map(|r| ParseDone {
                 format,
@@ -474,14 +481,14 @@ fn parse_thread(
                     {
                         txs.push(t);
                         if txs.len() >= CHUNK_RECORDS {
-                            send(build_iso(id, &mut txs), &mut receiver_gone);
+                            send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
                         }
                     }
                 }
             };
             let r = iso20022::read_file(&mut source, &mut on_event);
             if let Some(id) = &file {
-                send(build_iso(id, &mut txs), &mut receiver_gone);
+                send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
             }
             r.map(|r| ParseDone {
                 format,

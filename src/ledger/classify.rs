@@ -13,6 +13,23 @@ pub(crate) fn ts(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
+/// The embedded migrations not yet applied, in order, given what the database recorded
+/// as `(version, checksum)`; a recorded migration whose text has changed since is an error.
+pub(crate) fn migrations_to_apply<'m>(
+    migrator: &'m sqlx::migrate::Migrator,
+    applied: &[(i64, Vec<u8>)],
+) -> Result<Vec<&'m sqlx::migrate::Migration>, super::LedgerError> {
+    let mut out = Vec::new();
+    for m in migrator.iter() {
+        match applied.iter().find(|(v, _)| *v == m.version) {
+            Some((_, sum)) if sum.as_slice() == m.checksum.as_ref() => {}
+            Some(_) => return Err(super::LedgerError::MigrationChanged { version: m.version }),
+            None => out.push(m),
+        }
+    }
+    Ok(out)
+}
+
 /// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.
 pub(crate) fn like_escape(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -164,5 +181,43 @@ pub(crate) fn tally(
         };
         run.counts.add(outcome, r.amount_minor);
         outcomes.push(outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_to_apply_skips_the_applied_and_refuses_a_changed_one() {
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        let sum = |v: i64| {
+            migrator
+                .iter()
+                .find(|m| m.version == v)
+                .unwrap()
+                .checksum
+                .to_vec()
+        };
+        let versions = |applied: &[(i64, Vec<u8>)]| -> Vec<i64> {
+            migrations_to_apply(&migrator, applied)
+                .unwrap()
+                .iter()
+                .map(|m| m.version)
+                .collect()
+        };
+        assert_eq!(versions(&[]), vec![1, 2, 3]);
+        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3]);
+        assert_eq!(
+            versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3))]),
+            Vec::<i64>::new()
+        );
+        match migrations_to_apply(&migrator, &[(1, sum(1)), (2, b"edited".to_vec())]) {
+            Err(crate::ledger::LedgerError::MigrationChanged { version }) => assert_eq!(version, 2),
+            other => panic!(
+                "expected migration 2 refused, got {:?}",
+                other.map(|v| v.len())
+            ),
+        }
     }
 }

@@ -14,8 +14,8 @@
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
 use super::classify::{
-    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape, replay_sql,
-    report_sql, tally, ts,
+    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape,
+    migrations_to_apply, replay_sql, report_sql, tally, ts,
 };
 use super::*;
 use futures_util::TryStreamExt;
@@ -167,12 +167,7 @@ impl Ledger for PgLedger {
                 .fetch_all(&mut self.conn)
                 .await
                 .ctx("reading schema_migrations")?;
-            for m in migrator.iter() {
-                match applied.iter().find(|(v, _)| *v == m.version) {
-                    Some((_, sum)) if sum.as_slice() == m.checksum.as_ref() => continue,
-                    Some(_) => return Err(LedgerError::MigrationChanged { version: m.version }),
-                    None => {}
-                }
+            for m in migrations_to_apply(&migrator, &applied)? {
                 sqlx::raw_sql(&m.sql).execute(&mut self.conn).await.ctx("applying a migration")?;
                 sqlx::query("INSERT INTO schema_migrations (version, description, checksum, applied_at) VALUES ($1, $2, $3, $4)")
                     .bind(m.version)
@@ -270,24 +265,28 @@ impl Ledger for PgLedger {
             if run.prior_run_id.is_none() {
                 // One statement per chunk, the rows as arrays through `unnest`: a handful of
                 // binds instead of 15 per row, the same ON CONFLICT arbitration.
-                let col = |f: &dyn Fn(&PostingRecord) -> String| {
-                    chunk.iter().map(f).collect::<Vec<String>>()
-                };
-                let operations = col(&|r| r.operation.to_string());
-                let keys = col(&|r| r.posting_key.clone());
+                // Columns borrowed from the records: no copy of the text per row.
+                fn col<'a>(
+                    chunk: &'a [PostingRecord],
+                    f: impl Fn(&'a PostingRecord) -> &'a str,
+                ) -> Vec<&'a str> {
+                    chunk.iter().map(f).collect()
+                }
+                let operations = col(chunk, |r| r.operation);
+                let keys = col(chunk, |r| &r.posting_key);
                 let record_nos: Vec<i64> = chunk.iter().map(|r| r.record_no as i64).collect();
-                let traces: Vec<Option<String>> =
-                    chunk.iter().map(|r| r.trace_number.clone()).collect();
-                let debits = col(&|r| r.debit_account.clone());
-                let credits = col(&|r| r.credit_account.clone());
+                let traces: Vec<Option<&str>> =
+                    chunk.iter().map(|r| r.trace_number.as_deref()).collect();
+                let debits = col(chunk, |r| &r.debit_account);
+                let credits = col(chunk, |r| &r.credit_account);
                 let amounts: Vec<i64> = chunk.iter().map(|r| r.amount_minor).collect();
-                let currencies = col(&|r| r.currency.clone());
+                let currencies = col(chunk, |r| &r.currency);
                 let dates: Vec<Option<String>> = chunk
                     .iter()
                     .map(|r| r.effective_date.map(|d| d.to_string()))
                     .collect();
-                let fingerprints = col(&|r| r.fingerprint.clone());
-                let details = col(&|r| r.detail.clone());
+                let fingerprints = col(chunk, |r| &r.fingerprint);
+                let details = col(chunk, |r| &r.detail);
                 inserted = sqlx::query_scalar(
                     "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
                      debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \

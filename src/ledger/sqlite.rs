@@ -15,8 +15,8 @@
 //!   every record already posted. A deferred transaction would instead fail on upgrade.
 
 use super::classify::{
-    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape, replay_sql,
-    report_sql, tally, ts,
+    JOURNAL_COLUMNS, Original, Originals, classify, conflicting_ids, like_escape,
+    migrations_to_apply, replay_sql, report_sql, tally, ts,
 };
 use super::*;
 use rusqlite::OptionalExtension;
@@ -184,12 +184,7 @@ impl Ledger for SqliteLedger {
                 .fetch_all(&mut self.conn)
                 .await
                 .ctx("reading schema_migrations")?;
-            for m in migrator.iter() {
-                match applied.iter().find(|(v, _)| *v == m.version) {
-                    Some((_, sum)) if sum.as_slice() == m.checksum.as_ref() => continue,
-                    Some(_) => return Err(LedgerError::MigrationChanged { version: m.version }),
-                    None => {}
-                }
+            for m in migrations_to_apply(&migrator, &applied)? {
                 sqlx::raw_sql(&m.sql).execute(&mut self.conn).await.ctx("applying a migration")?;
                 sqlx::query("INSERT INTO schema_migrations (version, description, checksum, applied_at) VALUES (?, ?, ?, ?)")
                     .bind(m.version)
