@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod fault;
+pub mod findings;
 pub mod formats;
 pub mod hash;
 pub mod ingest;

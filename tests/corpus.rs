@@ -4,7 +4,8 @@
 
 mod common;
 
-use clearledger::formats::nacha::{self, FindingCode, Severity, ValidateOptions};
+use clearledger::findings::{FindingCode, Severity};
+use clearledger::formats::nacha::{self, ValidateOptions};
 use std::path::Path;
 
 struct Expect {
@@ -25,7 +26,7 @@ fn errors(r: &nacha::ReadResult) -> Vec<(FindingCode, u64)> {
         .findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
-        .map(|f| (f.code, f.position.line))
+        .map(|f| (f.code, f.position.line()))
         .collect()
 }
 
@@ -327,9 +328,9 @@ fn lenient_files_as_the_peer_treats_them() {
         .unwrap();
     assert_eq!(
         (
-            w.position.line,
-            w.position.record_index,
-            w.position.byte_offset
+            w.position.line(),
+            w.position.record_index().unwrap_or(0),
+            w.position.byte_offset()
         ),
         (5, 4, 380)
     );
@@ -454,7 +455,7 @@ fn invalid_files_name_the_rule_the_peer_names() {
         .find(|f| f.code == FindingCode::TotalDebitMismatch)
         .unwrap();
     assert_eq!(
-        (f.position.line, f.expected.as_str(), f.found.as_str()),
+        (f.position.line(), f.expected.as_str(), f.found.as_str()),
         (17, "000000000000", "000000000044")
     );
     assert_eq!(f.field.unwrap().columns(), "21-32");

@@ -3,8 +3,8 @@
 
 mod common;
 
+use clearledger::findings::FindingCode;
 use clearledger::formats::iso20022::{self, IsoEvent};
-use clearledger::formats::nacha::FindingCode;
 use common::{TestDb, read_csv, samples};
 
 on_both_backends!(
@@ -160,9 +160,9 @@ fn an_invalid_message_is_rejected_with_its_element_path(db: TestDb) {
     ]);
     assert_eq!(out.code, 3);
     assert!(out.stderr.contains(
-        "pacs008-invalid.xml:8: error [ctrl_sum_mismatch] record 1, byte 289, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 500 (sum of the transactions' amounts), found \"1000.00\""
+        "pacs008-invalid.xml:8: error [ctrl_sum_mismatch] byte 289, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 500 (sum of the transactions' amounts), found \"1000.00\""
     ), "{}", out.stderr);
-    assert!(out.stderr.contains("pacs008-invalid.xml:25: error [iban_format] record 1, byte 1105, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN: expected an IBAN with valid mod-97 check digits, found \"DE00370400440532013000\""), "{}", out.stderr);
+    assert!(out.stderr.contains("pacs008-invalid.xml:25: error [iban_format] byte 1105, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/DbtrAcct/Id/IBAN: expected an IBAN with valid mod-97 check digits, found \"DE00370400440532013000\""), "{}", out.stderr);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
     let f = db.rows("SELECT code, field FROM findings ORDER BY seq");
     assert_eq!(
@@ -198,7 +198,7 @@ fn read(path: &std::path::Path) -> iso20022::IsoSummary {
 fn codes(s: &iso20022::IsoSummary) -> Vec<(FindingCode, String)> {
     s.findings
         .iter()
-        .map(|f| (f.code, f.path.clone().unwrap_or_default()))
+        .map(|f| (f.code, f.position.path().unwrap_or_default().to_string()))
         .collect()
 }
 
@@ -234,7 +234,7 @@ fn corpus_files_with_their_traps() {
     let f = s
         .findings
         .iter()
-        .find(|f| f.path.as_deref() == Some("/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs"))
+        .find(|f| f.position.path() == Some("/Document/CstmrCdtTrfInitn/GrpHdr/NbOfTxs"))
         .unwrap();
     assert_eq!(
         (f.expected.as_str(), f.found.as_str()),

@@ -1,7 +1,8 @@
 //! Every record parser, and the structure checker, on any 94 bytes.
 #![no_main]
 use clearledger::formats::nacha::record::*;
-use clearledger::formats::nacha::{Assembler, Position};
+use clearledger::findings::RecordPosition as Position;
+use clearledger::formats::nacha::Assembler;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,7 @@
 //! `clearledger ingest`: post files, one run each, and report every record.
 
 use super::{GlobalOpts, exit, infra_error};
-use crate::formats::nacha::{Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::ingest::{FileFormat, IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
 use crate::ledger::{self, AnyLedger, Ledger};
 use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};

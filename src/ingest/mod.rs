@@ -10,8 +10,9 @@
 //! - any error finding: the transaction is rolled back (nothing posted) and the
 //!   rejection with all its findings is journaled in a small transaction of its own.
 
+use crate::findings::{Finding, Severity};
 use crate::formats::iso20022::{self, IsoEvent};
-use crate::formats::nacha::{self, Event, Finding, Severity};
+use crate::formats::nacha::{self, Event};
 use crate::ledger::{
     Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
 };

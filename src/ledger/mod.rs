@@ -15,7 +15,7 @@ mod classify;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::formats::nacha::Finding;
+use crate::findings::Finding;
 use crate::model::{FileIdentity, Outcome, PostingRecord};
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -110,13 +110,13 @@ impl PgLedger {
                     .push_bind((chunk_no * ROWS_PER_STATEMENT + i + 1) as i64)
                     .push_bind(f.severity.as_str())
                     .push_bind(f.code.as_str())
-                    .push_bind(f.position.record_index as i64)
-                    .push_bind(f.position.line as i64)
-                    .push_bind(f.position.byte_offset as i64)
+                    .push_bind(f.position.record_index().unwrap_or(0) as i64)
+                    .push_bind(f.position.line() as i64)
+                    .push_bind(f.position.byte_offset() as i64)
                     .push_bind(
                         f.field
                             .map(|x| format!("{}.{}", x.record, x.name))
-                            .or_else(|| f.path.clone()),
+                            .or_else(|| f.position.path().map(str::to_string)),
                     )
                     .push_bind(f.field.map(|x| x.columns()))
                     .push_bind(f.expected.clone())
@@ -570,7 +570,7 @@ impl Ledger for PgLedger {
         let errors = rej
             .findings
             .iter()
-            .filter(|f| f.severity == crate::formats::nacha::Severity::Error)
+            .filter(|f| f.severity == crate::findings::Severity::Error)
             .count() as i64;
         let warnings = rej.findings.len() as i64 - errors;
         let run_id: i64 = sqlx::query_scalar(

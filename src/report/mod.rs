@@ -1,6 +1,6 @@
 //! Pure output: per-record reports (CSV, JSON lines), findings, run summaries.
 
-use crate::formats::nacha::Finding;
+use crate::findings::{Finding, Position};
 use crate::ledger::ReportRow;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -138,35 +138,37 @@ impl ReportWriter {
 /// One finding as a line of text, naming the file and every position.
 pub fn finding_line(path: &str, f: &Finding) -> String {
     let mut s = format!(
-        "{path}:{}: {} [{}] record {}, byte {}",
-        f.position.line,
+        "{path}:{}: {} [{}] ",
+        f.position.line(),
         f.severity.as_str(),
-        f.code,
-        f.position.record_index,
-        f.position.byte_offset
+        f.code
     );
+    match &f.position {
+        Position::Record(p) => s.push_str(&format!(
+            "record {}, byte {}",
+            p.record_index, p.byte_offset
+        )),
+        Position::Xml(p) => s.push_str(&format!("byte {}, {}", p.byte_offset, p.path)),
+    }
     if let Some(field) = &f.field {
         s.push_str(&format!(
-            ", {}.{} (columns {})",
-            field.record,
-            field.name,
+            ", {} (columns {})",
+            field.label(),
             field.columns()
         ));
-    }
-    if let Some(path) = &f.path {
-        s.push_str(&format!(", {path}"));
     }
     s.push_str(&format!(": expected {}, found {:?}", f.expected, f.found));
     s
 }
 
-/// A finding in `--json` output.
+/// A finding in `--json` output. `record_index` is a record file's (NACHA) physical
+/// record, `path` an XML document's element path; each is null where it does not apply.
 #[derive(Debug, Serialize)]
 pub struct JsonFinding<'a> {
     pub severity: &'static str,
     pub code: &'static str,
     pub line: u64,
-    pub record_index: u64,
+    pub record_index: Option<u64>,
     pub byte_offset: u64,
     pub field: Option<String>,
     pub columns: Option<String>,
@@ -180,12 +182,12 @@ impl<'a> From<&'a Finding> for JsonFinding<'a> {
         JsonFinding {
             severity: f.severity.as_str(),
             code: f.code.as_str(),
-            line: f.position.line,
-            record_index: f.position.record_index,
-            byte_offset: f.position.byte_offset,
-            field: f.field.map(|x| format!("{}.{}", x.record, x.name)),
+            line: f.position.line(),
+            record_index: f.position.record_index(),
+            byte_offset: f.position.byte_offset(),
+            field: f.field.map(|x| x.label()),
             columns: f.field.map(|x| x.columns()),
-            path: f.path.as_deref(),
+            path: f.position.path(),
             expected: &f.expected,
             found: &f.found,
         }
@@ -195,8 +197,8 @@ impl<'a> From<&'a Finding> for JsonFinding<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::{FindingCode, RecordPosition};
     use crate::formats::nacha::record::ENTRY_DETAIL;
-    use crate::formats::nacha::{FindingCode, Position};
 
     fn row(outcome: &str) -> ReportRow {
         ReportRow {
@@ -275,7 +277,7 @@ mod tests {
     fn finding_line_names_every_position() {
         let f = Finding::error(
             FindingCode::FieldFormat,
-            Position {
+            RecordPosition {
                 record_index: 2,
                 line: 3,
                 byte_offset: 190,
@@ -287,6 +289,21 @@ mod tests {
         assert_eq!(
             finding_line("a.ach", &f),
             "a.ach:3: error [field_format] record 2, byte 190, entry_detail.amount (columns 30-39): expected 10 digits, found \"00001X0000\""
+        );
+        let x = Finding::error(
+            FindingCode::CtrlSumMismatch,
+            crate::findings::XmlPosition {
+                byte_offset: 301,
+                line: 9,
+                path: "/Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum".into(),
+            },
+            None,
+            "5000 (sum of the transactions' amounts)",
+            "10000",
+        );
+        assert_eq!(
+            finding_line("p.xml", &x),
+            "p.xml:9: error [ctrl_sum_mismatch] byte 301, /Document/FIToFICstmrCdtTrf/GrpHdr/CtrlSum: expected 5000 (sum of the transactions' amounts), found \"10000\""
         );
     }
 }

@@ -11,7 +11,7 @@ pub mod generate;
 pub mod reader;
 pub mod validate;
 
-use crate::formats::nacha::{Finding, FindingCode, Severity};
+use crate::findings::{Finding, FindingCode, FindingSink, Severity};
 use chrono::NaiveDate;
 use reader::{Block, BlockKind, Pos, WalkEvent};
 use rust_decimal::Decimal;
@@ -133,12 +133,12 @@ impl IsoSummary {
     }
 }
 
-const FINDINGS_MAX: usize = 10_000;
-
 struct Doc {
     kind: Kind,
     version: u32,
     path: String,
+    /// Where the Document element starts.
+    pos: Pos,
     group: Option<Block>,
     count: u64,
     sum: Decimal,
@@ -146,7 +146,7 @@ struct Doc {
 }
 
 struct State {
-    findings: Vec<Finding>,
+    findings: FindingSink,
     doc: Option<Doc>,
     record_no: u64,
     documents: u64,
@@ -159,9 +159,7 @@ struct State {
 
 impl State {
     fn push(&mut self, f: Finding) {
-        if self.findings.len() < FINDINGS_MAX {
-            self.findings.push(f);
-        }
+        self.findings.push(f);
     }
     fn err(
         &mut self,
@@ -171,8 +169,7 @@ impl State {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) {
-        let f =
-            Finding::error(code, pos.position(self.record_no), None, expected, found).at_path(path);
+        let f = Finding::error(code, pos.at(path), None, expected, found);
         self.push(f);
     }
 }
@@ -240,7 +237,7 @@ fn read_buffered<R: BufRead>(
     on_event: &mut dyn FnMut(IsoEvent),
 ) -> std::io::Result<IsoSummary> {
     let mut st = State {
-        findings: Vec::new(),
+        findings: FindingSink::new(),
         doc: None,
         record_no: 0,
         documents: 0,
@@ -265,6 +262,7 @@ fn read_buffered<R: BufRead>(
                         kind,
                         version,
                         path,
+                        pos,
                         group: None,
                         count: 0,
                         sum: Decimal::ZERO,
@@ -313,16 +311,17 @@ fn read_buffered<R: BufRead>(
     } else if st.documents == 0
         && !st
             .findings
+            .as_slice()
             .iter()
             .any(|f| f.code == FindingCode::UnsupportedMessage)
     {
         st.findings.push(Finding::error(
             FindingCode::MissingElement,
-            crate::formats::nacha::Position {
-                record_index: 0,
-                line: 1,
+            Pos {
                 byte_offset: 0,
-            },
+                line: 1,
+            }
+            .at("/"),
             None,
             "a Document element",
             "none",
@@ -330,7 +329,13 @@ fn read_buffered<R: BufRead>(
     }
     let _ = &mut st.first_header;
     Ok(IsoSummary {
-        findings: st.findings,
+        findings: st.findings.finish(
+            Pos {
+                byte_offset: end.bytes,
+                line: end.lines,
+            }
+            .at("/"),
+        ),
         documents: st.documents,
         transactions: st.record_no,
         sha256: end.sha256,
@@ -609,7 +614,7 @@ fn document_end(st: &mut State) {
     let Some(g) = doc.group.as_ref() else {
         st.err(
             FindingCode::MissingElement,
-            Pos::default(),
+            doc.pos,
             format!("{}/*/GrpHdr", doc.path),
             "a group header (GrpHdr)",
             "none",
@@ -622,12 +627,11 @@ fn document_end(st: &mut State) {
     {
         let f = Finding::error(
             FindingCode::NbOfTxsMismatch,
-            pos.position(doc.count),
+            pos.at(format!("{gp}/NbOfTxs")),
             None,
             format!("{} (transactions in the message)", doc.count),
             v,
-        )
-        .at_path(format!("{gp}/NbOfTxs"));
+        );
         st.push(f);
     }
     if let Some((v, pos)) = g.get_pos("CtrlSum")
@@ -636,12 +640,11 @@ fn document_end(st: &mut State) {
     {
         let f = Finding::error(
             FindingCode::CtrlSumMismatch,
-            pos.position(doc.count),
+            pos.at(format!("{gp}/CtrlSum")),
             None,
             format!("{} (sum of the transactions' amounts)", doc.sum.normalize()),
             v,
-        )
-        .at_path(format!("{gp}/CtrlSum"));
+        );
         st.push(f);
     }
     if let Some((_, v, pos)) = g.first(&["TtlIntrBkSttlmAmt", "TtlRtrdIntrBkSttlmAmt"])
@@ -650,15 +653,14 @@ fn document_end(st: &mut State) {
     {
         let f = Finding::error(
             FindingCode::CtrlSumMismatch,
-            pos.position(doc.count),
+            pos.at(format!("{gp}/TtlIntrBkSttlmAmt")),
             None,
             format!(
                 "{} (sum of the transactions' settlement amounts)",
                 doc.sum.normalize()
             ),
             v,
-        )
-        .at_path(format!("{gp}/TtlIntrBkSttlmAmt"));
+        );
         st.push(f);
     }
 }

@@ -3,7 +3,7 @@
 //! information (pain.001) and each transaction — and hands each block over as a flat list
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
-use crate::formats::nacha::{Finding, FindingCode, Position};
+use crate::findings::{Finding, FindingCode, XmlPosition};
 use crate::hash::StreamHasher;
 use quick_xml::NsReader;
 use quick_xml::events::Event;
@@ -28,11 +28,12 @@ pub struct Pos {
 }
 
 impl Pos {
-    pub fn position(&self, index: u64) -> Position {
-        Position {
-            record_index: index,
-            line: self.line,
+    /// The position of element `path` starting here.
+    pub fn at(&self, path: impl Into<String>) -> XmlPosition {
+        XmlPosition {
             byte_offset: self.byte_offset,
+            line: self.line,
+            path: path.into(),
         }
     }
 }
@@ -144,6 +145,8 @@ impl<R: BufRead> BufRead for Guard<R> {
 pub struct WalkEnd {
     pub sha256: [u8; 32],
     pub bytes: u64,
+    /// Lines in the bytes read (1-based line of the last byte).
+    pub lines: u64,
     pub fatal: Option<Finding>,
 }
 
@@ -304,16 +307,13 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 } else {
                     FindingCode::XmlSyntax
                 };
-                fatal = Some(
-                    Finding::error(
-                        code,
-                        at.position(0),
-                        None,
-                        "well-formed XML within the limits",
-                        e.to_string(),
-                    )
-                    .at_path(path_of(&stack)),
-                );
+                fatal = Some(Finding::error(
+                    code,
+                    at.at(path_of(&stack)),
+                    None,
+                    "well-formed XML within the limits",
+                    e.to_string(),
+                ));
                 break;
             }
         };
@@ -321,16 +321,13 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         match ev {
             (res, Event::Start(e)) => {
                 if stack.len() >= DEPTH_MAX {
-                    fatal = Some(
-                        Finding::error(
-                            FindingCode::DepthLimit,
-                            pos.position(0),
-                            None,
-                            format!("at most {DEPTH_MAX} nested elements"),
-                            "deeper nesting",
-                        )
-                        .at_path(path_of(&stack)),
-                    );
+                    fatal = Some(Finding::error(
+                        FindingCode::DepthLimit,
+                        pos.at(path_of(&stack)),
+                        None,
+                        format!("at most {DEPTH_MAX} nested elements"),
+                        "deeper nesting",
+                    ));
                     break;
                 }
                 name.clear();
@@ -405,16 +402,13 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 let text = match t.unescape() {
                     Ok(s) => s,
                     Err(e) => {
-                        fatal = Some(
-                            Finding::error(
-                                FindingCode::XmlSyntax,
-                                pos.position(0),
-                                None,
-                                "text with known entities only",
-                                e.to_string(),
-                            )
-                            .at_path(path_of(&stack)),
-                        );
+                        fatal = Some(Finding::error(
+                            FindingCode::XmlSyntax,
+                            pos.at(path_of(&stack)),
+                            None,
+                            "text with known entities only",
+                            e.to_string(),
+                        ));
                         break;
                     }
                 };
@@ -462,16 +456,13 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 stack.pop();
             }
             (_, Event::DocType(_)) => {
-                fatal = Some(
-                    Finding::error(
-                        FindingCode::DoctypeForbidden,
-                        pos.position(0),
-                        None,
-                        "no DOCTYPE (entities and external references are refused)",
-                        "<!DOCTYPE ...>",
-                    )
-                    .at_path(path_of(&stack)),
-                );
+                fatal = Some(Finding::error(
+                    FindingCode::DoctypeForbidden,
+                    pos.at(path_of(&stack)),
+                    None,
+                    "no DOCTYPE (entities and external references are refused)",
+                    "<!DOCTYPE ...>",
+                ));
                 break;
             }
             (_, Event::Eof) => break,
@@ -496,6 +487,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     Ok(WalkEnd {
         sha256: guard.hasher.finish(),
         bytes: guard.total,
+        lines: lines.get(),
         fatal,
     })
 }

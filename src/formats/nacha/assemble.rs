@@ -6,16 +6,15 @@
 //! an error finding is rejected whole). Memory is bounded by one batch's state and one
 //! entry's addenda (at most [`ADDENDA_PER_ENTRY_MAX`]), whatever the file's size.
 
-use super::error::{FieldSpec, Finding, FindingCode, Position, Severity, show};
 use super::record::*;
 use super::validate::*;
+use crate::findings::{
+    FieldSpec, Finding, FindingCode, FindingSink, RecordPosition, Severity, show,
+};
 use chrono::NaiveDate;
 
 /// Addenda kept per entry: CTX allows 9,999; past that the file is wrong.
 pub const ADDENDA_PER_ENTRY_MAX: usize = 9_999;
-/// Findings kept per file, so that a garbage file cannot exhaust memory; past the
-/// limit one more finding says how many were dropped.
-pub const FINDINGS_MAX: usize = 10_000;
 const HASH_MODULUS: u64 = 10_000_000_000;
 
 /// The file header's fields that identify the file, trimmed.
@@ -37,7 +36,7 @@ pub struct Entry {
     /// records of the file, in file order, across batches. Addenda, headers, controls
     /// and padding are not counted.
     pub record_no: u64,
-    pub position: Position,
+    pub position: RecordPosition,
     pub batch_number: String,
     pub service_class_code: String,
     pub sec_code: String,
@@ -158,8 +157,7 @@ pub struct Assembler {
     /// Build full entries for the caller (false: validation only, fewer allocations).
     keep_entries: bool,
     state: State,
-    findings: Vec<Finding>,
-    findings_dropped: u64,
+    findings: FindingSink,
     header: Option<FileHeaderInfo>,
     batch: Option<Batch>,
     pending: Option<Pending>,
@@ -187,19 +185,14 @@ impl Default for Assembler {
 
 /// Pushes findings with the current record's position.
 struct Check<'a> {
-    findings: &'a mut Vec<Finding>,
-    dropped: &'a mut u64,
-    pos: Position,
+    findings: &'a mut FindingSink,
+    pos: RecordPosition,
     record: &'a [u8],
 }
 
 impl<'a> Check<'a> {
     fn push(&mut self, f: Finding) {
-        if self.findings.len() < FINDINGS_MAX {
-            self.findings.push(f);
-        } else {
-            *self.dropped += 1;
-        }
+        self.findings.push(f);
     }
     fn error(
         &mut self,
@@ -313,8 +306,7 @@ impl Assembler {
             options,
             keep_entries: true,
             state: State::BeforeHeader,
-            findings: Vec::new(),
-            findings_dropped: 0,
+            findings: FindingSink::new(),
             header: None,
             batch: None,
             pending: None,
@@ -344,13 +336,7 @@ impl Assembler {
 
     /// Adds findings found elsewhere (the reader's framing findings), within the limit.
     pub fn add_findings(&mut self, findings: impl IntoIterator<Item = Finding>) {
-        for f in findings {
-            if self.findings.len() < FINDINGS_MAX {
-                self.findings.push(f);
-            } else {
-                self.findings_dropped += 1;
-            }
-        }
+        self.findings.extend(findings);
     }
 
     /// Entries counted so far.
@@ -360,11 +346,11 @@ impl Assembler {
 
     /// True if an error finding was recorded so far.
     pub fn has_errors(&self) -> bool {
-        self.findings_dropped > 0 || self.findings.iter().any(|f| f.severity == Severity::Error)
+        self.findings.has_errors()
     }
 
     /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
-    pub fn push(&mut self, record: &[u8], pos: Position, emit: &mut dyn FnMut(Event)) {
+    pub fn push(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
         self.records += 1;
         if record.len() != RECORD_LEN {
             let mut c = self.check(record, pos);
@@ -428,7 +414,7 @@ impl Assembler {
     /// Ends the file: checks what must have been seen, and returns every finding.
     /// `end` is the position just past the last byte (findings about what is missing
     /// point there).
-    pub fn finish(mut self, end: Position, emit: &mut dyn FnMut(Event)) -> FileSummary {
+    pub fn finish(mut self, end: RecordPosition, emit: &mut dyn FnMut(Event)) -> FileSummary {
         self.finish_entry(emit);
         if self.records == 0 {
             self.findings.push(Finding::error(
@@ -440,7 +426,7 @@ impl Assembler {
             ));
         } else {
             if self.header.is_none() && !self.header_out_of_place_reported {
-                self.findings.push(Finding::error(
+                self.findings.push_at_end(Finding::error(
                     FindingCode::MissingFileHeader,
                     end,
                     None,
@@ -449,7 +435,7 @@ impl Assembler {
                 ));
             }
             if self.state == State::InBatch {
-                self.findings.push(Finding::error(
+                self.findings.push_at_end(Finding::error(
                     FindingCode::BatchNotClosed,
                     end,
                     None,
@@ -458,7 +444,7 @@ impl Assembler {
                 ));
             }
             if !self.saw_file_control {
-                self.findings.push(Finding::error(
+                self.findings.push_at_end(Finding::error(
                     FindingCode::MissingFileControl,
                     end,
                     None,
@@ -467,18 +453,9 @@ impl Assembler {
                 ));
             }
         }
-        if self.findings_dropped > 0 {
-            self.findings.push(Finding::error(
-                FindingCode::InvalidValue,
-                end,
-                None,
-                format!("at most {FINDINGS_MAX} findings"),
-                format!("{} more findings not kept", self.findings_dropped),
-            ));
-        }
         FileSummary {
             header: self.header,
-            findings: self.findings,
+            findings: self.findings.finish(end),
             entries: self.entries,
             addenda: self.addenda,
             batches: self.batches,
@@ -488,16 +465,15 @@ impl Assembler {
         }
     }
 
-    fn check<'a>(&'a mut self, record: &'a [u8], pos: Position) -> Check<'a> {
+    fn check<'a>(&'a mut self, record: &'a [u8], pos: RecordPosition) -> Check<'a> {
         Check {
             findings: &mut self.findings,
-            dropped: &mut self.findings_dropped,
             pos,
             record,
         }
     }
 
-    fn file_header(&mut self, record: &[u8], pos: Position, emit: &mut dyn FnMut(Event)) {
+    fn file_header(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
         let state = self.state;
         let Ok((_, h)) = parse_file_header(record) else {
             return;
@@ -538,7 +514,7 @@ impl Assembler {
             );
         }
         if bypass {
-            for f in &mut c.findings[findings_before..] {
+            for f in c.findings.kept_since_mut(findings_before) {
                 f.severity = Severity::Warning;
             }
         }
@@ -578,7 +554,7 @@ impl Assembler {
         emit(Event::Header(info));
     }
 
-    fn batch_header(&mut self, record: &[u8], pos: Position) {
+    fn batch_header(&mut self, record: &[u8], pos: RecordPosition) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
             c.error(
@@ -616,7 +592,7 @@ impl Assembler {
         self.state = State::InBatch;
     }
 
-    fn standard_batch_header(&mut self, record: &[u8], pos: Position) -> Batch {
+    fn standard_batch_header(&mut self, record: &[u8], pos: RecordPosition) -> Batch {
         let (_, h) = parse_batch_header(record).expect("94-byte record");
         let l = BATCH_HEADER;
         let mut c = self.check(record, pos);
@@ -691,7 +667,7 @@ impl Assembler {
         }
     }
 
-    fn iat_batch_header(&mut self, record: &[u8], pos: Position) -> Batch {
+    fn iat_batch_header(&mut self, record: &[u8], pos: RecordPosition) -> Batch {
         let (_, h) = parse_iat_batch_header(record).expect("94-byte record");
         let l = IAT_BATCH_HEADER;
         let mut c = self.check(record, pos);
@@ -750,7 +726,7 @@ impl Assembler {
         }
     }
 
-    fn entry(&mut self, record: &[u8], pos: Position) {
+    fn entry(&mut self, record: &[u8], pos: RecordPosition) {
         self.record_no += 1;
         self.entries += 1;
         let record_no = self.record_no;
@@ -766,7 +742,6 @@ impl Assembler {
         };
         let mut c = Check {
             findings: &mut self.findings,
-            dropped: &mut self.findings_dropped,
             pos,
             record,
         };
@@ -971,7 +946,7 @@ impl Assembler {
         });
     }
 
-    fn addenda_record(&mut self, record: &[u8], pos: Position) {
+    fn addenda_record(&mut self, record: &[u8], pos: RecordPosition) {
         let keep = self.keep_entries;
         self.addenda += 1;
         if let Some(b) = self.batch.as_mut() {
@@ -985,7 +960,6 @@ impl Assembler {
         let Some(p) = self.pending.as_mut() else {
             let mut c = Check {
                 findings: &mut self.findings,
-                dropped: &mut self.findings_dropped,
                 pos,
                 record,
             };
@@ -999,7 +973,6 @@ impl Assembler {
         };
         let mut c = Check {
             findings: &mut self.findings,
-            dropped: &mut self.findings_dropped,
             pos,
             record,
         };
@@ -1119,11 +1092,7 @@ impl Assembler {
         let pos = p.entry.position;
         let n = p.addenda_count;
         let mut push = |f: Finding| {
-            if self.findings.len() < FINDINGS_MAX {
-                self.findings.push(f);
-            } else {
-                self.findings_dropped += 1;
-            }
+            self.findings.push(f);
         };
         let ind = ENTRY_DETAIL.addenda_record_indicator;
         match (p.indicator, n) {
@@ -1179,7 +1148,7 @@ impl Assembler {
         emit(Event::Entry(p.entry));
     }
 
-    fn batch_control(&mut self, record: &[u8], pos: Position) {
+    fn batch_control(&mut self, record: &[u8], pos: RecordPosition) {
         let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
             let mut c = self.check(record, pos);
             c.error(
@@ -1193,7 +1162,6 @@ impl Assembler {
         self.state = State::InFile;
         let mut c = Check {
             findings: &mut self.findings,
-            dropped: &mut self.findings_dropped,
             pos,
             record,
         };
@@ -1293,7 +1261,7 @@ impl Assembler {
         self.credit_minor += batch.credit_minor;
     }
 
-    fn file_control(&mut self, record: &[u8], pos: Position) {
+    fn file_control(&mut self, record: &[u8], pos: RecordPosition) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
             c.error(
@@ -1397,6 +1365,7 @@ impl Assembler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::FINDINGS_MAX;
     use crate::formats::nacha::check;
 
     /// The payroll sample: header, batch header (220 PPD), entries on lines 3, 4, 6, 7
@@ -1421,7 +1390,7 @@ mod tests {
             .map(|f| {
                 (
                     f.code,
-                    f.position.line,
+                    f.position.line(),
                     f.field.map(|x| x.name).unwrap_or(""),
                     f.expected.clone(),
                     f.found.clone(),
@@ -1879,11 +1848,12 @@ mod tests {
         let f = &r.summary.findings[0];
         assert_eq!(
             f.position,
-            Position {
+            RecordPosition {
                 record_index: 3,
                 line: 4,
                 byte_offset: 285
             }
+            .into()
         );
         assert_eq!(f.field.unwrap().columns(), "12-12");
     }

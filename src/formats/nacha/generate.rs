@@ -131,7 +131,8 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::nacha::{Severity, check};
+    use crate::findings::Severity;
+    use crate::formats::nacha::check;
 
     #[test]
     fn generated_files_validate_clean_and_are_deterministic() {

@@ -3,14 +3,12 @@
 //! Pure: bytes in, entries and findings out. The only I/O is the `Read` handed in.
 
 pub mod assemble;
-pub mod error;
 pub mod generate;
 pub mod reader;
 pub mod record;
 pub mod validate;
 
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};
-pub use error::{Finding, FindingCode, Position, Severity};
 pub use validate::Direction;
 
 use std::io::Read;

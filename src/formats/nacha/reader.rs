@@ -10,8 +10,8 @@
 //! that is not 94 bytes, or a record followed by more than [`TRAILING_BLANKS_MAX`] blanks.
 //! The reader also hashes every byte it reads (SHA-256 of the file) and counts them.
 
-use super::error::{Finding, FindingCode, Position, show};
 use super::record::RECORD_LEN;
+use crate::findings::{Finding, FindingCode, RecordPosition, show};
 use crate::hash::StreamHasher;
 use std::io::{self, Read};
 
@@ -27,7 +27,7 @@ const READ_CHUNK: usize = 256 * 1024;
 #[derive(Debug)]
 pub struct RawRecord<'a> {
     pub bytes: &'a [u8],
-    pub position: Position,
+    pub position: RecordPosition,
 }
 
 /// Pulls records from a byte source. Not an `Iterator`: each record borrows the reader.
@@ -75,8 +75,8 @@ impl<R: Read> RecordReader<R> {
     }
 
     /// The position just past the last byte read: where "missing" findings point.
-    pub fn end_position(&self) -> Position {
-        Position {
+    pub fn end_position(&self) -> RecordPosition {
+        RecordPosition {
             record_index: self.record_index,
             line: self.line,
             byte_offset: self.offset,
@@ -124,8 +124,8 @@ impl<R: Read> RecordReader<R> {
         self.line += newlines;
     }
 
-    fn position(&self) -> Position {
-        Position {
+    fn position(&self) -> RecordPosition {
+        RecordPosition {
             record_index: self.record_index,
             line: self.line,
             byte_offset: self.offset,
@@ -237,7 +237,7 @@ impl<R: Read> RecordReader<R> {
         }
     }
 
-    fn emit(&mut self, pos: Position) -> RawRecord<'_> {
+    fn emit(&mut self, pos: RecordPosition) -> RawRecord<'_> {
         self.record_index += 1;
         // All printable (a branch-free pass), else find the first byte that is not.
         let printable = self
@@ -277,7 +277,7 @@ fn separator_len(rest: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::nacha::error::Severity;
+    use crate::findings::Severity;
 
     /// Reads `data` through a source that hands out `chunk` bytes at a time.
     struct Trickle<'a> {
@@ -293,7 +293,7 @@ mod tests {
         }
     }
 
-    fn frame(data: &[u8], chunk: usize) -> (Vec<(Vec<u8>, Position)>, Vec<Finding>) {
+    fn frame(data: &[u8], chunk: usize) -> (Vec<(Vec<u8>, RecordPosition)>, Vec<Finding>) {
         let mut r = RecordReader::new(Trickle { data, chunk });
         let mut out = Vec::new();
         let mut findings = Vec::new();
@@ -355,11 +355,12 @@ mod tests {
         assert_eq!(findings[0].found, "7 bytes");
         assert_eq!(
             findings[0].position,
-            Position {
+            RecordPosition {
                 record_index: 1,
                 line: 2,
                 byte_offset: 95
             }
+            .into()
         );
     }
 
@@ -372,7 +373,7 @@ mod tests {
         assert_eq!(recs.len(), 2);
         assert_eq!(
             recs[1].1,
-            Position {
+            RecordPosition {
                 record_index: 1,
                 line: 2,
                 byte_offset: 100
@@ -398,11 +399,12 @@ mod tests {
         assert_eq!(findings[0].found, "1 bytes");
         assert_eq!(
             findings[0].position,
-            Position {
+            RecordPosition {
                 record_index: 2,
                 line: 1,
                 byte_offset: 188
             }
+            .into()
         );
     }
 
@@ -434,7 +436,7 @@ mod tests {
         assert_eq!(recs[1].1.line, 3);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].code, FindingCode::BlankLine);
-        assert_eq!(findings[0].position.line, 2);
+        assert_eq!(findings[0].position.line(), 2);
     }
 
     #[test]

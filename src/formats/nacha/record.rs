@@ -5,7 +5,7 @@
 //! [`FieldSpec`] (used in findings), and a nom parser over one 94-byte record.
 //! Parsers only split; the rules live in `validate.rs` and `assemble.rs`.
 
-use super::error::FieldSpec;
+use crate::findings::FieldSpec;
 use nom::IResult;
 use nom::bytes::complete::take;
 

@@ -1,0 +1,534 @@
+//! Findings: every problem found in an input file, with its exact position. The one
+//! vocabulary every format speaks (NACHA today, ISO 20022, the statement formats next).
+//!
+//! A finding is a value, never a panic. Readers collect all findings of a file instead of
+//! stopping at the first, into a bounded [`FindingSink`]; a file with at least one finding
+//! of severity [`Severity::Error`] is rejected whole.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Accepted, but worth telling (a record with trailing blanks trimmed, say).
+    Warning,
+    /// The file is rejected whole.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Where a physical record of a fixed-width file (NACHA) sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct RecordPosition {
+    /// 0-based index of the physical 94-byte record in the file (padding records count).
+    pub record_index: u64,
+    /// 1-based line number (in a file without separators, several records share a line).
+    pub line: u64,
+    /// 0-based byte offset of the record's first byte in the file.
+    pub byte_offset: u64,
+}
+
+/// Where an element of an XML document (ISO 20022) sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct XmlPosition {
+    /// 0-based byte offset of the element's start tag (or of the offending event).
+    pub byte_offset: u64,
+    /// 1-based line of that byte.
+    pub line: u64,
+    /// The element path with indices, e.g.
+    /// `/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[3]/IntrBkSttlmAmt`.
+    pub path: String,
+}
+
+/// Where a finding is. Each format has its own kind of place; the accessors give what
+/// every kind has (a line and a byte offset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Position {
+    Record(RecordPosition),
+    Xml(XmlPosition),
+}
+
+impl Position {
+    /// 1-based line.
+    pub fn line(&self) -> u64 {
+        match self {
+            Position::Record(p) => p.line,
+            Position::Xml(p) => p.line,
+        }
+    }
+    /// 0-based byte offset.
+    pub fn byte_offset(&self) -> u64 {
+        match self {
+            Position::Record(p) => p.byte_offset,
+            Position::Xml(p) => p.byte_offset,
+        }
+    }
+    /// The physical record's 0-based index, in a record file.
+    pub fn record_index(&self) -> Option<u64> {
+        match self {
+            Position::Record(p) => Some(p.record_index),
+            Position::Xml(_) => None,
+        }
+    }
+    /// The element path, in an XML document.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Position::Record(_) => None,
+            Position::Xml(p) => Some(&p.path),
+        }
+    }
+}
+
+impl From<RecordPosition> for Position {
+    fn from(p: RecordPosition) -> Self {
+        Position::Record(p)
+    }
+}
+
+impl From<XmlPosition> for Position {
+    fn from(p: XmlPosition) -> Self {
+        Position::Xml(p)
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Position::Record(p) => write!(
+                f,
+                "line {}, record {}, byte {}",
+                p.line, p.record_index, p.byte_offset
+            ),
+            Position::Xml(p) => write!(f, "line {}, byte {}, {}", p.line, p.byte_offset, p.path),
+        }
+    }
+}
+
+/// A field of a fixed-width record layout: its name and its 1-based inclusive column range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FieldSpec {
+    /// The record layout the field belongs to, e.g. `entry_detail`.
+    pub record: &'static str,
+    /// The field's name in snake_case, e.g. `amount`.
+    pub name: &'static str,
+    /// First column, 1-based.
+    pub start: u16,
+    /// Last column, 1-based, inclusive.
+    pub end: u16,
+}
+
+impl FieldSpec {
+    pub fn width(&self) -> usize {
+        usize::from(self.end - self.start + 1)
+    }
+    /// The field's bytes in a record at least `end` bytes long (a framed record is).
+    pub fn slice<'a>(&self, record: &'a [u8]) -> &'a [u8] {
+        let end = usize::from(self.end).min(record.len());
+        let start = usize::from(self.start - 1).min(end);
+        &record[start..end]
+    }
+    pub fn columns(&self) -> String {
+        format!("{}-{}", self.start, self.end)
+    }
+    /// `entry_detail.amount`
+    pub fn label(&self) -> String {
+        format!("{}.{}", self.record, self.name)
+    }
+}
+
+/// What is wrong. The snake_case name (`as_str`) is stable: it is journaled and
+/// printed in `--json` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FindingCode {
+    // Any format.
+    EmptyFile,
+    /// The file is of a kind this build cannot read (gzip, PDF, BAI2, …).
+    UnsupportedFormat,
+    // NACHA (fixed-width records).
+    RecordLength,
+    TrimmedRecord,
+    LongRecord,
+    BlankLine,
+    NonAsciiByte,
+    UnknownRecordType,
+    FieldFormat,
+    InvalidValue,
+    CheckDigit,
+    TransactionCode,
+    ServiceClass,
+    SecCode,
+    MissingFileHeader,
+    FileHeaderNotFirst,
+    DuplicateFileHeader,
+    RecordOutsideBatch,
+    BatchNotClosed,
+    MissingFileControl,
+    RecordAfterFileControl,
+    AddendaOutsideEntry,
+    AddendaIndicator,
+    AddendaType,
+    AddendaCount,
+    AddendaSequence,
+    AddendaEntrySequence,
+    ReturnReasonCode,
+    ChangeCode,
+    DebitInCreditBatch,
+    CreditInDebitBatch,
+    EntryAddendaCountMismatch,
+    EntryHashMismatch,
+    TotalDebitMismatch,
+    TotalCreditMismatch,
+    ServiceClassMismatch,
+    CompanyIdMismatch,
+    OdfiMismatch,
+    BatchNumberMismatch,
+    BatchNumberSequence,
+    BatchCountMismatch,
+    BlockCountMismatch,
+    AmountOverflow,
+    /// More findings than a file may keep ([`FindingSink`]).
+    TooManyFindings,
+    // ISO 20022 (XML).
+    XmlSyntax,
+    DoctypeForbidden,
+    DepthLimit,
+    SizeLimit,
+    UnsupportedMessage,
+    MissingElement,
+    NbOfTxsMismatch,
+    CtrlSumMismatch,
+    AmountFormat,
+    CurrencyCode,
+    DateFormat,
+    BicFormat,
+    IbanFormat,
+    UetrFormat,
+}
+
+impl FindingCode {
+    pub fn as_str(self) -> &'static str {
+        use FindingCode::*;
+        match self {
+            EmptyFile => "empty_file",
+            UnsupportedFormat => "unsupported_format",
+            RecordLength => "record_length",
+            TrimmedRecord => "trimmed_record",
+            LongRecord => "long_record",
+            BlankLine => "blank_line",
+            NonAsciiByte => "non_ascii_byte",
+            UnknownRecordType => "unknown_record_type",
+            FieldFormat => "field_format",
+            InvalidValue => "invalid_value",
+            CheckDigit => "check_digit",
+            TransactionCode => "transaction_code",
+            ServiceClass => "service_class",
+            SecCode => "sec_code",
+            MissingFileHeader => "missing_file_header",
+            FileHeaderNotFirst => "file_header_not_first",
+            DuplicateFileHeader => "duplicate_file_header",
+            RecordOutsideBatch => "record_outside_batch",
+            BatchNotClosed => "batch_not_closed",
+            MissingFileControl => "missing_file_control",
+            RecordAfterFileControl => "record_after_file_control",
+            AddendaOutsideEntry => "addenda_outside_entry",
+            AddendaIndicator => "addenda_indicator",
+            AddendaType => "addenda_type",
+            AddendaCount => "addenda_count",
+            AddendaSequence => "addenda_sequence",
+            AddendaEntrySequence => "addenda_entry_sequence",
+            ReturnReasonCode => "return_reason_code",
+            ChangeCode => "change_code",
+            DebitInCreditBatch => "debit_in_credit_batch",
+            CreditInDebitBatch => "credit_in_debit_batch",
+            EntryAddendaCountMismatch => "entry_addenda_count_mismatch",
+            EntryHashMismatch => "entry_hash_mismatch",
+            TotalDebitMismatch => "total_debit_mismatch",
+            TotalCreditMismatch => "total_credit_mismatch",
+            ServiceClassMismatch => "service_class_mismatch",
+            CompanyIdMismatch => "company_id_mismatch",
+            OdfiMismatch => "odfi_mismatch",
+            BatchNumberMismatch => "batch_number_mismatch",
+            BatchNumberSequence => "batch_number_sequence",
+            BatchCountMismatch => "batch_count_mismatch",
+            BlockCountMismatch => "block_count_mismatch",
+            AmountOverflow => "amount_overflow",
+            TooManyFindings => "too_many_findings",
+            XmlSyntax => "xml_syntax",
+            DoctypeForbidden => "doctype_forbidden",
+            DepthLimit => "depth_limit",
+            SizeLimit => "size_limit",
+            UnsupportedMessage => "unsupported_message",
+            MissingElement => "missing_element",
+            NbOfTxsMismatch => "nb_of_txs_mismatch",
+            CtrlSumMismatch => "ctrl_sum_mismatch",
+            AmountFormat => "amount_format",
+            CurrencyCode => "currency_code",
+            DateFormat => "date_format",
+            BicFormat => "bic_format",
+            IbanFormat => "iban_format",
+            UetrFormat => "uetr_format",
+        }
+    }
+}
+
+impl fmt::Display for FindingCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem found in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub code: FindingCode,
+    pub position: Position,
+    /// The field concerned, with its column range, when the finding is about one field
+    /// of a fixed-width record.
+    pub field: Option<FieldSpec>,
+    /// What the spec (or the computed total) expects.
+    pub expected: String,
+    /// What the file holds.
+    pub found: String,
+}
+
+impl Finding {
+    pub fn new(
+        severity: Severity,
+        code: FindingCode,
+        position: impl Into<Position>,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity,
+            code,
+            position: position.into(),
+            field,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+    pub fn error(
+        code: FindingCode,
+        position: impl Into<Position>,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Self::new(Severity::Error, code, position, field, expected, found)
+    }
+    pub fn warning(
+        code: FindingCode,
+        position: impl Into<Position>,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Self::new(Severity::Warning, code, position, field, expected, found)
+    }
+    /// `entry_detail.amount (columns 30-39)` or an empty string.
+    pub fn field_label(&self) -> String {
+        match &self.field {
+            Some(f) => format!("{} (columns {})", f.label(), f.columns()),
+            None => String::new(),
+        }
+    }
+    /// Whether this finding rejects the file.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} [{}]",
+            self.position,
+            self.severity.as_str(),
+            self.code
+        )?;
+        if let Some(field) = &self.field {
+            write!(f, " {} columns {}", field.label(), field.columns())?;
+        }
+        write!(f, ": expected {}, found {:?}", self.expected, self.found)
+    }
+}
+
+/// Errors among `findings`.
+pub fn count_errors(findings: &[Finding]) -> usize {
+    findings.iter().filter(|f| f.is_error()).count()
+}
+
+/// Findings kept per file, so that a garbage file cannot exhaust memory; past the limit
+/// one more finding ([`FindingCode::TooManyFindings`]) says how many were dropped.
+pub const FINDINGS_MAX: usize = 10_000;
+
+/// The bounded collection every reader pushes its findings into.
+#[derive(Debug, Default)]
+pub struct FindingSink {
+    findings: Vec<Finding>,
+    dropped: u64,
+    errors: u64,
+}
+
+impl FindingSink {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Keeps `f` while under [`FINDINGS_MAX`], else counts it as dropped. An error
+    /// counts as an error either way: a dropped error still rejects the file.
+    pub fn push(&mut self, f: Finding) {
+        if f.is_error() {
+            self.errors += 1;
+        }
+        if self.findings.len() < FINDINGS_MAX {
+            self.findings.push(f);
+        } else {
+            self.dropped += 1;
+        }
+    }
+    /// Keeps `f` whatever the limit: for the few findings about the end of a file (a
+    /// missing control, say), which a caller pushes a fixed number of times.
+    pub fn push_at_end(&mut self, f: Finding) {
+        if f.is_error() {
+            self.errors += 1;
+        }
+        self.findings.push(f);
+    }
+    pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
+        for f in findings {
+            self.push(f);
+        }
+    }
+    /// Findings kept so far.
+    pub fn len(&self) -> usize {
+        self.findings.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.findings.is_empty() && self.dropped == 0
+    }
+    /// Error findings pushed so far (kept or dropped).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+    /// Whether the file will be rejected: an error was pushed, or findings were dropped
+    /// (then [`FindingSink::finish`] adds an error saying so).
+    pub fn has_errors(&self) -> bool {
+        self.errors > 0 || self.dropped > 0
+    }
+    /// The findings kept from index `from` on, to amend (a rule that refines what an
+    /// earlier check said about the same record).
+    pub fn kept_since_mut(&mut self, from: usize) -> &mut [Finding] {
+        let from = from.min(self.findings.len());
+        &mut self.findings[from..]
+    }
+    pub fn as_slice(&self) -> &[Finding] {
+        &self.findings
+    }
+    /// The findings kept; if some were dropped, one more error at `end` says how many.
+    pub fn finish(mut self, end: impl Into<Position>) -> Vec<Finding> {
+        if self.dropped > 0 {
+            self.findings.push(Finding::error(
+                FindingCode::TooManyFindings,
+                end,
+                None,
+                format!("at most {FINDINGS_MAX} findings"),
+                format!("{} more findings not kept", self.dropped),
+            ));
+        }
+        self.findings
+    }
+}
+
+/// Printable form of raw field bytes for messages: ASCII as is, other bytes escaped.
+pub fn show(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(i: u64) -> RecordPosition {
+        RecordPosition {
+            record_index: i,
+            line: i + 1,
+            byte_offset: i * 94,
+        }
+    }
+
+    #[test]
+    fn sink_keeps_the_limit_and_says_how_many_were_dropped() {
+        let mut s = FindingSink::new();
+        for i in 0..(FINDINGS_MAX as u64 + 5) {
+            s.push(Finding::warning(
+                FindingCode::BlankLine,
+                at(i),
+                None,
+                "a record",
+                "blank",
+            ));
+        }
+        s.push(Finding::error(
+            FindingCode::FieldFormat,
+            at(1),
+            None,
+            "digits",
+            "x",
+        ));
+        assert_eq!(s.errors(), 1, "a dropped error still counts");
+        let v = s.finish(at(99));
+        assert_eq!(v.len(), FINDINGS_MAX + 1);
+        let last = v.last().unwrap();
+        assert_eq!(last.code, FindingCode::TooManyFindings);
+        assert_eq!(last.found, "6 more findings not kept");
+        assert_eq!(last.position.record_index(), Some(99));
+    }
+
+    #[test]
+    fn positions_say_where_in_their_own_terms() {
+        let r: Position = at(2).into();
+        assert_eq!(r.to_string(), "line 3, record 2, byte 188");
+        assert_eq!((r.line(), r.byte_offset(), r.path()), (3, 188, None));
+        let x: Position = XmlPosition {
+            byte_offset: 410,
+            line: 12,
+            path: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]/IntrBkSttlmAmt".into(),
+        }
+        .into();
+        assert_eq!(
+            x.to_string(),
+            "line 12, byte 410, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]/IntrBkSttlmAmt"
+        );
+        assert_eq!(x.record_index(), None);
+    }
+
+    #[test]
+    fn field_slice_never_panics_on_a_short_record() {
+        let f = FieldSpec {
+            record: "entry_detail",
+            name: "amount",
+            start: 30,
+            end: 39,
+        };
+        assert_eq!(f.slice(b"short"), b"");
+        assert_eq!(f.slice(&[b'1'; 94]).len(), 10);
+        assert_eq!(f.label(), "entry_detail.amount");
+    }
+}
