@@ -135,11 +135,11 @@ fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
                     fs.iter()
                         .map(|f| {
                             let mut f = f.clone();
-                            if f.code == clearledger::findings::FindingCode::XmlSyntax {
-                                if let clearledger::findings::Position::Xml(p) = &mut f.position {
-                                    p.byte_offset = 0;
-                                    p.line = 0;
-                                }
+                            if f.code == clearledger::findings::FindingCode::XmlSyntax
+                                && let clearledger::findings::Position::Xml(p) = &mut f.position
+                            {
+                                p.byte_offset = 0;
+                                p.line = 0;
                             }
                             format!("{f:?}")
                         })

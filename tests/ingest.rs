@@ -647,20 +647,8 @@ fn an_unreachable_or_locked_sqlite_database_is_an_infrastructure_failure() {
 
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     // Another process holds the write lock for longer than our lock timeout.
-    let url = db.url.clone();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut holder = rt.block_on(async {
-        use sqlx::Connection;
-        let mut c = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut c)
-            .await
-            .unwrap();
-        c
-    });
+    let holder = rusqlite::Connection::open(db.url.strip_prefix("sqlite://").unwrap()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let out = db.cl(&[
         "--lock-timeout",
         "1",
@@ -669,7 +657,7 @@ fn an_unreachable_or_locked_sqlite_database_is_an_infrastructure_failure() {
     ]);
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert!(out.stderr.contains("database is locked"), "{}", out.stderr);
-    rt.block_on(async { sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap() });
+    holder.execute_batch("ROLLBACK").unwrap();
     // Retry once the lock is gone: it goes through.
     assert_eq!(
         db.cl(&["ingest", &sample("ppd-payroll-credits.ach")]).code,

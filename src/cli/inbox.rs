@@ -16,7 +16,7 @@
 
 use super::ingest::{IngestArgs, ingest_one};
 use super::{GlobalOpts, exit};
-use crate::ledger::AnyLedger;
+use crate::ledger::Ledger;
 use crate::report::{ReportFormat, ReportWriter};
 use serde_json::json;
 use std::fs;
@@ -74,7 +74,7 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut AnyLedger, inbox: &Path) -> u8 {
+pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Path) -> u8 {
     let (Some(archive), Some(quarantine)) = (&a.archive, &a.quarantine) else {
         eprintln!("clearledger: --inbox needs --archive and --quarantine");
         return exit::USAGE;

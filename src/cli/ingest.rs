@@ -3,7 +3,7 @@
 use super::{GlobalOpts, exit, infra_error};
 use crate::findings::{Finding, Severity};
 use crate::ingest::{FileFormat, IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
-use crate::ledger::{self, AnyLedger, Ledger};
+use crate::ledger::{self, Ledger};
 use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -142,7 +142,7 @@ pub struct FileResult {
 pub async fn ingest_one(
     g: &GlobalOpts,
     a: &IngestArgs,
-    ledger: &mut AnyLedger,
+    ledger: &mut Ledger,
     file: &Path,
     mut writer: Option<&mut ReportWriter>,
 ) -> FileResult {

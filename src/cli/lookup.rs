@@ -1,7 +1,7 @@
 //! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
 
 use super::{GlobalOpts, exit, infra_error};
-use crate::ledger::{self, Ledger, Lookup};
+use crate::ledger::{self, Lookup};
 use crate::money::format_minor;
 use clap::Args;
 

@@ -1,7 +1,7 @@
 //! `clearledger report`: the per-record report of a run, produced again from the ledger.
 
 use super::{GlobalOpts, exit, infra_error};
-use crate::ledger::{self, Ledger, RunInfo};
+use crate::ledger::{self, RunInfo};
 use crate::report::{ReportFormat, ReportWriter};
 use clap::Args;
 use std::path::PathBuf;
@@ -72,7 +72,7 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
         }
     };
     for run in &runs {
-        if run.status == "rejected" {
+        if run.status == ledger::RunStatus::Rejected {
             eprintln!(
                 "run {}: file rejected, nothing posted; its findings:",
                 run.run_id

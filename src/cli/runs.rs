@@ -1,7 +1,7 @@
 //! `clearledger runs`: recent ingests.
 
 use super::{GlobalOpts, exit, infra_error};
-use crate::ledger::{self, Ledger};
+use crate::ledger;
 use clap::Args;
 
 #[derive(Debug, Args)]

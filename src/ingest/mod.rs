@@ -176,8 +176,8 @@ enum Msg {
 
 /// Ingests one file (NACHA or ISO 20022). `now` is the clock (passed in so runs are reproducible in
 /// tests); `progress` is told the bytes read so far.
-pub async fn ingest_file<L: Ledger>(
-    ledger: &mut L,
+pub async fn ingest_file(
+    ledger: &mut Ledger,
     input: &Input,
     opts: &IngestOptions,
     now: &(dyn Fn() -> DateTime<Utc> + Sync),
@@ -317,7 +317,7 @@ pub async fn ingest_file<L: Ledger>(
                 source_name: rejection.source_name,
                 started_at: String::new(),
                 finished_at: None,
-                status: "rejected".into(),
+                status: crate::ledger::RunStatus::Rejected,
                 records: records as i64,
                 posted: 0,
                 duplicates: 0,

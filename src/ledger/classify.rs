@@ -1,7 +1,6 @@
 //! The backend-neutral half of `Ledger::apply`: once the unique indexes have decided what
 //! inserted, every other record is classified against the original it collided with.
-//! The SQL (insert, read the originals, journal) stays in each backend; the decisions
-//! live here, once.
+//! The SQL is in `sql.rs` and the backends; the decisions live here, once.
 
 use super::OpenRun;
 use crate::model::{Outcome, PostingRecord, differing_fields};
@@ -28,13 +27,6 @@ pub(crate) fn migrations_to_apply<'m>(
         }
     }
     Ok(out)
-}
-
-/// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.
-pub(crate) fn like_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
 }
 
 /// An earlier posting a record collided with.
@@ -116,52 +108,6 @@ pub(crate) fn classify<'a>(
         })
         .collect()
 }
-
-/// The per-record report of a run, one row per record in record order: what posted, and
-/// every journal row with what it matched. A duplicate's key, accounts and amount are its
-/// original's. `{run}` and `{tenant}` are the placeholders of the backend.
-pub(crate) fn report_sql(run: &str, tenant: &str) -> String {
-    let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
-    format!(
-        "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
-         p.amount_minor, p.currency, p.debit_account, p.credit_account, NULL AS original_file_id, \
-         NULL AS original_record_no, NULL AS original_run_id, NULL AS original_posted_at, \
-         NULL AS differences, NULL AS reason \
-         FROM postings p WHERE p.run_id = {run} AND p.tenant = {tenant} \
-         UNION ALL \
-         SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
-         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason \
-         FROM journal j JOIN runs r ON r.run_id = j.run_id \
-         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
-         WHERE j.run_id = {run} AND j.tenant = {tenant} \
-         ORDER BY 3",
-        seen("posting_key"),
-        seen("trace_number"),
-        seen("amount_minor"),
-        seen("currency"),
-        seen("debit_account"),
-        seen("credit_account"),
-    )
-}
-
-/// An exact re-upload's journal, set-based: every record of the earlier run `{prior}` is a
-/// duplicate of what it posted, or of what it had itself found duplicated. `{prior}` was
-/// found under `{tenant}`; the postings are read from the index on (run_id, record_no)
-/// alone.
-pub(crate) fn replay_sql(run: &str, prior: &str, tenant: &str) -> String {
-    format!(
-        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-         SELECT {run}, p.record_no, {tenant}, 'duplicate', p.posting_id \
-         FROM postings p WHERE p.run_id = {prior} \
-         UNION ALL \
-         SELECT {run}, j.record_no, {tenant}, 'duplicate', j.original_posting_id \
-         FROM journal j WHERE j.run_id = {prior} AND j.outcome = 'duplicate'"
-    )
-}
-
-/// The journal's columns as `apply` writes them, in bind order.
-pub(crate) const JOURNAL_COLUMNS: &str = "run_id, record_no, tenant, outcome, original_posting_id, operation, \
-     posting_key, trace_number, debit_account, credit_account, amount_minor, currency, fingerprint, differences, reason";
 
 /// Each record's outcome in chunk order (posted unless journaled, as `(record_no,
 /// outcome)` in chunk order), counted into the run.

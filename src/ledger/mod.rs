@@ -1,7 +1,9 @@
-//! The store: one trait, with the SQLite (`sqlite.rs`) and PostgreSQL (`postgres.rs`)
-//! backends behind it. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against the
-//! same unique indexes: SQLite one prepared statement per record (its change count says
-//! what inserted), PostgreSQL a chunk of arrays through `unnest` with `RETURNING`.
+//! The store. One protocol (`protocol.rs`) and its SQL (`sql.rs`), written once, over a
+//! small backend interface (`store.rs`) with SQLite (`sqlite.rs`, through rusqlite) and
+//! PostgreSQL (`postgres.rs`, through sqlx) behind it. Both arbitrate with `INSERT … ON
+//! CONFLICT DO NOTHING` against the same unique indexes: SQLite one prepared statement per
+//! record (its change count says what inserted), PostgreSQL a chunk of arrays through
+//! `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
 //!
 //! The contract (PRINCIPLES.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file
@@ -10,15 +12,19 @@
 //!   anywhere before the commit leaves nothing; after it, everything.
 //! - Deduplication is insert-first: rows that did not insert are then classified as
 //!   duplicate / conflict / held, and journaled. Never select-then-insert.
+//!
+//! One driver per backend: rusqlite for every SQLite statement, sqlx for PostgreSQL. The
+//! bulk SQLite paths already ran on rusqlite (sqlx hands every statement and row between
+//! threads: ≈9 µs a row read, README "Performance"), through sqlx's raw handle and an
+//! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
+//! rates did not drop (README, Architecture).
 
 mod classify;
-pub mod postgres;
-pub mod sqlite;
-
-use crate::findings::Finding;
-use crate::model::{FileIdentity, Outcome, PostingRecord};
-use chrono::{DateTime, Utc};
-use serde::Serialize;
+mod postgres;
+mod protocol;
+mod sql;
+mod sqlite;
+mod store;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -30,7 +36,7 @@ pub enum LedgerError {
         #[source]
         source: sqlx::Error,
     },
-    /// The same, from the bulk paths that run on the SQLite handle directly.
+    /// The same, from SQLite.
     #[error("database error while {context}: {source}")]
     Sqlite {
         context: &'static str,
@@ -43,9 +49,23 @@ pub enum LedgerError {
     UnsupportedUrl(String),
     #[error("could not connect to the database within {after:?}")]
     ConnectTimeout { after: std::time::Duration },
+    /// A statement that returns a row returned none (a bug or a concurrent schema change).
+    #[error("the database returned no row where one was expected")]
+    NoRow,
+    /// A column of an unexpected type (a database not written by this program?).
+    #[error("column {column} of a result: expected {expected}")]
+    Decode {
+        column: usize,
+        expected: &'static str,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;
+
+use crate::findings::Finding;
+use crate::model::{FileIdentity, Outcome};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 
 pub(crate) trait Context<T> {
     fn ctx(self, context: &'static str) -> Result<T>;
@@ -150,7 +170,7 @@ pub struct RunInfo {
     pub source_name: String,
     pub started_at: String,
     pub finished_at: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     pub records: i64,
     pub posted: i64,
     pub duplicates: i64,
@@ -161,13 +181,48 @@ pub struct RunInfo {
     pub warnings: i64,
 }
 
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Its transaction is open. A run that dies before its commit leaves nothing, not
+    /// even this row.
+    Running,
+    Completed,
+    Rejected,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Rejected => "rejected",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "completed" => RunStatus::Completed,
+            "rejected" => RunStatus::Rejected,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One line of the per-record report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportRow {
     pub run_id: i64,
     pub file_id: String,
     pub record_no: i64,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub posting_key: String,
     pub trace_number: Option<String>,
     pub amount_minor: i64,
@@ -236,55 +291,6 @@ pub enum Lookup {
     PostingKey(String),
 }
 
-/// The store contract. Implementations hold one connection; calls are sequential.
-#[allow(async_fn_in_trait)]
-pub trait Ledger {
-    async fn migrate(&mut self) -> Result<()>;
-    /// Opens the run's transaction, records the run, claims the file identity.
-    async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun>;
-    /// Inserts what is new, classifies and journals the rest. Returns each record's outcome.
-    async fn apply(&mut self, run: &mut OpenRun, records: &[PostingRecord])
-    -> Result<Vec<Outcome>>;
-    /// Writes the completion mark and commits; returns the run as stored.
-    async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo>;
-    /// A completed earlier ingest of exactly these bytes (same SHA-256, same tenant) whose
-    /// records were all posted or duplicates: the exact re-upload fast path can replay it.
-    async fn find_exact_upload(
-        &mut self,
-        tenant: &str,
-        sha256: &str,
-    ) -> Result<Option<ExactUpload>>;
-    /// The exact re-upload fast path: one transaction records a run whose every record is a
-    /// duplicate of what the earlier run posted or matched, journaled set-based from that
-    /// run's outcomes (no parse, no per-record statements); returns the run as stored.
-    async fn replay_run(
-        &mut self,
-        start: &RunStart,
-        prior: &ExactUpload,
-        finish: &RunFinish,
-    ) -> Result<RunInfo>;
-    /// Rolls the run back: nothing of it remains.
-    async fn rollback_run(&mut self, run: OpenRun) -> Result<()>;
-    /// Records a rejected file and its findings (its own small transaction).
-    async fn record_rejection(&mut self, rejection: &Rejection) -> Result<RunInfo>;
-    /// Calls `row` for each record of a run, in record order (also inside an open run).
-    async fn report_rows(
-        &mut self,
-        tenant: &str,
-        run_id: i64,
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
-    ) -> Result<std::io::Result<()>>;
-    async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>>;
-    async fn runs(
-        &mut self,
-        tenant: &str,
-        file_id: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<RunInfo>>;
-    async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>>;
-    async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>>;
-}
-
 /// Connection settings common to the backends, with the CLI's defaults.
 #[derive(Debug, Clone, Copy)]
 pub struct DbOptions {
@@ -297,101 +303,28 @@ pub struct DbOptions {
     pub connect_timeout: std::time::Duration,
 }
 
-/// The backend chosen by the URL.
-pub enum AnyLedger {
-    Sqlite(sqlite::SqliteLedger),
-    Postgres(postgres::PgLedger),
-}
-
-macro_rules! delegate {
-    ($self:ident, $l:ident => $e:expr) => {
-        match $self {
-            AnyLedger::Sqlite($l) => $e,
-            AnyLedger::Postgres($l) => $e,
-        }
-    };
-}
-
-impl Ledger for AnyLedger {
-    async fn migrate(&mut self) -> Result<()> {
-        delegate!(self, l => l.migrate().await)
-    }
-    async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
-        delegate!(self, l => l.begin_run(start).await)
-    }
-    async fn apply(
-        &mut self,
-        run: &mut OpenRun,
-        records: &[PostingRecord],
-    ) -> Result<Vec<Outcome>> {
-        delegate!(self, l => l.apply(run, records).await)
-    }
-    async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo> {
-        delegate!(self, l => l.commit_run(run, finish).await)
-    }
-    async fn rollback_run(&mut self, run: OpenRun) -> Result<()> {
-        delegate!(self, l => l.rollback_run(run).await)
-    }
-    async fn find_exact_upload(
-        &mut self,
-        tenant: &str,
-        sha256: &str,
-    ) -> Result<Option<ExactUpload>> {
-        delegate!(self, l => l.find_exact_upload(tenant, sha256).await)
-    }
-    async fn replay_run(
-        &mut self,
-        start: &RunStart,
-        prior: &ExactUpload,
-        finish: &RunFinish,
-    ) -> Result<RunInfo> {
-        delegate!(self, l => l.replay_run(start, prior, finish).await)
-    }
-    async fn record_rejection(&mut self, rejection: &Rejection) -> Result<RunInfo> {
-        delegate!(self, l => l.record_rejection(rejection).await)
-    }
-    async fn report_rows(
-        &mut self,
-        tenant: &str,
-        run_id: i64,
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
-    ) -> Result<std::io::Result<()>> {
-        delegate!(self, l => l.report_rows(tenant, run_id, row).await)
-    }
-    async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
-        delegate!(self, l => l.run(tenant, run_id).await)
-    }
-    async fn runs(
-        &mut self,
-        tenant: &str,
-        file_id: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<RunInfo>> {
-        delegate!(self, l => l.runs(tenant, file_id, limit).await)
-    }
-    async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
-        delegate!(self, l => l.findings(tenant, run_id).await)
-    }
-    async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
-        delegate!(self, l => l.lookup(tenant, lookup).await)
-    }
+/// The ledger: one connection to the backend named by the URL, and the protocol
+/// (`protocol.rs`) on top of it. Calls are sequential.
+pub struct Ledger {
+    store: store::Store,
 }
 
 /// Opens the ledger named by `url` (`sqlite://PATH` or `postgres://…`), creating and
 /// migrating it on first use.
-pub async fn open(url: &str, opts: &DbOptions) -> Result<AnyLedger> {
-    let mut l = if url.starts_with("sqlite:") {
-        AnyLedger::Sqlite(sqlite::SqliteLedger::connect(url, opts.lock_timeout).await?)
+pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
+    let store = if url.starts_with("sqlite:") {
+        store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
         let t = postgres::PgTimeouts {
             connect: opts.connect_timeout,
             lock: opts.lock_timeout,
             statement: opts.statement_timeout,
         };
-        AnyLedger::Postgres(postgres::PgLedger::connect(url, t).await?)
+        store::Store::Postgres(postgres::PgStore::connect(url, t).await?)
     } else {
         return Err(LedgerError::UnsupportedUrl(url.to_string()));
     };
+    let mut l = Ledger { store };
     l.migrate().await?;
     Ok(l)
 }

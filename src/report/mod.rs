@@ -2,6 +2,7 @@
 
 use crate::findings::{Finding, Position};
 use crate::ledger::ReportRow;
+use crate::model::Outcome;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
@@ -81,7 +82,7 @@ impl ReportWriter {
     }
 
     pub fn write(&mut self, row: &ReportRow) -> io::Result<()> {
-        let outcome = if self.dry_run && row.outcome == "posted" {
+        let outcome = if self.dry_run && row.outcome == Outcome::Posted {
             "would_post"
         } else {
             row.outcome.as_str()
@@ -205,7 +206,7 @@ mod tests {
             run_id: 2,
             file_id: "nacha:a:b:190624:0000:A".into(),
             record_no: 1,
-            outcome: outcome.into(),
+            outcome: Outcome::parse(outcome).unwrap(),
             posting_key: "nacha:a:b:190624:0000:A:1".into(),
             trace_number: Some("121042880000001".into()),
             amount_minor: 1251,

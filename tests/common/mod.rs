@@ -184,12 +184,10 @@ impl TestDb {
         let url = self.url.clone();
         let sql = sql.to_string();
         match self.backend {
-            Backend::Sqlite => block_on(async move {
-                let mut c = sqlx::SqliteConnection::connect(&format!("{url}?mode=rwc"))
-                    .await
-                    .expect("open test db");
-                sqlx::raw_sql(&sql).execute(&mut c).await.expect("script");
-            }),
+            Backend::Sqlite => rusqlite::Connection::open(sqlite_path(&url))
+                .expect("open test db")
+                .execute_batch(&sql)
+                .expect("script"),
             Backend::Postgres => block_on(async move {
                 let mut c = sqlx::PgConnection::connect(&url)
                     .await
@@ -234,13 +232,27 @@ impl TestDb {
         let url = self.url.clone();
         let sql = sql.to_string();
         match self.backend {
-            Backend::Sqlite => block_on(async move {
-                let mut c = sqlx::SqliteConnection::connect(&url)
-                    .await
-                    .expect("open test db");
-                let rows = sqlx::query(&sql).fetch_all(&mut c).await.expect("query");
-                rows.iter().map(text).collect()
-            }),
+            Backend::Sqlite => {
+                use rusqlite::types::ValueRef;
+                let c = rusqlite::Connection::open(sqlite_path(&url)).expect("open test db");
+                let mut st = c.prepare(&sql).expect("prepare");
+                let n = st.column_count();
+                let rows = st
+                    .query_map([], |r| {
+                        Ok((0..n)
+                            .map(|i| match r.get_ref(i).expect("column") {
+                                ValueRef::Null => "NULL".to_string(),
+                                ValueRef::Integer(v) => v.to_string(),
+                                ValueRef::Real(v) => v.to_string(),
+                                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                    String::from_utf8_lossy(t).into_owned()
+                                }
+                            })
+                            .collect::<Vec<_>>())
+                    })
+                    .expect("query");
+                rows.map(|r| r.expect("row")).collect()
+            }
             Backend::Postgres => block_on(async move {
                 let mut c = sqlx::PgConnection::connect(&url)
                     .await
@@ -267,6 +279,11 @@ impl Drop for TestDb {
             });
         }
     }
+}
+
+/// The file of a `sqlite://PATH` URL.
+fn sqlite_path(url: &str) -> &str {
+    url.strip_prefix("sqlite://").unwrap_or(url)
 }
 
 /// Runs each named test function against both backends: `mod sqlite { #[test] fn NAME }`

@@ -1,0 +1,416 @@
+//! The protocol, written once for both backends (PRINCIPLES.md §6–§9): claim the file
+//! identity, insert postings insert-first, classify and journal what did not insert,
+//! write the completion mark and commit — or roll back whole. Replays, rejections and
+//! every read (run, runs, findings, report, lookup) too.
+
+use super::classify::{Originals, classify, conflicting_ids, migrations_to_apply, tally, ts};
+use super::sql::{self, FindingRow};
+use super::store::{Arg, Begin, args};
+use super::{
+    Counts, ExactUpload, Ledger, Lookup, OpenRun, Posting, Rejection, ReportRow, Result, RunFinish,
+    RunInfo, RunStart, StoredFinding,
+};
+use crate::findings::{Finding, count_errors};
+use crate::model::{FileIdentity, Outcome, PostingRecord};
+use chrono::Utc;
+
+impl Ledger {
+    /// Applies the embedded migrations inside one write transaction, so that processes
+    /// opening a new database at the same moment apply them once: the first takes the
+    /// lock and migrates, the others wait and find the work done.
+    pub(crate) async fn migrate(&mut self) -> Result<()> {
+        self.store.begin(Begin::Migrate).await?;
+        let res = self.apply_migrations().await;
+        self.end(res).await
+    }
+
+    async fn apply_migrations(&mut self) -> Result<()> {
+        let s = &mut self.store;
+        s.execute(s.migrations_table_ddl(), &[]).await?;
+        let applied = s
+            .query(sql::APPLIED_MIGRATIONS, &[])
+            .await?
+            .iter()
+            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        for m in migrations_to_apply(s.migrator(), &applied)? {
+            s.script(&m.sql).await?;
+            let applied_at = ts(&Utc::now());
+            let a = args![
+                m.version,
+                m.description.as_ref(),
+                m.checksum.as_ref(),
+                applied_at.as_str()
+            ];
+            s.execute(sql::RECORD_MIGRATION, &a).await?;
+            tracing::info!(version = m.version, description = %m.description, "migration applied");
+        }
+        Ok(())
+    }
+
+    /// Commits if `res` is a success, rolls back otherwise (the error kept).
+    async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
+        match res {
+            Ok(v) => {
+                self.store.commit().await?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens the run's transaction, records the run, claims the file identity.
+    pub async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
+        self.store.begin(Begin::Write).await?;
+        let res = self.claim(start).await;
+        if res.is_err() {
+            let _ = self.store.rollback().await;
+        }
+        res
+    }
+
+    async fn claim(&mut self, start: &RunStart) -> Result<OpenRun> {
+        let started = ts(&start.started_at);
+        let (tenant, file_id) = (start.tenant.as_str(), start.file.file_id.as_str());
+        let a = args![
+            tenant,
+            file_id,
+            "",
+            start.file.format,
+            start.source_name.as_str(),
+            started.as_str()
+        ];
+        let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
+        let a = args![tenant, file_id, start.file.format, run_id, started.as_str()];
+        let claimed = self.store.query_opt(sql::CLAIM_FILE, &a).await?;
+        let prior_run_id = match claimed {
+            Some(_) => None,
+            None => {
+                let a = args![tenant, file_id];
+                Some(
+                    self.store
+                        .query_one(sql::FILE_CLAIMED_BY, &a)
+                        .await?
+                        .int(0)?,
+                )
+            }
+        };
+        Ok(OpenRun {
+            run_id,
+            tenant: start.tenant.clone(),
+            file: start.file.clone(),
+            prior_run_id,
+            started_at: start.started_at,
+            counts: Counts::default(),
+        })
+    }
+
+    /// Inserts what is new, classifies and journals the rest. Returns each record's
+    /// outcome, in order.
+    pub async fn apply(
+        &mut self,
+        run: &mut OpenRun,
+        records: &[PostingRecord],
+    ) -> Result<Vec<Outcome>> {
+        let mut outcomes = Vec::with_capacity(records.len());
+        for chunk in records.chunks(self.store.chunk_rows()) {
+            // 1. Insert what is new; the unique indexes decide. A file identity seen before
+            //    posts nothing new: its new keys are held (see `Outcome::Held`).
+            let inserted = match run.prior_run_id {
+                None => self.store.insert_postings(run, chunk).await?,
+                Some(_) => Vec::new(),
+            };
+            let rest: Vec<&PostingRecord> = chunk
+                .iter()
+                .filter(|r| inserted.binary_search(&r.record_no).is_err())
+                .collect();
+            // 2. Classify the rest against what the index kept.
+            let originals = self.originals(&run.tenant, &rest).await?;
+            // 3. Journal every record that did not post.
+            let journal = classify(run, &rest, &originals);
+            let rows: Vec<[Arg; 15]> = journal.iter().map(|j| sql::journal_args(run, j)).collect();
+            self.store
+                .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
+                .await?;
+            let journaled: Vec<(u64, Outcome)> =
+                journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
+            tally(run, chunk, &journaled, &mut outcomes);
+        }
+        Ok(outcomes)
+    }
+
+    /// The originals `rest` collided with; only conflicts need the originals' stored
+    /// fields (to name what differs), so a re-upload of duplicates reads no detail at all.
+    async fn originals(&mut self, tenant: &str, rest: &[&PostingRecord]) -> Result<Originals> {
+        if rest.is_empty() {
+            return Ok(Originals::new());
+        }
+        let mut originals = self.store.originals(tenant, rest).await?;
+        let conflicting = conflicting_ids(rest, &originals);
+        if !conflicting.is_empty() {
+            let mut details = self.store.details(&conflicting).await?;
+            for o in originals.values_mut() {
+                if let Some(d) = details.remove(&o.posting_id) {
+                    o.detail = d;
+                }
+            }
+        }
+        Ok(originals)
+    }
+
+    /// Writes the completion mark and commits; returns the run as stored.
+    pub async fn commit_run(&mut self, run: OpenRun, finish: &RunFinish) -> Result<RunInfo> {
+        let res = self.complete(&run, finish).await;
+        if res.is_err() {
+            let _ = self.store.rollback().await;
+        }
+        res?;
+        crate::fault::point("before_commit");
+        self.store.commit().await?;
+        crate::fault::point("after_commit");
+        self.fetch_run(run.run_id).await
+    }
+
+    async fn complete(&mut self, run: &OpenRun, finish: &RunFinish) -> Result<()> {
+        let c = run.counts;
+        let finished = ts(&finish.finished_at);
+        let sha = finish.sha256.as_str();
+        let a = args![
+            finished.as_str(),
+            sha,
+            c.records as i64,
+            c.posted as i64,
+            c.duplicates as i64,
+            c.conflicts as i64,
+            c.held as i64,
+            c.posted_amount_minor,
+            finish.findings.len() as i64,
+            run.run_id,
+        ];
+        self.store.execute(sql::COMPLETE_RUN, &a).await?;
+        let a = args![
+            sha,
+            run.tenant.as_str(),
+            run.file.file_id.as_str(),
+            run.run_id
+        ];
+        self.store.execute(sql::COMPLETE_CLAIM, &a).await?;
+        self.insert_findings(run.run_id, &finish.findings).await
+    }
+
+    async fn insert_findings(&mut self, run_id: i64, findings: &[Finding]) -> Result<()> {
+        let stored: Vec<FindingRow> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FindingRow::of(i, f))
+            .collect();
+        let rows: Vec<[Arg; 11]> = stored
+            .iter()
+            .zip(findings)
+            .map(|(s, f)| s.args(run_id, f))
+            .collect();
+        self.store
+            .insert_rows(sql::INSERT_FINDINGS, &rows, "writing findings")
+            .await
+    }
+
+    async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+        let row = self
+            .store
+            .query_one(&sql::run_by_id(), &args![run_id])
+            .await?;
+        sql::run_info(&row)
+    }
+
+    /// A completed earlier ingest of exactly these bytes (same SHA-256, same tenant) whose
+    /// records were all posted or duplicates: the exact re-upload fast path can replay it.
+    pub async fn find_exact_upload(
+        &mut self,
+        tenant: &str,
+        sha256: &str,
+    ) -> Result<Option<ExactUpload>> {
+        let row = self
+            .store
+            .query_opt(sql::FIND_EXACT_UPLOAD, &args![tenant, sha256])
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        let format = match r.text(1)?.as_str() {
+            "iso20022" => "iso20022",
+            _ => "nacha",
+        };
+        Ok(Some(ExactUpload {
+            file: FileIdentity {
+                format,
+                file_id: r.text(0)?,
+            },
+            first_run_id: r.int(2)?,
+        }))
+    }
+
+    /// The exact re-upload fast path: one transaction records a run whose every record is a
+    /// duplicate of what the earlier run posted or matched, journaled set-based from that
+    /// run's outcomes (no parse, no per-record statements); returns the run as stored.
+    pub async fn replay_run(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<RunInfo> {
+        self.store.begin(Begin::Write).await?;
+        let res = self.replay(start, prior, finish).await;
+        let run_id = self.end(res).await?;
+        crate::fault::point("after_commit");
+        self.fetch_run(run_id).await
+    }
+
+    async fn replay(
+        &mut self,
+        start: &RunStart,
+        prior: &ExactUpload,
+        finish: &RunFinish,
+    ) -> Result<i64> {
+        let started = ts(&start.started_at);
+        let tenant = start.tenant.as_str();
+        let a = args![
+            tenant,
+            prior.file.file_id.as_str(),
+            finish.sha256.as_str(),
+            prior.file.format,
+            start.source_name.as_str(),
+            started.as_str(),
+        ];
+        let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
+        // Every record of the earlier run: what it posted, and what it found duplicated.
+        let a = args![run_id, prior.first_run_id, tenant];
+        let replayed = self.store.execute(sql::REPLAY_JOURNAL, &a).await? as i64;
+        let finished = ts(&finish.finished_at);
+        let a = args![finished.as_str(), replayed, run_id];
+        self.store.execute(sql::COMPLETE_REPLAY, &a).await?;
+        crate::fault::point("before_commit");
+        Ok(run_id)
+    }
+
+    /// Rolls the run back: nothing of it remains.
+    pub async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
+        self.store.rollback().await
+    }
+
+    /// Records a rejected file and its findings (its own small transaction).
+    pub async fn record_rejection(&mut self, rej: &Rejection) -> Result<RunInfo> {
+        self.store.begin(Begin::Write).await?;
+        let res = self.reject(rej).await;
+        let run_id = self.end(res).await?;
+        self.fetch_run(run_id).await
+    }
+
+    async fn reject(&mut self, rej: &Rejection) -> Result<i64> {
+        let errors = count_errors(&rej.findings) as i64;
+        let warnings = rej.findings.len() as i64 - errors;
+        let (started, finished) = (ts(&rej.started_at), ts(&rej.finished_at));
+        let a = args![
+            rej.tenant.as_str(),
+            rej.file_id.as_deref(),
+            rej.sha256.as_str(),
+            rej.format,
+            rej.source_name.as_str(),
+            started.as_str(),
+            finished.as_str(),
+            rej.records as i64,
+            errors,
+            warnings,
+        ];
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_REJECTED_RUN, &a)
+            .await?
+            .int(0)?;
+        self.insert_findings(run_id, &rej.findings).await?;
+        Ok(run_id)
+    }
+
+    /// Calls `row` for each record of a run, in record order (also inside an open run).
+    pub async fn report_rows(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+    ) -> Result<std::io::Result<()>> {
+        self.store
+            .report_rows(&sql::report(), &args![run_id, tenant], row)
+            .await
+    }
+
+    pub async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
+        let row = self
+            .store
+            .query_opt(&sql::run_of_tenant(), &args![run_id, tenant])
+            .await?;
+        row.as_ref().map(sql::run_info).transpose()
+    }
+
+    pub async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
+        let rows = match file_id {
+            Some(f) => {
+                let a = args![tenant, f, limit];
+                self.store.query(&sql::runs_of_tenant(true), &a).await?
+            }
+            None => {
+                let a = args![tenant, limit];
+                self.store.query(&sql::runs_of_tenant(false), &a).await?
+            }
+        };
+        rows.iter().map(sql::run_info).collect()
+    }
+
+    pub async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
+        let rows = self
+            .store
+            .query(sql::FINDINGS_OF_RUN, &args![run_id, tenant])
+            .await?;
+        rows.iter().map(sql::stored_finding).collect()
+    }
+
+    /// Every write has a read (PRINCIPLES.md §8): the postings a lookup names.
+    pub async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
+        let like_json = |field: &str, v: &str| {
+            let v = sql::like_escape(&serde_json::Value::String(v.to_string()).to_string());
+            format!("%\"{field}\":{v}%")
+        };
+        let (cond, binds): (&str, Vec<String>) = match lookup {
+            Lookup::TraceNumber(t) => ("p.trace_number = $2", vec![t.clone()]),
+            Lookup::Uetr(u) => (
+                "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
+                vec![
+                    format!("uetr:{u}"),
+                    format!("uetr:{}:%", sql::like_escape(u)),
+                ],
+            ),
+            Lookup::EndToEndId(e) => (
+                "(p.detail LIKE $2 ESCAPE '\\' OR p.detail LIKE $3 ESCAPE '\\')",
+                vec![
+                    like_json("end_to_end_id", e),
+                    like_json("original_end_to_end_id", e),
+                ],
+            ),
+            Lookup::Source { file_id, .. } => {
+                ("p.file_id = $2 AND p.record_no = $3", vec![file_id.clone()])
+            }
+            Lookup::PostingKey(k) => ("p.posting_key = $2", vec![k.clone()]),
+        };
+        let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
+        a.extend(binds.iter().map(|b| Arg::Text(b)));
+        if let Lookup::Source { record_no, .. } = lookup {
+            a.push(Arg::Int(*record_no));
+        }
+        let rows = self.store.query(&sql::lookup(cond), &a).await?;
+        rows.iter().map(sql::posting).collect()
+    }
+}

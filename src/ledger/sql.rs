@@ -1,0 +1,307 @@
+//! Every statement both backends run, written once (`$n` placeholders; see `store.rs`),
+//! and the decoding of what they return.
+
+use super::store::{Arg, Row, args};
+use super::{Posting, ReportRow, Result, RunInfo, RunStatus, StoredFinding, classify::JournalRow};
+use crate::findings::Finding;
+use crate::model::Outcome;
+
+// ---- runs and file claims -------------------------------------------------------------
+
+pub(crate) const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, \
+     finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings";
+
+/// A new run, `running` until its completion mark. Binds: tenant, file_id, sha256,
+/// format, source_name, started_at.
+pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, 'running') RETURNING run_id";
+
+/// The claim: insert-first; the primary key decides who saw the file identity first.
+/// Binds: tenant, file_id, format, run_id, first_seen_at.
+pub(crate) const CLAIM_FILE: &str = "INSERT INTO files (tenant, file_id, format, sha256, first_run_id, first_seen_at) \
+     VALUES ($1, $2, $3, NULL, $4, $5) ON CONFLICT DO NOTHING RETURNING first_run_id";
+
+pub(crate) const FILE_CLAIMED_BY: &str =
+    "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2";
+
+/// The completion mark. Binds: finished_at, sha256, records, posted, duplicates,
+/// conflicts, held, posted_amount_minor, warnings, run_id.
+pub(crate) const COMPLETE_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, sha256 = $2, records = $3, \
+     posted = $4, duplicates = $5, conflicts = $6, held = $7, posted_amount_minor = $8, errors = 0, warnings = $9 \
+     WHERE run_id = $10";
+
+/// The claim's fingerprint of the bytes, once its run completes. Binds: sha256,
+/// tenant, file_id, run_id.
+pub(crate) const COMPLETE_CLAIM: &str =
+    "UPDATE files SET sha256 = $1 WHERE tenant = $2 AND file_id = $3 AND first_run_id = $4";
+
+/// A run that replayed an exact re-upload: every record a duplicate. Binds:
+/// finished_at, records, run_id.
+pub(crate) const COMPLETE_REPLAY: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
+     duplicates = $2, posted = 0, conflicts = 0, held = 0, posted_amount_minor = 0, errors = 0, warnings = 0 \
+     WHERE run_id = $3";
+
+/// A rejected file's run. Binds: tenant, file_id, sha256, format, source_name,
+/// started_at, finished_at, records, errors, warnings.
+pub(crate) const INSERT_REJECTED_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, \
+     finished_at, status, records, errors, warnings) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', $8, $9, $10) RETURNING run_id";
+
+/// The earliest completed run of exactly these bytes whose records all posted or were
+/// duplicates. Binds: tenant, sha256.
+pub(crate) const FIND_EXACT_UPLOAD: &str = "SELECT f.file_id, f.format, f.first_run_id FROM files f \
+     JOIN runs r ON r.run_id = f.first_run_id \
+     WHERE f.tenant = $1 AND f.sha256 = $2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
+     ORDER BY f.first_run_id LIMIT 1";
+
+/// An exact re-upload's journal, set-based: every record of the earlier run is a
+/// duplicate of what it posted, or of what it had itself found duplicated. The postings
+/// are read from the index on (run_id, record_no) alone. Binds: new run, prior run,
+/// tenant (under which the prior run was found).
+pub(crate) const REPLAY_JOURNAL: &str = "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+     SELECT $1, p.record_no, $3, 'duplicate', p.posting_id FROM postings p WHERE p.run_id = $2 \
+     UNION ALL \
+     SELECT $1, j.record_no, $3, 'duplicate', j.original_posting_id FROM journal j \
+     WHERE j.run_id = $2 AND j.outcome = 'duplicate'";
+
+pub(crate) fn run_by_id() -> String {
+    format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1")
+}
+
+pub(crate) fn run_of_tenant() -> String {
+    format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2")
+}
+
+pub(crate) fn runs_of_tenant(by_file: bool) -> String {
+    if by_file {
+        format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND file_id = $2 ORDER BY run_id DESC LIMIT $3"
+        )
+    } else {
+        format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 ORDER BY run_id DESC LIMIT $2")
+    }
+}
+
+pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
+    Ok(RunInfo {
+        run_id: r.int(0)?,
+        tenant: r.text(1)?,
+        file_id: r.opt_text(2)?,
+        sha256: r.text(3)?,
+        format: r.text(4)?,
+        source_name: r.text(5)?,
+        started_at: r.text(6)?,
+        finished_at: r.opt_text(7)?,
+        status: RunStatus::parse(&r.text(8)?).ok_or(super::LedgerError::Decode {
+            column: 8,
+            expected: "a run status",
+        })?,
+        records: r.int(9)?,
+        posted: r.int(10)?,
+        duplicates: r.int(11)?,
+        conflicts: r.int(12)?,
+        held: r.int(13)?,
+        posted_amount_minor: r.int(14)?,
+        errors: r.int(15)?,
+        warnings: r.int(16)?,
+    })
+}
+
+// ---- migrations -----------------------------------------------------------------------
+
+pub(crate) const APPLIED_MIGRATIONS: &str = "SELECT version, checksum FROM schema_migrations";
+pub(crate) const RECORD_MIGRATION: &str = "INSERT INTO schema_migrations (version, description, checksum, applied_at) \
+     VALUES ($1, $2, $3, $4)";
+
+// ---- findings -------------------------------------------------------------------------
+
+pub(crate) const INSERT_FINDINGS: &str = "INSERT INTO findings (run_id, seq, severity, code, record_index, line, \
+     byte_offset, field, columns, expected, found)";
+
+/// The stored form of a finding: `record_index` is the physical record of a record file
+/// and 0 elsewhere; `field` is the record field (`entry_detail.amount`) or the XML
+/// element path.
+pub(crate) struct FindingRow {
+    pub seq: i64,
+    pub record_index: i64,
+    pub line: i64,
+    pub byte_offset: i64,
+    pub field: Option<String>,
+    pub columns: Option<String>,
+}
+
+impl FindingRow {
+    pub fn of(seq: usize, f: &Finding) -> Self {
+        FindingRow {
+            seq: seq as i64 + 1,
+            record_index: f.position.record_index().unwrap_or(0) as i64,
+            line: f.position.line() as i64,
+            byte_offset: f.position.byte_offset() as i64,
+            field: f
+                .field
+                .map(|x| x.label())
+                .or_else(|| f.position.path().map(str::to_string)),
+            columns: f.field.map(|x| x.columns()),
+        }
+    }
+    pub fn args<'a>(&'a self, run_id: i64, f: &'a Finding) -> [Arg<'a>; 11] {
+        args![
+            run_id,
+            self.seq,
+            f.severity.as_str(),
+            f.code.as_str(),
+            self.record_index,
+            self.line,
+            self.byte_offset,
+            self.field.as_deref(),
+            self.columns.as_deref(),
+            f.expected.as_str(),
+            f.found.as_str(),
+        ]
+    }
+}
+
+pub(crate) const FINDINGS_OF_RUN: &str = "SELECT f.run_id, f.seq, f.severity, f.code, f.record_index, f.line, \
+     f.byte_offset, f.field, f.columns, f.expected, f.found \
+     FROM findings f JOIN runs r ON r.run_id = f.run_id WHERE f.run_id = $1 AND r.tenant = $2 ORDER BY f.seq";
+
+pub(crate) fn stored_finding(r: &Row) -> Result<StoredFinding> {
+    Ok(StoredFinding {
+        run_id: r.int(0)?,
+        seq: r.int(1)?,
+        severity: r.text(2)?,
+        code: r.text(3)?,
+        record_index: r.int(4)?,
+        line: r.int(5)?,
+        byte_offset: r.int(6)?,
+        field: r.opt_text(7)?,
+        columns: r.opt_text(8)?,
+        expected: r.text(9)?,
+        found: r.text(10)?,
+    })
+}
+
+// ---- postings and the journal ---------------------------------------------------------
+
+/// The columns of `postings` a run writes, in bind order (both bulk paths).
+pub(crate) const POSTING_COLUMNS: &str = "tenant, operation, posting_key, file_id, record_no, trace_number, \
+     debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at";
+
+pub(crate) const INSERT_JOURNAL: &str = "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id, \
+     operation, posting_key, trace_number, debit_account, credit_account, amount_minor, currency, fingerprint, \
+     differences, reason)";
+
+/// One journal row's binds, in `INSERT_JOURNAL`'s order. A duplicate names only its
+/// original (its content is the original's: migrations/*/0003_slim_journal.sql).
+pub(crate) fn journal_args<'a>(run: &'a super::OpenRun, j: &'a JournalRow<'a>) -> [Arg<'a>; 15] {
+    let seen = j.seen();
+    args![
+        run.run_id,
+        j.r.record_no as i64,
+        run.tenant.as_str(),
+        j.outcome.as_str(),
+        j.original.map(|o| o.posting_id),
+        seen.map(|r| r.operation),
+        seen.map(|r| r.posting_key.as_str()),
+        seen.and_then(|r| r.trace_number.as_deref()),
+        seen.map(|r| r.debit_account.as_str()),
+        seen.map(|r| r.credit_account.as_str()),
+        seen.map(|r| r.amount_minor),
+        seen.map(|r| r.currency.as_str()),
+        seen.map(|r| r.fingerprint.as_str()),
+        j.differences.as_deref(),
+        j.reason.as_deref(),
+    ]
+}
+
+/// The per-record report of a run, one row per record in record order: what posted, and
+/// every journal row with what it matched. A duplicate's key, accounts and amount are its
+/// original's. Binds: run id, tenant.
+pub(crate) fn report() -> String {
+    let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
+    format!(
+        "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
+         p.amount_minor, p.currency, p.debit_account, p.credit_account, NULL AS original_file_id, \
+         NULL AS original_record_no, NULL AS original_run_id, NULL AS original_posted_at, \
+         NULL AS differences, NULL AS reason \
+         FROM postings p WHERE p.run_id = $1 AND p.tenant = $2 \
+         UNION ALL \
+         SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
+         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason \
+         FROM journal j JOIN runs r ON r.run_id = j.run_id \
+         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
+         WHERE j.run_id = $1 AND j.tenant = $2 \
+         ORDER BY 3",
+        seen("posting_key"),
+        seen("trace_number"),
+        seen("amount_minor"),
+        seen("currency"),
+        seen("debit_account"),
+        seen("credit_account"),
+    )
+}
+
+pub(crate) fn report_row(r: &Row) -> Result<ReportRow> {
+    Ok(ReportRow {
+        run_id: r.int(0)?,
+        file_id: r.text(1)?,
+        record_no: r.int(2)?,
+        outcome: Outcome::parse(&r.text(3)?).ok_or(super::LedgerError::Decode {
+            column: 3,
+            expected: "an outcome",
+        })?,
+        posting_key: r.text(4)?,
+        trace_number: r.opt_text(5)?,
+        amount_minor: r.int(6)?,
+        currency: r.text(7)?,
+        debit_account: r.text(8)?,
+        credit_account: r.text(9)?,
+        original_file_id: r.opt_text(10)?,
+        original_record_no: r.opt_int(11)?,
+        original_run_id: r.opt_int(12)?,
+        original_posted_at: r.opt_text(13)?,
+        differences: r.opt_text(14)?,
+        reason: r.opt_text(15)?,
+    })
+}
+
+// ---- lookups --------------------------------------------------------------------------
+
+/// Postings by one of the lookup conditions; `{cond}` binds from `$2`, `$1` the tenant.
+pub(crate) fn lookup(cond: &str) -> String {
+    format!(
+        "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
+         p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
+         p.run_id, p.posted_at, \
+         (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats \
+         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id"
+    )
+}
+
+pub(crate) fn posting(r: &Row) -> Result<Posting> {
+    Ok(Posting {
+        posting_id: r.int(0)?,
+        tenant: r.text(1)?,
+        operation: r.text(2)?,
+        posting_key: r.text(3)?,
+        file_id: r.text(4)?,
+        record_no: r.int(5)?,
+        trace_number: r.opt_text(6)?,
+        debit_account: r.text(7)?,
+        credit_account: r.text(8)?,
+        amount_minor: r.int(9)?,
+        currency: r.text(10)?,
+        effective_date: r.opt_text(11)?,
+        fingerprint: r.text(12)?,
+        run_id: r.int(13)?,
+        posted_at: r.text(14)?,
+        repeats: r.int(15)?,
+    })
+}
+
+/// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.
+pub(crate) fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
