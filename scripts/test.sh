@@ -3,7 +3,7 @@
 # a real PostgreSQL server, which this script starts (scripts/pg-start.sh) when
 # CLEARLEDGER_TEST_PG_URL is not already set.
 #
-#   CLEARLEDGER_LONG_TESTS=1    also run the long variants (1 M-entry files)
+#   CLEARLEDGER_LONG_TESTS=1    also run the long variants (1 M-entry files; #[ignore]d tests)
 #   CLEARLEDGER_CORPUS=DIR      where the shared corpus is (default ../shared/corpus)
 #   CLEARLEDGER_TEST_PG_URL=URL use this PostgreSQL server instead of starting one
 set -euo pipefail
@@ -13,3 +13,7 @@ if [ -z "${CLEARLEDGER_TEST_PG_URL:-}" ]; then
 fi
 export CLEARLEDGER_TEST_PG_URL
 cargo test --locked --all-targets "$@"
+# The long variants are #[ignore]d tests (counted as ignored, never as passed): a second pass.
+if [ "${CLEARLEDGER_LONG_TESTS:-}" = 1 ]; then
+    cargo test --locked --tests "$@" -- --ignored
+fi

@@ -19,7 +19,6 @@ on_both_backends!(
     trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry,
     stdin_input_and_multiple_files_in_one_command,
     unreadable_inputs_are_rejected_with_their_path,
-    long_one_million_entries_post_once_and_reupload_posts_nothing,
 );
 
 fn sample(name: &str) -> String {
@@ -701,12 +700,9 @@ fn help_documents_exit_codes() {
     }
 }
 
-/// Long variant (CLEARLEDGER_LONG_TESTS=1): a 1 M-entry file, first ingest and re-upload.
+/// Long variant (`#[ignore]`d; CLEARLEDGER_LONG_TESTS=1): a 1 M-entry file, first ingest
+/// and re-upload.
 fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
-    if std::env::var("CLEARLEDGER_LONG_TESTS").as_deref() != Ok("1") {
-        eprintln!("long test skipped: set CLEARLEDGER_LONG_TESTS=1 to run it");
-        return;
-    }
     let f = db.file("big.ach");
     let n: i64 = 1_000_000;
     assert_eq!(
@@ -744,3 +740,5 @@ fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
     let lines = std::fs::read_to_string(&rep).unwrap().lines().count() as i64;
     assert_eq!(lines, n + 1);
 }
+
+long_on_both_backends!(long_one_million_entries_post_once_and_reupload_posts_nothing);

@@ -300,6 +300,23 @@ macro_rules! on_both_backends {
     };
 }
 
+/// The same for the long variants: each test is `#[ignore]`d with the reason (shown in the
+/// runner's count as ignored, never as passed); `CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh`
+/// runs them (`-- --ignored`).
+#[macro_export]
+macro_rules! long_on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod long_sqlite {
+            $( #[test] #[ignore = "long variant: CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh runs it"]
+               fn $name() { super::$name(super::common::TestDb::sqlite()) } )*
+        }
+        mod long_postgres {
+            $( #[test] #[ignore = "long variant: CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh runs it"]
+               fn $name() { if let Some(db) = super::common::TestDb::postgres() { super::$name(db) } } )*
+        }
+    };
+}
+
 /// Parses the CSV report at `path` into rows of column → value.
 pub fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let mut r = csv::Reader::from_path(path).expect("open report");
