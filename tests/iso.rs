@@ -441,3 +441,28 @@ fn pyg_1000_posts_1000_minor_units_and_pyg_1000_50_is_refused() {
     let out = db.cl(&["lookup", "--end-to-end-id", "E-PYG"]);
     assert!(out.stdout.contains(": 1000 PYG debit"), "{}", out.stdout);
 }
+
+#[test]
+fn entities_and_character_references_come_out_as_their_text() {
+    // quick-xml (0.38 on) hands `&amp;` and `&#x43;` over as their own events: the text
+    // must still read as one value, in the parsed transaction and in the stored detail.
+    let xml = one_payment("EUR", "10.00", "A &amp; B &#x43;");
+    let mut names = Vec::new();
+    let s = iso20022::read_file(xml.as_bytes(), &mut |ev| {
+        if let IsoEvent::Transaction(t) = ev {
+            names.push(t.debtor_name);
+        }
+    })
+    .unwrap();
+    assert!(s.findings.is_empty(), "{:?}", s.findings);
+    assert_eq!(names, ["A & B C"]);
+    let db = TestDb::sqlite();
+    let path = db.file("entities.xml");
+    std::fs::write(&path, &xml).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = db.rows("SELECT detail, debit_account FROM postings");
+    let detail: serde_json::Value = serde_json::from_str(&rows[0][0]).unwrap();
+    assert_eq!(detail["debtor_name"], "A & B C");
+    assert_eq!(rows[0][1], "party:A & B C");
+}
