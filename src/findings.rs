@@ -50,6 +50,16 @@ pub struct XmlPosition {
     pub path: String,
 }
 
+/// Where a finding about the file as a whole sits (a file of a kind no reader reads):
+/// a byte and its line, in no record and no element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct FilePosition {
+    /// 0-based byte offset.
+    pub byte_offset: u64,
+    /// 1-based line of that byte.
+    pub line: u64,
+}
+
 /// Where a finding is. Each format has its own kind of place; the accessors give what
 /// every kind has (a line and a byte offset).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,6 +67,7 @@ pub struct XmlPosition {
 pub enum Position {
     Record(RecordPosition),
     Xml(XmlPosition),
+    File(FilePosition),
 }
 
 impl Position {
@@ -65,6 +76,7 @@ impl Position {
         match self {
             Position::Record(p) => p.line,
             Position::Xml(p) => p.line,
+            Position::File(p) => p.line,
         }
     }
     /// 0-based byte offset.
@@ -72,19 +84,20 @@ impl Position {
         match self {
             Position::Record(p) => p.byte_offset,
             Position::Xml(p) => p.byte_offset,
+            Position::File(p) => p.byte_offset,
         }
     }
     /// The physical record's 0-based index, in a record file.
     pub fn record_index(&self) -> Option<u64> {
         match self {
             Position::Record(p) => Some(p.record_index),
-            Position::Xml(_) => None,
+            Position::Xml(_) | Position::File(_) => None,
         }
     }
     /// The element path, in an XML document.
     pub fn path(&self) -> Option<&str> {
         match self {
-            Position::Record(_) => None,
+            Position::Record(_) | Position::File(_) => None,
             Position::Xml(p) => Some(&p.path),
         }
     }
@@ -102,6 +115,12 @@ impl From<XmlPosition> for Position {
     }
 }
 
+impl From<FilePosition> for Position {
+    fn from(p: FilePosition) -> Self {
+        Position::File(p)
+    }
+}
+
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -111,6 +130,7 @@ impl fmt::Display for Position {
                 p.line, p.record_index, p.byte_offset
             ),
             Position::Xml(p) => write!(f, "line {}, byte {}, {}", p.line, p.byte_offset, p.path),
+            Position::File(p) => write!(f, "line {}, byte {}", p.line, p.byte_offset),
         }
     }
 }

@@ -117,6 +117,29 @@ impl StreamHasher {
     }
 }
 
+/// SHA-256 and length of everything `source` still holds, read to its end (for a file no
+/// reader parses, whose hash is journaled all the same).
+pub fn hash_reader<R: std::io::BufRead>(mut source: R) -> std::io::Result<([u8; 32], u64)> {
+    let mut h = Sha256::new();
+    let mut total = 0u64;
+    loop {
+        let n = match source.fill_buf() {
+            Ok(buf) => {
+                h.update(buf);
+                buf.len()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        source.consume(n);
+        total += n as u64;
+    }
+    Ok((h.finalize().into(), total))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +170,7 @@ mod tests {
             hex::encode(h.finish()),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+        let (digest, len) = hash_reader(std::io::BufReader::with_capacity(7, &data[..])).unwrap();
+        assert_eq!((digest, len), (want, data.len() as u64));
     }
 }

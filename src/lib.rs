@@ -1,7 +1,8 @@
 //! clearledger: clearing files into an exactly-once ledger.
 //!
 //! Data flows one way:
-//! - [`formats`]: pure parsers (bytes in, records and findings with positions out);
+//! - [`formats`]: pure parsers (bytes in, records and findings with positions out), and
+//!   `formats::detect`, which tells from the first bytes which one reads a file;
 //! - [`model`]: the shared vocabulary (file identity, posting records, keys, fingerprints);
 //! - [`ingest`]: the only place that reads files, runs the parser thread and calls the ledger;
 //! - [`ledger`]: the store, one trait with the SQLite backend behind it;

@@ -1,29 +1,144 @@
 //! Money as integer minor units plus an ISO 4217 currency; `Decimal` only at the edges.
+//!
+//! # One ISO 4217 table
+//!
+//! Every currency code and minor-unit exponent in clearledger comes from one table: the
+//! [`iso_currency`] crate, through [`Currency`] and [`minor_exponent`] here. ISO 20022
+//! validation, the amounts it turns into minor units, the generators and the text that
+//! shows stored amounts all ask this module; nothing else lists currencies. (NACHA amounts
+//! are cents of USD by the NACHA spec; `nacha_dollars_are_cents_of_usd` below holds the
+//! table to that.)
+//!
+//! Why `iso_currency` (0.7): it is maintained and current (it has the Caribbean guilder
+//! XCG of March 2025, Zimbabwe Gold ZWG of 2024, and marks BGN as superseded by EUR since
+//! Bulgaria joined the euro in January 2026), it gives `exponent()` for every active code
+//! (ISO's "minor unit" column, `None` for the metals, XDR, XXX and the testing code XTS),
+//! and it flags superseded, fund and special codes, with one small dependency
+//! (`iso_country`). Its data is ISO 4217 List One as its `isodata.tsv` keeps it, generated
+//! into a `match` at build time. Rejected: `iso4217` (0.3, no exponent, no XCG nor ZWG),
+//! `rusty-money` (a whole money library with its own amount type, locales and crypto
+//! currencies, for the one column we need). Updating the table is `cargo update -p
+//! iso_currency`; `the_table_agrees_with_iso_4217` pins what we rely on.
 
 use rust_decimal::Decimal;
 
-/// Minor-unit exponent of a currency (JPY has none); 2 for the currencies not listed.
-pub fn minor_exponent(currency: &str) -> u32 {
-    match currency {
-        "JPY" | "KRW" | "ISK" | "CLP" | "VND" | "XOF" | "XAF" | "UGX" => 0,
-        "BHD" | "KWD" | "OMR" | "JOD" | "TND" | "IQD" | "LYD" => 3,
-        _ => 2,
+/// A currency a posting may carry: an active ISO 4217 code with minor units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Currency(iso_currency::Currency);
+
+/// Why a code is not a currency a posting may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CurrencyError {
+    /// Not an ISO 4217 alphabetic code (nor any code ever listed).
+    #[error("not an ISO 4217 currency code")]
+    Unknown,
+    /// A code without minor units: a precious metal, XDR, XXX (no currency), XTS (testing).
+    #[error(
+        "an ISO 4217 code without minor units (metal, XDR, XXX or XTS), not a currency to post"
+    )]
+    NoMinorUnit,
+    /// Withdrawn: replaced by `by`.
+    #[error("an ISO 4217 code withdrawn, superseded by {by}")]
+    Superseded { by: &'static str },
+}
+
+impl Currency {
+    /// `EUR` → EUR. Codes are upper case, as ISO 4217 writes them (`eur` is unknown).
+    pub fn parse(code: &str) -> Result<Self, CurrencyError> {
+        let c = iso_currency::Currency::from_code(code).ok_or(CurrencyError::Unknown)?;
+        if let Some(by) = c.is_superseded() {
+            return Err(CurrencyError::Superseded { by: by.code() });
+        }
+        if c.exponent().is_none() {
+            return Err(CurrencyError::NoMinorUnit);
+        }
+        Ok(Currency(c))
+    }
+    /// The alphabetic code, e.g. `EUR`.
+    pub fn code(self) -> &'static str {
+        self.0.code()
+    }
+    /// Digits after the decimal point: JPY 0, EUR 2, BHD 3, CLF 4.
+    pub fn exponent(self) -> u32 {
+        // `parse` admits only codes with an exponent.
+        u32::from(self.0.exponent().unwrap_or(0))
     }
 }
 
-/// `123456` USD → `1234.56`, exactly.
+/// Minor-unit exponent of any code the table knows with minor units, superseded ones
+/// included (a posting stored before its currency was withdrawn still shows right);
+/// `None` for an unknown code or one without minor units.
+pub fn minor_exponent(code: &str) -> Option<u32> {
+    iso_currency::Currency::from_code(code)
+        .and_then(|c| c.exponent())
+        .map(u32::from)
+}
+
+/// `123456` USD → `1234.56`, exactly. A code without a known exponent shows the minor
+/// units as they are stored: `123456 (minor units)`.
 pub fn format_minor(amount_minor: i64, currency: &str) -> String {
-    Decimal::new(amount_minor, minor_exponent(currency)).to_string()
+    match minor_exponent(currency) {
+        Some(exp) => Decimal::new(amount_minor, exp).to_string(),
+        None => format!("{amount_minor} (minor units)"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn formats_minor_units_exactly() {
         assert_eq!(format_minor(100000000, "USD"), "1000000.00");
         assert_eq!(format_minor(5, "USD"), "0.05");
         assert_eq!(format_minor(1250, "JPY"), "1250");
         assert_eq!(format_minor(1, "KWD"), "0.001");
+        assert_eq!(format_minor(1000, "PYG"), "1000");
+        assert_eq!(format_minor(12345, "CLF"), "1.2345");
+        assert_eq!(format_minor(12345, "XAU"), "12345 (minor units)");
+        assert_eq!(format_minor(12345, "XXY"), "12345 (minor units)");
+    }
+
+    #[test]
+    fn the_table_agrees_with_iso_4217() {
+        let exp = |c: &str| Currency::parse(c).map(Currency::exponent);
+        for (code, e) in [
+            ("JPY", 0),
+            ("BHD", 3),
+            ("CLF", 4),
+            ("PYG", 0),
+            ("EUR", 2),
+            ("USD", 2),
+            ("KWD", 3),
+            ("UYW", 4),
+            ("XCG", 2),
+            ("ZWG", 2),
+        ] {
+            assert_eq!(exp(code), Ok(e), "{code}");
+        }
+        // The eight the old hand-written exponent list lacked, though validation took them.
+        for code in ["BIF", "DJF", "GNF", "KMF", "PYG", "RWF", "VUV", "XPF"] {
+            assert_eq!(exp(code), Ok(0), "{code}");
+        }
+        assert_eq!(exp("XXY"), Err(CurrencyError::Unknown));
+        assert_eq!(exp("eur"), Err(CurrencyError::Unknown));
+        assert_eq!(exp("EURO"), Err(CurrencyError::Unknown));
+        assert_eq!(exp(""), Err(CurrencyError::Unknown));
+        assert_eq!(exp("XAU"), Err(CurrencyError::NoMinorUnit));
+        assert_eq!(exp("XXX"), Err(CurrencyError::NoMinorUnit));
+        assert_eq!(exp("HRK"), Err(CurrencyError::Superseded { by: "EUR" }));
+        assert_eq!(exp("BGN"), Err(CurrencyError::Superseded { by: "EUR" }));
+        // A withdrawn code still has its exponent, for what was stored before.
+        assert_eq!(minor_exponent("HRK"), Some(2));
+        assert_eq!(minor_exponent("XAU"), None);
+        assert_eq!(Currency::parse("PYG").map(Currency::code), Ok("PYG"));
+    }
+
+    #[test]
+    fn nacha_dollars_are_cents_of_usd() {
+        // NACHA amount fields are in cents (positions 30-39 of an entry: $$$$$$$$¢¢) and
+        // the postings say USD: the table must agree that USD has two decimals.
+        assert_eq!(Currency::parse("USD").map(Currency::exponent), Ok(2));
     }
 }

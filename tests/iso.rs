@@ -343,3 +343,126 @@ fn a_file_mixing_message_kinds_is_classified_per_operation() {
         1
     );
 }
+
+/// A pacs.008 of one payment of `amount` in `ccy` (text as written in the XML).
+fn one_payment(ccy: &str, amount: &str, debtor_name: &str) -> String {
+    format!(
+        r#"<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"><FIToFICstmrCdtTrf><GrpHdr><MsgId>CCY-{ccy}-{amount}</MsgId><NbOfTxs>1</NbOfTxs><InstgAgt><FinInstnId><BICFI>COBADEFFXXX</BICFI></FinInstnId></InstgAgt></GrpHdr><CdtTrfTxInf><PmtId><EndToEndId>E-{ccy}</EndToEndId></PmtId><IntrBkSttlmAmt Ccy="{ccy}">{amount}</IntrBkSttlmAmt><Dbtr><Nm>{debtor_name}</Nm></Dbtr></CdtTrfTxInf></FIToFICstmrCdtTrf></Document>"#
+    )
+}
+
+/// Amount in minor units and findings of a one-payment message.
+fn read_payment(ccy: &str, amount: &str) -> (i64, Vec<clearledger::findings::Finding>) {
+    let mut minor = None;
+    let s = iso20022::read_file(one_payment(ccy, amount, "D").as_bytes(), &mut |ev| {
+        if let IsoEvent::Transaction(t) = ev {
+            minor = Some(t.amount_minor);
+        }
+    })
+    .unwrap();
+    (minor.expect("a transaction"), s.findings)
+}
+
+#[test]
+fn amounts_take_the_exponent_of_their_currency_from_the_one_table() {
+    for (ccy, text, minor) in [
+        ("JPY", "1250", 1250),
+        ("BHD", "1.234", 1234),
+        ("CLF", "1.2345", 12345),
+        ("PYG", "1000", 1000),
+        ("EUR", "12.34", 1234),
+        ("EUR", "12.3", 1230),
+    ] {
+        let (got, findings) = read_payment(ccy, text);
+        assert!(findings.is_empty(), "{ccy} {text}: {findings:?}");
+        assert_eq!(got, minor, "{ccy} {text}");
+    }
+    let amt = "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/IntrBkSttlmAmt";
+    // PYG has no minor unit, so 1000.50 is no guaraní amount. The code is a valid
+    // ISO 4217 code: what is wrong is the amount's form for it, so amount_format.
+    let (_, f) = read_payment("PYG", "1000.50");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code, FindingCode::AmountFormat);
+    assert_eq!(f[0].position.path(), Some(amt));
+    assert_eq!(f[0].expected, "at most 0 fraction digits for PYG");
+    assert_eq!(f[0].found, "1000.50");
+    // Unknown, withdrawn and unit-less codes: currency_code, at the amount's element.
+    for (ccy, found) in [
+        ("XXY", "XXY"),
+        ("HRK", "HRK (an ISO 4217 code withdrawn, superseded by EUR)"),
+        (
+            "XAU",
+            "XAU (an ISO 4217 code without minor units (metal, XDR, XXX or XTS), not a currency to post)",
+        ),
+    ] {
+        let (_, f) = read_payment(ccy, "10");
+        assert_eq!(f.len(), 1, "{ccy}: {f:?}");
+        assert_eq!(f[0].code, FindingCode::CurrencyCode, "{ccy}");
+        assert_eq!(f[0].position.path(), Some(amt));
+        assert_eq!(f[0].found, found);
+    }
+    // A bad currency does not hide a bad amount.
+    let (_, f) = read_payment("XXY", "1,5");
+    let got: Vec<_> = f.iter().map(|f| f.code).collect();
+    assert_eq!(got, [FindingCode::CurrencyCode, FindingCode::AmountFormat]);
+}
+
+#[test]
+fn pyg_1000_posts_1000_minor_units_and_pyg_1000_50_is_refused() {
+    let db = TestDb::sqlite();
+    let bad = db.file("pyg-cents.xml");
+    std::fs::write(&bad, one_payment("PYG", "1000.50", "D")).unwrap();
+    let out = db.cl(&["ingest", bad.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error [amount_format] byte 281, /Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/IntrBkSttlmAmt: expected at most 0 fraction digits for PYG, found \"1000.50\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
+    let unknown = db.file("xxy.xml");
+    std::fs::write(&unknown, one_payment("XXY", "10", "D")).unwrap();
+    let out = db.cl(&["ingest", unknown.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error [currency_code]") && out.stderr.contains("found \"XXY\""),
+        "{}",
+        out.stderr
+    );
+    let good = db.file("pyg.xml");
+    std::fs::write(&good, one_payment("PYG", "1000", "D")).unwrap();
+    let out = db.cl(&["ingest", good.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        db.rows("SELECT amount_minor, currency FROM postings"),
+        [["1000".to_string(), "PYG".to_string()]]
+    );
+    // And it shows as 1000 guaraníes, not 10.00.
+    let out = db.cl(&["lookup", "--end-to-end-id", "E-PYG"]);
+    assert!(out.stdout.contains(": 1000 PYG debit"), "{}", out.stdout);
+}
+
+#[test]
+fn entities_and_character_references_come_out_as_their_text() {
+    // quick-xml (0.38 on) hands `&amp;` and `&#x43;` over as their own events: the text
+    // must still read as one value, in the parsed transaction and in the stored detail.
+    let xml = one_payment("EUR", "10.00", "A &amp; B &#x43;");
+    let mut names = Vec::new();
+    let s = iso20022::read_file(xml.as_bytes(), &mut |ev| {
+        if let IsoEvent::Transaction(t) = ev {
+            names.push(t.debtor_name);
+        }
+    })
+    .unwrap();
+    assert!(s.findings.is_empty(), "{:?}", s.findings);
+    assert_eq!(names, ["A & B C"]);
+    let db = TestDb::sqlite();
+    let path = db.file("entities.xml");
+    std::fs::write(&path, &xml).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = db.rows("SELECT detail, debit_account FROM postings");
+    let detail: serde_json::Value = serde_json::from_str(&rows[0][0]).unwrap();
+    assert_eq!(detail["debtor_name"], "A & B C");
+    assert_eq!(rows[0][1], "party:A & B C");
+}

@@ -1,6 +1,7 @@
 //! `clearledger check`: the validator users run before sending a file. No database.
 
 use super::{GlobalOpts, exit};
+use crate::formats::detect::{self, Detected, FileFormat, Unsupported};
 use crate::formats::nacha;
 use crate::report::{JsonFinding, finding_line};
 use clap::Args;
@@ -39,43 +40,29 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
                 _ => std::fs::File::open(file).map(|f| Box::new(f) as Box<dyn std::io::Read>),
             }
         };
-        let mut source = match source {
-            Ok(s) => std::io::BufReader::with_capacity(256 * 1024, s),
+        let (head, source) = match source.and_then(detect::read_head) {
+            Ok(s) => s,
             Err(e) => {
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({"file": name, "status": "unreadable", "error": e.to_string()})
-                    );
-                } else {
-                    eprintln!("{name}: cannot read: {e}");
-                }
-                code = code.max(exit::REJECTED);
+                code = code.max(unreadable(a, &name, &e));
                 continue;
             }
         };
-        use std::io::BufRead;
-        let format = source
-            .fill_buf()
-            .map(crate::ingest::FileFormat::sniff)
-            .unwrap_or(crate::ingest::FileFormat::Nacha);
-        if format == crate::ingest::FileFormat::Iso20022 {
-            code = code.max(check_iso(g, a, &name, source));
-            continue;
+        let source = std::io::BufReader::with_capacity(256 * 1024, source);
+        match detect::detect(&head) {
+            Detected::Format(FileFormat::Nacha) => {}
+            Detected::Format(FileFormat::Iso20022) => {
+                code = code.max(check_iso(g, a, &name, source));
+                continue;
+            }
+            Detected::Unsupported(kind) => {
+                code = code.max(check_unsupported(g, a, &name, kind, source));
+                continue;
+            }
         }
-        let res = nacha::check(source, opts);
-        let r = match res {
+        let r = match nacha::check(source, opts) {
             Ok(r) => r,
             Err(e) => {
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({"file": name, "status": "unreadable", "error": e.to_string()})
-                    );
-                } else {
-                    eprintln!("{name}: cannot read: {e}");
-                }
-                code = code.max(exit::REJECTED);
+                code = code.max(unreadable(a, &name, &e));
                 continue;
             }
         };
@@ -124,6 +111,53 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
         }
     }
     code
+}
+
+/// Says that `name` could not be read; the exit code.
+fn unreadable(a: &CheckArgs, name: &str, e: &std::io::Error) -> u8 {
+    if a.json {
+        println!(
+            "{}",
+            json!({"file": name, "status": "unreadable", "error": e.to_string()})
+        );
+    } else {
+        eprintln!("{name}: cannot read: {e}");
+    }
+    exit::REJECTED
+}
+
+/// A file of a kind no reader reads: its one finding, and the rejection exit code.
+fn check_unsupported(
+    g: &GlobalOpts,
+    a: &CheckArgs,
+    name: &str,
+    kind: Unsupported,
+    source: impl std::io::BufRead,
+) -> u8 {
+    let (sha256, bytes) = match crate::hash::hash_reader(source) {
+        Ok(x) => x,
+        Err(e) => return unreadable(a, name, &e),
+    };
+    let f = kind.finding();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "file": name, "status": "invalid", "format": kind.as_str(), "file_id": null,
+                "sha256": hex::encode(sha256), "bytes": bytes, "errors": 1, "warnings": 0,
+                "findings": [JsonFinding::from(&f)],
+            })
+        );
+    } else {
+        println!("{}", finding_line(name, &f));
+        if !g.quiet {
+            println!(
+                "{name}: invalid: not a format clearledger reads ({}); 1 errors, 0 warnings",
+                kind.describe()
+            );
+        }
+    }
+    exit::REJECTED
 }
 
 fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Read) -> u8 {

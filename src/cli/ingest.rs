@@ -2,7 +2,8 @@
 
 use super::{GlobalOpts, exit, infra_error};
 use crate::findings::{Finding, Severity};
-use crate::ingest::{FileFormat, IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
+use crate::formats::detect::FileFormat;
+use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
 use crate::ledger::{self, Ledger};
 use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};
 use clap::{Args, ValueEnum};
@@ -40,7 +41,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 2)]
     pub min_age: u64,
     /// Input format (auto: ISO 20022 when the file starts with `<` after an optional BOM,
-    /// NACHA otherwise).
+    /// NACHA otherwise; a gzip or zip archive, a PDF, UTF-16/32 text, BAI2, SWIFT MT940/MT942
+    /// or a camt.052/053/054 statement is rejected with one finding saying what it is).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,
@@ -349,7 +351,7 @@ pub async fn ingest_one(
                     "{}",
                     json!({
                         "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
-                        "file_id": run.file_id, "sha256": run.sha256, "format": "nacha", "tenant": g.tenant,
+                        "file_id": run.file_id, "sha256": run.sha256, "format": run.format, "tenant": g.tenant,
                         "records": run.records, "posted": 0, "duplicates": 0, "conflicts": 0, "held": 0,
                         "errors": errors, "warnings": findings.len() - errors, "bytes": bytes, "seconds": secs,
                         "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),

@@ -11,6 +11,7 @@
 //!   rejection with all its findings is journaled in a small transaction of its own.
 
 use crate::findings::{Finding, Severity};
+use crate::formats::detect::{self, Detected, FileFormat};
 use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event};
 use crate::ledger::{
@@ -19,7 +20,7 @@ use crate::ledger::{
 use crate::model::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc;
 
@@ -81,40 +82,16 @@ pub struct IngestOptions {
     pub tenant: String,
     pub dry_run: bool,
     pub validate: nacha::ValidateOptions,
-    /// `None`: detected from the first bytes (see [`FileFormat::sniff`]).
+    /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
+    /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
-}
-
-/// The formats read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileFormat {
-    Nacha,
-    Iso20022,
-}
-
-impl FileFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileFormat::Nacha => "nacha",
-            FileFormat::Iso20022 => "iso20022",
-        }
-    }
-    /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; anything else is
-    /// read as NACHA.
-    pub fn sniff(head: &[u8]) -> Self {
-        let h = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-        if h.trim_ascii_start().starts_with(b"<") {
-            FileFormat::Iso20022
-        } else {
-            FileFormat::Nacha
-        }
-    }
 }
 
 /// What the parser thread learned of the whole file.
 #[derive(Debug)]
 pub struct ParseDone {
-    pub format: FileFormat,
+    /// The format read (`nacha`, `iso20022`), or the kind of an unsupported file (`gzip`).
+    pub format: &'static str,
     pub findings: Vec<Finding>,
     pub sha256: [u8; 32],
     pub bytes: u64,
@@ -286,7 +263,7 @@ pub async fn ingest_file(
         }
     };
     let sha256 = hex::encode(read.sha256);
-    let format = read.format.as_str();
+    let format = read.format;
     let records = read.records;
     let findings = read.findings;
     let has_errors = findings.iter().any(|f| f.severity == Severity::Error);
@@ -399,23 +376,36 @@ fn parse_thread(
     tx: mpsc::Sender<Msg>,
     progress: Option<indicatif::ProgressBar>,
 ) {
-    let mut source = BufReader::with_capacity(
-        256 * 1024,
-        Counted {
-            inner: source,
-            bytes: 0,
-            progress,
-        },
-    );
-    let format = match format {
-        Some(f) => f,
-        None => match source.fill_buf() {
-            Ok(head) => FileFormat::sniff(head),
-            Err(e) => {
-                let _ = tx.blocking_send(Msg::Done(Err(e)));
-                return;
-            }
-        },
+    let counted = Counted {
+        inner: source,
+        bytes: 0,
+        progress,
+    };
+    let (detected, source) = match detect::read_head(counted) {
+        Ok((head, source)) => (
+            format.map_or_else(|| detect::detect(&head), Detected::Format),
+            source,
+        ),
+        Err(e) => {
+            let _ = tx.blocking_send(Msg::Done(Err(e)));
+            return;
+        }
+    };
+    let mut source = BufReader::with_capacity(256 * 1024, source);
+    let format = match detected {
+        Detected::Format(f) => f,
+        Detected::Unsupported(kind) => {
+            // Nothing to parse: the file is hashed for the journal and rejected whole.
+            let res = crate::hash::hash_reader(&mut source).map(|(sha256, bytes)| ParseDone {
+                format: kind.as_str(),
+                findings: vec![kind.finding()],
+                sha256,
+                bytes,
+                records: 0,
+            });
+            let _ = tx.blocking_send(Msg::Done(res));
+            return;
+        }
     };
     let mut file: Option<FileIdentity> = None;
     let mut receiver_gone = false;
@@ -466,7 +456,7 @@ fn parse_thread(
                 );
             }
             r.map(|r| ParseDone {
-                format,
+                format: format.as_str(),
                 findings: r.summary.findings,
                 sha256: r.sha256,
                 bytes: r.bytes,
@@ -492,7 +482,7 @@ fn parse_thread(
                 send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
             }
             r.map(|r| ParseDone {
-                format,
+                format: format.as_str(),
                 findings: r.findings,
                 sha256: r.sha256,
                 bytes: r.bytes,

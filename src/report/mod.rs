@@ -150,6 +150,7 @@ pub fn finding_line(path: &str, f: &Finding) -> String {
             p.record_index, p.byte_offset
         )),
         Position::Xml(p) => s.push_str(&format!("byte {}, {}", p.byte_offset, p.path)),
+        Position::File(p) => s.push_str(&format!("byte {}", p.byte_offset)),
     }
     if let Some(field) = &f.field {
         s.push_str(&format!(

@@ -56,8 +56,12 @@ fn tx(rng: &mut Rng, i: u64) -> Tx {
     }
 }
 
-fn amount(cents: u64) -> String {
-    format!("{}.{:02}", cents / 100, cents % 100)
+/// The currency of every amount written.
+const CURRENCY: &str = "EUR";
+
+/// Minor units of [`CURRENCY`] as the decimal the XML carries (`1250` → `12.50`).
+fn amount(minor: u64) -> String {
+    crate::money::format_minor(minor as i64, CURRENCY)
 }
 
 pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Result<()> {
@@ -75,7 +79,7 @@ pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Resu
     writeln!(
         w,
         "<GrpHdr><MsgId>GEN-{seed:016}</MsgId><CreDtTm>2026-11-29T00:00:00Z</CreDtTm><NbOfTxs>{transactions}</NbOfTxs>\
-         <CtrlSum>{}</CtrlSum><TtlIntrBkSttlmAmt Ccy=\"EUR\">{}</TtlIntrBkSttlmAmt><IntrBkSttlmDt>2026-11-30</IntrBkSttlmDt>\
+         <CtrlSum>{}</CtrlSum><TtlIntrBkSttlmAmt Ccy=\"{CURRENCY}\">{}</TtlIntrBkSttlmAmt><IntrBkSttlmDt>2026-11-30</IntrBkSttlmDt>\
          <SttlmInf><SttlmMtd>CLRG</SttlmMtd></SttlmInf><InstgAgt><FinInstnId><BICFI>COBADEFFXXX</BICFI></FinInstnId></InstgAgt></GrpHdr>",
         amount(total),
         amount(total)
@@ -86,7 +90,7 @@ pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Resu
         writeln!(
             w,
             "<CdtTrfTxInf><PmtId><InstrId>I{i}</InstrId><EndToEndId>E2E-{seed}-{i}</EndToEndId><TxId>T{i}</TxId><UETR>{}</UETR></PmtId>\
-             <IntrBkSttlmAmt Ccy=\"EUR\">{}</IntrBkSttlmAmt><ChrgBr>SLEV</ChrgBr><Dbtr><Nm>DEBTOR {i}</Nm></Dbtr>\
+             <IntrBkSttlmAmt Ccy=\"{CURRENCY}\">{}</IntrBkSttlmAmt><ChrgBr>SLEV</ChrgBr><Dbtr><Nm>DEBTOR {i}</Nm></Dbtr>\
              <DbtrAcct><Id><IBAN>{}</IBAN></Id></DbtrAcct><DbtrAgt><FinInstnId><BICFI>{}</BICFI></FinInstnId></DbtrAgt>\
              <CdtrAgt><FinInstnId><BICFI>{}</BICFI></FinInstnId></CdtrAgt><Cdtr><Nm>CREDITOR {i}</Nm></Cdtr>\
              <CdtrAcct><Id><IBAN>{}</IBAN></Id></CdtrAcct><RmtInf><Ustrd>INVOICE {i}</Ustrd></RmtInf></CdtTrfTxInf>",

@@ -12,6 +12,7 @@ pub mod reader;
 pub mod validate;
 
 use crate::findings::{Finding, FindingCode, FindingSink, Severity};
+use crate::money::{Currency, CurrencyError};
 use chrono::NaiveDate;
 use reader::{Block, BlockKind, Pos, WalkEvent};
 use rust_decimal::Decimal;
@@ -443,18 +444,28 @@ fn transaction(
         Some((rel, text, pos)) => {
             let ccy = b.get(&format!("{rel}@Ccy")).unwrap_or_default().to_string();
             let apath = format!("{path}/{rel}");
-            if !is_currency(&ccy) {
-                st.err(
-                    FindingCode::CurrencyCode,
-                    pos,
-                    apath.clone(),
-                    "an ISO 4217 currency code in @Ccy",
-                    ccy.clone(),
-                );
-            }
-            match parse_amount(text, &ccy) {
-                Ok(minor) => tx.amount_minor = minor,
-                Err(why) => st.err(FindingCode::AmountFormat, pos, apath, why, text),
+            match Currency::parse(&ccy) {
+                Ok(currency) => match parse_amount(text, currency) {
+                    Ok(minor) => tx.amount_minor = minor,
+                    Err(why) => st.err(FindingCode::AmountFormat, pos, apath, why, text),
+                },
+                Err(e) => {
+                    let found = match e {
+                        CurrencyError::Unknown => ccy.clone(),
+                        _ => format!("{ccy} ({e})"),
+                    };
+                    st.err(
+                        FindingCode::CurrencyCode,
+                        pos,
+                        apath.clone(),
+                        "an active ISO 4217 currency code with minor units in @Ccy",
+                        found,
+                    );
+                    // Without a currency there is no exponent; the digits are still checked.
+                    if let Err(why) = parse_amount_syntax(text) {
+                        st.err(FindingCode::AmountFormat, pos, apath, why, text);
+                    }
+                }
             }
             tx.currency = ccy;
             if let (Some(doc), Some(d)) = (st.doc.as_mut(), parse_decimal(text)) {

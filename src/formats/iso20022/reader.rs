@@ -6,7 +6,8 @@
 use crate::findings::{Finding, FindingCode, XmlPosition};
 use crate::hash::StreamHasher;
 use quick_xml::NsReader;
-use quick_xml::events::Event;
+use quick_xml::escape::{resolve_xml_entity, unescape_with};
+use quick_xml::events::{BytesRef, Event};
 use quick_xml::name::ResolveResult;
 use std::cell::Cell;
 use std::io::{self, BufRead};
@@ -272,7 +273,6 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     let mut open_block: Option<(BlockKind, usize, Block)> = None;
     let mut open_pmtinf: Option<(usize, Block)> = None;
     let mut fatal: Option<Finding> = None;
-    let mut after_text = false;
     let path_of = |stack: &[Frame]| -> String {
         let mut s = String::new();
         for f in stack {
@@ -289,11 +289,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     };
     loop {
         since.set(0);
-        // quick-xml consumes the `<` that ends a text event with it: the next event then
-        // starts one byte before what was consumed.
-        let back = u64::from(after_text && consumed.get() > 0);
+        // quick-xml stops a text event before the `<` or `&` that ends it, and a reference
+        // after its `;`: every event starts at what was consumed so far, whatever the read
+        // sizes.
         let pos = Pos {
-            byte_offset: consumed.get() - back,
+            byte_offset: consumed.get(),
             line: lines.get(),
         };
         let ev = match reader.read_resolved_event_into(&mut buf) {
@@ -317,7 +317,6 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 break;
             }
         };
-        after_text = matches!(ev.1, Event::Text(_));
         match ev {
             (res, Event::Start(e)) => {
                 if stack.len() >= DEPTH_MAX {
@@ -331,10 +330,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     break;
                 }
                 name.clear();
-                match std::str::from_utf8(e.local_name().as_ref()) {
-                    Ok(n) => name.push_str(n),
-                    Err(_) => name.push_str(&String::from_utf8_lossy(e.local_name().as_ref())),
-                }
+                name.push_str(e.local_name().as_ref());
                 let index = match stack.last_mut() {
                     Some(parent) => parent.child(&name),
                     None => 1,
@@ -343,9 +339,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 let parent_name = stack.len().checked_sub(2).map(|i| stack[i].name.as_str());
                 if name == "Document" && document_at.is_none() {
                     let namespace = match res {
-                        ResolveResult::Bound(ns) => {
-                            String::from_utf8_lossy(ns.as_ref()).into_owned()
-                        }
+                        ResolveResult::Bound(ns) => ns.as_ref().to_string(),
                         _ => String::new(),
                     };
                     document_at = Some(stack.len() - 1);
@@ -372,15 +366,26 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 }
                 // Attributes (Ccy="EUR") become leaves `path@Name`.
                 for attr in e.attributes().flatten() {
-                    let qualified = attr.key.as_ref();
-                    if qualified.starts_with(b"xmlns") || qualified.starts_with(b"xsi:") {
+                    let qualified: &str = attr.key.as_ref();
+                    if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
                         continue;
                     }
-                    let key = String::from_utf8_lossy(attr.key.local_name().into_inner());
-                    let value = attr
-                        .unescape_value()
-                        .map(|v| v.into_owned())
-                        .unwrap_or_default();
+                    let key = attr.key.local_name().into_inner();
+                    // As written, references resolved (no whitespace normalization, as
+                    // before quick-xml 0.38); only XML's own entities, never an HTML table.
+                    let value = match unescape_with(&attr.value, resolve_xml_entity) {
+                        Ok(v) => v.into_owned(),
+                        Err(e) => {
+                            fatal = Some(Finding::error(
+                                FindingCode::XmlSyntax,
+                                pos.at(format!("{}@{key}", path_of(&stack))),
+                                None,
+                                REFERENCES,
+                                e.to_string(),
+                            ));
+                            break;
+                        }
+                    };
                     add_leaf(
                         &stack,
                         &mut open_block,
@@ -390,37 +395,44 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                         pos,
                     );
                 }
+                if fatal.is_some() {
+                    break;
+                }
             }
             (_, Event::Text(t)) => {
-                // Whitespace between elements: nothing to keep.
-                if t.iter().all(u8::is_ascii_whitespace)
-                    || stack.last().is_some_and(|f| f.had_child)
+                // Text as written (quick-xml hands references over as their own events).
+                // Whitespace between elements, or before a leaf's text (trimmed anyway):
+                // nothing to keep. Whitespace after a reference is kept (`&amp; &amp;`).
+                if let Some(f) = stack.last_mut()
+                    && !f.had_child
+                    && !(f.text.is_empty() && t.bytes().all(|b| b.is_ascii_whitespace()))
                 {
-                    buf.clear();
-                    continue;
+                    f.text.push_str(&t);
                 }
-                let text = match t.unescape() {
-                    Ok(s) => s,
-                    Err(e) => {
-                        fatal = Some(Finding::error(
-                            FindingCode::XmlSyntax,
-                            pos.at(path_of(&stack)),
-                            None,
-                            "text with known entities only",
-                            e.to_string(),
-                        ));
-                        break;
-                    }
+            }
+            (_, Event::GeneralRef(r)) => {
+                let Some(resolved) = resolve_reference(&r) else {
+                    fatal = Some(Finding::error(
+                        FindingCode::XmlSyntax,
+                        pos.at(path_of(&stack)),
+                        None,
+                        REFERENCES,
+                        format!("&{};", &*r),
+                    ));
+                    break;
                 };
                 if let Some(f) = stack.last_mut()
                     && !f.had_child
                 {
-                    f.text.push_str(&text);
+                    match resolved {
+                        Resolved::Char(c) => f.text.push(c),
+                        Resolved::Entity(s) => f.text.push_str(s),
+                    }
                 }
             }
             (_, Event::CData(t)) => {
                 if let Some(f) = stack.last_mut() {
-                    f.text.push_str(&String::from_utf8_lossy(&t));
+                    f.text.push_str(&t);
                 }
             }
             (_, Event::End(_)) => {
@@ -492,6 +504,36 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     })
 }
 
+/// What a finding about a reference expects.
+const REFERENCES: &str = "a character reference (&#65; or &#x41;) or one of XML's predefined entities \
+     (&amp; &lt; &gt; &quot; &apos;): no other entity can be declared without a DOCTYPE";
+
+/// The text a reference stands for.
+enum Resolved {
+    Char(char),
+    Entity(&'static str),
+}
+
+/// A character reference (`&#65;`, `&#x41;`) to a character XML allows, or one of the five
+/// entities XML predefines. Any other entity could only be declared in a DTD, and a DOCTYPE
+/// is refused: `None`.
+fn resolve_reference(r: &BytesRef<'_>) -> Option<Resolved> {
+    if r.is_char_ref() {
+        // XML 1.0 `Char`: tab, LF, CR, and from U+0020 on, less U+FFFE and U+FFFF (`char`
+        // already excludes the surrogates).
+        return match r.resolve_char_ref() {
+            Ok(Some(c))
+                if matches!(c, '\t' | '\n' | '\r')
+                    || (c >= ' ' && !matches!(c, '\u{FFFE}' | '\u{FFFF}')) =>
+            {
+                Some(Resolved::Char(c))
+            }
+            _ => None,
+        };
+    }
+    resolve_xml_entity(r).map(Resolved::Entity)
+}
+
 fn add_leaf(
     stack: &[Frame],
     open_block: &mut Option<(BlockKind, usize, Block)>,
@@ -518,4 +560,120 @@ fn add_leaf(
     }
     path.push_str(suffix);
     block.leaves.push((path, value, pos));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    const PACS: &str = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08";
+
+    /// One transaction whose debtor name is `name` (as written) and currency `ccy`.
+    fn doc(name: &str, ccy: &str) -> String {
+        format!(
+            "\u{FEFF}<?xml version=\"1.0\"?>\r\n<Document xmlns=\"{PACS}\"><FIToFICstmrCdtTrf>\r\n<CdtTrfTxInf><!-- c -->\r\n  <IntrBkSttlmAmt Ccy=\"{ccy}\">1.00</IntrBkSttlmAmt>\r\n  <Dbtr><Nm>{name}</Nm></Dbtr><RmtInf><Ustrd><![CDATA[x & y]]></Ustrd></RmtInf>\r\n</CdtTrfTxInf></FIToFICstmrCdtTrf></Document>\r\n"
+        )
+    }
+
+    /// The leaves of the transaction and the fatal finding, reading through a buffer of
+    /// `chunk` bytes.
+    fn walk_leaves(xml: &[u8], chunk: usize) -> (Vec<(String, String, Pos)>, Option<Finding>) {
+        let mut leaves = Vec::new();
+        let end = walk(BufReader::with_capacity(chunk, xml), &mut |ev| {
+            if let WalkEvent::Block { block, .. } = ev {
+                leaves.extend(block.leaves);
+            }
+        })
+        .unwrap();
+        (leaves, end.fatal)
+    }
+
+    fn leaf(xml: &str, rel: &str) -> String {
+        let (leaves, fatal) = walk_leaves(xml.as_bytes(), 1 << 16);
+        assert!(fatal.is_none(), "{fatal:?}");
+        leaves
+            .into_iter()
+            .find(|(p, _, _)| p == rel)
+            .map(|(_, v, _)| v)
+            .unwrap_or_else(|| panic!("no leaf {rel}"))
+    }
+
+    #[test]
+    fn predefined_entities_and_character_references_give_their_text() {
+        for (written, text) in [
+            ("A &amp; B &#x43;", "A & B C"),
+            ("&lt;&gt;&quot;&apos;&amp;", "<>\"'&"),
+            ("&#65;&#x42;&#x0043;", "ABC"),
+            ("&amp; &amp;", "& &"),
+            ("  &amp;  ", "&"),
+            ("a&#10;b", "a\nb"),
+            ("caf&#xE9; &#x1F600;", "café 😀"),
+            ("plain", "plain"),
+            ("", ""),
+        ] {
+            assert_eq!(leaf(&doc(written, "EUR"), "Dbtr/Nm"), text, "{written}");
+        }
+        assert_eq!(leaf(&doc("n", "E&#x55;R"), "IntrBkSttlmAmt@Ccy"), "EUR");
+        assert_eq!(leaf(&doc("n", "EUR"), "RmtInf/Ustrd"), "x & y");
+    }
+
+    #[test]
+    fn any_other_reference_is_refused_at_its_element() {
+        let nm = "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/Dbtr/Nm";
+        for (written, found) in [
+            ("&xxe;", Some("&xxe;")),
+            ("A &nbsp; B", Some("&nbsp;")),
+            ("&#0;", Some("&#0;")),
+            ("&#1;", Some("&#1;")),
+            ("&#xFFFE;", Some("&#xFFFE;")),
+            ("&#xZZ;", Some("&#xZZ;")),
+            ("A & B", None),
+        ] {
+            let xml = doc(written, "EUR");
+            let (_, fatal) = walk_leaves(xml.as_bytes(), 1 << 16);
+            let f = fatal.unwrap_or_else(|| panic!("{written}: accepted"));
+            assert_eq!(f.code, FindingCode::XmlSyntax, "{written}");
+            assert_eq!(f.position.path(), Some(nm), "{written}");
+            if let Some(found) = found {
+                assert_eq!(f.found, found, "{written}");
+                assert_eq!(f.expected, REFERENCES);
+                // The reference's own byte.
+                let at = xml.find(written).unwrap() + written.find('&').unwrap();
+                assert_eq!(f.position.byte_offset(), at as u64, "{written}");
+            }
+        }
+        let (_, fatal) = walk_leaves(doc("n", "&eur;").as_bytes(), 1 << 16);
+        let f = fatal.expect("refused");
+        assert_eq!(f.code, FindingCode::XmlSyntax);
+        assert_eq!(
+            f.position.path(),
+            Some("/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/IntrBkSttlmAmt@Ccy")
+        );
+    }
+
+    #[test]
+    fn positions_do_not_move_with_read_sizes() {
+        for name in ["A &amp; B &#x43;", "plain", "&#x1F600;&lt;x&gt;", "&bad;"] {
+            let xml = doc(name, "EUR");
+            let whole = walk_leaves(xml.as_bytes(), 1 << 16);
+            for chunk in [1, 2, 3, 5, 7, 16, 64] {
+                let (leaves, fatal) = walk_leaves(xml.as_bytes(), chunk);
+                assert_eq!(leaves, whole.0, "{name}, {chunk}-byte reads");
+                assert_eq!(fatal, whole.1, "{name}, {chunk}-byte reads");
+            }
+            // Every leaf sits at its start tag, the BOM counted.
+            for (rel, _, pos) in &whole.0 {
+                let tag = rel.rsplit('/').next().unwrap().split('@').next().unwrap();
+                assert!(
+                    xml.as_bytes()[pos.byte_offset as usize..]
+                        .starts_with(format!("<{tag}").as_bytes()),
+                    "{name}: {rel} at {}",
+                    pos.byte_offset
+                );
+                let line = 1 + xml[..pos.byte_offset as usize].matches('\n').count() as u64;
+                assert_eq!(pos.line, line, "{name}: {rel}");
+            }
+        }
+    }
 }

@@ -1,24 +1,12 @@
 //! Field rules a bank's intake applies to ISO 20022 payments.
 
-use crate::money::minor_exponent;
+use crate::money::Currency;
 use rust_decimal::Decimal;
 use std::str::FromStr;
 
-/// Active ISO 4217 currency codes.
-const ISO_4217: &str = "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD \
-CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD \
-HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD \
-MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG \
-QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD \
-TZS UAH UGX USD UYU UZS VED VES VND VUV WST XAF XCD XOF XPF YER ZAR ZMW ZWG";
-
-pub fn is_currency(code: &str) -> bool {
-    code.len() == 3 && ISO_4217.split(' ').any(|c| c == code)
-}
-
-/// An amount in minor units, exactly: at most 18 digits, not negative, no more fraction
-/// digits than the currency has (JPY none). `Err` says what is wrong.
-pub fn parse_amount(text: &str, currency: &str) -> Result<i64, String> {
+/// An amount as written, exactly: digits with at most one point, at most 18 digits, no
+/// sign. `Err` says what is wrong.
+pub fn parse_amount_syntax(text: &str) -> Result<Decimal, String> {
     let t = text.trim();
     let ok_chars = !t.is_empty()
         && t.chars().all(|c| c.is_ascii_digit() || c == '.')
@@ -30,16 +18,22 @@ pub fn parse_amount(text: &str, currency: &str) -> Result<i64, String> {
     if digits > 18 {
         return Err("at most 18 digits".into());
     }
-    let d = Decimal::from_str(t).map_err(|_| "a decimal amount".to_string())?;
-    let exp = minor_exponent(currency);
-    if d.scale() > exp {
-        let frac = t.split('.').nth(1).unwrap_or("");
-        if frac.trim_end_matches('0').len() as u32 > exp {
-            return Err(format!("at most {exp} fraction digits for {currency}"));
-        }
+    Decimal::from_str(t).map_err(|_| "a decimal amount".to_string())
+}
+
+/// An amount in minor units of `currency`, exactly: [`parse_amount_syntax`], and no more
+/// fraction digits than the currency has (JPY and PYG none; trailing zeros are fine).
+/// `Err` says what is wrong.
+pub fn parse_amount(text: &str, currency: Currency) -> Result<i64, String> {
+    let d = parse_amount_syntax(text)?;
+    let exp = currency.exponent();
+    if d.normalize().scale() > exp {
+        return Err(format!(
+            "at most {exp} fraction digits for {}",
+            currency.code()
+        ));
     }
-    let minor = d * Decimal::from(10i64.pow(exp));
-    let minor = minor.trunc();
+    let minor = (d * Decimal::from(10i64.pow(exp))).trunc();
     i64::try_from(minor).map_err(|_| "an amount that fits 18 digits".to_string())
 }
 
@@ -118,35 +112,60 @@ pub fn is_uetr(text: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn amount(text: &str, code: &str) -> Result<i64, String> {
+        parse_amount(text, Currency::parse(code).expect("a currency"))
+    }
+
     #[test]
     fn amounts_are_exact() {
-        assert_eq!(parse_amount("150.00", "EUR"), Ok(15000));
-        assert_eq!(parse_amount("150", "EUR"), Ok(15000));
-        assert_eq!(parse_amount("0.5", "USD"), Ok(50));
-        assert_eq!(parse_amount("1250", "JPY"), Ok(1250));
+        assert_eq!(amount("150.00", "EUR"), Ok(15000));
+        assert_eq!(amount("150", "EUR"), Ok(15000));
+        assert_eq!(amount("0.5", "USD"), Ok(50));
+        assert_eq!(amount("1250", "JPY"), Ok(1250));
         assert_eq!(
-            parse_amount("12.5", "JPY"),
+            amount("12.5", "JPY"),
             Err("at most 0 fraction digits for JPY".into())
         );
         assert_eq!(
-            parse_amount("1.234", "EUR"),
+            amount("1.234", "EUR"),
             Err("at most 2 fraction digits for EUR".into())
         );
-        assert_eq!(parse_amount("1.230", "EUR"), Ok(123));
-        assert!(parse_amount("-5.00", "EUR").is_err());
-        assert!(parse_amount("12..34", "EUR").is_err());
-        assert!(parse_amount("1234567890123456789", "EUR").is_err());
+        assert_eq!(amount("1.230", "EUR"), Ok(123));
+        assert!(amount("-5.00", "EUR").is_err());
+        assert!(amount("12..34", "EUR").is_err());
+        assert!(amount("1234567890123456789", "EUR").is_err());
         assert_eq!(
-            parse_amount("9999999999999999.99", "EUR"),
+            amount("9999999999999999.99", "EUR"),
             Ok(999_999_999_999_999_999)
         );
     }
 
     #[test]
-    fn codes() {
-        assert!(
-            is_currency("EUR") && is_currency("JPY") && !is_currency("EUX") && !is_currency("eur")
+    fn amounts_follow_the_currency_exponent() {
+        // PYG has no minor unit: 1000.50 is not a guaraní amount; 1000 is 1000 minor units.
+        assert_eq!(
+            amount("1000.50", "PYG"),
+            Err("at most 0 fraction digits for PYG".into())
         );
+        assert_eq!(amount("1000", "PYG"), Ok(1000));
+        assert_eq!(amount("1000.00", "PYG"), Ok(1000));
+        assert_eq!(amount("1.234", "BHD"), Ok(1234));
+        assert_eq!(
+            amount("1.2345", "BHD"),
+            Err("at most 3 fraction digits for BHD".into())
+        );
+        assert_eq!(amount("1.2345", "CLF"), Ok(12345));
+        assert_eq!(amount("12.34", "EUR"), Ok(1234));
+        assert_eq!(amount("5", "JPY"), Ok(5));
+        // 18 digits of CLF do not fit 64 bits once in ten-thousandths.
+        assert_eq!(
+            amount("999999999999999999", "CLF"),
+            Err("an amount that fits 18 digits".into())
+        );
+    }
+
+    #[test]
+    fn codes() {
         assert!(
             is_iso_date("2026-11-29") && !is_iso_date("2026-02-30") && !is_iso_date("29.11.2026")
         );

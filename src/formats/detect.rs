@@ -1,0 +1,440 @@
+//! Which format a file is, from its first bytes.
+//!
+//! [`detect`] is pure: a byte prefix in, a [`Detected`] out. It also knows the files it
+//! cannot read — an archive, a PDF, text in UTF-16 or UTF-32, a BAI2 balance report, a
+//! SWIFT MT940/MT942 statement, an ISO 20022 camt.052/053/054 statement — so that such a
+//! file is refused with one finding saying what it is ([`Unsupported::finding`]) instead of
+//! a flood of NACHA errors about its bytes. Anything else that is not XML is read as
+//! NACHA, whose reader says what is wrong record by record.
+//!
+//! Ingest, `check` and the inbox all call it; [`read_head`] gathers the prefix from any
+//! reader and hands back a reader of the whole input.
+
+use crate::findings::{FilePosition, Finding, FindingCode};
+use std::io::{self, Cursor, Read};
+
+/// Bytes of the input [`detect`] looks at: enough for a byte-order mark, an XML
+/// declaration, an ISO 20022 Business Application Header before the `Document` (whose
+/// namespace names a camt statement), or a few lines of text before an MT940's `:20:`.
+/// Past it, a camt statement is still refused, by the ISO 20022 reader
+/// (`unsupported_message`).
+pub const HEAD_BYTES: usize = 8 * 1024;
+
+/// The formats read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Nacha,
+    Iso20022,
+}
+
+impl FileFormat {
+    /// The name journaled with a run.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileFormat::Nacha => "nacha",
+            FileFormat::Iso20022 => "iso20022",
+        }
+    }
+}
+
+/// A kind of file recognised, and not read by this build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unsupported {
+    /// `1F 8B`.
+    Gzip,
+    /// `PK 03 04` (or the `PK 05 06` of an empty archive).
+    Zip,
+    /// `%PDF-`.
+    Pdf,
+    /// Byte-order mark `FF FE`, or XML in UTF-16 LE without one (`<\0?\0`).
+    Utf16Le,
+    /// Byte-order mark `FE FF`, or XML in UTF-16 BE without one (`\0<\0?`).
+    Utf16Be,
+    /// Byte-order mark `FF FE 00 00`.
+    Utf32Le,
+    /// Byte-order mark `00 00 FE FF`.
+    Utf32Be,
+    /// A BAI2 file: its file header record `01,` first.
+    Bai2,
+    /// SWIFT MT940: field tags (`:20:`, `:25:`, …) or a FIN header `{1:` of message type 940.
+    Mt940,
+    /// SWIFT MT942: as MT940, with the floor limit `:34F:` or the date/time `:13D:` of an
+    /// interim report, or FIN message type 942.
+    Mt942,
+    /// Another SWIFT FIN message (`{1:` of a message type other than 940 or 942).
+    SwiftFin,
+    /// ISO 20022 camt.052 (account report).
+    Camt052,
+    /// ISO 20022 camt.053 (bank-to-customer statement).
+    Camt053,
+    /// ISO 20022 camt.054 (debit/credit notification).
+    Camt054,
+}
+
+/// What a rejected unsupported file was expected to be.
+pub const EXPECTED: &str = "a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message";
+
+impl Unsupported {
+    /// Short name, journaled as the run's format.
+    pub fn as_str(self) -> &'static str {
+        use Unsupported::*;
+        match self {
+            Gzip => "gzip",
+            Zip => "zip",
+            Pdf => "pdf",
+            Utf16Le => "utf-16le",
+            Utf16Be => "utf-16be",
+            Utf32Le => "utf-32le",
+            Utf32Be => "utf-32be",
+            Bai2 => "bai2",
+            Mt940 => "mt940",
+            Mt942 => "mt942",
+            SwiftFin => "swift-fin",
+            Camt052 => "camt.052",
+            Camt053 => "camt.053",
+            Camt054 => "camt.054",
+        }
+    }
+
+    /// What the file is, for a person: the finding's `found`.
+    pub fn describe(self) -> &'static str {
+        use Unsupported::*;
+        match self {
+            Gzip => "a gzip archive",
+            Zip => "a zip archive",
+            Pdf => "a PDF document",
+            Utf16Le => "text in UTF-16 LE (clearledger reads UTF-8)",
+            Utf16Be => "text in UTF-16 BE (clearledger reads UTF-8)",
+            Utf32Le => "text in UTF-32 LE (clearledger reads UTF-8)",
+            Utf32Be => "text in UTF-32 BE (clearledger reads UTF-8)",
+            Bai2 => "a BAI2 balance and transaction report",
+            Mt940 => "a SWIFT MT940 customer statement",
+            Mt942 => "a SWIFT MT942 interim transaction report",
+            SwiftFin => "a SWIFT FIN (MT) message",
+            Camt052 => "an ISO 20022 camt.052 account report",
+            Camt053 => "an ISO 20022 camt.053 bank-to-customer statement",
+            Camt054 => "an ISO 20022 camt.054 debit/credit notification",
+        }
+    }
+
+    /// The one finding that rejects such a file: at its first byte.
+    pub fn finding(self) -> Finding {
+        Finding::error(
+            FindingCode::UnsupportedFormat,
+            FilePosition {
+                byte_offset: 0,
+                line: 1,
+            },
+            None,
+            EXPECTED,
+            self.describe(),
+        )
+    }
+}
+
+/// What [`detect`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detected {
+    /// A format read: hand the file to its reader.
+    Format(FileFormat),
+    /// A kind of file recognised but not read: reject it with [`Unsupported::finding`].
+    Unsupported(Unsupported),
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+const ISO_NAMESPACE: &[u8] = b"urn:iso:std:iso:20022:tech:xsd:";
+
+/// The format of a file starting with `head` (its first [`HEAD_BYTES`], or all of it).
+/// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; a file of none of
+/// the kinds [`Unsupported`] lists is NACHA (an empty one too: its reader says so).
+pub fn detect(head: &[u8]) -> Detected {
+    if let Some(kind) = binary_signature(head) {
+        return Detected::Unsupported(kind);
+    }
+    let text = head.strip_prefix(UTF8_BOM).unwrap_or(head);
+    let start = text.trim_ascii_start();
+    if start.starts_with(b"<") {
+        return match camt_statement(start) {
+            Some(kind) => Detected::Unsupported(kind),
+            None => Detected::Format(FileFormat::Iso20022),
+        };
+    }
+    if start.starts_with(b"01,") {
+        return Detected::Unsupported(Unsupported::Bai2);
+    }
+    if let Some(kind) = swift_mt(text) {
+        return Detected::Unsupported(kind);
+    }
+    Detected::Format(FileFormat::Nacha)
+}
+
+/// Magic numbers and byte-order marks.
+fn binary_signature(head: &[u8]) -> Option<Unsupported> {
+    use Unsupported::*;
+    const SIGNATURES: &[(&[u8], Unsupported)] = &[
+        (b"\x1F\x8B", Gzip),
+        (b"PK\x03\x04", Zip),
+        (b"PK\x05\x06", Zip),
+        (b"%PDF-", Pdf),
+        // UTF-32 LE before UTF-16 LE: FF FE starts both.
+        (b"\xFF\xFE\x00\x00", Utf32Le),
+        (b"\x00\x00\xFE\xFF", Utf32Be),
+        (b"\xFF\xFE", Utf16Le),
+        (b"\xFE\xFF", Utf16Be),
+        // `<?` of an XML declaration in UTF-16 without a byte-order mark.
+        (b"<\x00?\x00", Utf16Le),
+        (b"\x00<\x00?", Utf16Be),
+    ];
+    SIGNATURES
+        .iter()
+        .find(|(magic, _)| head.starts_with(magic))
+        .map(|(_, kind)| *kind)
+}
+
+/// An XML document whose first ISO 20022 namespace, a Business Application Header's
+/// (`head.001`) aside, is a camt.052/053/054 statement's.
+fn camt_statement(xml: &[u8]) -> Option<Unsupported> {
+    for at in memchr::memmem::find_iter(xml, ISO_NAMESPACE) {
+        let id = &xml[at + ISO_NAMESPACE.len()..];
+        if id.starts_with(b"head.") {
+            continue;
+        }
+        return match id.get(..8) {
+            Some(b"camt.052") => Some(Unsupported::Camt052),
+            Some(b"camt.053") => Some(Unsupported::Camt053),
+            Some(b"camt.054") => Some(Unsupported::Camt054),
+            // A payment message, or something the ISO 20022 reader refuses by name.
+            _ => None,
+        };
+    }
+    None
+}
+
+/// A SWIFT MT message: a FIN basic header `{1:` first, or a field tag (`:20:`, `:28C:`,
+/// `:940:`) at the start of the first line, or — after some lines of free text — the
+/// lines `:20:` (transaction reference) and `:25:` (account) every MT940/942 has. Leading
+/// blanks, CR/LF and a SOH byte (as some channels wrap FIN messages) are skipped. No line
+/// of a NACHA file starts with `:`.
+fn swift_mt(text: &[u8]) -> Option<Unsupported> {
+    let start = text
+        .iter()
+        .position(|b| !(b.is_ascii_whitespace() || *b == 0x01))
+        .map_or(&text[text.len()..], |i| &text[i..]);
+    if let Some(block) = start.strip_prefix(b"{1:") {
+        // Block 2, `{2:I940…}` (input) or `{2:O940…}` (output), names the message type.
+        let mt = memchr::memmem::find(block, b"{2:").and_then(|i| {
+            let b2 = &block[i + 3..];
+            match b2.first() {
+                Some(b'I' | b'O') => b2.get(1..4),
+                _ => None,
+            }
+        });
+        return Some(match mt {
+            Some(b"940") => Unsupported::Mt940,
+            Some(b"942") => Unsupported::Mt942,
+            _ => Unsupported::SwiftFin,
+        });
+    }
+    let tagged = starts_with_field_tag(start)
+        || (has_line_starting(text, b":20:") && has_line_starting(text, b":25:"));
+    if !tagged {
+        return None;
+    }
+    Some(
+        if has_line_starting(text, b":34F:") || has_line_starting(text, b":13D:") {
+            Unsupported::Mt942
+        } else {
+            Unsupported::Mt940
+        },
+    )
+}
+
+/// `:NN:`, `:NNA:` or `:NNN:` (a SWIFT field tag).
+fn starts_with_field_tag(s: &[u8]) -> bool {
+    let Some(rest) = s.strip_prefix(b":") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if !(2..=3).contains(&digits) {
+        return false;
+    }
+    let rest = &rest[digits..];
+    let rest = match rest.first() {
+        Some(b) if b.is_ascii_uppercase() => &rest[1..],
+        _ => rest,
+    };
+    rest.first() == Some(&b':')
+}
+
+/// Whether a line of `text` (the first included) starts with `prefix`.
+fn has_line_starting(text: &[u8], prefix: &[u8]) -> bool {
+    text.starts_with(prefix)
+        || memchr::memchr_iter(b'\n', text).any(|i| text[i + 1..].starts_with(prefix))
+}
+
+/// The whole input again: the head [`read_head`] took, then the rest of the source.
+pub type WholeInput<R> = io::Chain<Cursor<Vec<u8>>, R>;
+
+/// Reads up to [`HEAD_BYTES`] of `source` (fewer only at its end), and returns them with a
+/// reader of the whole input, those bytes first. A pipe may hand over a few bytes a read:
+/// the head is gathered until it is long enough to tell.
+pub fn read_head<R: Read>(mut source: R) -> io::Result<(Vec<u8>, WholeInput<R>)> {
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut source)
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)?;
+    let copy = head.clone();
+    Ok((copy, Cursor::new(head).chain(source)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Unsupported::*;
+
+    const PACS: &str = "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08\">";
+
+    #[test]
+    fn every_kind_from_its_first_bytes() {
+        let nacha = Detected::Format(FileFormat::Nacha);
+        let iso = Detected::Format(FileFormat::Iso20022);
+        let no = Detected::Unsupported;
+        let rows: &[(&[u8], Detected)] = &[
+            // Read.
+            (b"101 231380104 1210428822611290900A094101", nacha),
+            (b"", nacha),
+            (b"random words", nacha),
+            (b"\x00\x01\x02", nacha),
+            (PACS.as_bytes(), iso),
+            (b"<?xml version=\"1.0\"?>\n<Document/>", iso),
+            (b"\xEF\xBB\xBF<?xml version=\"1.0\"?>", iso),
+            (b"\xEF\xBB\xBF\r\n  <Document>", iso),
+            (b" \r\n\t<x/>", iso),
+            (
+                b"<AppHdr xmlns=\"urn:iso:std:iso:20022:tech:xsd:head.001.001.02\"/><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pain.001.001.09\">",
+                iso,
+            ),
+            // A namespace the ISO 20022 reader refuses by name.
+            (
+                b"<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pacs.002.001.10\">",
+                iso,
+            ),
+            (
+                b"<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.056.001.08\">",
+                iso,
+            ),
+            // Archives and documents.
+            (b"\x1F\x8B\x08\x00\x00\x00", no(Gzip)),
+            (b"PK\x03\x04\x14\x00", no(Zip)),
+            (b"PK\x05\x06\x00\x00", no(Zip)),
+            (b"%PDF-1.7\n%\xE2\xE3", no(Pdf)),
+            // Other encodings.
+            (b"\xFF\xFE<\x00?\x00", no(Utf16Le)),
+            (b"\xFE\xFF\x00<\x00?", no(Utf16Be)),
+            (b"\xFF\xFE\x00\x00<\x00\x00\x00", no(Utf32Le)),
+            (b"\x00\x00\xFE\xFF\x00\x00\x00<", no(Utf32Be)),
+            (b"<\x00?\x00x\x00m\x00l\x00", no(Utf16Le)),
+            (b"\x00<\x00?\x00x\x00m\x00l", no(Utf16Be)),
+            // Statements.
+            (b"01,0004,12345,060321,0829,001,80,1,2/\n02,", no(Bai2)),
+            (b"\r\n01,GSBI,cont001,210706,1249,1,,,2/", no(Bai2)),
+            (b":20:STARTUMS\n:25:12345678/1020304050\n", no(Mt940)),
+            (b"\r\n:20:STARTUMSE\r\n:25:1/2\r\n", no(Mt940)),
+            (b"  :20:X", no(Mt940)),
+            (b"\x01\n:20:ST170119CYC/1\n:25:PL29", no(Mt940)),
+            (b":940:\n:20:940S130101\n:25:NL71\n", no(Mt940)),
+            (b":61:1811261126CR\n30,00N062NONREF\n:86:x", no(Mt940)),
+            (
+                b"This is an example\r\n\r\n----\r\n:20:3996-1\r\n:25:DABADKKK/1\r\n",
+                no(Mt940),
+            ),
+            (
+                b":20:CGNG\n:25:GJB\n:28C:03917/00001\n:34F:EURD0,00\n:13D:1610301730+0000\n",
+                no(Mt942),
+            ),
+            (b"{1:F01BANKDEFFAXXX0000000000}{2:I940BANKDEFFXXXXN}{4:\r\n:20:X", no(Mt940)),
+            (b"{1:F01BANKDEFFAXXX0000000000}{2:O9421200...}", no(Mt942)),
+            (b"{1:F01BANKDEFFAXXX0000000000}{2:I103BANKDEFFXXXXN}", no(SwiftFin)),
+            (b"{1:F01BANKDEFFAXXX0000000000}", no(SwiftFin)),
+            (
+                b"<?xml version=\"1.0\"?><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\">",
+                no(Camt053),
+            ),
+            (
+                b"\xEF\xBB\xBF<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.052.001.08\">",
+                no(Camt052),
+            ),
+            (
+                b"<Envelope><AppHdr xmlns=\"urn:iso:std:iso:20022:tech:xsd:head.001.001.01\"/><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.054.001.04\">",
+                no(Camt054),
+            ),
+        ];
+        for (head, want) in rows {
+            assert_eq!(detect(head), *want, "{}", head.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn not_fooled_by_what_merely_looks_alike() {
+        // A NACHA line never starts with `:`; a colon inside one is just a character.
+        let nacha = Detected::Format(FileFormat::Nacha);
+        assert_eq!(detect(b"101 :20: 1210428822611290900A094101"), nacha);
+        assert_eq!(detect(b":2:"), nacha);
+        assert_eq!(detect(b":2000:"), nacha);
+        assert_eq!(detect(b"0"), nacha);
+        assert_eq!(detect(b"01"), nacha);
+        assert_eq!(detect(b"\x1F"), nacha);
+        // Free text with a `:20:` line but no `:25:`: not enough to call it a statement.
+        assert_eq!(detect(b"notes\n:20:x\n"), nacha);
+        // A camt namespace named only after a payment's is the payment's file.
+        assert_eq!(
+            detect(
+                format!("{PACS}<x xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"/>")
+                    .as_bytes()
+            ),
+            Detected::Format(FileFormat::Iso20022)
+        );
+    }
+
+    #[test]
+    fn the_finding_says_what_was_found_at_byte_0_line_1() {
+        let f = Gzip.finding();
+        assert_eq!(f.code, FindingCode::UnsupportedFormat);
+        assert!(f.is_error());
+        assert_eq!((f.position.byte_offset(), f.position.line()), (0, 1));
+        assert_eq!((f.position.record_index(), f.position.path()), (None, None));
+        assert_eq!(f.expected, EXPECTED);
+        assert_eq!(f.found, "a gzip archive");
+        assert_eq!(
+            f.to_string(),
+            "line 1, byte 0: error [unsupported_format]: expected a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message, found \"a gzip archive\""
+        );
+    }
+
+    /// Hands out one byte a read, as a slow pipe may.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(out.len()).min(1);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_head_is_gathered_whatever_the_read_sizes_and_nothing_is_lost() {
+        let data: Vec<u8> = (0..HEAD_BYTES * 2 + 5).map(|i| (i % 251) as u8).collect();
+        let (head, mut all) = read_head(Trickle(&data)).unwrap();
+        assert_eq!(head, &data[..HEAD_BYTES]);
+        let mut back = Vec::new();
+        all.read_to_end(&mut back).unwrap();
+        assert_eq!(back, data);
+        let (head, mut all) = read_head(&b":20:X\n"[..]).unwrap();
+        assert_eq!(head, b":20:X\n");
+        let mut back = Vec::new();
+        all.read_to_end(&mut back).unwrap();
+        assert_eq!(back, b":20:X\n");
+    }
+}
