@@ -352,16 +352,16 @@ impl Assembler {
     /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
     pub fn push(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
         self.records += 1;
-        if record.len() != RECORD_LEN {
-            let mut c = self.check(record, pos);
-            c.error(
+        let Ok(record) = <&[u8; RECORD_LEN]>::try_from(record) else {
+            self.findings.push(Finding::error(
                 FindingCode::RecordLength,
+                pos,
                 None,
                 "94 bytes",
                 format!("{} bytes", record.len()),
-            );
+            ));
             return;
-        }
+        };
         if is_padding(record) {
             // Padding fills the last block; it counts towards no control total.
             return;
@@ -473,11 +473,14 @@ impl Assembler {
         }
     }
 
-    fn file_header(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
+    fn file_header(
+        &mut self,
+        record: &[u8; RECORD_LEN],
+        pos: RecordPosition,
+        emit: &mut dyn FnMut(Event),
+    ) {
         let state = self.state;
-        let Ok((_, h)) = parse_file_header(record) else {
-            return;
-        };
+        let h = parse_file_header(record);
         let mut c = self.check(record, pos);
         if state != State::BeforeHeader {
             c.error(
@@ -554,7 +557,7 @@ impl Assembler {
         emit(Event::Header(info));
     }
 
-    fn batch_header(&mut self, record: &[u8], pos: RecordPosition) {
+    fn batch_header(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
             c.error(
@@ -592,8 +595,8 @@ impl Assembler {
         self.state = State::InBatch;
     }
 
-    fn standard_batch_header(&mut self, record: &[u8], pos: RecordPosition) -> Batch {
-        let (_, h) = parse_batch_header(record).expect("94-byte record");
+    fn standard_batch_header(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) -> Batch {
+        let h = parse_batch_header(record);
         let l = BATCH_HEADER;
         let mut c = self.check(record, pos);
         let scc = h.service_class_code;
@@ -667,8 +670,8 @@ impl Assembler {
         }
     }
 
-    fn iat_batch_header(&mut self, record: &[u8], pos: RecordPosition) -> Batch {
-        let (_, h) = parse_iat_batch_header(record).expect("94-byte record");
+    fn iat_batch_header(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) -> Batch {
+        let h = parse_iat_batch_header(record);
         let l = IAT_BATCH_HEADER;
         let mut c = self.check(record, pos);
         let scc = h.service_class_code;
@@ -726,7 +729,7 @@ impl Assembler {
         }
     }
 
-    fn entry(&mut self, record: &[u8], pos: RecordPosition) {
+    fn entry(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         self.record_no += 1;
         self.entries += 1;
         let record_no = self.record_no;
@@ -811,7 +814,7 @@ impl Assembler {
         let disc: [&[u8]; 2];
         match batch.kind {
             BatchKind::Standard => {
-                let (_, e) = parse_entry_detail(record).expect("94-byte record");
+                let e = parse_entry_detail(record);
                 c.non_blank(l.dfi_account_number);
                 amount = c.digits(l.amount).unwrap_or(0);
                 c.digits(l.trace_number);
@@ -822,7 +825,7 @@ impl Assembler {
                 trace = text(e.trace_number);
             }
             BatchKind::Ctx => {
-                let (_, e) = parse_ctx_entry_detail(record).expect("94-byte record");
+                let e = parse_ctx_entry_detail(record);
                 let l = CTX_ENTRY_DETAIL;
                 c.non_blank(l.dfi_account_number);
                 amount = c.digits(l.amount).unwrap_or(0);
@@ -837,7 +840,7 @@ impl Assembler {
                 trace = text(e.trace_number);
             }
             BatchKind::Iat => {
-                let (_, e) = parse_iat_entry_detail(record).expect("94-byte record");
+                let e = parse_iat_entry_detail(record);
                 let l = IAT_ENTRY_DETAIL;
                 c.digits(l.number_of_addenda_records);
                 c.non_blank(l.foreign_receiver_account_number);
@@ -853,7 +856,7 @@ impl Assembler {
                 trace = text(e.trace_number);
             }
             BatchKind::Adv => {
-                let (_, e) = parse_adv_entry_detail(record).expect("94-byte record");
+                let e = parse_adv_entry_detail(record);
                 let l = ADV_ENTRY_DETAIL;
                 c.non_blank(l.dfi_account_number);
                 amount = c.digits(l.amount).unwrap_or(0);
@@ -946,7 +949,7 @@ impl Assembler {
         });
     }
 
-    fn addenda_record(&mut self, record: &[u8], pos: RecordPosition) {
+    fn addenda_record(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         let keep = self.keep_entries;
         self.addenda += 1;
         if let Some(b) = self.batch.as_mut() {
@@ -1148,7 +1151,7 @@ impl Assembler {
         emit(Event::Entry(p.entry));
     }
 
-    fn batch_control(&mut self, record: &[u8], pos: RecordPosition) {
+    fn batch_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         let Some(batch) = self.batch.take().filter(|_| self.state == State::InBatch) else {
             let mut c = self.check(record, pos);
             c.error(
@@ -1261,7 +1264,7 @@ impl Assembler {
         self.credit_minor += batch.credit_minor;
     }
 
-    fn file_control(&mut self, record: &[u8], pos: RecordPosition) {
+    fn file_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         if self.state == State::InBatch {
             let mut c = self.check(record, pos);
             c.error(
