@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod generate;
 pub mod reader;
 pub mod record;
+mod rules;
 pub mod validate;
 
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};

@@ -9,7 +9,7 @@
 //! cannot fail: every column range is checked against the record length when the crate
 //! compiles, and a field is a plain slice, as pcap-parser reads its fixed headers. nom is
 //! for grammars (BAI2, MT940), not for fixed columns. Parsers only split; the rules live
-//! in `validate.rs` and `assemble.rs`.
+//! in `validate.rs` (fields) and `rules/` (records).
 
 use crate::findings::FieldSpec;
 
