@@ -11,11 +11,12 @@
 use super::record::*;
 use super::rules::addenda::{check_addenda, check_entry_addenda};
 use super::rules::batch::{
-    Batch, BatchKind, Totals, check_batch_control, check_batch_header, check_batch_number_sequence,
+    Batch, Totals, check_batch_control, check_batch_header, check_batch_number_sequence,
 };
 use super::rules::check::Check;
 use super::rules::entry::{Pending, check_entry};
 use super::rules::file::{FileCounts, check_file_control, check_file_header};
+use super::sec::BatchKind;
 use super::validate::*;
 use crate::findings::{Finding, FindingCode, FindingSink, RecordPosition, Severity, show};
 use chrono::NaiveDate;
@@ -363,7 +364,7 @@ impl Assembler {
         let batch = check_batch_header(&mut c);
         check_batch_number_sequence(&mut c, &batch, &mut self.last_batch_number);
         self.batches += 1;
-        if batch.kind == BatchKind::Adv {
+        if batch.kind() == BatchKind::Adv {
             self.adv_batches += 1;
         }
         self.batch = Some(batch);

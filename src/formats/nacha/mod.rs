@@ -7,6 +7,7 @@ pub mod generate;
 pub mod reader;
 pub mod record;
 mod rules;
+mod sec;
 pub mod validate;
 
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};

@@ -4,6 +4,7 @@
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, show};
 use crate::formats::nacha::record::*;
+use crate::formats::nacha::sec::{self, BatchKind, EntryLayout, entry_layout};
 use crate::formats::nacha::validate::{
     Direction, SEC_CODES, SERVICE_CLASS_CODES, is_blank, parse_u64,
 };
@@ -44,19 +45,11 @@ impl Totals {
     }
 }
 
-/// Which entry detail layout a batch's entries use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BatchKind {
-    Standard,
-    Ctx,
-    Iat,
-    Adv,
-}
-
 /// An open batch: its header's fields and the totals of its entries so far.
 #[derive(Debug)]
 pub(crate) struct Batch {
-    pub(crate) kind: BatchKind,
+    /// The entry detail layout of the batch's SEC code.
+    pub(crate) layout: &'static EntryLayout,
     pub(crate) service_class_code: String,
     pub(crate) sec_code: String,
     pub(crate) company_name: String,
@@ -66,6 +59,12 @@ pub(crate) struct Batch {
     pub(crate) odfi_identification: String,
     pub(crate) batch_number: String,
     pub(crate) totals: Totals,
+}
+
+impl Batch {
+    pub(crate) fn kind(&self) -> BatchKind {
+        self.layout.kind
+    }
 }
 
 /// Batch header rules (the layout chosen by the SEC code); returns the opened batch.
@@ -117,7 +116,7 @@ fn check_standard_header(c: &mut Check) -> Batch {
         );
     }
     c.non_blank(l.company_identification);
-    let kind = check_sec_code(c, &h);
+    let layout = check_sec_code(c, &h);
     let effective = c.date(l.effective_entry_date, true);
     if !matches!(h.originator_status_code, b"0" | b"1" | b"2") {
         c.error(
@@ -130,7 +129,7 @@ fn check_standard_header(c: &mut Check) -> Batch {
     c.digits(l.odfi_identification);
     c.digits(l.batch_number);
     Batch {
-        kind,
+        layout,
         service_class_code: text(scc),
         sec_code: text(h.standard_entry_class_code),
         company_name: text(h.company_name),
@@ -144,7 +143,7 @@ fn check_standard_header(c: &mut Check) -> Batch {
 }
 
 /// A known SEC code, and service class 280 exactly for ADV; returns the entries' layout.
-fn check_sec_code(c: &mut Check, h: &BatchHeader) -> BatchKind {
+fn check_sec_code(c: &mut Check, h: &BatchHeader) -> &'static EntryLayout {
     let l = BATCH_HEADER;
     let sec = h.standard_entry_class_code;
     if !SEC_CODES.iter().any(|s| &s[..] == sec) {
@@ -164,13 +163,7 @@ fn check_sec_code(c: &mut Check, h: &BatchHeader) -> BatchKind {
             show(h.service_class_code),
         );
     }
-    if is_adv {
-        BatchKind::Adv
-    } else if sec == b"CTX" {
-        BatchKind::Ctx
-    } else {
-        BatchKind::Standard
-    }
+    entry_layout(sec)
 }
 
 fn check_iat_header(c: &mut Check) -> Batch {
@@ -202,7 +195,7 @@ fn check_iat_header(c: &mut Check) -> Batch {
     c.digits(l.odfi_identification);
     c.digits(l.batch_number);
     Batch {
-        kind: BatchKind::Iat,
+        layout: &sec::IAT,
         service_class_code: text(scc),
         sec_code: "IAT".into(),
         company_name: String::new(),
@@ -258,7 +251,7 @@ const ADV_CONTROL: ControlFields = ControlFields {
 /// Batch control rules: what repeats the header must match it, the totals must match
 /// the batch's entries.
 pub(crate) fn check_batch_control(c: &mut Check, batch: &Batch) {
-    let l = if batch.kind == BatchKind::Adv {
+    let l = if batch.kind() == BatchKind::Adv {
         ADV_CONTROL
     } else {
         check_company_identification(c, batch);
@@ -291,7 +284,7 @@ fn check_company_identification(c: &mut Check, batch: &Batch) {
     let field = BATCH_CONTROL.company_identification;
     let stated = c.value(field).trim_ascii();
     // IAT batch controls in the wild leave the originator identification blank.
-    let skip = batch.kind == BatchKind::Iat && stated.is_empty();
+    let skip = batch.kind() == BatchKind::Iat && stated.is_empty();
     if !skip && stated != batch.company_identification.trim().as_bytes() {
         let expected = format!("{:?} (batch header)", batch.company_identification);
         c.mismatch(FindingCode::CompanyIdMismatch, field, expected);

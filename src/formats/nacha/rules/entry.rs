@@ -1,12 +1,14 @@
 //! Entry detail rules: the fields every layout shares (transaction code against the
 //! batch's service class, RDFI routing and check digit, addenda indicator), then the
-//! fields of the batch's layout; the entry goes into the batch's totals.
+//! rules of the batch's layout (`sec.rs`); the entry goes into the batch's totals and is
+//! read by the same layout.
 
-use super::batch::{Batch, BatchKind};
+use super::batch::Batch;
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, RecordPosition, show};
 use crate::formats::nacha::assemble::Entry;
 use crate::formats::nacha::record::*;
+use crate::formats::nacha::sec::{BatchKind, EntryLayout, FieldRule};
 use crate::formats::nacha::validate::{
     Direction, adv_transaction_direction, parse_u64, routing_check_digit, transaction_direction,
 };
@@ -26,18 +28,6 @@ pub(crate) struct Pending {
     pub(crate) iat_types_seen: Vec<u8>,
 }
 
-/// What the batch's layout holds, borrowed from the record until the entry is built.
-struct LayoutFields<'a> {
-    amount_minor: u64,
-    account: &'a [u8],
-    identification: &'a [u8],
-    name: &'a [u8],
-    /// Discretionary data; IAT: the two OFAC screening indicators.
-    discretionary: [&'a [u8]; 2],
-    trace_number: String,
-    declared_addenda: Option<(u64, FieldSpec)>,
-}
-
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
 /// With `keep` false the entry carries only what validation needs (position, record
 /// number, transaction code, direction, amount, trace number).
@@ -45,24 +35,20 @@ pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep
     let (code, direction) = check_transaction_code(c, batch);
     let rdfi = check_rdfi(c);
     let indicator = check_addenda_indicator(c);
-    let f = match batch.kind {
-        BatchKind::Standard => standard_fields(c),
-        BatchKind::Ctx => ctx_fields(c),
-        BatchKind::Iat => iat_fields(c),
-        BatchKind::Adv => adv_fields(c),
-    };
-    batch.totals.add_entry(rdfi, direction, f.amount_minor);
-    let declared_addenda = f.declared_addenda;
+    let (amount_minor, declared_addenda) = check_layout_fields(c, batch.layout);
+    batch.totals.add_entry(rdfi, direction, amount_minor);
     let detail = Detail {
         record_no,
         position: c.pos(),
         transaction_code: code,
         direction,
+        amount_minor,
+        trace_number: joined(c.record(), batch.layout.trace),
     };
     let entry = if keep {
-        full_entry(batch, detail, c.record(), f)
+        full_entry(batch, detail, c.record())
     } else {
-        brief_entry(batch, detail, f)
+        brief_entry(batch, detail)
     };
     Pending {
         entry,
@@ -78,7 +64,7 @@ pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep
 fn check_transaction_code(c: &mut Check, batch: &Batch) -> (u8, Direction) {
     let field = ENTRY_DETAIL.transaction_code;
     let code = c.digits(field).unwrap_or(0) as u8;
-    let adv = batch.kind == BatchKind::Adv;
+    let adv = batch.kind() == BatchKind::Adv;
     let direction = if adv {
         adv_transaction_direction(code)
     } else {
@@ -146,87 +132,31 @@ fn check_addenda_indicator(c: &mut Check) -> u8 {
     }
 }
 
-fn standard_fields<'a>(c: &mut Check<'a>) -> LayoutFields<'a> {
-    let l = ENTRY_DETAIL;
-    let e = parse_entry_detail(c.record());
-    c.non_blank(l.dfi_account_number);
-    let amount_minor = c.digits(l.amount).unwrap_or(0);
-    c.digits(l.trace_number);
-    LayoutFields {
-        amount_minor,
-        account: e.dfi_account_number,
-        identification: e.individual_identification_number,
-        name: e.individual_name,
-        discretionary: [e.discretionary_data, b""],
-        trace_number: text(e.trace_number),
-        declared_addenda: None,
+/// The layout's own field rules, in its order; returns the amount (0 when not digits)
+/// and the declared addenda count, if the layout has one.
+fn check_layout_fields(c: &mut Check, layout: &EntryLayout) -> (u64, Option<(u64, FieldSpec)>) {
+    let mut amount_minor = 0;
+    let mut declared_addenda = None;
+    for &(rule, field) in layout.rules {
+        match rule {
+            FieldRule::NonBlank => c.non_blank(field),
+            FieldRule::Digits => {
+                c.digits(field);
+            }
+            FieldRule::Amount => amount_minor = c.digits(field).unwrap_or(0),
+            FieldRule::AddendaCount => declared_addenda = c.digits(field).map(|n| (n, field)),
+        }
     }
+    (amount_minor, declared_addenda)
 }
 
-fn ctx_fields<'a>(c: &mut Check<'a>) -> LayoutFields<'a> {
-    let l = CTX_ENTRY_DETAIL;
-    let e = parse_ctx_entry_detail(c.record());
-    c.non_blank(l.dfi_account_number);
-    let amount_minor = c.digits(l.amount).unwrap_or(0);
-    c.digits(l.trace_number);
-    let declared = l.number_of_addenda_records;
-    LayoutFields {
-        amount_minor,
-        account: e.dfi_account_number,
-        identification: e.identification_number,
-        name: e.receiving_company_name,
-        discretionary: [e.discretionary_data, b""],
-        trace_number: text(e.trace_number),
-        declared_addenda: c.digits(declared).map(|n| (n, declared)),
-    }
+/// The texts of `fields` in `record`, each with its trailing blanks trimmed, joined.
+fn joined(record: &[u8; RECORD_LEN], fields: &[FieldSpec]) -> String {
+    fields.iter().map(|f| text(f.slice(record))).collect()
 }
 
-fn iat_fields<'a>(c: &mut Check<'a>) -> LayoutFields<'a> {
-    let l = IAT_ENTRY_DETAIL;
-    let e = parse_iat_entry_detail(c.record());
-    c.digits(l.number_of_addenda_records);
-    c.non_blank(l.foreign_receiver_account_number);
-    let amount_minor = c.digits(l.amount).unwrap_or(0);
-    c.digits(l.trace_number);
-    LayoutFields {
-        amount_minor,
-        account: e.foreign_receiver_account_number,
-        identification: b"",
-        name: b"",
-        discretionary: [
-            e.gateway_operator_ofac_screening_indicator,
-            e.secondary_ofac_screening_indicator,
-        ],
-        trace_number: text(e.trace_number),
-        declared_addenda: None,
-    }
-}
-
-fn adv_fields<'a>(c: &mut Check<'a>) -> LayoutFields<'a> {
-    let l = ADV_ENTRY_DETAIL;
-    let e = parse_adv_entry_detail(c.record());
-    c.non_blank(l.dfi_account_number);
-    let amount_minor = c.digits(l.amount).unwrap_or(0);
-    c.digits(l.advice_routing_number);
-    c.digits(l.ach_operator_routing_number);
-    c.digits(l.julian_day);
-    c.digits(l.sequence_number);
-    // ADV has no trace number: the ACH operator's routing, Julian day and sequence stand in.
-    let trace_number = format!(
-        "{}{}{}",
-        text(e.ach_operator_routing_number),
-        text(e.julian_day),
-        text(e.sequence_number)
-    );
-    LayoutFields {
-        amount_minor,
-        account: e.dfi_account_number,
-        identification: e.advice_routing_number,
-        name: e.individual_name,
-        discretionary: [e.discretionary_data, b""],
-        trace_number,
-        declared_addenda: None,
-    }
+fn field_text(record: &[u8; RECORD_LEN], field: Option<FieldSpec>) -> String {
+    field.map_or_else(String::new, |f| text(f.slice(record)))
 }
 
 /// What every entry carries, whatever is kept.
@@ -235,11 +165,12 @@ struct Detail {
     position: RecordPosition,
     transaction_code: u8,
     direction: Direction,
+    amount_minor: u64,
+    trace_number: String,
 }
 
-fn full_entry(batch: &Batch, d: Detail, record: &[u8; RECORD_LEN], f: LayoutFields) -> Entry {
-    let l = ENTRY_DETAIL;
-    let [disc, disc2] = f.discretionary;
+fn full_entry(batch: &Batch, d: Detail, record: &[u8; RECORD_LEN]) -> Entry {
+    let (l, layout) = (ENTRY_DETAIL, batch.layout);
     Entry {
         record_no: d.record_no,
         position: d.position,
@@ -253,33 +184,25 @@ fn full_entry(batch: &Batch, d: Detail, record: &[u8; RECORD_LEN], f: LayoutFiel
         odfi_identification: batch.odfi_identification.clone(),
         transaction_code: d.transaction_code,
         direction: d.direction,
-        rdfi_routing: format!(
-            "{}{}",
-            text(l.rdfi_identification.slice(record)),
-            text(l.check_digit.slice(record))
-        ),
-        account: text(f.account),
-        amount_minor: f.amount_minor,
-        individual_identification: text(f.identification),
-        individual_name: text(f.name),
-        discretionary_data: if disc2.is_empty() {
-            text(disc)
-        } else {
-            format!("{}{}", text(disc), text(disc2))
-        },
-        trace_number: f.trace_number,
+        rdfi_routing: joined(record, &[l.rdfi_identification, l.check_digit]),
+        account: text(layout.account.slice(record)),
+        amount_minor: d.amount_minor,
+        individual_identification: field_text(record, layout.identification),
+        individual_name: field_text(record, layout.name),
+        discretionary_data: joined(record, layout.discretionary),
+        trace_number: d.trace_number,
         addenda: Vec::new(),
     }
 }
 
 /// Validation only: no text fields, no addenda (fewer allocations).
-fn brief_entry(batch: &Batch, d: Detail, f: LayoutFields) -> Entry {
+fn brief_entry(batch: &Batch, d: Detail) -> Entry {
     Entry {
         record_no: d.record_no,
         position: d.position,
         batch_number: String::new(),
         service_class_code: String::new(),
-        sec_code: if batch.kind == BatchKind::Iat {
+        sec_code: if batch.kind() == BatchKind::Iat {
             batch.sec_code.clone()
         } else {
             String::new()
@@ -293,11 +216,11 @@ fn brief_entry(batch: &Batch, d: Detail, f: LayoutFields) -> Entry {
         direction: d.direction,
         rdfi_routing: String::new(),
         account: String::new(),
-        amount_minor: f.amount_minor,
+        amount_minor: d.amount_minor,
         individual_identification: String::new(),
         individual_name: String::new(),
         discretionary_data: String::new(),
-        trace_number: f.trace_number,
+        trace_number: d.trace_number,
         addenda: Vec::new(),
     }
 }
