@@ -58,7 +58,12 @@ pub struct Entry {
     pub rdfi_routing: String,
     pub account: String,
     pub amount_minor: u64,
+    /// Individual identification number, or what the SEC code's layout keeps in its
+    /// place (identification number, check serial number, original trace number, …):
+    /// columns 40-54 as a rule, 55-76 for CIE and MTE (`sec.rs`).
     pub individual_identification: String,
+    /// Individual name, or what the SEC code's layout keeps in its place (receiving
+    /// company, card account number, …): columns 55-76 as a rule, 40-54 for CIE and MTE.
     pub individual_name: String,
     pub discretionary_data: String,
     /// Trace number (ADV: ACH operator routing, Julian day and sequence number).

@@ -136,7 +136,8 @@ record_layout! {
 }
 
 record_layout! {
-    /// Entry detail record (type 6): PPD, CCD, WEB, TEL, POS, COR, returns and the rest.
+    /// Entry detail record (type 6): PPD, CCD, WEB, TEL, POS, COR, returns and the rest
+    /// (`sec.rs` says which layout each SEC code uses).
     EntryDetail, EntryDetailLayout, ENTRY_DETAIL, parse_entry_detail, "entry_detail" {
         record_type: 1-1,
         transaction_code: 2-3,
@@ -147,6 +148,42 @@ record_layout! {
         amount: 30-39,
         individual_identification_number: 40-54,
         individual_name: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// CIE entry detail record (customer-initiated entry): the individual name comes
+    /// before the individual identification number, the other way round from PPD.
+    CieEntryDetail, CieEntryDetailLayout, CIE_ENTRY_DETAIL, parse_cie_entry_detail, "cie_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        individual_name: 40-54,
+        individual_identification_number: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// MTE entry detail record (machine transfer entry): as CIE, the individual name
+    /// first, then the individual identification number (the cardholder's).
+    MteEntryDetail, MteEntryDetailLayout, MTE_ENTRY_DETAIL, parse_mte_entry_detail, "mte_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        individual_name: 40-54,
+        individual_identification_number: 55-76,
         discretionary_data: 77-78,
         addenda_record_indicator: 79-79,
         trace_number: 80-94,
@@ -346,6 +383,8 @@ mod tests {
             BATCH_HEADER.fields(),
             IAT_BATCH_HEADER.fields(),
             ENTRY_DETAIL.fields(),
+            CIE_ENTRY_DETAIL.fields(),
+            MTE_ENTRY_DETAIL.fields(),
             CTX_ENTRY_DETAIL.fields(),
             IAT_ENTRY_DETAIL.fields(),
             ADV_ENTRY_DETAIL.fields(),
@@ -399,6 +438,8 @@ mod tests {
             parse_batch_header, BATCH_HEADER;
             parse_iat_batch_header, IAT_BATCH_HEADER;
             parse_entry_detail, ENTRY_DETAIL;
+            parse_cie_entry_detail, CIE_ENTRY_DETAIL;
+            parse_mte_entry_detail, MTE_ENTRY_DETAIL;
             parse_ctx_entry_detail, CTX_ENTRY_DETAIL;
             parse_iat_entry_detail, IAT_ENTRY_DETAIL;
             parse_adv_entry_detail, ADV_ENTRY_DETAIL;

@@ -138,11 +138,30 @@ pub(crate) const ADV: EntryLayout = EntryLayout {
     ],
 };
 
-/// CIE: the individual name first, then the individual identification number.
-pub(crate) const CIE: EntryLayout = STANDARD;
+/// CIE: the individual name first, then the individual identification number, the
+/// other way round from PPD. Its other fields sit where PPD has them, and the rules (and
+/// so the findings) are PPD's.
+pub(crate) const CIE: EntryLayout = EntryLayout {
+    kind: BatchKind::Standard,
+    rules: STANDARD_RULES,
+    account: CIE_ENTRY_DETAIL.dfi_account_number,
+    identification: Some(CIE_ENTRY_DETAIL.individual_identification_number),
+    name: Some(CIE_ENTRY_DETAIL.individual_name),
+    discretionary: &[CIE_ENTRY_DETAIL.discretionary_data],
+    trace: &[CIE_ENTRY_DETAIL.trace_number],
+};
 
-/// MTE: as CIE.
-pub(crate) const MTE: EntryLayout = STANDARD;
+/// MTE: as CIE, the individual name first, then the individual identification number
+/// (the cardholder's).
+pub(crate) const MTE: EntryLayout = EntryLayout {
+    kind: BatchKind::Standard,
+    rules: STANDARD_RULES,
+    account: MTE_ENTRY_DETAIL.dfi_account_number,
+    identification: Some(MTE_ENTRY_DETAIL.individual_identification_number),
+    name: Some(MTE_ENTRY_DETAIL.individual_name),
+    discretionary: &[MTE_ENTRY_DETAIL.discretionary_data],
+    trace: &[MTE_ENTRY_DETAIL.trace_number],
+};
 
 /// The layout of each SEC code (NACHA Operating Rules, Appendix Three). Where a SEC
 /// code's spec names the PPD fields otherwise, the comment says what they hold; the
@@ -205,7 +224,10 @@ pub(crate) fn entry_layout(sec: &[u8]) -> &'static EntryLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::Finding;
+    use crate::formats::nacha::rules::testing::mutate;
     use crate::formats::nacha::validate::SEC_CODES;
+    use crate::formats::nacha::{Entry, Event, ValidateOptions, read_file};
 
     #[test]
     fn every_sec_code_has_one_layout() {
@@ -228,5 +250,78 @@ mod tests {
             assert_eq!(entry_layout(*code), want);
         }
         assert_eq!(entry_layout(b"XYZ"), &STANDARD);
+    }
+
+    /// The entries and findings of `file`.
+    fn read(file: &[u8]) -> (Vec<Entry>, Vec<Finding>) {
+        let mut entries = Vec::new();
+        let on_event = &mut |ev| {
+            if let Event::Entry(e) = ev {
+                entries.push(e);
+            }
+        };
+        let opts = ValidateOptions::default();
+        let r = read_file(file, opts, on_event, &mut |_| {}).unwrap();
+        (entries, r.summary.findings)
+    }
+
+    /// The payroll sample as a batch of `sec` whose first entry (line 3) holds `first`
+    /// in columns 40-54 and `second` in columns 55-76.
+    fn payroll_as(sec: &str, first: &str, second: &str) -> Vec<u8> {
+        let mut f = mutate(2, 51, sec);
+        let at = 2 * 95 + 39;
+        f[at..at + 37].copy_from_slice(format!("{first:<15}{second:<22}").as_bytes());
+        f
+    }
+
+    #[test]
+    fn each_sec_code_reads_identification_and_name_from_its_columns() {
+        let (first, second) = ("FIRST 15 COLS", "SECOND TWENTY-TWO COLS");
+        // SEC code, individual_identification, individual_name of the entry.
+        let mut rows = vec![
+            ("CIE", second, first),
+            ("MTE", second, first),
+            ("CTX", first, "ND TWENTY-TWO CO"),
+            ("ADV", "FIRST 15", second),
+        ];
+        for sec in [
+            "ACK", "ARC", "ATX", "BOC", "CCD", "COR", "DNE", "ENR", "POP", "POS", "PPD", "RCK",
+            "SHR", "TEL", "TRC", "TRX", "WEB", "XCK",
+        ] {
+            rows.push((sec, first, second));
+        }
+        for (sec, identification, name) in rows {
+            let (entries, _) = read(&payroll_as(sec, first, second));
+            let e = &entries[0];
+            assert_eq!(e.sec_code, sec);
+            assert_eq!(e.individual_identification, identification, "{sec}");
+            assert_eq!(e.individual_name, name, "{sec}");
+        }
+    }
+
+    #[test]
+    fn a_cie_entry_reads_name_then_identification() {
+        let f = payroll_as("CIE", "ALICE SMITH", "BILLER ACCT 0042-7781");
+        let (entries, findings) = read(&f);
+        assert!(findings.is_empty(), "{findings:?}");
+        let e = &entries[0];
+        assert_eq!(e.individual_name, "ALICE SMITH");
+        assert_eq!(e.individual_identification, "BILLER ACCT 0042-7781");
+        assert_eq!((e.account.as_str(), e.amount_minor), ("4455667788", 250000));
+        assert_eq!(e.trace_number, "121042880000001");
+    }
+
+    #[test]
+    fn an_mte_entry_reads_name_then_identification() {
+        let mut f = payroll_as("MTE", "BOB JONES", "CARD 4000123412341234");
+        // MTE carries terminal information (addenda 02), not addenda 05.
+        f[4 * 95 + 1..4 * 95 + 3].copy_from_slice(b"02");
+        let (entries, findings) = read(&f);
+        assert!(findings.is_empty(), "{findings:?}");
+        let e = &entries[0];
+        assert_eq!(e.individual_name, "BOB JONES");
+        assert_eq!(e.individual_identification, "CARD 4000123412341234");
+        assert_eq!(entries[1].individual_name, "EMP002");
+        assert_eq!(entries[1].individual_identification, "BOB JONES");
     }
 }
