@@ -4,7 +4,8 @@
 //! header's creation time and modifier, so files of different seeds have different
 //! file identities.
 
-use super::validate::routing_check_digit;
+use super::rules::batch::Totals;
+use super::validate::{Direction, routing_check_digit};
 use crate::rng::SplitMix64 as Rng;
 use std::io::{self, Write};
 
@@ -22,8 +23,6 @@ const COMPANY_ID: &str = "1210428821";
 
 /// Writes a valid PPD file with `entries` entries spread over `batches` batches.
 pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(1 << 20, out);
-    let mut rng = Rng(opts.seed);
     // Control fields bound the shape: a batch counts at most 999,999 entries and addenda
     // (6 digits), a file 99,999,999 (8 digits), totals 12 digits of cents.
     if opts.entries > 50_000_000 {
@@ -38,18 +37,40 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
         .max(min_batches)
         .max(1)
         .min(opts.entries.max(1));
-    // Largest amount such that neither total can pass 12 digits.
-    let amount_max = (999_999_999_999 / opts.entries.max(1)).clamp(1, 99_999_999);
-    let minutes = opts.seed % 1440;
-    let modifier = (b'A' + ((opts.seed / 1440) % 26) as u8) as char;
-    let mut records: u64 = 0;
-    let line = |w: &mut io::BufWriter<W>, s: &str, records: &mut u64| -> io::Result<()> {
-        debug_assert_eq!(s.len(), 94, "{s}");
-        *records += 1;
-        w.write_all(s.as_bytes())?;
-        w.write_all(b"\n")
+    let mut g = Generator {
+        w: io::BufWriter::with_capacity(1 << 20, out),
+        rng: Rng(opts.seed),
+        records: 0,
+        entry_no: 0,
+        addenda_every: opts.addenda_every,
+        // Largest amount such that neither total can pass 12 digits.
+        amount_max: (999_999_999_999 / opts.entries.max(1)).clamp(1, 99_999_999),
     };
-    let header = format!(
+    g.line(&file_header(opts.seed))?;
+    let mut file = Totals::default();
+    for b in 0..batches {
+        let in_batch = opts.entries / batches + u64::from(b < opts.entries % batches);
+        file.add(&g.batch(b + 1, in_batch)?);
+    }
+    let blocks = (g.records + 1).div_ceil(10);
+    let t = &file;
+    let fc = format!(
+        "9{batches:06}{blocks:06}{:08}{:010}{:012}{:012}{:<39}",
+        t.entry_addenda_count, t.entry_hash, t.debit_minor, t.credit_minor, ""
+    );
+    g.line(&fc)?;
+    let nines = "9".repeat(94);
+    while !g.records.is_multiple_of(10) {
+        g.line(&nines)?;
+    }
+    g.w.flush()
+}
+
+/// The file header; the seed picks the creation time and the file ID modifier.
+fn file_header(seed: u64) -> String {
+    let minutes = seed % 1440;
+    let modifier = (b'A' + ((seed / 1440) % 26) as u8) as char;
+    format!(
         "101 231380104 1210428822611{:02}{:02}{:02}{}094101{:<23}{:<23}{:<8}",
         29,
         minutes / 60,
@@ -58,74 +79,84 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
         "FEDERAL RESERVE BANK",
         "CLEARLEDGER GENERATOR",
         ""
-    );
-    line(&mut w, &header, &mut records)?;
-    let (mut f_count, mut f_hash, mut f_debit, mut f_credit) = (0u64, 0u64, 0u128, 0u128);
-    let mut entry_no: u64 = 0;
-    for b in 0..batches {
-        let in_batch = opts.entries / batches + u64::from(b < opts.entries % batches);
-        let batch_number = b + 1;
+    )
+}
+
+struct Generator<W: Write> {
+    w: io::BufWriter<W>,
+    rng: Rng,
+    records: u64,
+    entry_no: u64,
+    addenda_every: u64,
+    amount_max: u64,
+}
+
+impl<W: Write> Generator<W> {
+    fn line(&mut self, s: &str) -> io::Result<()> {
+        debug_assert_eq!(s.len(), 94, "{s}");
+        self.records += 1;
+        self.w.write_all(s.as_bytes())?;
+        self.w.write_all(b"\n")
+    }
+
+    /// One batch of `entries` entries; returns its totals.
+    fn batch(&mut self, batch_number: u64, entries: u64) -> io::Result<Totals> {
         let bh = format!(
             "5200{:<16}{:<20}{:<10}PPD{:<10}{:<6}261130   1{}{:07}",
             "CLEARLEDGER GEN", "", COMPANY_ID, "PAYROLL", "", ODFI, batch_number
         );
-        line(&mut w, &bh, &mut records)?;
-        let (mut count, mut hash, mut debit, mut credit) = (0u64, 0u64, 0u128, 0u128);
-        for _ in 0..in_batch {
-            entry_no += 1;
-            let rdfi8 = 10_000_000 + rng.below(89_999_999);
-            let rdfi8s = format!("{rdfi8:08}");
-            let check = routing_check_digit(rdfi8s.as_bytes()).unwrap_or(0);
-            let credit_entry = rng.below(2) == 0;
-            let code = if credit_entry { 22 } else { 27 };
-            let amount = 1 + rng.below(amount_max);
-            let account = rng.below(1_000_000_000_000);
-            let has_addenda = opts.addenda_every > 0 && entry_no.is_multiple_of(opts.addenda_every);
-            let trace_seq = entry_no % 10_000_000;
-            let ed = format!(
-                "6{code}{rdfi8s}{check}{account:<17}{amount:010}{:<15}{:<22}  {}{ODFI}{trace_seq:07}",
-                format!("ID{entry_no}"),
-                format!("RECEIVER {entry_no}"),
-                u8::from(has_addenda)
-            );
-            line(&mut w, &ed, &mut records)?;
-            count += 1;
-            hash = (hash + rdfi8) % 10_000_000_000;
-            if credit_entry {
-                credit += u128::from(amount);
-            } else {
-                debit += u128::from(amount);
-            }
-            if has_addenda {
-                let ad = format!(
-                    "705{:<80}0001{trace_seq:07}",
-                    format!("INVOICE {entry_no} PAID")
-                );
-                line(&mut w, &ad, &mut records)?;
-                count += 1;
-            }
+        self.line(&bh)?;
+        let mut t = Totals::default();
+        for _ in 0..entries {
+            self.entry(&mut t)?;
         }
         let bc = format!(
-            "8200{count:06}{hash:010}{debit:012}{credit:012}{COMPANY_ID:<10}{:<19}{:<6}{ODFI}{batch_number:07}",
-            "", ""
+            "8200{:06}{:010}{:012}{:012}{COMPANY_ID:<10}{:<19}{:<6}{ODFI}{batch_number:07}",
+            t.entry_addenda_count, t.entry_hash, t.debit_minor, t.credit_minor, "", ""
         );
-        line(&mut w, &bc, &mut records)?;
-        f_count += count;
-        f_hash = (f_hash + hash) % 10_000_000_000;
-        f_debit += debit;
-        f_credit += credit;
+        self.line(&bc)?;
+        Ok(t)
     }
-    let blocks = (records + 1).div_ceil(10);
-    let fc = format!(
-        "9{batches:06}{blocks:06}{f_count:08}{f_hash:010}{f_debit:012}{f_credit:012}{:<39}",
-        ""
-    );
-    line(&mut w, &fc, &mut records)?;
-    let nines = "9".repeat(94);
-    while !records.is_multiple_of(10) {
-        line(&mut w, &nines, &mut records)?;
+
+    /// One entry, with an addenda 05 every `addenda_every` entries, into `t`.
+    fn entry(&mut self, t: &mut Totals) -> io::Result<()> {
+        self.entry_no += 1;
+        let entry_no = self.entry_no;
+        let rdfi8 = 10_000_000 + self.rng.below(89_999_999);
+        let rdfi8s = format!("{rdfi8:08}");
+        let check = routing_check_digit(rdfi8s.as_bytes()).unwrap_or(0);
+        let direction = if self.rng.below(2) == 0 {
+            Direction::Credit
+        } else {
+            Direction::Debit
+        };
+        let code = if direction == Direction::Credit {
+            22
+        } else {
+            27
+        };
+        let amount = 1 + self.rng.below(self.amount_max);
+        let account = self.rng.below(1_000_000_000_000);
+        let has_addenda = self.addenda_every > 0 && entry_no.is_multiple_of(self.addenda_every);
+        let trace_seq = entry_no % 10_000_000;
+        let ed = format!(
+            "6{code}{rdfi8s}{check}{account:<17}{amount:010}{:<15}{:<22}  {}{ODFI}{trace_seq:07}",
+            format!("ID{entry_no}"),
+            format!("RECEIVER {entry_no}"),
+            u8::from(has_addenda)
+        );
+        self.line(&ed)?;
+        t.add_entry(rdfi8, direction, amount);
+        if has_addenda {
+            let ad = format!(
+                "705{:<80}0001{trace_seq:07}",
+                format!("INVOICE {entry_no} PAID")
+            );
+            self.line(&ad)?;
+            t.add_addenda();
+        }
+        Ok(())
     }
-    w.flush()
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
 //! NACHA ACH files: framing, record layouts, structure and control totals.
 //!
 //! Pure: bytes in, entries and findings out. The only I/O is the `Read` handed in.
+//! Data flows `reader` (94-byte records with positions) → `assemble` (the file-order
+//! state machine) → `rules/` (one file per record type: file, batch, entry, addenda),
+//! which read fields through `record` (the layouts, plain slices of a framed record) and
+//! `sec` (which entry layout each SEC code uses), and judge them with `validate`.
 
 pub mod assemble;
 pub mod generate;
 pub mod reader;
 pub mod record;
+mod rules;
+mod sec;
 pub mod validate;
 
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};

@@ -136,105 +136,125 @@ impl<R: Read> RecordReader<R> {
     pub fn next_record(&mut self) -> io::Result<Option<RawRecord<'_>>> {
         loop {
             self.fill()?;
-            let avail = &self.buf[self.start..self.end];
-            if avail.is_empty() {
+            if self.start == self.end {
                 return Ok(None);
             }
             let pos = self.position();
-            let window = &avail[..avail.len().min(RECORD_LEN + 2)];
-            let newline = memchr::memchr2(b'\n', b'\r', window);
-            // Length of the line's content up to a separator within reach, if any.
-            let content_len = newline.unwrap_or(avail.len());
-            if content_len <= RECORD_LEN && (newline.is_some() || self.eof) {
-                let sep_len = separator_len(&avail[content_len..]);
-                let newlines = u64::from(sep_len > 0);
-                if content_len == 0 {
-                    // An empty line carries nothing: tell, and go on.
-                    self.findings.push(Finding::warning(
-                        FindingCode::BlankLine,
-                        pos,
-                        None,
-                        "a 94-byte record",
-                        "an empty line",
-                    ));
-                    self.consume(sep_len, newlines);
-                    self.unseparated = false;
-                    continue;
-                }
-                if content_len == RECORD_LEN {
-                    self.record.copy_from_slice(&avail[..RECORD_LEN]);
-                } else {
-                    self.record = [b' '; RECORD_LEN];
-                    self.record[..content_len].copy_from_slice(&avail[..content_len]);
-                }
-                if content_len < RECORD_LEN {
-                    let found = format!("{content_len} bytes");
-                    if self.unseparated {
-                        self.findings.push(Finding::error(
-                            FindingCode::RecordLength,
-                            pos,
-                            None,
-                            "94 bytes (a line without separators must hold whole 94-byte records)",
-                            found,
-                        ));
-                    } else {
-                        self.findings.push(Finding::warning(
-                            FindingCode::TrimmedRecord,
-                            pos,
-                            None,
-                            "94 bytes (padded with trailing blanks)",
-                            found,
-                        ));
-                    }
-                }
-                self.unseparated = false;
-                self.consume(content_len + sep_len, newlines);
+            if self.frame(pos) == Framed::Record {
                 return Ok(Some(self.emit(pos)));
             }
-            if avail.len() < RECORD_LEN {
-                // Only reachable when the buffer is short and not at EOF; fill() prevents it.
-                continue;
-            }
-            // At least 94 bytes and no separator right after them.
-            let mut blanks_end = RECORD_LEN;
-            let blank_limit = avail.len().min(RECORD_LEN + TRAILING_BLANKS_MAX + 1);
-            while blanks_end < blank_limit && avail[blanks_end] == b' ' {
-                blanks_end += 1;
-            }
-            let at_line_end = blanks_end == avail.len() && self.eof
-                || (blanks_end < avail.len() && matches!(avail[blanks_end], b'\n' | b'\r'));
+        }
+    }
+
+    /// Frames what starts at `buf[start]` into `record`, or skips an empty line.
+    fn frame(&mut self, pos: RecordPosition) -> Framed {
+        let avail = &self.buf[self.start..self.end];
+        let window = &avail[..avail.len().min(RECORD_LEN + 2)];
+        let newline = memchr::memchr2(b'\n', b'\r', window);
+        // Length of the line's content up to a separator within reach, if any.
+        let content_len = newline.unwrap_or(avail.len());
+        if content_len <= RECORD_LEN && (newline.is_some() || self.eof) {
+            return self.frame_line(pos, content_len);
+        }
+        if avail.len() < RECORD_LEN {
+            // Only reachable when the buffer is short and not at EOF; fill() prevents it.
+            return Framed::Nothing;
+        }
+        self.frame_long(pos)
+    }
+
+    /// A line of at most 94 bytes up to its separator (or the end of the input): a
+    /// record, padded with blanks when shorter; an empty line is skipped with a warning.
+    fn frame_line(&mut self, pos: RecordPosition, content_len: usize) -> Framed {
+        let avail = &self.buf[self.start..self.end];
+        let sep_len = separator_len(&avail[content_len..]);
+        let newlines = u64::from(sep_len > 0);
+        if content_len == 0 {
+            // An empty line carries nothing: tell, and go on.
+            self.findings.push(Finding::warning(
+                FindingCode::BlankLine,
+                pos,
+                None,
+                "a 94-byte record",
+                "an empty line",
+            ));
+            self.consume(sep_len, newlines);
+            self.unseparated = false;
+            return Framed::Nothing;
+        }
+        if content_len == RECORD_LEN {
             self.record.copy_from_slice(&avail[..RECORD_LEN]);
-            if blanks_end > RECORD_LEN && at_line_end {
-                let sep_len = separator_len(&avail[blanks_end..]);
-                self.findings.push(Finding::warning(
-                    FindingCode::LongRecord,
-                    pos,
-                    None,
-                    "94 bytes (trailing blanks dropped)",
-                    format!("{} bytes", blanks_end),
-                ));
-                self.unseparated = false;
-                self.consume(blanks_end + sep_len, u64::from(sep_len > 0));
-                return Ok(Some(self.emit(pos)));
-            }
-            if blanks_end > RECORD_LEN + TRAILING_BLANKS_MAX {
-                self.findings.push(Finding::error(
+        } else {
+            self.record = [b' '; RECORD_LEN];
+            self.record[..content_len].copy_from_slice(&avail[..content_len]);
+        }
+        if content_len < RECORD_LEN {
+            let found = format!("{content_len} bytes");
+            self.findings.push(if self.unseparated {
+                Finding::error(
                     FindingCode::RecordLength,
                     pos,
                     None,
-                    format!("at most {TRAILING_BLANKS_MAX} trailing blanks after a record"),
-                    format!("more than {TRAILING_BLANKS_MAX}"),
-                ));
-                // Skip the blanks so the next record starts after them.
-                self.consume(blanks_end, 0);
-                self.unseparated = true;
-                return Ok(Some(self.emit(pos)));
-            }
-            // No separator: the next record starts right after this one, on the same line.
-            self.unseparated = true;
-            self.consume(RECORD_LEN, 0);
-            return Ok(Some(self.emit(pos)));
+                    "94 bytes (a line without separators must hold whole 94-byte records)",
+                    found,
+                )
+            } else {
+                Finding::warning(
+                    FindingCode::TrimmedRecord,
+                    pos,
+                    None,
+                    "94 bytes (padded with trailing blanks)",
+                    found,
+                )
+            });
         }
+        self.unseparated = false;
+        self.consume(content_len + sep_len, newlines);
+        Framed::Record
+    }
+
+    /// At least 94 bytes and no separator right after them: a record padded past 94 with
+    /// blanks, or one of several records on a line without separators.
+    fn frame_long(&mut self, pos: RecordPosition) -> Framed {
+        let avail = &self.buf[self.start..self.end];
+        let mut blanks_end = RECORD_LEN;
+        let blank_limit = avail.len().min(RECORD_LEN + TRAILING_BLANKS_MAX + 1);
+        while blanks_end < blank_limit && avail[blanks_end] == b' ' {
+            blanks_end += 1;
+        }
+        let at_line_end = blanks_end == avail.len() && self.eof
+            || (blanks_end < avail.len() && matches!(avail[blanks_end], b'\n' | b'\r'));
+        self.record.copy_from_slice(&avail[..RECORD_LEN]);
+        if blanks_end > RECORD_LEN && at_line_end {
+            let sep_len = separator_len(&avail[blanks_end..]);
+            self.findings.push(Finding::warning(
+                FindingCode::LongRecord,
+                pos,
+                None,
+                "94 bytes (trailing blanks dropped)",
+                format!("{} bytes", blanks_end),
+            ));
+            self.unseparated = false;
+            self.consume(blanks_end + sep_len, u64::from(sep_len > 0));
+            return Framed::Record;
+        }
+        if blanks_end > RECORD_LEN + TRAILING_BLANKS_MAX {
+            self.findings.push(Finding::error(
+                FindingCode::RecordLength,
+                pos,
+                None,
+                format!("at most {TRAILING_BLANKS_MAX} trailing blanks after a record"),
+                format!("more than {TRAILING_BLANKS_MAX}"),
+            ));
+            // Skip the blanks so the next record starts after them.
+            self.consume(blanks_end, 0);
+            self.unseparated = true;
+            return Framed::Record;
+        }
+        // No separator: the next record starts right after this one, on the same line.
+        self.unseparated = true;
+        self.consume(RECORD_LEN, 0);
+        Framed::Record
     }
 
     fn emit(&mut self, pos: RecordPosition) -> RawRecord<'_> {
@@ -263,6 +283,15 @@ impl<R: Read> RecordReader<R> {
             position: pos,
         }
     }
+}
+
+/// What one framing step gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framed {
+    /// A record is in `record`.
+    Record,
+    /// Nothing yet (an empty line skipped): frame again.
+    Nothing,
 }
 
 /// Length of the separator at the start of `rest`: CRLF, LF, CR or nothing.

@@ -2,12 +2,16 @@
 //!
 //! Each layout is declared once, with the spec's 1-based column ranges; the macro
 //! generates a struct of borrowed fields, a `*_LAYOUT` constant giving each field's
-//! [`FieldSpec`] (used in findings), and a nom parser over one 94-byte record.
-//! Parsers only split; the rules live in `validate.rs` and `assemble.rs`.
+//! [`FieldSpec`] (used in findings), and a parser over one framed record.
+//!
+//! A framed record is exactly [`RECORD_LEN`] bytes (`&[u8; RECORD_LEN]`: the reader
+//! frames, the assembler checks the length once), so splitting it into its fixed fields
+//! cannot fail: every column range is checked against the record length when the crate
+//! compiles, and a field is a plain slice, as pcap-parser reads its fixed headers. nom is
+//! for grammars (BAI2, MT940), not for fixed columns. Parsers only split; the rules live
+//! in `validate.rs` (fields) and `rules/` (records).
 
 use crate::findings::FieldSpec;
-use nom::IResult;
-use nom::bytes::complete::take;
 
 /// Length of every NACHA record.
 pub const RECORD_LEN: usize = 94;
@@ -23,6 +27,14 @@ macro_rules! record_layout {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $name<'a> {
             $( $(#[$fmeta])* pub $field: &'a [u8], )*
+        }
+
+        #[cfg(test)]
+        impl<'a> $name<'a> {
+            /// Every field's bytes, in column order (to compare with the layout).
+            pub(crate) fn values(&self) -> Vec<&'a [u8]> {
+                vec![$( self.$field, )*]
+            }
         }
 
         /// Field positions of the layout, for findings.
@@ -42,10 +54,17 @@ macro_rules! record_layout {
             $( $field: FieldSpec { record: $record, name: stringify!($field), start: $start, end: $end }, )*
         };
 
-        /// Split one 94-byte record into its fields.
-        pub fn $parser(input: &[u8]) -> IResult<&[u8], $name<'_>> {
-            $( let (input, $field) = take(($end - $start + 1) as usize)(input)?; )*
-            Ok((input, $name { $( $field, )* }))
+        // Every column range lies inside a framed record: checked when the crate compiles,
+        // so the slices below cannot fail.
+        const _: () = {
+            $( assert!(1 <= $start && $start <= $end && $end <= RECORD_LEN); )*
+        };
+
+        /// Splits one framed record into its fields.
+        pub fn $parser(record: &[u8; RECORD_LEN]) -> $name<'_> {
+            $name {
+                $( $field: &record[$start - 1..$end], )*
+            }
         }
     };
 }
@@ -117,7 +136,8 @@ record_layout! {
 }
 
 record_layout! {
-    /// Entry detail record (type 6): PPD, CCD, WEB, TEL, POS, COR, returns and the rest.
+    /// Entry detail record (type 6): PPD, CCD, WEB, TEL, POS, COR, returns and the rest
+    /// (`sec.rs` says which layout each SEC code uses).
     EntryDetail, EntryDetailLayout, ENTRY_DETAIL, parse_entry_detail, "entry_detail" {
         record_type: 1-1,
         transaction_code: 2-3,
@@ -128,6 +148,42 @@ record_layout! {
         amount: 30-39,
         individual_identification_number: 40-54,
         individual_name: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// CIE entry detail record (customer-initiated entry): the individual name comes
+    /// before the individual identification number, the other way round from PPD.
+    CieEntryDetail, CieEntryDetailLayout, CIE_ENTRY_DETAIL, parse_cie_entry_detail, "cie_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        individual_name: 40-54,
+        individual_identification_number: 55-76,
+        discretionary_data: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
+    /// MTE entry detail record (machine transfer entry): as CIE, the individual name
+    /// first, then the individual identification number (the cardholder's).
+    MteEntryDetail, MteEntryDetailLayout, MTE_ENTRY_DETAIL, parse_mte_entry_detail, "mte_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        individual_name: 40-54,
+        individual_identification_number: 55-76,
         discretionary_data: 77-78,
         addenda_record_indicator: 79-79,
         trace_number: 80-94,
@@ -327,6 +383,8 @@ mod tests {
             BATCH_HEADER.fields(),
             IAT_BATCH_HEADER.fields(),
             ENTRY_DETAIL.fields(),
+            CIE_ENTRY_DETAIL.fields(),
+            MTE_ENTRY_DETAIL.fields(),
             CTX_ENTRY_DETAIL.fields(),
             IAT_ENTRY_DETAIL.fields(),
             ADV_ENTRY_DETAIL.fields(),
@@ -359,10 +417,47 @@ mod tests {
     }
 
     #[test]
+    fn every_parser_splits_at_its_layout_columns() {
+        // Column i holds a byte that names it, so a field off by one column shows.
+        let mut rec = [0u8; RECORD_LEN];
+        for (i, b) in rec.iter_mut().enumerate() {
+            *b = b'!' + (i % 90) as u8;
+        }
+        macro_rules! same {
+            ($($parser:ident, $layout:ident;)*) => {$(
+                let values = $parser(&rec).values();
+                let fields = $layout.fields();
+                assert_eq!(values.len(), fields.len(), stringify!($parser));
+                for (v, f) in values.iter().zip(&fields) {
+                    assert_eq!(*v, f.slice(&rec), "{}", f.label());
+                }
+            )*};
+        }
+        same! {
+            parse_file_header, FILE_HEADER;
+            parse_batch_header, BATCH_HEADER;
+            parse_iat_batch_header, IAT_BATCH_HEADER;
+            parse_entry_detail, ENTRY_DETAIL;
+            parse_cie_entry_detail, CIE_ENTRY_DETAIL;
+            parse_mte_entry_detail, MTE_ENTRY_DETAIL;
+            parse_ctx_entry_detail, CTX_ENTRY_DETAIL;
+            parse_iat_entry_detail, IAT_ENTRY_DETAIL;
+            parse_adv_entry_detail, ADV_ENTRY_DETAIL;
+            parse_addenda, ADDENDA;
+            parse_addenda98, ADDENDA98;
+            parse_addenda99, ADDENDA99;
+            parse_addenda02, ADDENDA02;
+            parse_batch_control, BATCH_CONTROL;
+            parse_adv_batch_control, ADV_BATCH_CONTROL;
+            parse_file_control, FILE_CONTROL;
+            parse_adv_file_control, ADV_FILE_CONTROL;
+        }
+    }
+
+    #[test]
     fn parses_entry_detail_fields_at_spec_columns() {
         let rec = b"62723138010412345678         0100000000               Receiver Account Name   0121042880000001";
-        let (rest, e) = parse_entry_detail(rec).unwrap();
-        assert!(rest.is_empty());
+        let e = parse_entry_detail(rec);
         assert_eq!(e.transaction_code, b"27");
         assert_eq!(e.rdfi_identification, b"23138010");
         assert_eq!(e.check_digit, b"4");
@@ -377,7 +472,7 @@ mod tests {
     #[test]
     fn parses_adv_entry_detail_fields() {
         let rec = b"681231380104744-5678-99    00000005000012104288211131 Name                    0011000010500001";
-        let (_, e) = parse_adv_entry_detail(rec).unwrap();
+        let e = parse_adv_entry_detail(rec);
         assert_eq!(e.transaction_code, b"81");
         assert_eq!(e.amount, b"000000050000");
         assert_eq!(e.advice_routing_number, b"121042882");
@@ -388,8 +483,9 @@ mod tests {
     }
 
     #[test]
-    fn short_input_is_an_error_not_a_panic() {
-        assert!(parse_file_control(b"9000001").is_err());
+    fn short_input_is_not_a_framed_record() {
+        // Only a 94-byte record reaches a parser; a short one is a finding upstream.
+        assert!(<&[u8; RECORD_LEN]>::try_from(&b"9000001"[..]).is_err());
     }
 
     #[test]

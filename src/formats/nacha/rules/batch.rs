@@ -1,0 +1,459 @@
+//! Batch rules: the batch header (standard and IAT layouts), and the batch control
+//! against the header it closes and the totals of the entries in between.
+
+use super::check::{Check, text};
+use crate::findings::{FieldSpec, FindingCode, show};
+use crate::formats::nacha::record::*;
+use crate::formats::nacha::sec::{self, BatchKind, EntryLayout, entry_layout};
+use crate::formats::nacha::validate::{
+    Direction, SEC_CODES, SERVICE_CLASS_CODES, is_blank, parse_u64,
+};
+use chrono::NaiveDate;
+
+/// The entry hash is the sum of the RDFI routing numbers, kept to its 10 digits.
+const HASH_MODULUS: u64 = 10_000_000_000;
+
+/// What a control record counts and sums: a batch's entries, or the whole file's.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Totals {
+    pub(crate) entry_addenda_count: u64,
+    pub(crate) entry_hash: u64,
+    pub(crate) debit_minor: u128,
+    pub(crate) credit_minor: u128,
+}
+
+impl Totals {
+    /// One entry: its RDFI routing number (8 digits) goes into the hash, its amount into
+    /// the debit or credit total.
+    pub(crate) fn add_entry(&mut self, rdfi: u64, direction: Direction, amount_minor: u64) {
+        self.entry_addenda_count += 1;
+        self.entry_hash = (self.entry_hash + rdfi) % HASH_MODULUS;
+        match direction {
+            Direction::Debit => self.debit_minor += u128::from(amount_minor),
+            Direction::Credit => self.credit_minor += u128::from(amount_minor),
+        }
+    }
+    pub(crate) fn add_addenda(&mut self) {
+        self.entry_addenda_count += 1;
+    }
+    /// A closed batch's totals, into the file's.
+    pub(crate) fn add(&mut self, batch: &Totals) {
+        self.entry_addenda_count += batch.entry_addenda_count;
+        self.entry_hash = (self.entry_hash + batch.entry_hash) % HASH_MODULUS;
+        self.debit_minor += batch.debit_minor;
+        self.credit_minor += batch.credit_minor;
+    }
+}
+
+/// An open batch: its header's fields and the totals of its entries so far.
+#[derive(Debug)]
+pub(crate) struct Batch {
+    /// The entry detail layout of the batch's SEC code.
+    pub(crate) layout: &'static EntryLayout,
+    pub(crate) service_class_code: String,
+    pub(crate) sec_code: String,
+    pub(crate) company_name: String,
+    pub(crate) company_identification: String,
+    pub(crate) company_entry_description: String,
+    pub(crate) effective_entry_date: Option<NaiveDate>,
+    pub(crate) odfi_identification: String,
+    pub(crate) batch_number: String,
+    pub(crate) totals: Totals,
+}
+
+impl Batch {
+    pub(crate) fn kind(&self) -> BatchKind {
+        self.layout.kind
+    }
+}
+
+/// Batch header rules (the layout chosen by the SEC code); returns the opened batch.
+pub(crate) fn check_batch_header(c: &mut Check) -> Batch {
+    if BATCH_HEADER.standard_entry_class_code.slice(c.record()) == b"IAT" {
+        check_iat_header(c)
+    } else {
+        check_standard_header(c)
+    }
+}
+
+/// A batch number must grow from batch to batch (a warning: some originators restart).
+pub(crate) fn check_batch_number_sequence(c: &mut Check, batch: &Batch, last: &mut Option<u64>) {
+    let Some(n) = parse_u64(batch.batch_number.as_bytes()) else {
+        return;
+    };
+    if let Some(last) = *last
+        && n <= last
+    {
+        c.warning(
+            FindingCode::BatchNumberSequence,
+            Some(BATCH_HEADER.batch_number),
+            format!("a batch number greater than {last}"),
+            n.to_string(),
+        );
+    }
+    *last = Some(n);
+}
+
+fn check_standard_header(c: &mut Check) -> Batch {
+    let h = parse_batch_header(c.record());
+    let l = BATCH_HEADER;
+    let scc = h.service_class_code;
+    if !SERVICE_CLASS_CODES.iter().any(|s| &s[..] == scc) {
+        c.error(
+            FindingCode::ServiceClass,
+            Some(l.service_class_code),
+            "200, 220, 225 or 280",
+            show(scc),
+        );
+    }
+    let name = h.company_name;
+    if is_blank(name) || name.iter().all(|&b| b == b'0' || b == b' ') {
+        c.error(
+            FindingCode::InvalidValue,
+            Some(l.company_name),
+            "a company name (not blank, not all zeros)",
+            show(name),
+        );
+    }
+    c.non_blank(l.company_identification);
+    let layout = check_sec_code(c, &h);
+    let effective = c.date(l.effective_entry_date, true);
+    if !matches!(h.originator_status_code, b"0" | b"1" | b"2") {
+        c.error(
+            FindingCode::FieldFormat,
+            Some(l.originator_status_code),
+            "0, 1 or 2",
+            show(h.originator_status_code),
+        );
+    }
+    c.digits(l.odfi_identification);
+    c.digits(l.batch_number);
+    Batch {
+        layout,
+        service_class_code: text(scc),
+        sec_code: text(h.standard_entry_class_code),
+        company_name: text(h.company_name),
+        company_identification: text(h.company_identification),
+        company_entry_description: text(h.company_entry_description),
+        effective_entry_date: effective,
+        odfi_identification: text(h.odfi_identification),
+        batch_number: text(h.batch_number),
+        totals: Totals::default(),
+    }
+}
+
+/// A known SEC code, and service class 280 exactly for ADV; returns the entries' layout.
+fn check_sec_code(c: &mut Check, h: &BatchHeader) -> &'static EntryLayout {
+    let l = BATCH_HEADER;
+    let sec = h.standard_entry_class_code;
+    if !SEC_CODES.iter().any(|s| &s[..] == sec) {
+        c.error(
+            FindingCode::SecCode,
+            Some(l.standard_entry_class_code),
+            "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)",
+            show(sec),
+        );
+    }
+    let is_adv = sec == b"ADV";
+    if is_adv != (h.service_class_code == b"280") {
+        c.error(
+            FindingCode::ServiceClass,
+            Some(l.service_class_code),
+            "280 exactly for ADV batches",
+            show(h.service_class_code),
+        );
+    }
+    entry_layout(sec)
+}
+
+fn check_iat_header(c: &mut Check) -> Batch {
+    let h = parse_iat_batch_header(c.record());
+    let l = IAT_BATCH_HEADER;
+    let scc = h.service_class_code;
+    if !matches!(scc, b"200" | b"220" | b"225") {
+        c.error(
+            FindingCode::ServiceClass,
+            Some(l.service_class_code),
+            "200, 220 or 225",
+            show(scc),
+        );
+    }
+    c.non_blank(l.originator_identification);
+    let currencies = [
+        l.iso_originating_currency_code,
+        l.iso_destination_currency_code,
+    ];
+    for f in currencies {
+        uppercase_code(c, f, "an ISO 4217 currency code");
+    }
+    uppercase_code(
+        c,
+        l.iso_destination_country_code,
+        "an ISO 3166 country code",
+    );
+    let effective = c.date(l.effective_entry_date, true);
+    c.digits(l.odfi_identification);
+    c.digits(l.batch_number);
+    Batch {
+        layout: &sec::IAT,
+        service_class_code: text(scc),
+        sec_code: "IAT".into(),
+        company_name: String::new(),
+        company_identification: text(h.originator_identification),
+        company_entry_description: text(h.company_entry_description),
+        effective_entry_date: effective,
+        odfi_identification: text(h.odfi_identification),
+        batch_number: text(h.batch_number),
+        totals: Totals::default(),
+    }
+}
+
+/// An ISO code field: upper-case letters only.
+fn uppercase_code(c: &mut Check, field: FieldSpec, expected: &str) {
+    let v = c.value(field);
+    if !v.iter().all(u8::is_ascii_uppercase) {
+        let found = show(v);
+        c.error(FindingCode::FieldFormat, Some(field), expected, found);
+    }
+}
+
+/// The batch control fields the rules compare, in the standard or the ADV layout.
+struct ControlFields {
+    service_class_code: FieldSpec,
+    entry_addenda_count: FieldSpec,
+    entry_hash: FieldSpec,
+    total_debit: FieldSpec,
+    total_credit: FieldSpec,
+    odfi_identification: FieldSpec,
+    batch_number: FieldSpec,
+}
+
+const STANDARD_CONTROL: ControlFields = ControlFields {
+    service_class_code: BATCH_CONTROL.service_class_code,
+    entry_addenda_count: BATCH_CONTROL.entry_addenda_count,
+    entry_hash: BATCH_CONTROL.entry_hash,
+    total_debit: BATCH_CONTROL.total_debit_entry_dollar_amount,
+    total_credit: BATCH_CONTROL.total_credit_entry_dollar_amount,
+    odfi_identification: BATCH_CONTROL.odfi_identification,
+    batch_number: BATCH_CONTROL.batch_number,
+};
+
+const ADV_CONTROL: ControlFields = ControlFields {
+    service_class_code: ADV_BATCH_CONTROL.service_class_code,
+    entry_addenda_count: ADV_BATCH_CONTROL.entry_addenda_count,
+    entry_hash: ADV_BATCH_CONTROL.entry_hash,
+    total_debit: ADV_BATCH_CONTROL.total_debit_entry_dollar_amount,
+    total_credit: ADV_BATCH_CONTROL.total_credit_entry_dollar_amount,
+    odfi_identification: ADV_BATCH_CONTROL.odfi_identification,
+    batch_number: ADV_BATCH_CONTROL.batch_number,
+};
+
+/// Batch control rules: what repeats the header must match it, the totals must match
+/// the batch's entries.
+pub(crate) fn check_batch_control(c: &mut Check, batch: &Batch) {
+    let l = if batch.kind() == BatchKind::Adv {
+        ADV_CONTROL
+    } else {
+        check_company_identification(c, batch);
+        STANDARD_CONTROL
+    };
+    let t = &batch.totals;
+    let header = FindingCode::ServiceClassMismatch;
+    c.same_as_header(header, l.service_class_code, &batch.service_class_code);
+    let count = FindingCode::EntryAddendaCountMismatch;
+    c.total(count, l.entry_addenda_count, t.entry_addenda_count);
+    c.total(FindingCode::EntryHashMismatch, l.entry_hash, t.entry_hash);
+    c.total(
+        FindingCode::TotalDebitMismatch,
+        l.total_debit,
+        t.debit_minor,
+    );
+    c.total(
+        FindingCode::TotalCreditMismatch,
+        l.total_credit,
+        t.credit_minor,
+    );
+    let odfi = FindingCode::OdfiMismatch;
+    c.same_as_header(odfi, l.odfi_identification, &batch.odfi_identification);
+    let number = FindingCode::BatchNumberMismatch;
+    c.same_as_header(number, l.batch_number, &batch.batch_number);
+}
+
+/// The company identification repeats the header's (ADV controls have none).
+fn check_company_identification(c: &mut Check, batch: &Batch) {
+    let field = BATCH_CONTROL.company_identification;
+    let stated = c.value(field).trim_ascii();
+    // IAT batch controls in the wild leave the originator identification blank.
+    let skip = batch.kind() == BatchKind::Iat && stated.is_empty();
+    if !skip && stated != batch.company_identification.trim().as_bytes() {
+        let expected = format!("{:?} (batch header)", batch.company_identification);
+        c.mismatch(FindingCode::CompanyIdMismatch, field, expected);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{errors, mutate, row};
+    use crate::findings::FindingCode::*;
+
+    #[test]
+    fn batch_header_rules_report_their_exact_position() {
+        let cases = vec![
+            (
+                2,
+                51,
+                "XYZ",
+                vec![row(
+                    SecCode,
+                    2,
+                    "standard_entry_class_code",
+                    "a NACHA SEC code (PPD, CCD, CTX, WEB, TEL, POS, ADV, IAT, COR, ...)",
+                    "XYZ",
+                )],
+            ),
+            (
+                2,
+                2,
+                "221",
+                vec![
+                    row(
+                        ServiceClass,
+                        2,
+                        "service_class_code",
+                        "200, 220, 225 or 280",
+                        "221",
+                    ),
+                    row(
+                        ServiceClassMismatch,
+                        8,
+                        "service_class_code",
+                        "221 (batch header)",
+                        "220",
+                    ),
+                ],
+            ),
+            (
+                2,
+                5,
+                "0000000000000000",
+                vec![row(
+                    InvalidValue,
+                    2,
+                    "company_name",
+                    "a company name (not blank, not all zeros)",
+                    "0000000000000000",
+                )],
+            ),
+            (
+                2,
+                70,
+                "261131",
+                vec![row(
+                    FieldFormat,
+                    2,
+                    "effective_entry_date",
+                    "a calendar date YYMMDD",
+                    "261131",
+                )],
+            ),
+            (
+                2,
+                79,
+                "7",
+                vec![row(
+                    FieldFormat,
+                    2,
+                    "originator_status_code",
+                    "0, 1 or 2",
+                    "7",
+                )],
+            ),
+        ];
+        for (line, col, with, want) in cases {
+            let got = errors(&mutate(line, col, with));
+            assert_eq!(got, want, "line {line} col {col} := {with:?}");
+        }
+    }
+
+    #[test]
+    fn batch_control_rules_report_their_exact_position() {
+        let cases = vec![
+            (
+                8,
+                5,
+                "000009",
+                vec![row(
+                    EntryAddendaCountMismatch,
+                    8,
+                    "entry_addenda_count",
+                    "000005",
+                    "000009",
+                )],
+            ),
+            (
+                8,
+                11,
+                "0000000000",
+                vec![row(
+                    EntryHashMismatch,
+                    8,
+                    "entry_hash",
+                    "0063016146",
+                    "0000000000",
+                )],
+            ),
+            (
+                8,
+                45,
+                "1111111111",
+                vec![row(
+                    CompanyIdMismatch,
+                    8,
+                    "company_identification",
+                    "\"1234567890\" (batch header)",
+                    "1111111111",
+                )],
+            ),
+            (
+                8,
+                80,
+                "23138010",
+                vec![row(
+                    OdfiMismatch,
+                    8,
+                    "odfi_identification",
+                    "12104288 (batch header)",
+                    "23138010",
+                )],
+            ),
+            (
+                8,
+                88,
+                "0000002",
+                vec![row(
+                    BatchNumberMismatch,
+                    8,
+                    "batch_number",
+                    "0000001 (batch header)",
+                    "0000002",
+                )],
+            ),
+            (
+                8,
+                2,
+                "200",
+                vec![row(
+                    ServiceClassMismatch,
+                    8,
+                    "service_class_code",
+                    "220 (batch header)",
+                    "200",
+                )],
+            ),
+        ];
+        for (line, col, with, want) in cases {
+            let got = errors(&mutate(line, col, with));
+            assert_eq!(got, want, "line {line} col {col} := {with:?}");
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Entry detail rules: the fields every layout shares (transaction code against the
+//! batch's service class, RDFI routing and check digit, addenda indicator), then the
+//! rules of the batch's layout (`sec.rs`); the entry goes into the batch's totals and is
+//! read by the same layout.
+
+use super::batch::Batch;
+use super::check::{Check, text};
+use crate::findings::{FieldSpec, FindingCode, RecordPosition, show};
+use crate::formats::nacha::assemble::Entry;
+use crate::formats::nacha::record::*;
+use crate::formats::nacha::sec::{BatchKind, EntryLayout, FieldRule};
+use crate::formats::nacha::validate::{
+    Direction, adv_transaction_direction, parse_u64, routing_check_digit, transaction_direction,
+};
+
+/// An entry read, waiting for its addenda (the records that follow it).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) entry: Entry,
+    /// The addenda record indicator, column 79.
+    pub(crate) indicator: u8,
+    /// Declared addenda count (CTX), with its field.
+    pub(crate) declared_addenda: Option<(u64, FieldSpec)>,
+    /// Addenda seen so far of types 05, 17 and 18: each type numbers its own 1, 2, ...
+    pub(crate) sequenced_addenda: [u64; 3],
+    /// Addenda records that followed the entry.
+    pub(crate) addenda_count: u64,
+    pub(crate) iat_types_seen: Vec<u8>,
+}
+
+/// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
+/// With `keep` false the entry carries only what validation needs (position, record
+/// number, transaction code, direction, amount, trace number).
+pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep: bool) -> Pending {
+    let (code, direction) = check_transaction_code(c, batch);
+    let rdfi = check_rdfi(c);
+    let indicator = check_addenda_indicator(c);
+    let (amount_minor, declared_addenda) = check_layout_fields(c, batch.layout);
+    batch.totals.add_entry(rdfi, direction, amount_minor);
+    let detail = Detail {
+        record_no,
+        position: c.pos(),
+        transaction_code: code,
+        direction,
+        amount_minor,
+        trace_number: joined(c.record(), batch.layout.trace),
+    };
+    let entry = if keep {
+        full_entry(batch, detail, c.record())
+    } else {
+        brief_entry(batch, detail)
+    };
+    Pending {
+        entry,
+        indicator,
+        declared_addenda,
+        sequenced_addenda: [0; 3],
+        addenda_count: 0,
+        iat_types_seen: Vec::new(),
+    }
+}
+
+/// A known transaction code, of a direction the service class allows.
+fn check_transaction_code(c: &mut Check, batch: &Batch) -> (u8, Direction) {
+    let field = ENTRY_DETAIL.transaction_code;
+    let code = c.digits(field).unwrap_or(0) as u8;
+    let adv = batch.kind() == BatchKind::Adv;
+    let direction = if adv {
+        adv_transaction_direction(code)
+    } else {
+        transaction_direction(code)
+    };
+    let direction = direction.unwrap_or_else(|| {
+        let expected = if adv {
+            "an ADV transaction code (81-88)"
+        } else {
+            "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)"
+        };
+        c.mismatch(FindingCode::TransactionCode, field, expected);
+        Direction::Credit
+    });
+    match (batch.service_class_code.as_str(), direction) {
+        ("220", Direction::Debit) => c.error(
+            FindingCode::DebitInCreditBatch,
+            Some(field),
+            "a credit transaction code (service class 220)",
+            format!("{code:02} (debit)"),
+        ),
+        ("225", Direction::Credit) => c.error(
+            FindingCode::CreditInDebitBatch,
+            Some(field),
+            "a debit transaction code (service class 225)",
+            format!("{code:02} (credit)"),
+        ),
+        _ => {}
+    }
+    (code, direction)
+}
+
+/// The RDFI routing number (8 digits) and its check digit; returns the routing number
+/// for the entry hash (0 when not digits).
+fn check_rdfi(c: &mut Check) -> u64 {
+    let l = ENTRY_DETAIL;
+    let Some(rdfi) = c.digits(l.rdfi_identification) else {
+        return 0;
+    };
+    let first8 = c.value(l.rdfi_identification);
+    let want = routing_check_digit(first8).unwrap_or(0);
+    let got = c.value(l.check_digit);
+    if parse_u64(got) != Some(u64::from(want)) {
+        c.error(
+            FindingCode::CheckDigit,
+            Some(l.check_digit),
+            format!("{want} (check digit of RDFI {})", show(first8)),
+            show(got),
+        );
+    }
+    rdfi
+}
+
+/// The addenda record indicator: 0 or 1 (whether addenda follow is checked when they
+/// have, see `addenda.rs`).
+fn check_addenda_indicator(c: &mut Check) -> u8 {
+    let field = ENTRY_DETAIL.addenda_record_indicator;
+    let v = c.value(field);
+    if !matches!(v, b"0" | b"1") {
+        c.error(FindingCode::FieldFormat, Some(field), "0 or 1", show(v));
+    }
+    match v {
+        [b] => *b,
+        _ => b' ',
+    }
+}
+
+/// The layout's own field rules, in its order; returns the amount (0 when not digits)
+/// and the declared addenda count, if the layout has one.
+fn check_layout_fields(c: &mut Check, layout: &EntryLayout) -> (u64, Option<(u64, FieldSpec)>) {
+    let mut amount_minor = 0;
+    let mut declared_addenda = None;
+    for &(rule, field) in layout.rules {
+        match rule {
+            FieldRule::NonBlank => c.non_blank(field),
+            FieldRule::Digits => {
+                c.digits(field);
+            }
+            FieldRule::Amount => amount_minor = c.digits(field).unwrap_or(0),
+            FieldRule::AddendaCount => declared_addenda = c.digits(field).map(|n| (n, field)),
+        }
+    }
+    (amount_minor, declared_addenda)
+}
+
+/// The texts of `fields` in `record`, each with its trailing blanks trimmed, joined.
+fn joined(record: &[u8; RECORD_LEN], fields: &[FieldSpec]) -> String {
+    fields.iter().map(|f| text(f.slice(record))).collect()
+}
+
+fn field_text(record: &[u8; RECORD_LEN], field: Option<FieldSpec>) -> String {
+    field.map_or_else(String::new, |f| text(f.slice(record)))
+}
+
+/// What every entry carries, whatever is kept.
+struct Detail {
+    record_no: u64,
+    position: RecordPosition,
+    transaction_code: u8,
+    direction: Direction,
+    amount_minor: u64,
+    trace_number: String,
+}
+
+fn full_entry(batch: &Batch, d: Detail, record: &[u8; RECORD_LEN]) -> Entry {
+    let (l, layout) = (ENTRY_DETAIL, batch.layout);
+    Entry {
+        record_no: d.record_no,
+        position: d.position,
+        batch_number: batch.batch_number.clone(),
+        service_class_code: batch.service_class_code.clone(),
+        sec_code: batch.sec_code.clone(),
+        company_name: batch.company_name.clone(),
+        company_identification: batch.company_identification.clone(),
+        company_entry_description: batch.company_entry_description.clone(),
+        effective_entry_date: batch.effective_entry_date,
+        odfi_identification: batch.odfi_identification.clone(),
+        transaction_code: d.transaction_code,
+        direction: d.direction,
+        rdfi_routing: joined(record, &[l.rdfi_identification, l.check_digit]),
+        account: text(layout.account.slice(record)),
+        amount_minor: d.amount_minor,
+        individual_identification: field_text(record, layout.identification),
+        individual_name: field_text(record, layout.name),
+        discretionary_data: joined(record, layout.discretionary),
+        trace_number: d.trace_number,
+        addenda: Vec::new(),
+    }
+}
+
+/// Validation only: no text fields, no addenda (fewer allocations).
+fn brief_entry(batch: &Batch, d: Detail) -> Entry {
+    Entry {
+        record_no: d.record_no,
+        position: d.position,
+        batch_number: String::new(),
+        service_class_code: String::new(),
+        sec_code: if batch.kind() == BatchKind::Iat {
+            batch.sec_code.clone()
+        } else {
+            String::new()
+        },
+        company_name: String::new(),
+        company_identification: String::new(),
+        company_entry_description: String::new(),
+        effective_entry_date: batch.effective_entry_date,
+        odfi_identification: String::new(),
+        transaction_code: d.transaction_code,
+        direction: d.direction,
+        rdfi_routing: String::new(),
+        account: String::new(),
+        amount_minor: d.amount_minor,
+        individual_identification: String::new(),
+        individual_name: String::new(),
+        discretionary_data: String::new(),
+        trace_number: d.trace_number,
+        addenda: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{errors, mutate, row};
+    use crate::findings::FindingCode::*;
+
+    #[test]
+    fn entry_rules_report_their_exact_position() {
+        let cases = vec![
+            (
+                3,
+                12,
+                "5",
+                vec![row(
+                    CheckDigit,
+                    3,
+                    "check_digit",
+                    "4 (check digit of RDFI 23138010)",
+                    "5",
+                )],
+            ),
+            (
+                3,
+                2,
+                "25",
+                vec![row(
+                    TransactionCode,
+                    3,
+                    "transaction_code",
+                    "a transaction code (21-24, 26-29, 31-34, 36-39, 41-44, 46-49, 51-56)",
+                    "25",
+                )],
+            ),
+            (
+                3,
+                2,
+                "27",
+                vec![
+                    row(
+                        DebitInCreditBatch,
+                        3,
+                        "transaction_code",
+                        "a credit transaction code (service class 220)",
+                        "27 (debit)",
+                    ),
+                    row(
+                        TotalDebitMismatch,
+                        8,
+                        "total_debit_entry_dollar_amount",
+                        "000000250000",
+                        "000000000000",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        8,
+                        "total_credit_entry_dollar_amount",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                    row(
+                        TotalDebitMismatch,
+                        9,
+                        "total_debit_entry_dollar_amount_in_file",
+                        "000000250000",
+                        "000000000000",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        9,
+                        "total_credit_entry_dollar_amount_in_file",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                ],
+            ),
+            (
+                3,
+                30,
+                "000025000A",
+                vec![
+                    row(FieldFormat, 3, "amount", "10 digits", "000025000A"),
+                    row(
+                        TotalCreditMismatch,
+                        8,
+                        "total_credit_entry_dollar_amount",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                    row(
+                        TotalCreditMismatch,
+                        9,
+                        "total_credit_entry_dollar_amount_in_file",
+                        "000000537549",
+                        "000000787549",
+                    ),
+                ],
+            ),
+            (
+                3,
+                80,
+                "12104288000000X",
+                vec![row(
+                    FieldFormat,
+                    3,
+                    "trace_number",
+                    "15 digits",
+                    "12104288000000X",
+                )],
+            ),
+        ];
+        for (line, col, with, want) in cases {
+            let got = errors(&mutate(line, col, with));
+            assert_eq!(got, want, "line {line} col {col} := {with:?}");
+        }
+    }
+}
