@@ -1,7 +1,9 @@
 //! SHA-256 of a file as it is read, off the parsing thread once the file is large.
 //!
-//! The readers hash exactly the bytes they parse (so a run's recorded hash is the content
-//! it posted, even if the file changes on disk meanwhile). Hashing costs about as much as
+//! The parsers (src/formats) do not hash: the ingest hashes each file once, either before
+//! parsing (a file on disk: the exact re-upload fast path needs the digest first, and the
+//! parse then reads the same open file again without hashing) or while parsing
+//! ([`HashingReader`] under the parser: stdin, dry runs). Hashing costs about as much as
 //! parsing a NACHA file, so past [`INLINE_MAX`] bytes the chunks go, copied, through a
 //! bounded channel to a thread of their own: parse and hash run on two cores.
 
@@ -117,6 +119,63 @@ impl StreamHasher {
     }
 }
 
+/// Hashes and counts every byte read through it (or none: [`HashingReader::counting`]).
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Option<StreamHasher>,
+    bytes: u64,
+}
+
+impl<R: std::io::Read> HashingReader<R> {
+    pub fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: Some(StreamHasher::new()),
+            bytes: 0,
+        }
+    }
+    /// Counts without hashing (the bytes were hashed before).
+    pub fn counting(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: None,
+            bytes: 0,
+        }
+    }
+    /// Bytes read so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// Reads what is left to the end (hashed and counted): a parser that stopped early
+    /// still leaves the digest and size of the whole input.
+    pub fn drain(&mut self) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            match std::io::Read::read(self, &mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    /// The digest (if hashing) and the bytes read.
+    pub fn finish(mut self) -> (Option<[u8; 32]>, u64) {
+        (self.hasher.as_mut().map(StreamHasher::finish), self.bytes)
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+        }
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
 /// SHA-256 and length of everything `source` still holds, read to its end (for a file no
 /// reader parses, whose hash is journaled all the same).
 pub fn hash_reader<R: std::io::BufRead>(mut source: R) -> std::io::Result<([u8; 32], u64)> {
@@ -143,6 +202,30 @@ pub fn hash_reader<R: std::io::BufRead>(mut source: R) -> std::io::Result<([u8; 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hashing_reader_covers_every_byte_and_a_drained_rest() {
+        use std::io::Read;
+        let data: Vec<u8> = b"not a nacha file at all\n"
+            .iter()
+            .copied()
+            .cycle()
+            .take(9 << 20)
+            .collect();
+        let mut r = HashingReader::new(&data[..]);
+        let mut head = [0u8; 1000];
+        r.read_exact(&mut head).unwrap();
+        r.drain().unwrap();
+        let (sha, n) = r.finish();
+        assert_eq!(n, data.len() as u64);
+        assert_eq!(
+            sha.map(hex::encode),
+            Some(hex::encode(Sha256::digest(&data)))
+        );
+        let mut c = HashingReader::counting(&data[..100]);
+        c.drain().unwrap();
+        assert_eq!(c.finish(), (None, 100));
+    }
 
     #[test]
     fn inline_and_threaded_give_the_file_hash() {

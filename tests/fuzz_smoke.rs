@@ -94,12 +94,8 @@ fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
 
 fn summary_key(r: &nacha::ReadResult) -> String {
     format!(
-        "{:?}|{}|{}|{}|{}",
-        r.summary.findings,
-        r.summary.entries,
-        r.summary.addenda,
-        r.bytes,
-        hex::encode(r.sha256)
+        "{:?}|{}|{}|{}",
+        r.summary.findings, r.summary.entries, r.summary.addenda, r.bytes,
     )
 }
 

@@ -1,12 +1,14 @@
 //! `clearledger check`: the validator users run before sending a file. No database.
 
 use super::{GlobalOpts, exit};
+use crate::formats::ParseSummary;
 use crate::formats::detect::{self, Detected, FileFormat, Unsupported};
 use crate::formats::nacha;
+use crate::hash::HashingReader;
 use crate::report::{JsonFinding, finding_line};
 use clap::Args;
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -29,88 +31,160 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();
-        let source: std::io::Result<Box<dyn std::io::Read>> = if name == "-" {
-            Ok(Box::new(std::io::stdin().lock()))
+        code = code.max(match check_one(file, &name, opts) {
+            Ok(c) => c.print(g, a, &name),
+            Err(e) => unreadable(a, &name, &e),
+        });
+    }
+    code
+}
+
+/// One file checked: the summary every format gives, and what its format adds.
+struct Checked {
+    summary: ParseSummary,
+    file_id: Option<String>,
+    sha256: [u8; 32],
+    bytes: u64,
+    /// The format's own figures, for `--json`.
+    figures: serde_json::Value,
+    /// The format's own figures, for the text line.
+    line: String,
+}
+
+fn open(file: &Path, name: &str) -> std::io::Result<Box<dyn std::io::Read>> {
+    if name == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    if std::fs::metadata(file)?.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a directory, not a file",
+        ));
+    }
+    Ok(Box::new(std::fs::File::open(file)?))
+}
+
+/// Reads the whole file once: hashed as it is read, detected from its head, parsed.
+fn check_one(file: &Path, name: &str, opts: nacha::ValidateOptions) -> std::io::Result<Checked> {
+    let mut input = HashingReader::new(open(file, name)?);
+    let (head, rest) = detect::read_head(&mut input)?;
+    let source = std::io::BufReader::with_capacity(256 * 1024, rest);
+    let (summary, file_id, figures, line) = match detect::detect(&head) {
+        Detected::Format(FileFormat::Nacha) => check_nacha(source, opts)?,
+        Detected::Format(FileFormat::Iso20022) => check_iso(source)?,
+        Detected::Unsupported(kind) => unsupported(kind),
+    };
+    input.drain()?;
+    let (sha256, bytes) = input.finish();
+    Ok(Checked {
+        summary,
+        file_id,
+        sha256: sha256.unwrap_or_default(),
+        bytes,
+        figures,
+        line,
+    })
+}
+
+type Parsed = (ParseSummary, Option<String>, serde_json::Value, String);
+
+fn check_nacha(
+    source: impl std::io::Read,
+    opts: nacha::ValidateOptions,
+) -> std::io::Result<Parsed> {
+    let r = nacha::check(source, opts)?;
+    let s = r.summary;
+    let file_id = s
+        .header
+        .as_ref()
+        .map(|h| crate::model::FileIdentity::nacha(h).file_id);
+    let figures = json!({
+        "records": s.records, "batches": s.batches, "entries": s.entries, "addenda": s.addenda,
+        "total_debit_minor": s.total_debit_minor.to_string(),
+        "total_credit_minor": s.total_credit_minor.to_string(),
+    });
+    let line = format!(
+        "{} batches, {} entries, {} addenda, debits {} credits {} (minor units)",
+        s.batches, s.entries, s.addenda, s.total_debit_minor, s.total_credit_minor
+    );
+    let summary = ParseSummary {
+        format: "nacha",
+        records: s.entries,
+        findings: s.findings,
+    };
+    Ok((summary, file_id, figures, line))
+}
+
+fn check_iso(source: impl std::io::Read) -> std::io::Result<Parsed> {
+    use crate::formats::iso20022::{self, IsoEvent};
+    let mut header = None;
+    let mut amounts: std::collections::BTreeMap<String, i64> = Default::default();
+    let r = iso20022::read_file(source, &mut |ev| match ev {
+        IsoEvent::Header(h) => header = Some(crate::model::iso_identity(&h).file_id),
+        IsoEvent::Transaction(t) => {
+            *amounts.entry(t.currency.clone()).or_default() += t.amount_minor
+        }
+    })?;
+    let figures = json!({
+        "documents": r.documents, "transactions": r.transactions,
+        "total_minor_by_currency": amounts,
+    });
+    let line = format!("{} documents, {} transactions", r.documents, r.transactions);
+    let summary = ParseSummary {
+        format: "iso20022",
+        records: r.transactions,
+        findings: r.findings,
+    };
+    Ok((summary, header, figures, line))
+}
+
+/// A file of a kind no reader reads: its one finding.
+fn unsupported(kind: Unsupported) -> Parsed {
+    let summary = ParseSummary {
+        format: kind.as_str(),
+        records: 0,
+        findings: vec![kind.finding()],
+    };
+    let line = format!("not a format clearledger reads ({})", kind.describe());
+    (summary, None, json!({}), line)
+}
+
+impl Checked {
+    /// Prints the findings and the summary; the exit code.
+    fn print(&self, g: &GlobalOpts, a: &CheckArgs, name: &str) -> u8 {
+        let s = &self.summary;
+        let (errors, warnings) = (s.errors(), s.warnings());
+        if a.json {
+            let mut v = json!({
+                "file": name, "status": s.status(), "format": s.format, "file_id": self.file_id,
+                "sha256": hex::encode(self.sha256), "bytes": self.bytes,
+                "errors": errors, "warnings": warnings,
+                "findings": s.findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+            });
+            if let (Some(v), Some(f)) = (v.as_object_mut(), self.figures.as_object()) {
+                v.extend(f.clone());
+            }
+            println!("{v}");
         } else {
-            match std::fs::metadata(file) {
-                Ok(m) if m.is_dir() => Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "is a directory, not a file",
-                )),
-                _ => std::fs::File::open(file).map(|f| Box::new(f) as Box<dyn std::io::Read>),
+            for f in &s.findings {
+                println!("{}", finding_line(name, f));
             }
-        };
-        let (head, source) = match source.and_then(detect::read_head) {
-            Ok(s) => s,
-            Err(e) => {
-                code = code.max(unreadable(a, &name, &e));
-                continue;
-            }
-        };
-        let source = std::io::BufReader::with_capacity(256 * 1024, source);
-        match detect::detect(&head) {
-            Detected::Format(FileFormat::Nacha) => {}
-            Detected::Format(FileFormat::Iso20022) => {
-                code = code.max(check_iso(g, a, &name, source));
-                continue;
-            }
-            Detected::Unsupported(kind) => {
-                code = code.max(check_unsupported(g, a, &name, kind, source));
-                continue;
+            if !g.quiet {
+                println!(
+                    "{name}: {}: {}; {errors} errors, {warnings} warnings",
+                    s.status(),
+                    self.line
+                );
             }
         }
-        let r = match nacha::check(source, opts) {
-            Ok(r) => r,
-            Err(e) => {
-                code = code.max(unreadable(a, &name, &e));
-                continue;
-            }
-        };
-        let s = &r.summary;
-        let (errors, warnings) = (s.errors(), s.warnings());
-        let status = if errors > 0 {
-            "invalid"
-        } else if warnings > 0 {
-            "valid_with_warnings"
-        } else {
-            "valid"
-        };
-        code = code.max(if errors > 0 {
+        if errors > 0 {
             exit::REJECTED
         } else if warnings > 0 {
             exit::ATTENTION
         } else {
             exit::OK
-        });
-        let file_id = s
-            .header
-            .as_ref()
-            .map(|h| crate::model::FileIdentity::nacha(h).file_id);
-        if a.json {
-            println!(
-                "{}",
-                json!({
-                    "file": name, "status": status, "format": "nacha", "file_id": file_id,
-                    "sha256": hex::encode(r.sha256), "bytes": r.bytes, "records": s.records,
-                    "batches": s.batches, "entries": s.entries, "addenda": s.addenda,
-                    "total_debit_minor": s.total_debit_minor.to_string(), "total_credit_minor": s.total_credit_minor.to_string(),
-                    "errors": errors, "warnings": warnings,
-                    "findings": s.findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                })
-            );
-        } else {
-            for f in &s.findings {
-                println!("{}", finding_line(&name, f));
-            }
-            if !g.quiet {
-                println!(
-                    "{name}: {status}: {} batches, {} entries, {} addenda, debits {} credits {} (minor units); {errors} errors, {warnings} warnings",
-                    s.batches, s.entries, s.addenda, s.total_debit_minor, s.total_credit_minor
-                );
-            }
         }
     }
-    code
 }
 
 /// Says that `name` could not be read; the exit code.
@@ -124,94 +198,4 @@ fn unreadable(a: &CheckArgs, name: &str, e: &std::io::Error) -> u8 {
         eprintln!("{name}: cannot read: {e}");
     }
     exit::REJECTED
-}
-
-/// A file of a kind no reader reads: its one finding, and the rejection exit code.
-fn check_unsupported(
-    g: &GlobalOpts,
-    a: &CheckArgs,
-    name: &str,
-    kind: Unsupported,
-    source: impl std::io::BufRead,
-) -> u8 {
-    let (sha256, bytes) = match crate::hash::hash_reader(source) {
-        Ok(x) => x,
-        Err(e) => return unreadable(a, name, &e),
-    };
-    let f = kind.finding();
-    if a.json {
-        println!(
-            "{}",
-            json!({
-                "file": name, "status": "invalid", "format": kind.as_str(), "file_id": null,
-                "sha256": hex::encode(sha256), "bytes": bytes, "errors": 1, "warnings": 0,
-                "findings": [JsonFinding::from(&f)],
-            })
-        );
-    } else {
-        println!("{}", finding_line(name, &f));
-        if !g.quiet {
-            println!(
-                "{name}: invalid: not a format clearledger reads ({}); 1 errors, 0 warnings",
-                kind.describe()
-            );
-        }
-    }
-    exit::REJECTED
-}
-
-fn check_iso(g: &GlobalOpts, a: &CheckArgs, name: &str, source: impl std::io::Read) -> u8 {
-    use crate::formats::iso20022::{self, IsoEvent};
-    let mut header = None;
-    let mut amounts: std::collections::BTreeMap<String, i64> = Default::default();
-    let r = match iso20022::read_file(source, &mut |ev| match ev {
-        IsoEvent::Header(h) => header = Some(crate::model::iso_identity(&h).file_id),
-        IsoEvent::Transaction(t) => {
-            *amounts.entry(t.currency.clone()).or_default() += t.amount_minor
-        }
-    }) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{name}: cannot read: {e}");
-            return exit::REJECTED;
-        }
-    };
-    let errors = r.errors();
-    let warnings = r.findings.len() - errors;
-    let status = if errors > 0 {
-        "invalid"
-    } else if warnings > 0 {
-        "valid_with_warnings"
-    } else {
-        "valid"
-    };
-    if a.json {
-        println!(
-            "{}",
-            json!({
-                "file": name, "status": status, "format": "iso20022", "file_id": header,
-                "sha256": hex::encode(r.sha256), "bytes": r.bytes, "documents": r.documents,
-                "transactions": r.transactions, "total_minor_by_currency": amounts,
-                "errors": errors, "warnings": warnings,
-                "findings": r.findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-            })
-        );
-    } else {
-        for f in &r.findings {
-            println!("{}", finding_line(name, f));
-        }
-        if !g.quiet {
-            println!(
-                "{name}: {status}: {} documents, {} transactions; {errors} errors, {warnings} warnings",
-                r.documents, r.transactions
-            );
-        }
-    }
-    if errors > 0 {
-        exit::REJECTED
-    } else if warnings > 0 {
-        exit::ATTENTION
-    } else {
-        exit::OK
-    }
 }

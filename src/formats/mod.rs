@@ -1,5 +1,45 @@
-//! Pure parsers: bytes in, records with positions out. No database, no async.
+//! Pure parsers: bytes in, records with positions out. No database, no async, no
+//! hashing (the caller hashes what it reads: src/hash.rs).
+//!
+//! - [`detect`]: which format a file is, from its first bytes (and what it is when no
+//!   reader reads it);
+//! - [`nacha`], [`iso20022`]: one reader each, emitting records as they complete and
+//!   collecting every finding (the vocabulary is `crate::findings`);
+//! - [`ParseSummary`]: what one pass gave, whatever the format.
 
 pub mod detect;
 pub mod iso20022;
 pub mod nacha;
+
+use crate::findings::{Finding, count_errors};
+
+/// What one pass over a file gave, whatever its format: the one summary ingest and
+/// `check` decide on (a file with an error finding is rejected whole).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParseSummary {
+    /// The format read (`nacha`, `iso20022`), or the kind of a file no reader reads
+    /// (`gzip`, `bai2`, …: [`detect::Unsupported::as_str`]).
+    pub format: &'static str,
+    /// Records read: NACHA entry details, ISO 20022 transactions.
+    pub records: u64,
+    pub findings: Vec<Finding>,
+}
+
+impl ParseSummary {
+    pub fn errors(&self) -> usize {
+        count_errors(&self.findings)
+    }
+    pub fn warnings(&self) -> usize {
+        self.findings.len() - self.errors()
+    }
+    /// `invalid`, `valid_with_warnings` or `valid`.
+    pub fn status(&self) -> &'static str {
+        if self.errors() > 0 {
+            "invalid"
+        } else if !self.findings.is_empty() {
+            "valid_with_warnings"
+        } else {
+            "valid"
+        }
+    }
+}

@@ -11,9 +11,11 @@
 //!   rejection with all its findings is journaled in a small transaction of its own.
 
 use crate::findings::{Finding, Severity};
+use crate::formats::ParseSummary;
 use crate::formats::detect::{self, Detected, FileFormat};
 use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event};
+use crate::hash::HashingReader;
 use crate::ledger::{
     Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
 };
@@ -90,12 +92,12 @@ pub struct IngestOptions {
 /// What the parser thread learned of the whole file.
 #[derive(Debug)]
 pub struct ParseDone {
-    /// The format read (`nacha`, `iso20022`), or the kind of an unsupported file (`gzip`).
-    pub format: &'static str,
-    pub findings: Vec<Finding>,
-    pub sha256: [u8; 32],
+    pub summary: ParseSummary,
+    /// SHA-256 of the whole input, when the parse hashed it (not when it was hashed
+    /// before: [`PreHashed`]).
+    pub sha256: Option<[u8; 32]>,
+    /// Bytes of the whole input.
     pub bytes: u64,
-    pub records: u64,
 }
 
 /// Counts the bytes read, for the progress bar.
@@ -167,43 +169,40 @@ pub async fn ingest_file(
     // postings never change, so every record is a duplicate of what that run posted or
     // matched: the run is replayed set-based, without parsing. The unique indexes are not
     // involved (nothing is inserted into postings), and the report is as complete as ever.
-    // Costs one extra read of the file on a first upload; not for stdin or dry runs.
-    if let (Input::Path(path), false) = (input, opts.dry_run) {
-        let path = path.clone();
-        let hashed = tokio::task::spawn_blocking(move || hash_file(&path))
-            .await
-            .map_err(|e| IngestError::Internal(e.to_string()))?
-            .map_err(|source| IngestError::Read {
+    // A file on disk (not stdin, not a dry run) is opened once and hashed first; the parse
+    // then reads the same open file from its start without hashing it again.
+    let (source, size, prehashed) = match (input, opts.dry_run) {
+        (Input::Path(path), false) => {
+            let read_err = |source| IngestError::Read {
+                path: name.clone(),
+                source,
+            };
+            let path = path.clone();
+            let hashed = tokio::task::spawn_blocking(move || PreHashed::of(&path))
+                .await
+                .map_err(|e| IngestError::Internal(e.to_string()))?
+                .map_err(read_err)?;
+            if let Some(prior) = ledger
+                .find_exact_upload(&opts.tenant, &hashed.sha256)
+                .await?
+            {
+                return replay(ledger, &prior, hashed, opts, name, started_at, now).await;
+            }
+            let file = hashed.file.try_clone().map_err(read_err)?;
+            (
+                Box::new(file) as Box<dyn Read + Send>,
+                Some(hashed.bytes),
+                Some(hashed),
+            )
+        }
+        _ => {
+            let (source, size) = input.open().map_err(|source| IngestError::Read {
                 path: name.clone(),
                 source,
             })?;
-        let (sha, bytes) = hashed;
-        if let Some(prior) = ledger.find_exact_upload(&opts.tenant, &sha).await? {
-            let start = RunStart {
-                tenant: opts.tenant.clone(),
-                file: prior.file.clone(),
-                source_name: name.clone(),
-                started_at,
-            };
-            let finish = RunFinish {
-                sha256: sha,
-                finished_at: now(),
-                findings: Vec::new(),
-            };
-            let run = ledger.replay_run(&start, &prior, &finish).await?;
-            tracing::debug!(file = %name, run_id = run.run_id, prior_run = prior.first_run_id, "exact re-upload replayed");
-            return Ok(IngestOutcome::Completed {
-                run,
-                findings: Vec::new(),
-                bytes,
-                fast_path: true,
-            });
+            (source, size, None)
         }
-    }
-    let (source, size) = input.open().map_err(|source| IngestError::Read {
-        path: name.clone(),
-        source,
-    })?;
+    };
     if let (Some(pb), Some(size)) = (&progress, size) {
         pb.set_length(size);
     }
@@ -211,8 +210,8 @@ pub async fn ingest_file(
     let parser = std::thread::Builder::new()
         .name("parser".into())
         .spawn({
-            let (validate, format) = (opts.validate, opts.format);
-            move || parse_thread(source, format, validate, tx, progress)
+            let (validate, format, hash) = (opts.validate, opts.format, prehashed.is_none());
+            move || parse_thread(source, format, validate, hash, tx, progress)
         })
         .map_err(|e| IngestError::Internal(format!("cannot start the parser thread: {e}")))?;
 
@@ -262,10 +261,24 @@ pub async fn ingest_file(
             return Err(e);
         }
     };
-    let sha256 = hex::encode(read.sha256);
-    let format = read.format;
-    let records = read.records;
-    let findings = read.findings;
+    // The bytes parsed must be the bytes hashed: a file written to while it was read is
+    // refused whole (nothing posted), and the next attempt reads it again.
+    if let Some(p) = &prehashed
+        && let Err(source) = p.unchanged(read.bytes)
+    {
+        if let Some(r) = run.take() {
+            ledger.rollback_run(r).await?;
+        }
+        return Err(IngestError::Read { path: name, source });
+    }
+    let sha256 = match (&prehashed, read.sha256) {
+        (Some(p), _) => p.sha256.clone(),
+        (None, Some(sha)) => hex::encode(sha),
+        (None, None) => return Err(IngestError::Internal("the parse hashed nothing".into())),
+    };
+    let format = read.summary.format;
+    let records = read.summary.records;
+    let findings = read.summary.findings;
     let has_errors = findings.iter().any(|f| f.severity == Severity::Error);
     if has_errors || run.is_none() {
         let file_id = run.as_ref().map(|r| r.file.file_id.clone());
@@ -369,15 +382,42 @@ fn build<T: Sync>(
     out
 }
 
+/// Reads the whole input (hashing it when `hash`), parses it in its format, and sends
+/// the identity, the posting records in chunks, and at the end what the parse gave.
 fn parse_thread(
     source: Box<dyn Read + Send>,
     format: Option<FileFormat>,
     validate: nacha::ValidateOptions,
+    hash: bool,
     tx: mpsc::Sender<Msg>,
     progress: Option<indicatif::ProgressBar>,
 ) {
+    let mut input = if hash {
+        HashingReader::new(source)
+    } else {
+        HashingReader::counting(source)
+    };
+    let res = parse(&mut input, format, validate, &tx, progress).and_then(|summary| {
+        input.drain()?;
+        let (sha256, bytes) = input.finish();
+        Ok(ParseDone {
+            summary,
+            sha256,
+            bytes,
+        })
+    });
+    let _ = tx.blocking_send(Msg::Done(res));
+}
+
+fn parse(
+    input: &mut HashingReader<Box<dyn Read + Send>>,
+    format: Option<FileFormat>,
+    validate: nacha::ValidateOptions,
+    tx: &mpsc::Sender<Msg>,
+    progress: Option<indicatif::ProgressBar>,
+) -> std::io::Result<ParseSummary> {
     let counted = Counted {
-        inner: source,
+        inner: input,
         bytes: 0,
         progress,
     };
@@ -386,25 +426,19 @@ fn parse_thread(
             format.map_or_else(|| detect::detect(&head), Detected::Format),
             source,
         ),
-        Err(e) => {
-            let _ = tx.blocking_send(Msg::Done(Err(e)));
-            return;
-        }
+        Err(e) => return Err(e),
     };
     let mut source = BufReader::with_capacity(256 * 1024, source);
     let format = match detected {
         Detected::Format(f) => f,
         Detected::Unsupported(kind) => {
-            // Nothing to parse: the file is hashed for the journal and rejected whole.
-            let res = crate::hash::hash_reader(&mut source).map(|(sha256, bytes)| ParseDone {
+            // Nothing to parse: the file is hashed (to its end, by the caller) for the
+            // journal and rejected whole.
+            return Ok(ParseSummary {
                 format: kind.as_str(),
-                findings: vec![kind.finding()],
-                sha256,
-                bytes,
                 records: 0,
+                findings: vec![kind.finding()],
             });
-            let _ = tx.blocking_send(Msg::Done(res));
-            return;
         }
     };
     let mut file: Option<FileIdentity> = None;
@@ -427,7 +461,7 @@ fn parse_thread(
             *gone = tx.blocking_send(Msg::Records(chunk)).is_err();
         }
     };
-    let res: std::io::Result<ParseDone> = match format {
+    match format {
         FileFormat::Nacha => {
             let mut on_event = |ev: Event| match ev {
                 Event::Header(h) => {
@@ -455,12 +489,10 @@ fn parse_thread(
                     &mut receiver_gone,
                 );
             }
-            r.map(|r| ParseDone {
+            r.map(|r| ParseSummary {
                 format: format.as_str(),
-                findings: r.summary.findings,
-                sha256: r.sha256,
-                bytes: r.bytes,
                 records: r.summary.entries,
+                findings: r.summary.findings,
             })
         }
         FileFormat::Iso20022 => {
@@ -481,46 +513,145 @@ fn parse_thread(
             if let Some(id) = &file {
                 send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
             }
-            r.map(|r| ParseDone {
+            r.map(|r| ParseSummary {
                 format: format.as_str(),
-                findings: r.findings,
-                sha256: r.sha256,
-                bytes: r.bytes,
                 records: r.transactions,
+                findings: r.findings,
             })
         }
-    };
-    if !receiver_gone {
-        let _ = tx.blocking_send(Msg::Done(res));
     }
 }
 
-/// SHA-256 and size of a file, read in 1 MiB blocks.
-fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
-    use sha2::{Digest, Sha256};
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "is a directory, not a file",
-        ));
-    }
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
+/// A file on disk, opened once and hashed before its parse.
+struct PreHashed {
+    file: std::fs::File,
+    sha256: String,
+    bytes: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl PreHashed {
+    /// Opens `path`, hashes it to its end (1 MiB reads) and rewinds it for the parse.
+    fn of(path: &Path) -> std::io::Result<Self> {
+        use sha2::{Digest, Sha256};
+        use std::io::{Seek, SeekFrom};
+        let mut file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a directory, not a file",
+            ));
         }
-        h.update(&buf[..n]);
-        total += n as u64;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut bytes = 0u64;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            h.update(&buf[..n]);
+            bytes += n as u64;
+        }
+        file.seek(SeekFrom::Start(0))?;
+        Ok(PreHashed {
+            file,
+            sha256: hex::encode(h.finalize()),
+            bytes,
+            modified: meta.modified().ok(),
+        })
     }
-    Ok((hex::encode(h.finalize()), total))
+
+    /// Whether the parse read what was hashed: as many bytes, and the file not modified
+    /// since it was opened.
+    fn unchanged(&self, bytes_parsed: u64) -> std::io::Result<()> {
+        let modified = self.file.metadata()?.modified().ok();
+        if bytes_parsed == self.bytes && modified == self.modified {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "the file changed while it was being read ({} bytes hashed, {bytes_parsed} parsed); nothing posted",
+                self.bytes
+            )))
+        }
+    }
+}
+
+/// The exact re-upload fast path: one transaction journals every record as a duplicate
+/// of what the earlier run posted or matched.
+async fn replay(
+    ledger: &mut Ledger,
+    prior: &crate::ledger::ExactUpload,
+    hashed: PreHashed,
+    opts: &IngestOptions,
+    name: String,
+    started_at: DateTime<Utc>,
+    now: &(dyn Fn() -> DateTime<Utc> + Sync),
+) -> Result<IngestOutcome, IngestError> {
+    let start = RunStart {
+        tenant: opts.tenant.clone(),
+        file: prior.file.clone(),
+        source_name: name.clone(),
+        started_at,
+    };
+    let finish = RunFinish {
+        sha256: hashed.sha256,
+        finished_at: now(),
+        findings: Vec::new(),
+    };
+    let run = ledger.replay_run(&start, prior, &finish).await?;
+    tracing::debug!(file = %name, run_id = run.run_id, prior_run = prior.first_run_id, "exact re-upload replayed");
+    Ok(IngestOutcome::Completed {
+        run,
+        findings: Vec::new(),
+        bytes: hashed.bytes,
+        fast_path: true,
+    })
 }
 
 /// Path to show for a file in messages.
 pub fn display_path(p: &Path) -> String {
     p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn a_file_is_hashed_once_and_read_again_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.ach");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut p = PreHashed::of(&path).unwrap();
+        assert_eq!(p.sha256, hex::encode(Sha256::digest(b"0123456789")));
+        assert_eq!(p.bytes, 10);
+        let mut again = Vec::new();
+        p.file.read_to_end(&mut again).unwrap();
+        assert_eq!(again, b"0123456789", "rewound for the parse");
+        assert!(p.unchanged(10).is_ok());
+        // Fewer or more bytes parsed than hashed: refused.
+        let e = p.unchanged(12).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "the file changed while it was being read (10 bytes hashed, 12 parsed); nothing posted"
+        );
+    }
+
+    #[test]
+    fn a_file_written_to_after_its_hash_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.ach");
+        std::fs::write(&path, b"first").unwrap();
+        let p = PreHashed::of(&path).unwrap();
+        // Same length, other bytes, a later modification time.
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        assert!(p.unchanged(5).is_err());
+    }
 }

@@ -121,7 +121,6 @@ pub struct IsoSummary {
     pub findings: Vec<Finding>,
     pub documents: u64,
     pub transactions: u64,
-    pub sha256: [u8; 32],
     pub bytes: u64,
 }
 
@@ -339,7 +338,6 @@ fn read_buffered<R: BufRead>(
         ),
         documents: st.documents,
         transactions: st.record_no,
-        sha256: end.sha256,
         bytes: end.bytes,
     })
 }
@@ -572,7 +570,7 @@ fn transaction(
             "none",
         );
     }
-    let doc = st.doc.as_mut().expect("checked");
+    let Some(doc) = st.doc.as_mut() else { return };
     if !doc.header_sent {
         doc.header_sent = true;
         if st.first_header {

@@ -4,7 +4,6 @@
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
 use crate::findings::{Finding, FindingCode, XmlPosition};
-use crate::hash::StreamHasher;
 use quick_xml::NsReader;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesRef, Event};
@@ -93,12 +92,11 @@ pub enum WalkEvent<'a> {
     DocumentEnd,
 }
 
-/// Counts consumed bytes (per event and in all), lines, and hashes the file.
+/// Counts consumed bytes (per event and in all) and lines.
 struct Guard<R> {
     inner: R,
     since_reset: Rc<Cell<u64>>,
     lines: Rc<Cell<u64>>,
-    hasher: StreamHasher,
     /// Bytes consumed: the file offset of what the XML reader reads next (a BOM included,
     /// which quick-xml's own position may or may not count depending on read sizes).
     consumed: Rc<Cell<u64>>,
@@ -130,7 +128,6 @@ impl<R: BufRead> BufRead for Guard<R> {
     fn consume(&mut self, amt: usize) {
         if let Ok(buf) = self.inner.fill_buf() {
             let b = &buf[..amt.min(buf.len())];
-            self.hasher.update(b);
             self.lines
                 .set(self.lines.get() + memchr::memchr_iter(b'\n', b).count() as u64);
         }
@@ -141,10 +138,9 @@ impl<R: BufRead> BufRead for Guard<R> {
     }
 }
 
-/// The walk's outcome: SHA-256 and size of the bytes, and a fatal finding if the walk
-/// had to stop (syntax error, DOCTYPE, a limit).
+/// The walk's outcome: the size of the bytes (read to the end, also after a fatal
+/// finding), and a fatal finding if the walk had to stop (syntax error, DOCTYPE, a limit).
 pub struct WalkEnd {
-    pub sha256: [u8; 32],
     pub bytes: u64,
     /// Lines in the bytes read (1-based line of the last byte).
     pub lines: u64,
@@ -256,7 +252,6 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         inner: source,
         since_reset: since.clone(),
         lines: lines.clone(),
-        hasher: StreamHasher::new(),
         consumed: consumed.clone(),
         total: 0,
     };
@@ -443,11 +438,8 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                     add_leaf(&stack, &mut open_block, &mut open_pmtinf, "", text, start);
                 }
                 let depth_index = stack.len() - 1;
-                if let Some((kind, at, _)) = &open_block
-                    && *at == depth_index
+                if let Some((kind, _, block)) = open_block.take_if(|(_, at, _)| *at == depth_index)
                 {
-                    let kind = *kind;
-                    let (_, _, block) = open_block.take().expect("checked");
                     let payment_info = open_pmtinf.as_ref().map(|(_, b)| b);
                     on(WalkEvent::Block {
                         kind,
@@ -455,10 +447,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                         payment_info,
                     });
                 }
-                if let Some((at, _)) = &open_pmtinf
-                    && *at == depth_index
-                {
-                    let (_, block) = open_pmtinf.take().expect("checked");
+                if let Some((_, block)) = open_pmtinf.take_if(|(at, _)| *at == depth_index) {
                     on(WalkEvent::PaymentInfoEnd(block));
                 }
                 if document_at == Some(depth_index) {
@@ -497,7 +486,6 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         guard.consume(n);
     }
     Ok(WalkEnd {
-        sha256: guard.hasher.finish(),
         bytes: guard.total,
         lines: lines.get(),
         fatal,

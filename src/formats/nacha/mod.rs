@@ -23,7 +23,7 @@ use std::io::Read;
 #[derive(Debug)]
 pub struct ReadResult {
     pub summary: FileSummary,
-    pub sha256: [u8; 32],
+    /// Bytes read.
     pub bytes: u64,
 }
 
@@ -70,7 +70,6 @@ fn read_with<R: Read>(
     let summary = asm.finish(reader.end_position(), on_event);
     Ok(ReadResult {
         summary,
-        sha256: reader.sha256(),
         bytes: reader.bytes_read(),
     })
 }

@@ -8,11 +8,10 @@
 //!
 //! Anything else is an error finding with its position: a piece of a separator-less line
 //! that is not 94 bytes, or a record followed by more than [`TRAILING_BLANKS_MAX`] blanks.
-//! The reader also hashes every byte it reads (SHA-256 of the file) and counts them.
+//! The reader counts the bytes it reads; hashing them is the caller's (src/hash.rs).
 
 use super::record::RECORD_LEN;
 use crate::findings::{Finding, FindingCode, RecordPosition, show};
-use crate::hash::StreamHasher;
 use std::io::{self, Read};
 
 /// Longest run of trailing blanks accepted after a 94-byte record, so that a line of
@@ -45,7 +44,6 @@ pub struct RecordReader<R> {
     /// True while inside a line whose records have no separators.
     unseparated: bool,
     record: [u8; RECORD_LEN],
-    hasher: StreamHasher,
     bytes_read: u64,
     findings: Vec<Finding>,
 }
@@ -63,7 +61,6 @@ impl<R: Read> RecordReader<R> {
             record_index: 0,
             unseparated: false,
             record: [b' '; RECORD_LEN],
-            hasher: StreamHasher::new(),
             bytes_read: 0,
             findings: Vec::new(),
         }
@@ -88,11 +85,6 @@ impl<R: Read> RecordReader<R> {
         std::mem::take(&mut self.findings)
     }
 
-    /// SHA-256 of every byte read. Call once, after `next_record` returned `None`.
-    pub fn sha256(&mut self) -> [u8; 32] {
-        self.hasher.finish()
-    }
-
     fn fill(&mut self) -> io::Result<()> {
         while !self.eof && self.end - self.start < LOOKAHEAD {
             if self.start > 0 {
@@ -110,7 +102,6 @@ impl<R: Read> RecordReader<R> {
             if n == 0 {
                 self.eof = true;
             } else {
-                self.hasher.update(&self.buf[self.end..self.end + n]);
                 self.bytes_read += n as u64;
                 self.end += n;
             }
@@ -466,19 +457,5 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].code, FindingCode::BlankLine);
         assert_eq!(findings[0].position.line(), 2);
-    }
-
-    #[test]
-    fn sha256_covers_every_byte() {
-        use sha2::{Digest, Sha256};
-        let data = b"hello world, not a nacha file at all\n";
-        let mut r = RecordReader::new(&data[..]);
-        while r.next_record().unwrap().is_some() {}
-        assert_eq!(hex::encode(r.sha256()), hex::encode(Sha256::digest(data)));
-        // Past the inline limit the hash is taken on its own thread: the same digest.
-        let big: Vec<u8> = data.iter().copied().cycle().take(9 << 20).collect();
-        let mut r = RecordReader::new(&big[..]);
-        while r.next_record().unwrap().is_some() {}
-        assert_eq!(hex::encode(r.sha256()), hex::encode(Sha256::digest(&big)));
     }
 }
