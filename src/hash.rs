@@ -142,10 +142,6 @@ impl<R: std::io::Read> HashingReader<R> {
             bytes: 0,
         }
     }
-    /// Bytes read so far.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
     /// Reads what is left to the end (hashed and counted): a parser that stopped early
     /// still leaves the digest and size of the whole input.
     pub fn drain(&mut self) -> std::io::Result<()> {
@@ -174,29 +170,6 @@ impl<R: std::io::Read> std::io::Read for HashingReader<R> {
         self.bytes += n as u64;
         Ok(n)
     }
-}
-
-/// SHA-256 and length of everything `source` still holds, read to its end (for a file no
-/// reader parses, whose hash is journaled all the same).
-pub fn hash_reader<R: std::io::BufRead>(mut source: R) -> std::io::Result<([u8; 32], u64)> {
-    let mut h = Sha256::new();
-    let mut total = 0u64;
-    loop {
-        let n = match source.fill_buf() {
-            Ok(buf) => {
-                h.update(buf);
-                buf.len()
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
-        source.consume(n);
-        total += n as u64;
-    }
-    Ok((h.finalize().into(), total))
 }
 
 #[cfg(test)]
@@ -253,7 +226,8 @@ mod tests {
             hex::encode(h.finish()),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-        let (digest, len) = hash_reader(std::io::BufReader::with_capacity(7, &data[..])).unwrap();
-        assert_eq!((digest, len), (want, data.len() as u64));
+        let mut r = HashingReader::new(&data[..]);
+        r.drain().unwrap();
+        assert_eq!(r.finish(), (Some(want), data.len() as u64));
     }
 }

@@ -9,13 +9,15 @@
 //! - [`report`]: outcomes in, CSV / JSON lines / text out.
 
 pub mod cli;
-pub mod fault;
+pub(crate) mod fault;
 pub mod findings;
 pub mod formats;
-pub mod hash;
+pub(crate) mod hash;
 pub mod ingest;
 pub mod ledger;
 pub mod model;
 pub mod money;
 pub mod report;
+/// Deterministic pseudo-random numbers for `generate` and the test suites (not an API).
+#[doc(hidden)]
 pub mod rng;

@@ -41,9 +41,7 @@ fn warnings(r: &nacha::ReadResult) -> Vec<FindingCode> {
 
 #[test]
 fn valid_files_are_accepted_with_exact_totals() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let cases: &[(&str, Expect, &[FindingCode])] = &[
         (
             "adv-read.ach",
@@ -236,9 +234,7 @@ fn valid_files_are_accepted_with_exact_totals() {
 #[test]
 fn small_leejayhsu_matches_its_readme() {
     // The nacha crate's README shows entry_hash 0023138010 and total_debit 100000000.
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let mut entries = Vec::new();
     let f = std::fs::File::open(corpus.join("ach/valid/small-leejayhsu.ach")).unwrap();
     let r = nacha::read_file(
@@ -259,9 +255,7 @@ fn small_leejayhsu_matches_its_readme() {
 
 #[test]
 fn stricter_than_the_peer_where_the_rules_say_so() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     // moov-io/ach reads this IAT file, but batch 2 declares service class 220 (credits
     // only) and carries a debit (transaction code 27). NACHA reject: we refuse it.
     let r = read(
@@ -307,9 +301,7 @@ fn stricter_than_the_peer_where_the_rules_say_so() {
 
 #[test]
 fn lenient_files_as_the_peer_treats_them() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let dir = corpus.join("ach/lenient");
     // Records padded past 94 with blanks: accepted, one warning per long record.
     let r = read(&dir.join("long-line.ach"), ValidateOptions::default());
@@ -366,9 +358,7 @@ fn lenient_files_as_the_peer_treats_them() {
 
 #[test]
 fn invalid_files_are_rejected_with_the_expected_first_error() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let cases: &[(&str, FindingCode, u64)] = &[
         (
             "1e5RecordBefore1or8.ach",
@@ -427,9 +417,7 @@ fn invalid_files_are_rejected_with_the_expected_first_error() {
 
 #[test]
 fn invalid_files_name_the_rule_the_peer_names() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let dir = corpus.join("ach/invalid");
     let has = |name: &str, code: FindingCode| {
         let r = read(&dir.join(name), ValidateOptions::default());
@@ -494,9 +482,7 @@ fn invalid_files_name_the_rule_the_peer_names() {
 
 #[test]
 fn the_100k_benchmark_file_validates_and_repeats_trace_numbers() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let gz = std::fs::File::open(corpus.join("ach/bench/PPD-200-batches-100000-entries.ach.gz"))
         .unwrap();
     let mut traces = std::collections::HashMap::<String, u32>::new();

@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 const EXPECTED: &str = "expected a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message";
 
 /// The corpus directory `sub`, which must be there.
-fn corpus_dir(sub: &str) -> Option<PathBuf> {
-    let dir = common::corpus()?.join(sub);
+fn corpus_dir(sub: &str) -> PathBuf {
+    let dir = common::corpus().join(sub);
     assert!(
         dir.is_dir(),
         "{} is missing from the shared corpus: the statement detection tests need it",
         dir.display()
     );
-    Some(dir)
+    dir
 }
 
 /// The finding lines of a command's output (`FILE:LINE: error [code] …`).
@@ -76,9 +76,7 @@ fn db() -> TestDb {
 #[test]
 fn a_gzip_archive_is_refused_as_such() {
     let db = db();
-    let Some(bench) = corpus_dir("ach/bench") else {
-        return;
-    };
+    let bench = corpus_dir("ach/bench");
     // The reference 100 k-entry benchmark file, as its repository ships it: gzipped.
     let gz = bench.join("PPD-200-batches-100000-entries.ach.gz");
     refused_with_one_finding(&db, &gz, "gzip", "a gzip archive");
@@ -99,9 +97,7 @@ fn a_pdf_is_refused_as_such() {
 #[test]
 fn a_bai2_report_is_refused_as_such() {
     let db = db();
-    let Some(dir) = corpus_dir("bai2") else {
-        return;
-    };
+    let dir = corpus_dir("bai2");
     refused_with_one_finding(
         &db,
         &dir.join("moov-sample1.bai2"),
@@ -113,9 +109,7 @@ fn a_bai2_report_is_refused_as_such() {
 #[test]
 fn an_mt940_statement_is_refused_as_such() {
     let db = db();
-    let Some(dir) = corpus_dir("mt940") else {
-        return;
-    };
+    let dir = corpus_dir("mt940");
     refused_with_one_finding(
         &db,
         &dir.join("jejik-knab.sta"),
@@ -127,11 +121,7 @@ fn an_mt940_statement_is_refused_as_such() {
 /// `check` of every statement file of the corpus: one finding naming its kind each.
 #[test]
 fn every_corpus_statement_is_recognised() {
-    let (Some(bai2), Some(mt940), Some(mt942)) =
-        (corpus_dir("bai2"), corpus_dir("mt940"), corpus_dir("mt942"))
-    else {
-        return;
-    };
+    let (bai2, mt940, mt942) = (corpus_dir("bai2"), corpus_dir("mt940"), corpus_dir("mt942"));
     let db = TestDb::sqlite();
     let mut files: Vec<(PathBuf, &str)> = Vec::new();
     for (dir, ext) in [(&bai2, "bai2"), (&mt940, "sta"), (&mt942, "sta")] {
@@ -231,9 +221,7 @@ fn the_inbox_quarantines_an_unsupported_file_saying_what_it_is() {
 /// The camt.052/053/054 files of the corpus: seen from their namespace, one finding each.
 #[test]
 fn every_corpus_camt_statement_is_recognised() {
-    let Some(iso) = corpus_dir("iso20022") else {
-        return;
-    };
+    let iso = corpus_dir("iso20022");
     let db = TestDb::sqlite();
     let mut seen = 0;
     for (sub, found) in [

@@ -28,7 +28,8 @@ impl Read for Trickle<'_> {
 fn seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut dirs = vec![common::samples()];
-    if let Some(c) = common::corpus() {
+    {
+        let c = common::corpus();
         for d in [
             "ach/valid",
             "ach/invalid",

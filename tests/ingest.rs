@@ -513,9 +513,7 @@ fn lookup_finds_postings_by_trace_source_and_key(db: TestDb) {
 }
 
 fn trace_numbers_are_not_keys_the_100k_reference_file_posts_every_entry(db: TestDb) {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
+    let corpus = common::corpus();
     let path = db.file("bench.ach");
     let gz = std::fs::File::open(corpus.join("ach/bench/PPD-200-batches-100000-entries.ach.gz"))
         .unwrap();

@@ -47,7 +47,7 @@ fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::Path
 
 #[test]
 fn eight_processes_on_the_same_file_post_each_entry_exactly_once() {
-    let Some(db) = TestDb::postgres() else { return };
+    let db = TestDb::postgres();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let n = 5_000i64;
     let f = generate(&db, "same.ach", n as u64, 21);
@@ -86,7 +86,7 @@ fn eight_processes_on_the_same_file_post_each_entry_exactly_once() {
 
 #[test]
 fn eight_processes_on_four_files_post_each_file_once() {
-    let Some(db) = TestDb::postgres() else { return };
+    let db = TestDb::postgres();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let files: Vec<_> = (0..4)
         .map(|i| generate(&db, &format!("f{i}.ach"), 2_000 + i * 100, 100 + i))
@@ -107,7 +107,7 @@ fn eight_processes_on_four_files_post_each_file_once() {
 
 #[test]
 fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
-    let Some(db) = TestDb::postgres() else { return };
+    let db = TestDb::postgres();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let n = 200_000i64;
     let f = generate(&db, "big.ach", n as u64, 33);
@@ -123,7 +123,7 @@ fn a_killed_connection_fails_the_run_as_retryable_and_the_rerun_completes() {
     let child = spawn_ingest(&db, &f);
     // Wait until the run has posted something (inside its open transaction), then kill
     // its backend from the server side.
-    let admin = common::pg_admin_url().unwrap();
+    let admin = common::pg_admin_url();
     let killed = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
@@ -210,7 +210,7 @@ fn a_server_that_is_down_is_an_infrastructure_failure() {
 
 #[test]
 fn a_claim_held_past_the_lock_timeout_fails_as_retryable() {
-    let Some(db) = TestDb::postgres() else { return };
+    let db = TestDb::postgres();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let url = db.url.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -238,7 +238,7 @@ fn a_claim_held_past_the_lock_timeout_fails_as_retryable() {
 
 #[test]
 fn tls_from_the_url_and_password_from_pgpassword() {
-    let Some(db) = TestDb::postgres() else { return };
+    let db = TestDb::postgres();
     let ssl_on = db.rows("SHOW ssl")[0][0] == "on";
     let payroll = common::samples().join("ppd-payroll-credits.ach");
     if ssl_on {

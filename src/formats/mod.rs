@@ -7,6 +7,16 @@
 //!   collecting every finding (the vocabulary is `crate::findings`);
 //! - [`ParseSummary`]: what one pass gave, whatever the format.
 
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
+
 pub mod detect;
 pub mod iso20022;
 pub mod nacha;

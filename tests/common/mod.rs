@@ -13,27 +13,17 @@ pub fn samples() -> PathBuf {
 }
 
 /// The shared corpus: `CLEARLEDGER_CORPUS`, else `../shared/corpus` beside the checkout.
-/// Absent, the tests fail loudly, unless `CLEARLEDGER_ALLOW_NO_CORPUS=1` says to skip
-/// them, which they then announce on stderr.
-pub fn corpus() -> Option<PathBuf> {
+/// Absent, the tests that need it fail, saying so: a test that cannot run never passes.
+pub fn corpus() -> PathBuf {
     let dir = std::env::var_os("CLEARLEDGER_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    if dir.join("ach").is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CLEARLEDGER_ALLOW_NO_CORPUS").is_ok_and(|v| v == "1") {
-        eprintln!(
-            "!!! CORPUS ABSENT at {}: corpus tests SKIPPED (CLEARLEDGER_ALLOW_NO_CORPUS=1) !!!",
-            dir.display()
-        );
-        return None;
-    }
-    panic!(
-        "the shared corpus is absent at {}: set CLEARLEDGER_CORPUS to its path, or \
-         CLEARLEDGER_ALLOW_NO_CORPUS=1 to skip the corpus tests knowingly",
+    assert!(
+        dir.join("ach").is_dir(),
+        "the shared corpus is absent at {}: set CLEARLEDGER_CORPUS to its path",
         dir.display()
     );
+    dir
 }
 
 pub struct Run {
@@ -67,20 +57,13 @@ pub enum Backend {
 }
 
 /// The server the PostgreSQL tests use: `CLEARLEDGER_TEST_PG_URL` (set by
-/// `scripts/test.sh`, which starts the server). Absent, the tests fail loudly, unless
-/// `CLEARLEDGER_ALLOW_NO_PG=1` says to skip them, which they then announce on stderr.
-pub fn pg_admin_url() -> Option<String> {
+/// `scripts/test.sh`, which starts the server). Absent, the PostgreSQL tests fail, saying
+/// so: a test that cannot run never passes.
+pub fn pg_admin_url() -> String {
     match std::env::var("CLEARLEDGER_TEST_PG_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ if std::env::var("CLEARLEDGER_ALLOW_NO_PG").is_ok_and(|v| v == "1") => {
-            eprintln!(
-                "!!! NO POSTGRESQL (CLEARLEDGER_TEST_PG_URL unset): PostgreSQL tests SKIPPED (CLEARLEDGER_ALLOW_NO_PG=1) !!!"
-            );
-            None
-        }
+        Ok(u) if !u.is_empty() => u,
         _ => panic!(
-            "CLEARLEDGER_TEST_PG_URL is not set: run the tests with ./scripts/test.sh (it starts PostgreSQL), \
-             or set CLEARLEDGER_ALLOW_NO_PG=1 to skip the PostgreSQL tests knowingly"
+            "CLEARLEDGER_TEST_PG_URL is not set: run the tests with ./scripts/test.sh, which starts PostgreSQL"
         ),
     }
 }
@@ -135,9 +118,9 @@ impl TestDb {
         }
     }
 
-    /// `None` only when PostgreSQL tests are knowingly skipped.
-    pub fn postgres() -> Option<Self> {
-        let admin = pg_admin_url()?;
+    /// A fresh database on the test server (dropped with the value).
+    pub fn postgres() -> Self {
+        let admin = pg_admin_url();
         let name = format!(
             "cl_test_{}_{}",
             std::process::id(),
@@ -154,12 +137,12 @@ impl TestDb {
                 .expect("create test database");
         });
         let dir = tempfile::tempdir().expect("tempdir");
-        Some(TestDb {
+        TestDb {
             backend: Backend::Postgres,
             dir,
             url: with_database(&admin, &name),
             pg_name: Some(name),
-        })
+        }
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -295,7 +278,7 @@ macro_rules! on_both_backends {
             $( #[test] fn $name() { super::$name(super::common::TestDb::sqlite()) } )*
         }
         mod postgres {
-            $( #[test] fn $name() { if let Some(db) = super::common::TestDb::postgres() { super::$name(db) } } )*
+            $( #[test] fn $name() { super::$name(super::common::TestDb::postgres()) } )*
         }
     };
 }
@@ -312,7 +295,7 @@ macro_rules! long_on_both_backends {
         }
         mod long_postgres {
             $( #[test] #[ignore = "long variant: CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh runs it"]
-               fn $name() { if let Some(db) = super::common::TestDb::postgres() { super::$name(db) } } )*
+               fn $name() { super::$name(super::common::TestDb::postgres()) } )*
         }
     };
 }

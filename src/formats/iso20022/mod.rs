@@ -8,8 +8,8 @@
 //! depth and event size are bounded (see `reader`).
 
 pub mod generate;
-pub mod reader;
-pub mod validate;
+mod reader;
+mod validate;
 
 use crate::findings::{Finding, FindingCode, FindingSink, Severity};
 use crate::money::{Currency, CurrencyError};

@@ -6,13 +6,13 @@
 //! which read fields through `record` (the layouts, plain slices of a framed record) and
 //! `sec` (which entry layout each SEC code uses), and judge them with `validate`.
 
-pub mod assemble;
+mod assemble;
 pub mod generate;
-pub mod reader;
+mod reader;
 pub mod record;
 mod rules;
 mod sec;
-pub mod validate;
+mod validate;
 
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};
 pub use validate::Direction;
