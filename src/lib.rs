@@ -1,12 +1,18 @@
 //! clearledger: clearing files into an exactly-once ledger.
 //!
-//! Data flows one way:
+//! Data flows one way (bytes → records → keys → ledger → report):
+//! - [`findings`]: the vocabulary every format speaks (findings, severities, codes, a
+//!   position of each format's kind, the bounded sink);
 //! - [`formats`]: pure parsers (bytes in, records and findings with positions out), and
 //!   `formats::detect`, which tells from the first bytes which one reads a file;
-//! - [`model`]: the shared vocabulary (file identity, posting records, keys, fingerprints);
-//! - [`ingest`]: the only place that reads files, runs the parser thread and calls the ledger;
-//! - [`ledger`]: the store, one trait with the SQLite backend behind it;
-//! - [`report`]: outcomes in, CSV / JSON lines / text out.
+//! - [`model`], [`money`]: file identities, posting records, keys, fingerprints; minor units
+//!   and the one ISO 4217 table;
+//! - [`ingest`]: the only place that reads files (and hashes them, once), runs the parser
+//!   thread and calls the ledger;
+//! - [`ledger`]: the store: one protocol and its SQL written once, SQLite (rusqlite) and
+//!   PostgreSQL (sqlx) behind a small interface;
+//! - [`report`]: outcomes in, CSV / JSON lines / text out;
+//! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
 pub mod cli;
 pub(crate) mod fault;
