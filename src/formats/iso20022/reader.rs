@@ -96,6 +96,9 @@ pub enum WalkEvent<'a> {
 struct Guard<R> {
     inner: R,
     since_reset: Rc<Cell<u64>>,
+    /// Set when an event outgrew [`EVENT_BYTES_MAX`]: the walk reports a size limit, not
+    /// a syntax error (quick-xml wraps the I/O error it gets).
+    over_limit: Rc<Cell<bool>>,
     lines: Rc<Cell<u64>>,
     /// Bytes consumed: the file offset of what the XML reader reads next (a BOM included,
     /// which quick-xml's own position may or may not count depending on read sizes).
@@ -119,6 +122,7 @@ impl<R: BufRead> io::Read for Guard<R> {
 impl<R: BufRead> BufRead for Guard<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.since_reset.get() > EVENT_BYTES_MAX {
+            self.over_limit.set(true);
             return Err(io::Error::other(format!(
                 "an XML event longer than {EVENT_BYTES_MAX} bytes"
             )));
@@ -248,9 +252,11 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     let since = Rc::new(Cell::new(0u64));
     let lines = Rc::new(Cell::new(1u64));
     let consumed = Rc::new(Cell::new(0u64));
+    let over_limit = Rc::new(Cell::new(false));
     let guard = Guard {
         inner: source,
         since_reset: since.clone(),
+        over_limit: over_limit.clone(),
         lines: lines.clone(),
         consumed: consumed.clone(),
         total: 0,
@@ -297,7 +303,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 // Where the element being read started: stable whatever the read sizes were
                 // (quick-xml's error position depends on its buffer boundaries).
                 let at = stack.last().map(|f| f.pos).unwrap_or(pos);
-                let code = if e.to_string().contains("longer than") {
+                let code = if over_limit.get() {
                     FindingCode::SizeLimit
                 } else {
                     FindingCode::XmlSyntax
