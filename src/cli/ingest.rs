@@ -378,6 +378,21 @@ pub async fn ingest_one(
             result.code = exit::REJECTED;
             result.rejection.push(format!("{path}: {msg}"));
         }
+        Err(e @ IngestError::Changed { .. }) => {
+            // Not the file's fault, nor settled: left where it is, safe to retry.
+            eprintln!("clearledger: {e} (safe to retry once the file is complete)");
+            if a.json {
+                println!(
+                    "{}",
+                    json!({"file": name, "status": "changed_while_read", "error": e.to_string()})
+                );
+            }
+            return FileResult {
+                code: exit::INFRASTRUCTURE,
+                stop: true,
+                ..result
+            };
+        }
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
             if a.json {

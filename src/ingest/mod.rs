@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 /// Records per chunk sent from the parser to the writer.
 pub const CHUNK_RECORDS: usize = 2_000;
 /// Chunks in flight between parser and writer: bounds memory whatever the file size.
-pub const CHUNKS_IN_FLIGHT: usize = 4;
+const CHUNKS_IN_FLIGHT: usize = 4;
 
 /// Where the bytes come from.
 #[derive(Debug, Clone)]
@@ -72,6 +72,10 @@ pub enum IngestError {
         #[source]
         source: std::io::Error,
     },
+    /// The file changed between its hash and its parse (still being written?): nothing
+    /// posted, and safe to retry once it is complete (the inbox leaves it in place).
+    #[error("{path}: {detail}")]
+    Changed { path: String, detail: String },
     /// The database failed: nothing of this run was committed; safe to retry.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
@@ -91,13 +95,13 @@ pub struct IngestOptions {
 
 /// What the parser thread learned of the whole file.
 #[derive(Debug)]
-pub struct ParseDone {
-    pub summary: ParseSummary,
+pub(crate) struct ParseDone {
+    summary: ParseSummary,
     /// SHA-256 of the whole input, when the parse hashed it (not when it was hashed
     /// before: [`PreHashed`]).
-    pub sha256: Option<[u8; 32]>,
+    sha256: Option<[u8; 32]>,
     /// Bytes of the whole input.
-    pub bytes: u64,
+    bytes: u64,
 }
 
 /// Counts the bytes read, for the progress bar.
@@ -264,12 +268,12 @@ pub async fn ingest_file(
     // The bytes parsed must be the bytes hashed: a file written to while it was read is
     // refused whole (nothing posted), and the next attempt reads it again.
     if let Some(p) = &prehashed
-        && let Err(source) = p.unchanged(read.bytes)
+        && let Err(detail) = p.unchanged(read.bytes)
     {
         if let Some(r) = run.take() {
             ledger.rollback_run(r).await?;
         }
-        return Err(IngestError::Read { path: name, source });
+        return Err(IngestError::Changed { path: name, detail });
     }
     let sha256 = match (&prehashed, read.sha256) {
         (Some(p), _) => p.sha256.clone(),
@@ -527,7 +531,32 @@ struct PreHashed {
     file: std::fs::File,
     sha256: String,
     bytes: u64,
+    stamp: Stamp,
+}
+
+/// What tells that a file was written to: its inode, size, and modification and change
+/// times (to the nanosecond where the file system keeps them). A rewrite of the same size
+/// within one tick of the file system's clock could still pass: the parse is refused only
+/// on what the file system shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
     modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode_ctime: (u64, i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            inode_ctime: (meta.ino(), meta.ctime(), meta.ctime_nsec()),
+        }
+    }
 }
 
 impl PreHashed {
@@ -561,21 +590,21 @@ impl PreHashed {
             file,
             sha256: hex::encode(h.finalize()),
             bytes,
-            modified: meta.modified().ok(),
+            stamp: Stamp::of(&meta),
         })
     }
 
-    /// Whether the parse read what was hashed: as many bytes, and the file not modified
-    /// since it was opened.
-    fn unchanged(&self, bytes_parsed: u64) -> std::io::Result<()> {
-        let modified = self.file.metadata()?.modified().ok();
-        if bytes_parsed == self.bytes && modified == self.modified {
+    /// Whether the parse read what was hashed: as many bytes, and the file not written to
+    /// since it was opened ([`Stamp`]); else why not.
+    fn unchanged(&self, bytes_parsed: u64) -> Result<(), String> {
+        let now = self.file.metadata().map(|m| Stamp::of(&m)).ok();
+        if bytes_parsed == self.bytes && now.as_ref() == Some(&self.stamp) {
             Ok(())
         } else {
-            Err(std::io::Error::other(format!(
+            Err(format!(
                 "the file changed while it was being read ({} bytes hashed, {bytes_parsed} parsed); nothing posted",
                 self.bytes
-            )))
+            ))
         }
     }
 }
@@ -612,11 +641,6 @@ async fn replay(
     })
 }
 
-/// Path to show for a file in messages.
-pub fn display_path(p: &Path) -> String {
-    p.display().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,7 +659,7 @@ mod tests {
         assert_eq!(again, b"0123456789", "rewound for the parse");
         assert!(p.unchanged(10).is_ok());
         // Fewer or more bytes parsed than hashed: refused.
-        let e = p.unchanged(12).unwrap_err().to_string();
+        let e = p.unchanged(12).unwrap_err();
         assert_eq!(
             e,
             "the file changed while it was being read (10 bytes hashed, 12 parsed); nothing posted"

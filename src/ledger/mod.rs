@@ -82,6 +82,28 @@ impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
     }
 }
 
+/// Names the protocol step a database error happened in ("claiming the file identity"),
+/// in place of the statement-level context the store gave it.
+pub(crate) trait During<T> {
+    fn during(self, step: &'static str) -> Result<T>;
+}
+
+impl<T> During<T> for Result<T> {
+    fn during(self, step: &'static str) -> Result<T> {
+        self.map_err(|e| match e {
+            LedgerError::Database { source, .. } => LedgerError::Database {
+                context: step,
+                source,
+            },
+            LedgerError::Sqlite { source, .. } => LedgerError::Sqlite {
+                context: step,
+                source,
+            },
+            other => other,
+        })
+    }
+}
+
 /// What a run is about to ingest.
 #[derive(Debug, Clone)]
 pub struct RunStart {

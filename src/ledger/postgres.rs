@@ -168,9 +168,15 @@ impl PgStore {
             }
             Begin::Migrate => {
                 self.execute("BEGIN", &[]).await?;
-                // Serialise concurrent migrators; released at COMMIT or ROLLBACK.
-                self.execute("SELECT pg_advisory_xact_lock(7265736962)", &[])
-                    .await?;
+                // Serialise concurrent migrators; released at COMMIT or ROLLBACK. A lock not
+                // had within lock_timeout leaves no transaction open behind it.
+                let locked = self
+                    .execute("SELECT pg_advisory_xact_lock(7265736962)", &[])
+                    .await;
+                if let Err(e) = locked {
+                    let _ = self.execute("ROLLBACK", &[]).await;
+                    return Err(e);
+                }
             }
         }
         Ok(())
@@ -206,9 +212,8 @@ impl PgStore {
         let fingerprints = col(chunk, |r| &r.fingerprint);
         let details = col(chunk, |r| &r.detail);
         let mut inserted: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO postings (tenant, operation, posting_key, file_id, record_no, trace_number, \
-             debit_account, credit_account, amount_minor, currency, effective_date, fingerprint, detail, \
-             run_id, posted_at) \
+            &format!(
+            "INSERT INTO postings ({}) \
              SELECT $1, u.operation, u.posting_key, $2, u.record_no, u.trace_number, u.debit_account, \
              u.credit_account, u.amount_minor, u.currency, u.effective_date, u.fingerprint, u.detail, $3, $4 \
              FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], \
@@ -216,6 +221,8 @@ impl PgStore {
              AS u(operation, posting_key, record_no, trace_number, debit_account, credit_account, amount_minor, \
              currency, effective_date, fingerprint, detail) \
              ON CONFLICT DO NOTHING RETURNING record_no",
+            super::sql::POSTING_COLUMNS
+        ),
         )
         .bind(run.tenant.as_str())
         .bind(run.file.file_id.as_str())

@@ -3,6 +3,7 @@
 //! write the completion mark and commit — or roll back whole. Replays, rejections and
 //! every read (run, runs, findings, report, lookup) too.
 
+use super::During;
 use super::classify::{Originals, classify, conflicting_ids, migrations_to_apply, tally, ts};
 use super::sql::{self, FindingRow};
 use super::store::{Arg, Begin, args};
@@ -19,7 +20,10 @@ impl Ledger {
     /// opening a new database at the same moment apply them once: the first takes the
     /// lock and migrates, the others wait and find the work done.
     pub(crate) async fn migrate(&mut self) -> Result<()> {
-        self.store.begin(Begin::Migrate).await?;
+        self.store
+            .begin(Begin::Migrate)
+            .await
+            .during("locking the database to migrate")?;
         let res = self.apply_migrations().await;
         self.end(res).await
     }
@@ -34,7 +38,7 @@ impl Ledger {
             .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
             .collect::<Result<Vec<_>>>()?;
         for m in migrations_to_apply(s.migrator(), &applied)? {
-            s.script(&m.sql).await?;
+            s.script(&m.sql).await.during("applying a migration")?;
             let applied_at = ts(&Utc::now());
             let a = args![
                 m.version,
@@ -42,7 +46,9 @@ impl Ledger {
                 m.checksum.as_ref(),
                 applied_at.as_str()
             ];
-            s.execute(sql::RECORD_MIGRATION, &a).await?;
+            s.execute(sql::RECORD_MIGRATION, &a)
+                .await
+                .during("recording a migration")?;
             tracing::info!(version = m.version, description = %m.description, "migration applied");
         }
         Ok(())
@@ -52,7 +58,7 @@ impl Ledger {
     async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
         match res {
             Ok(v) => {
-                self.store.commit().await?;
+                self.commit().await?;
                 Ok(v)
             }
             Err(e) => {
@@ -62,9 +68,22 @@ impl Ledger {
         }
     }
 
+    /// Commits; a failed COMMIT is followed by a ROLLBACK (its error ignored), so that the
+    /// connection is never left inside a transaction SQLite kept open.
+    async fn commit(&mut self) -> Result<()> {
+        let res = self.store.commit().await.during("committing");
+        if res.is_err() {
+            let _ = self.store.rollback().await;
+        }
+        res
+    }
+
     /// Opens the run's transaction, records the run, claims the file identity.
     pub async fn begin_run(&mut self, start: &RunStart) -> Result<OpenRun> {
-        self.store.begin(Begin::Write).await?;
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the ingest transaction")?;
         let res = self.claim(start).await;
         if res.is_err() {
             let _ = self.store.rollback().await;
@@ -83,9 +102,18 @@ impl Ledger {
             start.source_name.as_str(),
             started.as_str()
         ];
-        let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_RUN, &a)
+            .await
+            .during("recording the run")?
+            .int(0)?;
         let a = args![tenant, file_id, start.file.format, run_id, started.as_str()];
-        let claimed = self.store.query_opt(sql::CLAIM_FILE, &a).await?;
+        let claimed = self
+            .store
+            .query_opt(sql::CLAIM_FILE, &a)
+            .await
+            .during("claiming the file identity")?;
         let prior_run_id = match claimed {
             Some(_) => None,
             None => {
@@ -120,7 +148,11 @@ impl Ledger {
             // 1. Insert what is new; the unique indexes decide. A file identity seen before
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
             let inserted = match run.prior_run_id {
-                None => self.store.insert_postings(run, chunk).await?,
+                None => self
+                    .store
+                    .insert_postings(run, chunk)
+                    .await
+                    .during("inserting postings")?,
                 Some(_) => Vec::new(),
             };
             let rest: Vec<&PostingRecord> = chunk
@@ -128,7 +160,10 @@ impl Ledger {
                 .filter(|r| inserted.binary_search(&r.record_no).is_err())
                 .collect();
             // 2. Classify the rest against what the index kept.
-            let originals = self.originals(&run.tenant, &rest).await?;
+            let originals = self
+                .originals(&run.tenant, &rest)
+                .await
+                .during("reading the originals")?;
             // 3. Journal every record that did not post.
             let journal = classify(run, &rest, &originals);
             let rows: Vec<[Arg; 15]> = journal.iter().map(|j| sql::journal_args(run, j)).collect();
@@ -169,7 +204,7 @@ impl Ledger {
         }
         res?;
         crate::fault::point("before_commit");
-        self.store.commit().await?;
+        self.commit().await?;
         crate::fault::point("after_commit");
         self.fetch_run(run.run_id).await
     }
@@ -190,14 +225,20 @@ impl Ledger {
             finish.findings.len() as i64,
             run.run_id,
         ];
-        self.store.execute(sql::COMPLETE_RUN, &a).await?;
+        self.store
+            .execute(sql::COMPLETE_RUN, &a)
+            .await
+            .during("writing the completion mark")?;
         let a = args![
             sha,
             run.tenant.as_str(),
             run.file.file_id.as_str(),
             run.run_id
         ];
-        self.store.execute(sql::COMPLETE_CLAIM, &a).await?;
+        self.store
+            .execute(sql::COMPLETE_CLAIM, &a)
+            .await
+            .during("completing the file claim")?;
         self.insert_findings(run.run_id, &finish.findings).await
     }
 
@@ -259,7 +300,10 @@ impl Ledger {
         prior: &ExactUpload,
         finish: &RunFinish,
     ) -> Result<RunInfo> {
-        self.store.begin(Begin::Write).await?;
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the ingest transaction")?;
         let res = self.replay(start, prior, finish).await;
         let run_id = self.end(res).await?;
         crate::fault::point("after_commit");
@@ -285,7 +329,11 @@ impl Ledger {
         let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
         // Every record of the earlier run: what it posted, and what it found duplicated.
         let a = args![run_id, prior.first_run_id, tenant];
-        let replayed = self.store.execute(sql::REPLAY_JOURNAL, &a).await? as i64;
+        let replayed = self
+            .store
+            .execute(sql::REPLAY_JOURNAL, &a)
+            .await
+            .during("replaying the earlier run's outcomes")? as i64;
         let finished = ts(&finish.finished_at);
         let a = args![finished.as_str(), replayed, run_id];
         self.store.execute(sql::COMPLETE_REPLAY, &a).await?;
@@ -295,12 +343,15 @@ impl Ledger {
 
     /// Rolls the run back: nothing of it remains.
     pub async fn rollback_run(&mut self, _run: OpenRun) -> Result<()> {
-        self.store.rollback().await
+        self.store.rollback().await.during("rolling back the run")
     }
 
     /// Records a rejected file and its findings (its own small transaction).
     pub async fn record_rejection(&mut self, rej: &Rejection) -> Result<RunInfo> {
-        self.store.begin(Begin::Write).await?;
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the rejection transaction")?;
         let res = self.reject(rej).await;
         let run_id = self.end(res).await?;
         self.fetch_run(run_id).await

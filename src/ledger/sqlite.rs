@@ -45,13 +45,39 @@ impl ToSql for Arg<'_> {
 }
 
 /// `$1` → `?1`: the shared statements are written with PostgreSQL's placeholders; SQLite's
-/// numbered form takes the same numbers. (`$` appears in no literal of ours.)
+/// numbered form takes the same numbers. Only a `$` followed by a digit is one (a JSON path
+/// literal such as `'$.x'` is left alone).
 fn placeholders(sql: &str) -> Cow<'_, str> {
-    if sql.contains('$') {
-        Cow::Owned(sql.replace('$', "?"))
-    } else {
-        Cow::Borrowed(sql)
+    let b = sql.as_bytes();
+    let is_placeholder = |i: usize| b[i] == b'$' && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+    if !(0..b.len()).any(is_placeholder) {
+        return Cow::Borrowed(sql);
     }
+    let mut out = String::with_capacity(sql.len());
+    for (i, c) in sql.char_indices() {
+        out.push(if is_placeholder(i) { '?' } else { c });
+    }
+    Cow::Owned(out)
+}
+
+/// `%XX` escapes of a URL's path, decoded (as sqlx did): `ledger%20prod.db` is the file
+/// `ledger prod.db`, never a new one named with the escape. A `%` not followed by two hex
+/// digits is refused.
+fn percent_decode(path: &str) -> Option<String> {
+    let b = path.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
@@ -86,10 +112,10 @@ fn parse_url(url: &str) -> Result<(String, OpenFlags)> {
             _ => return Err(LedgerError::UnsupportedUrl(url.to_string())),
         };
     }
-    if path.is_empty() {
-        return Err(LedgerError::UnsupportedUrl(url.to_string()));
+    match percent_decode(path) {
+        Some(p) if !p.is_empty() => Ok((p, flags)),
+        _ => Err(LedgerError::UnsupportedUrl(url.to_string())),
     }
-    Ok((path.to_string(), flags))
 }
 
 fn is_busy(e: &rusqlite::Error) -> bool {
@@ -326,5 +352,12 @@ mod tests {
         assert!(parse_url("sqlite://l.db?cache=shared").is_err());
         assert!(parse_url("sqlite://").is_err());
         assert_eq!(placeholders("a = $1 AND b = $12"), "a = ?1 AND b = ?12");
+        assert_eq!(
+            placeholders("json_extract(d, '$.x') = $1"),
+            "json_extract(d, '$.x') = ?1"
+        );
+        let (p, _) = parse_url("sqlite:///srv/ledger%20prod.db").unwrap();
+        assert_eq!(p, "/srv/ledger prod.db");
+        assert!(parse_url("sqlite://a%2.db").is_err());
     }
 }

@@ -144,7 +144,7 @@ macro_rules! delegate {
 }
 
 impl Store {
-    /// `"sqlite"` or `"postgres"`: which migrations apply.
+    /// The embedded migrations of this backend (`migrations/sqlite` or `migrations/postgres`).
     pub fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
         static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
