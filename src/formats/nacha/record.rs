@@ -155,27 +155,10 @@ record_layout! {
 }
 
 record_layout! {
-    /// CIE entry detail record (customer-initiated entry): the individual name comes
-    /// before the individual identification number, the other way round from PPD.
+    /// CIE entry detail record (customer-initiated entry), also MTE's (machine transfer
+    /// entry): the individual name comes before the individual identification number, the
+    /// other way round from PPD.
     CieEntryDetail, CieEntryDetailLayout, CIE_ENTRY_DETAIL, parse_cie_entry_detail, "cie_entry_detail" {
-        record_type: 1-1,
-        transaction_code: 2-3,
-        rdfi_identification: 4-11,
-        check_digit: 12-12,
-        dfi_account_number: 13-29,
-        amount: 30-39,
-        individual_name: 40-54,
-        individual_identification_number: 55-76,
-        discretionary_data: 77-78,
-        addenda_record_indicator: 79-79,
-        trace_number: 80-94,
-    }
-}
-
-record_layout! {
-    /// MTE entry detail record (machine transfer entry): as CIE, the individual name
-    /// first, then the individual identification number (the cardholder's).
-    MteEntryDetail, MteEntryDetailLayout, MTE_ENTRY_DETAIL, parse_mte_entry_detail, "mte_entry_detail" {
         record_type: 1-1,
         transaction_code: 2-3,
         rdfi_identification: 4-11,
@@ -384,7 +367,6 @@ mod tests {
             IAT_BATCH_HEADER.fields(),
             ENTRY_DETAIL.fields(),
             CIE_ENTRY_DETAIL.fields(),
-            MTE_ENTRY_DETAIL.fields(),
             CTX_ENTRY_DETAIL.fields(),
             IAT_ENTRY_DETAIL.fields(),
             ADV_ENTRY_DETAIL.fields(),
@@ -439,7 +421,6 @@ mod tests {
             parse_iat_batch_header, IAT_BATCH_HEADER;
             parse_entry_detail, ENTRY_DETAIL;
             parse_cie_entry_detail, CIE_ENTRY_DETAIL;
-            parse_mte_entry_detail, MTE_ENTRY_DETAIL;
             parse_ctx_entry_detail, CTX_ENTRY_DETAIL;
             parse_iat_entry_detail, IAT_ENTRY_DETAIL;
             parse_adv_entry_detail, ADV_ENTRY_DETAIL;

@@ -138,8 +138,8 @@ pub(crate) const ADV: EntryLayout = EntryLayout {
     ],
 };
 
-/// CIE: the individual name first, then the individual identification number, the
-/// other way round from PPD. Its other fields sit where PPD has them, and the rules (and
+/// CIE and MTE: the individual name first, then the individual identification number
+/// (MTE: the cardholder's), the other way round from PPD. Its other fields sit where PPD has them, and the rules (and
 /// so the findings) are PPD's.
 pub(crate) const CIE: EntryLayout = EntryLayout {
     kind: BatchKind::Standard,
@@ -149,18 +149,6 @@ pub(crate) const CIE: EntryLayout = EntryLayout {
     name: Some(CIE_ENTRY_DETAIL.individual_name),
     discretionary: &[CIE_ENTRY_DETAIL.discretionary_data],
     trace: &[CIE_ENTRY_DETAIL.trace_number],
-};
-
-/// MTE: as CIE, the individual name first, then the individual identification number
-/// (the cardholder's).
-pub(crate) const MTE: EntryLayout = EntryLayout {
-    kind: BatchKind::Standard,
-    rules: STANDARD_RULES,
-    account: MTE_ENTRY_DETAIL.dfi_account_number,
-    identification: Some(MTE_ENTRY_DETAIL.individual_identification_number),
-    name: Some(MTE_ENTRY_DETAIL.individual_name),
-    discretionary: &[MTE_ENTRY_DETAIL.discretionary_data],
-    trace: &[MTE_ENTRY_DETAIL.trace_number],
 };
 
 /// The layout of each SEC code (NACHA Operating Rules, Appendix Three). Where a SEC
@@ -186,7 +174,8 @@ pub(crate) const ENTRY_LAYOUTS: &[(&[u8; 3], &EntryLayout)] = &[
     // Name: the number of addenda records and the receiving company name or ID number.
     (b"ENR", &STANDARD),
     (b"IAT", &IAT),
-    (b"MTE", &MTE),
+    // As CIE: the name first, then the identification number.
+    (b"MTE", &CIE),
     // Identification: the check serial number, the terminal city and state.
     (b"POP", &STANDARD),
     // Discretionary data: the card transaction type code.
@@ -242,8 +231,7 @@ mod tests {
                 b"ADV" => &ADV,
                 b"CTX" => &CTX,
                 b"IAT" => &IAT,
-                b"CIE" => &CIE,
-                b"MTE" => &MTE,
+                b"CIE" | b"MTE" => &CIE,
                 _ => &STANDARD,
             };
             assert_eq!(*layout, want, "{}", String::from_utf8_lossy(*code));
