@@ -142,8 +142,9 @@ impl<R: BufRead> BufRead for Guard<R> {
     }
 }
 
-/// The walk's outcome: the size of the bytes (read to the end, also after a fatal
-/// finding), and a fatal finding if the walk had to stop (syntax error, DOCTYPE, a limit).
+/// The walk's outcome: the bytes and lines consumed (to the end of the document, or to
+/// where a fatal finding stopped the walk), and that fatal finding (syntax error,
+/// DOCTYPE, a limit).
 pub struct WalkEnd {
     pub bytes: u64,
     /// Lines in the bytes read (1-based line of the last byte).
@@ -477,20 +478,9 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         }
         buf.clear();
     }
-    // Hash the rest of the file too, so the SHA-256 is the file's whatever happened.
-    let mut guard = reader.into_inner();
-    guard.since_reset.set(0);
-    loop {
-        guard.since_reset.set(0);
-        let n = match guard.inner.fill_buf() {
-            Ok(b) => b.len(),
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
-        guard.consume(n);
-    }
+    // What follows a fatal finding is not read here: the caller, which hashes the input,
+    // reads it to its end (src/hash.rs, `HashingReader::drain`).
+    let guard = reader.into_inner();
     Ok(WalkEnd {
         bytes: guard.total,
         lines: lines.get(),
