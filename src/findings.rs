@@ -361,13 +361,6 @@ impl Finding {
     ) -> Self {
         Self::new(Severity::Warning, code, position, field, expected, found)
     }
-    /// `entry_detail.amount (columns 30-39)` or an empty string.
-    pub fn field_label(&self) -> String {
-        match &self.field {
-            Some(f) => format!("{} (columns {})", f.label(), f.columns()),
-            None => String::new(),
-        }
-    }
     /// Whether this finding rejects the file.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error

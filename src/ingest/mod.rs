@@ -107,16 +107,14 @@ pub(crate) struct ParseDone {
 /// Counts the bytes read, for the progress bar.
 struct Counted<R> {
     inner: R,
-    bytes: u64,
     progress: Option<indicatif::ProgressBar>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.bytes += n as u64;
         if let Some(pb) = &self.progress {
-            pb.set_position(self.bytes);
+            pb.inc(n as u64);
         }
         Ok(n)
     }
@@ -422,16 +420,10 @@ fn parse(
 ) -> std::io::Result<ParseSummary> {
     let counted = Counted {
         inner: input,
-        bytes: 0,
         progress,
     };
-    let (detected, source) = match detect::read_head(counted) {
-        Ok((head, source)) => (
-            format.map_or_else(|| detect::detect(&head), Detected::Format),
-            source,
-        ),
-        Err(e) => return Err(e),
-    };
+    let (head, source) = detect::read_head(counted)?;
+    let detected = format.map_or_else(|| detect::detect(&head), Detected::Format);
     let mut source = BufReader::with_capacity(256 * 1024, source);
     let format = match detected {
         Detected::Format(f) => f,
