@@ -63,6 +63,18 @@ pub struct PostingRecord {
     /// `fields` as a JSON object with sorted keys: what is stored beside the posting.
     /// Built with the record (on the parser's thread), not by the writer.
     pub detail: String,
+    /// The key and fingerprint this record had under the previous keying rule, where the
+    /// rule changed for its kind (ISO 20022 keys by leg, issue #11): a ledger holding
+    /// postings made before the change finds them by this key, so a file ingested before
+    /// an upgrade is still a duplicate after it (see `ledger::protocol`).
+    pub legacy: Option<LegacyKey>,
+}
+
+/// A record's key and fingerprint under a previous keying rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyKey {
+    pub posting_key: String,
+    pub fingerprint: String,
 }
 
 /// The normalised fields as a JSON object, keys sorted (stored beside the posting).
@@ -156,6 +168,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         fields,
         fingerprint,
         detail,
+        legacy: None,
     }
 }
 
@@ -352,6 +365,7 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         fields,
         fingerprint,
         detail,
+        legacy: None,
     }
 }
 

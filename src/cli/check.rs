@@ -18,16 +18,13 @@ pub struct CheckArgs {
     /// One JSON object per file on stdout, with every finding.
     #[arg(long)]
     pub json: bool,
-    /// Accept an immediate destination that is not a valid routing number: a warning.
-    #[arg(long)]
-    pub bypass_destination_check: bool,
+    #[command(flatten)]
+    pub nacha: super::NachaRuleArgs,
 }
 
 /// Exit code: 0 no findings, 1 warnings only, 3 errors (or unreadable).
 pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
-    let opts = nacha::ValidateOptions {
-        bypass_destination_check: a.bypass_destination_check,
-    };
+    let opts = a.nacha.options();
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();

@@ -60,10 +60,8 @@ pub struct IngestArgs {
     /// what conflicts) and write the same report, posting and journaling nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Accept an immediate destination that is not a valid routing number (vendors'
-    /// return files carry placeholders): reported as a warning instead of rejecting.
-    #[arg(long)]
-    pub bypass_destination_check: bool,
+    #[command(flatten)]
+    pub nacha: super::NachaRuleArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,9 +149,7 @@ pub async fn ingest_one(
     let opts = IngestOptions {
         tenant: g.tenant.clone(),
         dry_run: a.dry_run,
-        validate: crate::formats::nacha::ValidateOptions {
-            bypass_destination_check: a.bypass_destination_check,
-        },
+        validate: a.nacha.options(),
         format: a.format.file_format(),
     };
     let now = || chrono::Utc::now();

@@ -134,6 +134,23 @@ pub enum Command {
     Generate(generate::GenerateArgs),
 }
 
+/// The NACHA rules a user may relax, shared by `check` and `ingest` (flattened into both).
+#[derive(Debug, Clone, Args)]
+pub struct NachaRuleArgs {
+    /// Accept an immediate destination that is not a valid routing number (vendors'
+    /// return files carry placeholders): reported as a warning instead of rejecting.
+    #[arg(long)]
+    pub bypass_destination_check: bool,
+}
+
+impl NachaRuleArgs {
+    pub fn options(&self) -> crate::formats::nacha::ValidateOptions {
+        crate::formats::nacha::ValidateOptions {
+            bypass_destination_check: self.bypass_destination_check,
+        }
+    }
+}
+
 /// Prints an error for a database failure and returns the infrastructure exit code.
 pub fn infra_error(e: &dyn std::fmt::Display) -> u8 {
     eprintln!("clearledger: infrastructure failure (safe to retry): {e}");
