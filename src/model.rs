@@ -4,13 +4,18 @@
 //! - a NACHA file is identified by the header fields the ACH network itself uses to
 //!   detect duplicate files: immediate destination, immediate origin, file creation date,
 //!   file creation time and file ID modifier → `file_id`
-//!   `nacha:{destination}:{origin}:{YYMMDD}:{HHMM}:{modifier}` (fields trimmed);
+//!   `nacha:{destination}:{origin}:{YYMMDD}:{HHMM}:{modifier}` (fields trimmed; a routing
+//!   number in any of its 10-character spellings written as its 9 digits: see
+//!   [`nacha_party`]);
 //! - an entry is identified by `(file_id, record_no)`, `record_no` being the entry's
 //!   1-based ordinal among the file's entry detail records; its posting key is
 //!   `{file_id}:{record_no}`, unique within `(tenant, operation)`;
 //! - the fingerprint is the SHA-256 of the record's normalised fields: it tells a true
 //!   repeat (same key, same fingerprint) from a conflict (same key, other content).
 //!   It is never a key: two identical payments in one file are two intents.
+//! - a NACHA file regenerated under a new identity (another modifier or creation time) is
+//!   caught by [`resent_match`]: an entry equal to one another file of the same origin
+//!   posted is held, not posted (issue #11).
 
 use crate::formats::nacha::{Direction, Entry, FileHeaderInfo};
 use chrono::NaiveDate;
@@ -25,22 +30,133 @@ pub const OPERATION_ACH_ENTRY: &str = "ach.entry";
 pub struct FileIdentity {
     pub format: &'static str,
     pub file_id: String,
+    /// The party that assigned the file's identity (NACHA: the immediate origin,
+    /// normalised; ISO 20022: the sender); empty when unknown.
+    #[serde(skip)]
+    pub origin: String,
+    /// Other spellings of `file_id` under which a ledger written before the spelling was
+    /// normalised may know this same file (NACHA: `0231380104` for `231380104`). The
+    /// ledger claims the file under the first alias it already holds, so such a file is
+    /// still found on re-upload (`ledger::protocol`).
+    #[serde(skip)]
+    pub aliases: Vec<String>,
 }
 
 impl FileIdentity {
-    pub fn nacha(h: &FileHeaderInfo) -> Self {
+    /// An identity as stored (read back from the ledger): no aliases.
+    pub fn stored(format: &'static str, file_id: String) -> Self {
+        let origin = nacha_origin_of(&file_id).unwrap_or_default();
         FileIdentity {
-            format: "nacha",
-            file_id: format!(
-                "nacha:{}:{}:{}:{}:{}",
-                h.immediate_destination,
-                h.immediate_origin,
-                h.file_creation_date,
-                h.file_creation_time,
-                h.file_id_modifier
-            ),
+            format,
+            file_id,
+            origin,
+            aliases: Vec::new(),
         }
     }
+
+    pub fn nacha(h: &FileHeaderInfo) -> Self {
+        let (dest, origin) = (
+            nacha_party(&h.immediate_destination),
+            nacha_party(&h.immediate_origin),
+        );
+        let id = |d: &str, o: &str| {
+            format!(
+                "nacha:{d}:{o}:{}:{}:{}",
+                h.file_creation_date, h.file_creation_time, h.file_id_modifier
+            )
+        };
+        let file_id = id(&dest, &origin);
+        let mut aliases = Vec::new();
+        for d in nacha_spellings(&dest) {
+            for o in nacha_spellings(&origin) {
+                let alias = id(&d, &o);
+                if alias != file_id {
+                    aliases.push(alias);
+                }
+            }
+        }
+        FileIdentity {
+            format: "nacha",
+            file_id,
+            origin,
+            aliases,
+        }
+    }
+}
+
+/// An immediate destination or origin as the file identity writes it: a routing number
+/// in any of its 10-character spellings (` 231380104`, `0231380104`, `231380104 `) is its
+/// 9 digits; anything else (a 10-digit company identification such as `1234567890`, a
+/// placeholder) is kept as it is, trimmed. The header fields arrive trimmed.
+pub fn nacha_party(field: &str) -> String {
+    let t = field.trim();
+    let digits = t.bytes().all(|b| b.is_ascii_digit());
+    match t.len() {
+        10 if digits && t.starts_with('0') => t[1..].to_string(),
+        _ => t.to_string(),
+    }
+}
+
+/// The spellings a normalised party had in file identities written before
+/// [`nacha_party`] (which kept the field trimmed): a routing number as its 9 digits
+/// (from ` 231380104`) or with its leading zero (from `0231380104`).
+fn nacha_spellings(party: &str) -> Vec<String> {
+    if party.len() == 9 && party.bytes().all(|b| b.is_ascii_digit()) {
+        vec![party.to_string(), format!("0{party}")]
+    } else {
+        vec![party.to_string()]
+    }
+}
+
+/// The normalised immediate origin of a stored NACHA `file_id` (written by
+/// [`FileIdentity::nacha`], or by an older release under another spelling); `None` for
+/// another format's identity. Only the ledger's own identities are read here.
+pub fn nacha_origin_of(file_id: &str) -> Option<String> {
+    let mut parts = file_id.split(':');
+    (parts.next()? == "nacha").then_some(())?;
+    let _destination = parts.next()?;
+    Some(nacha_party(parts.next()?))
+}
+
+/// The fields that make two NACHA entries of two files of one origin the same payment
+/// sent twice: the ODFI trace number, transaction code, RDFI routing and account, and
+/// amount (with the effective entry date within a window: [`resent_match`]).
+pub const NACHA_RESEND_FIELDS: [&str; 5] = [
+    "trace_number",
+    "transaction_code",
+    "rdfi_routing",
+    "account",
+    "amount",
+];
+
+/// Whether `record` is the re-sent form of a posting from another file of the same
+/// origin, given that posting's stored `detail` (JSON) and effective date: every field of
+/// [`NACHA_RESEND_FIELDS`] equal, and the effective entry dates at most `window_days`
+/// apart (or both absent).
+pub fn resent_match(
+    record: &PostingRecord,
+    detail: &str,
+    effective_date: Option<NaiveDate>,
+    window_days: u32,
+) -> bool {
+    let Ok(stored) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(detail)
+    else {
+        return false;
+    };
+    let same = NACHA_RESEND_FIELDS.iter().all(|name| {
+        let ours = record
+            .fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str());
+        ours.is_some() && ours == stored.get(*name).and_then(|v| v.as_str())
+    });
+    let dates = match (record.effective_date, effective_date) {
+        (Some(a), Some(b)) => (a - b).num_days().unsigned_abs() <= u64::from(window_days),
+        (None, None) => true,
+        _ => false,
+    };
+    same && dates
 }
 
 /// A record ready for the ledger: one posting, keyed and fingerprinted.
@@ -192,6 +308,22 @@ pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -
     out
 }
 
+/// [`differing_fields`] over the fields the stored detail has (a posting of an earlier
+/// rule that stored fewer): a field it never had is not a difference.
+pub fn differing_stored_fields(
+    original_detail: &str,
+    new: &[(&'static str, String)],
+) -> Vec<String> {
+    let original: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(original_detail).unwrap_or_default();
+    let known: Vec<(&'static str, String)> = new
+        .iter()
+        .filter(|(k, _)| original.contains_key(*k))
+        .cloned()
+        .collect();
+    differing_fields(original_detail, &known)
+}
+
 fn one_line(s: &str) -> String {
     if s.is_empty() {
         "\"\"".to_string()
@@ -254,6 +386,8 @@ pub fn iso_identity(h: &crate::formats::iso20022::IsoHeader) -> FileIdentity {
     FileIdentity {
         format: "iso20022",
         file_id: format!("iso:{}:{}:{}", h.kind.as_str(), h.sender, h.msg_id),
+        origin: h.sender.clone(),
+        aliases: Vec::new(),
     }
 }
 

@@ -62,6 +62,17 @@ pub struct IngestArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub nacha: super::NachaRuleArgs,
+    /// Post NACHA entries that equal an entry another file of the same immediate origin
+    /// posted (same trace number, transaction code, RDFI routing and account, amount,
+    /// effective date within --resend-window-days): by default such an entry is held and
+    /// reported with the entry it equals, because a file regenerated with a new file ID
+    /// modifier or creation time is the most common way a batch is posted twice.
+    #[arg(long)]
+    pub accept_resent: bool,
+    /// Days of effective entry date within which an equal entry of another file of the
+    /// same origin counts as re-sent.
+    #[arg(long, value_name = "DAYS", default_value_t = 10)]
+    pub resend_window_days: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -150,6 +161,7 @@ pub async fn ingest_one(
         tenant: g.tenant.clone(),
         dry_run: a.dry_run,
         validate: a.nacha.options(),
+        resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
         format: a.format.file_format(),
     };
     let now = || chrono::Utc::now();

@@ -88,6 +88,9 @@ pub struct IngestOptions {
     pub tenant: String,
     pub dry_run: bool,
     pub validate: nacha::ValidateOptions,
+    /// Re-sent NACHA entries held within this many days of effective date; `None` posts
+    /// them knowingly (`--accept-resent`). See [`crate::model::resent_match`].
+    pub resend_window_days: Option<u32>,
     /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
     /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
@@ -150,7 +153,10 @@ pub enum IngestOutcome {
 
 #[allow(clippy::large_enum_variant)]
 enum Msg {
-    Header(FileIdentity),
+    /// The file's identity as parsed; the writer answers with the identity the ledger
+    /// knows the file under (an alias for a file ingested under an earlier spelling,
+    /// `FileIdentity::aliases`), from which the parser then builds every key.
+    Header(FileIdentity, std::sync::mpsc::SyncSender<FileIdentity>),
     Records(Vec<PostingRecord>),
     Done(std::io::Result<ParseDone>),
 }
@@ -224,11 +230,20 @@ pub async fn ingest_file(
                 return Err(IngestError::Internal("parser thread ended without a result".into()));
             };
             match msg {
-                Msg::Header(file) => {
+                Msg::Header(file, known_as) => {
                     if run.is_none() {
-                        let start = RunStart { tenant: opts.tenant.clone(), file, source_name: name.clone(), started_at };
-                        run = Some(ledger.begin_run(&start).await?);
-                        tracing::debug!(file = %name, run_id = run.as_ref().map(|r| r.run_id), "run started");
+                        let start = RunStart {
+                            tenant: opts.tenant.clone(),
+                            file,
+                            source_name: name.clone(),
+                            started_at,
+                            resend_window_days: opts.resend_window_days,
+                        };
+                        let open = ledger.begin_run(&start).await?;
+                        tracing::debug!(file = %name, run_id = open.run_id, file_id = %open.file.file_id, "run started");
+                        // The parser waits for this answer; it is gone only if it ended.
+                        let _ = known_as.send(open.file.clone());
+                        run = Some(open);
                     }
                 }
                 Msg::Records(records) => {
@@ -445,11 +460,15 @@ fn parse(
     // control totals are file-order state); building a chunk is independent per record.
     let mut entries: Vec<nacha::Entry> = Vec::with_capacity(CHUNK_RECORDS);
     let mut txs: Vec<iso20022::IsoTx> = Vec::with_capacity(CHUNK_RECORDS);
-    // Sends the identity once.
+    // Sends the identity once and keys the records by the identity the ledger answers.
     let send_header = |id: FileIdentity, file: &mut Option<FileIdentity>, gone: &mut bool| {
         if file.is_none() && !*gone {
-            *file = Some(id.clone());
-            *gone = tx.blocking_send(Msg::Header(id)).is_err();
+            let (answer, known_as) = std::sync::mpsc::sync_channel(1);
+            *gone = tx.blocking_send(Msg::Header(id, answer)).is_err();
+            match known_as.recv() {
+                Ok(known) if !*gone => *file = Some(known),
+                _ => *gone = true,
+            }
         }
     };
     let send = |chunk: Vec<PostingRecord>, gone: &mut bool| {
@@ -617,6 +636,7 @@ async fn replay(
         file: prior.file.clone(),
         source_name: name.clone(),
         started_at,
+        resend_window_days: opts.resend_window_days,
     };
     let finish = RunFinish {
         sha256: hashed.sha256,

@@ -3,7 +3,7 @@
 //! The SQL is in `sql.rs` and the backends; the decisions live here, once.
 
 use super::OpenRun;
-use crate::model::{Outcome, PostingRecord, differing_fields};
+use crate::model::{Outcome, PostingRecord, differing_fields, differing_stored_fields};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -30,6 +30,7 @@ pub(crate) fn migrations_to_apply<'m>(
 }
 
 /// An earlier posting a record collided with.
+#[derive(Debug, Clone)]
 pub(crate) struct Original {
     pub posting_id: i64,
     pub run_id: i64,
@@ -44,6 +45,41 @@ pub(crate) type Originals = HashMap<(String, String), Original>;
 
 fn original_of<'a>(originals: &'a Originals, r: &PostingRecord) -> Option<&'a Original> {
     originals.get(&(r.operation.to_string(), r.posting_key.clone()))
+}
+
+/// The posting made under the earlier keying rule that `r` matches by its legacy key.
+pub(crate) fn legacy_of<'a>(legacy: &'a Originals, r: &PostingRecord) -> Option<&'a Original> {
+    let l = r.legacy.as_ref()?;
+    legacy.get(&(r.operation.to_string(), l.posting_key.clone()))
+}
+
+/// A posting found by its trace number: what the re-sent entry check compares.
+#[derive(Debug, Clone)]
+pub(crate) struct TraceCandidate {
+    pub trace_number: String,
+    pub file_id: String,
+    pub record_no: i64,
+    pub effective_date: Option<chrono::NaiveDate>,
+    /// With its detail.
+    pub original: Original,
+}
+
+/// The SELECT list [`TraceCandidate`]s are decoded from (both backends).
+pub(crate) const TRACE_CANDIDATE_COLUMNS: &str =
+    "posting_id, run_id, fingerprint, detail, trace_number, file_id, record_no, effective_date";
+
+/// Re-sent entries held back from insertion, by record_no: the posting each one equals
+/// and the reason.
+pub(crate) type Held = HashMap<u64, (Original, String)>;
+
+/// What a chunk's records that did not insert are classified against.
+pub(crate) struct Seen<'a> {
+    /// By the records' own keys.
+    pub originals: &'a Originals,
+    /// Re-sent entries (`Ledger::resent`).
+    pub resent: &'a Held,
+    /// By the records' legacy keys, among the postings of the earlier keying rule.
+    pub legacy: &'a Originals,
 }
 
 /// The originals whose stored fields are needed: those a record conflicts with.
@@ -75,28 +111,54 @@ impl<'a> JournalRow<'a> {
     }
 }
 
-/// Same key and fingerprint: duplicate; same key, other fingerprint: conflict (naming the
-/// differing fields); no original at all (nothing inserted because the file identity was
-/// already claimed): held.
+/// In order: an entry re-sent from another file of its origin is held, naming the entry
+/// it equals; same key and fingerprint: duplicate; same key, other fingerprint: conflict
+/// (naming the differing fields); the same by the legacy key against a posting of the
+/// earlier keying rule (its fingerprint being the earlier rule's); no original at all
+/// (nothing inserted because the file identity was already claimed): held.
 pub(crate) fn classify<'a>(
     run: &OpenRun,
     rest: &[&'a PostingRecord],
-    originals: &'a Originals,
+    seen: &Seen<'a>,
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
         .map(|&r| {
-            let original = original_of(originals, r);
-            let (outcome, differences, reason) = match original {
-                Some(o) if o.fingerprint == r.fingerprint => {
+            if let Some((o, reason)) = seen.resent.get(&r.record_no) {
+                return JournalRow {
+                    r,
+                    outcome: Outcome::Held,
+                    original: Some(o),
+                    differences: None,
+                    reason: Some(reason.clone()),
+                };
+            }
+            let by_key = original_of(seen.originals, r).map(|o| (o, r.fingerprint.as_str(), false));
+            let by_legacy = || {
+                let l = r.legacy.as_ref()?;
+                legacy_of(seen.legacy, r).map(|o| (o, l.fingerprint.as_str(), true))
+            };
+            let (outcome, original, differences, reason) = match by_key.or_else(by_legacy) {
+                Some((o, fingerprint, _)) if o.fingerprint == fingerprint => {
                     let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
-                    (Outcome::Duplicate, None, within)
+                    (Outcome::Duplicate, Some(o), None, within)
                 }
-                Some(o) => {
-                    let diff = differing_fields(&o.detail, &r.fields).join("; ");
-                    (Outcome::Conflict, Some(diff), Some("same key, different content".to_string()))
+                Some((o, _, legacy)) => {
+                    let diff = if legacy {
+                        // The earlier rule's posting stored fewer fields: compare those.
+                        differing_stored_fields(&o.detail, &r.fields)
+                    } else {
+                        differing_fields(&o.detail, &r.fields)
+                    };
+                    let why = if legacy {
+                        "same key (earlier keying rule), different content"
+                    } else {
+                        "same key, different content"
+                    };
+                    (Outcome::Conflict, Some(o), Some(diff.join("; ")), Some(why.to_string()))
                 }
                 None => (
                     Outcome::Held,
+                    None,
                     None,
                     Some(format!(
                         "file identity already ingested by run {} with other content; new record not posted",
@@ -152,10 +214,10 @@ mod tests {
                 .map(|m| m.version)
                 .collect()
         };
-        assert_eq!(versions(&[]), vec![1, 2, 3]);
-        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3]);
+        assert_eq!(versions(&[]), vec![1, 2, 3, 4]);
+        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3, 4]);
         assert_eq!(
-            versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3))]),
+            versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
             Vec::<i64>::new()
         );
         match migrations_to_apply(&migrator, &[(1, sum(1)), (2, b"edited".to_vec())]) {

@@ -111,6 +111,10 @@ pub struct RunStart {
     pub file: FileIdentity,
     pub source_name: String,
     pub started_at: DateTime<Utc>,
+    /// Re-sent NACHA entries: `Some(days)` holds an entry equal to one posted from another
+    /// file of the same origin with an effective date at most `days` apart
+    /// ([`crate::model::resent_match`]); `None` accepts such entries knowingly.
+    pub resend_window_days: Option<u32>,
 }
 
 /// An ingest in progress, inside its transaction.
@@ -123,6 +127,13 @@ pub struct OpenRun {
     pub prior_run_id: Option<i64>,
     pub started_at: DateTime<Utc>,
     pub counts: Counts,
+    /// The re-sent entry check, when it applies to this run: the window in days. Set only
+    /// for a new NACHA file identity whose origin has other files in the tenant.
+    pub resend_window_days: Option<u32>,
+    /// Postings below this id carry the keys of the earlier ISO 20022 keying rule
+    /// (migrations/*/0004_key_rules.sql): records are also looked up by their
+    /// [`crate::model::LegacyKey`] among them. `None`: no such posting exists.
+    pub legacy_below: Option<i64>,
 }
 
 /// Per-outcome counts of a run.

@@ -13,7 +13,7 @@
 //!   runs whose keys overlap in different orders) fails the run as retryable.
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
-use super::classify::{Original, Originals};
+use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result};
 use crate::model::PostingRecord;
@@ -188,13 +188,13 @@ impl PgStore {
     pub async fn insert_postings(
         &mut self,
         run: &OpenRun,
-        chunk: &[PostingRecord],
+        chunk: &[&PostingRecord],
     ) -> Result<Vec<u64>> {
         fn col<'a>(
-            chunk: &'a [PostingRecord],
+            chunk: &[&'a PostingRecord],
             f: impl Fn(&'a PostingRecord) -> &'a str,
         ) -> Vec<&'a str> {
-            chunk.iter().map(f).collect()
+            chunk.iter().map(|r| f(r)).collect()
         }
         let posted_at = super::classify::ts(&run.started_at);
         let operations = col(chunk, |r| r.operation);
@@ -246,24 +246,22 @@ impl PgStore {
         Ok(inserted.into_iter().map(|n| n as u64).collect())
     }
 
-    /// One statement for the chunk's keys.
-    pub async fn originals(&mut self, tenant: &str, rest: &[&PostingRecord]) -> Result<Originals> {
-        let mut qb = QueryBuilder::<Postgres>::new(
-            "SELECT posting_id, operation, posting_key, run_id, fingerprint \
-             FROM postings WHERE tenant = ",
-        );
-        qb.push_bind(tenant);
-        qb.push(" AND posting_key IN (");
-        let mut sep = qb.separated(", ");
-        for r in rest {
-            sep.push_bind(r.posting_key.as_str());
-        }
-        qb.push(")");
-        let rows = qb
-            .build()
-            .fetch_all(&mut self.conn)
-            .await
-            .ctx("reading the originals")?;
+    /// One statement for the chunk's keys, joined from arrays through `unnest`: a fixed
+    /// handful of binds, one probe of the natural-key index per key.
+    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+        let operations: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        let posting_keys: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let rows = sqlx::query(
+            "SELECT p.posting_id, p.operation, p.posting_key, p.run_id, p.fingerprint \
+             FROM unnest($2::text[], $3::text[]) AS k(operation, posting_key) \
+             JOIN postings p ON p.tenant = $1 AND p.operation = k.operation AND p.posting_key = k.posting_key",
+        )
+        .bind(tenant)
+        .bind(&operations)
+        .bind(&posting_keys)
+        .fetch_all(&mut self.conn)
+        .await
+        .ctx("reading the originals")?;
         let mut originals = Originals::new();
         for row in rows {
             originals.insert(
@@ -277,6 +275,42 @@ impl PgStore {
             );
         }
         Ok(originals)
+    }
+
+    /// One statement for the chunk's trace numbers.
+    pub async fn by_trace(
+        &mut self,
+        tenant: &str,
+        operation: &str,
+        traces: &[&str],
+    ) -> Result<Vec<TraceCandidate>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
+             WHERE tenant = $1 AND operation = $2 AND trace_number = ANY($3::text[])"
+        ))
+        .bind(tenant)
+        .bind(operation)
+        .bind(traces)
+        .fetch_all(&mut self.conn)
+        .await
+        .ctx("reading postings by trace number")?;
+        Ok(rows
+            .iter()
+            .map(|row| TraceCandidate {
+                original: Original {
+                    posting_id: row.get("posting_id"),
+                    run_id: row.get("run_id"),
+                    fingerprint: row.get("fingerprint"),
+                    detail: row.get("detail"),
+                },
+                trace_number: row.get("trace_number"),
+                file_id: row.get("file_id"),
+                record_no: row.get("record_no"),
+                effective_date: row
+                    .get::<Option<String>, _>("effective_date")
+                    .and_then(|d| d.parse().ok()),
+            })
+            .collect())
     }
 
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {

@@ -4,7 +4,9 @@
 //! every read (run, runs, findings, report, lookup) too.
 
 use super::During;
-use super::classify::{Originals, classify, conflicting_ids, migrations_to_apply, tally, ts};
+use super::classify::{
+    Held, Originals, Seen, classify, conflicting_ids, legacy_of, migrations_to_apply, tally, ts,
+};
 use super::sql::{self, FindingRow};
 use super::store::{Arg, Begin, args};
 use super::{
@@ -12,7 +14,7 @@ use super::{
     RunInfo, RunStart, StoredFinding,
 };
 use crate::findings::{Finding, count_errors};
-use crate::model::{FileIdentity, Outcome, PostingRecord};
+use crate::model::{self, FileIdentity, Outcome, PostingRecord};
 use chrono::Utc;
 
 impl Ledger {
@@ -93,12 +95,14 @@ impl Ledger {
 
     async fn claim(&mut self, start: &RunStart) -> Result<OpenRun> {
         let started = ts(&start.started_at);
-        let (tenant, file_id) = (start.tenant.as_str(), start.file.file_id.as_str());
+        let tenant = start.tenant.as_str();
+        let file = self.known_spelling(tenant, &start.file).await?;
+        let file_id = file.file_id.as_str();
         let a = args![
             tenant,
             file_id,
             "",
-            start.file.format,
+            file.format,
             start.source_name.as_str(),
             started.as_str()
         ];
@@ -108,7 +112,7 @@ impl Ledger {
             .await
             .during("recording the run")?
             .int(0)?;
-        let a = args![tenant, file_id, start.file.format, run_id, started.as_str()];
+        let a = args![tenant, file_id, file.format, run_id, started.as_str()];
         let claimed = self
             .store
             .query_opt(sql::CLAIM_FILE, &a)
@@ -126,14 +130,81 @@ impl Ledger {
                 )
             }
         };
+        // A file identity seen before posts nothing new (its keys decide); a new NACHA one
+        // is checked for re-sent entries when its origin has other files here.
+        let resend_window_days = match (prior_run_id, start.resend_window_days) {
+            (None, Some(days)) if file.format == "nacha" && !file.origin.is_empty() => {
+                let others = self
+                    .store
+                    .query(sql::OTHER_NACHA_FILES, &args![tenant, file_id])
+                    .await
+                    .during("reading the origin's other files")?;
+                let mut same_origin = false;
+                for r in &others {
+                    if model::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str())
+                    {
+                        same_origin = true;
+                        break;
+                    }
+                }
+                same_origin.then_some(days)
+            }
+            _ => None,
+        };
+        let legacy_below = match self
+            .store
+            .query_opt(sql::ISO_V1_KEYS_BELOW, &[])
+            .await
+            .during("reading the keying rules")?
+        {
+            Some(r) => Some(r.int(0)?),
+            None => None,
+        };
         Ok(OpenRun {
             run_id,
             tenant: start.tenant.clone(),
-            file: start.file.clone(),
+            file,
             prior_run_id,
             started_at: start.started_at,
             counts: Counts::default(),
+            resend_window_days,
+            legacy_below,
         })
+    }
+
+    /// The spelling under which this ledger knows the file: its own `file_id` when that is
+    /// claimed or no alias is, else the first alias already claimed (a file ingested
+    /// before its identity's spelling was normalised, `FileIdentity::aliases`), so its
+    /// keys are the ones its records were posted under.
+    async fn known_spelling(&mut self, tenant: &str, file: &FileIdentity) -> Result<FileIdentity> {
+        if file.aliases.is_empty() {
+            return Ok(file.clone());
+        }
+        let own = args![tenant, file.file_id.as_str()];
+        if self
+            .store
+            .query_opt(sql::FILE_CLAIMED_BY, &own)
+            .await?
+            .is_some()
+        {
+            return Ok(file.clone());
+        }
+        for alias in &file.aliases {
+            if self
+                .store
+                .query_opt(sql::FILE_CLAIMED_BY, &args![tenant, alias.as_str()])
+                .await?
+                .is_some()
+            {
+                tracing::info!(file_id = %file.file_id, known_as = %alias, "file known under an earlier spelling");
+                return Ok(FileIdentity {
+                    file_id: alias.clone(),
+                    aliases: Vec::new(),
+                    ..file.clone()
+                });
+            }
+        }
+        Ok(file.clone())
     }
 
     /// Inserts what is new, classifies and journals the rest. Returns each record's
@@ -145,27 +216,57 @@ impl Ledger {
     ) -> Result<Vec<Outcome>> {
         let mut outcomes = Vec::with_capacity(records.len());
         for chunk in records.chunks(self.store.chunk_rows()) {
-            // 1. Insert what is new; the unique indexes decide. A file identity seen before
+            // 1. What must not insert although its key is new: an entry re-sent in another
+            //    file of the same origin (held), a record posted under the earlier keying
+            //    rule (classified against that posting).
+            let resent = match run.resend_window_days {
+                Some(days) => self
+                    .resent(run, chunk, days)
+                    .await
+                    .during("looking for re-sent entries")?,
+                None => Held::new(),
+            };
+            let mut legacy = match run.legacy_below {
+                Some(below) => self
+                    .legacy_originals(&run.tenant, chunk, below)
+                    .await
+                    .during("reading the originals of the earlier keying rule")?,
+                None => Originals::new(),
+            };
+            let held_back = |r: &PostingRecord| {
+                resent.contains_key(&r.record_no) || legacy_of(&legacy, r).is_some()
+            };
+            // 2. Insert what is new; the unique indexes decide. A file identity seen before
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
             let inserted = match run.prior_run_id {
-                None => self
-                    .store
-                    .insert_postings(run, chunk)
-                    .await
-                    .during("inserting postings")?,
+                None => {
+                    let new: Vec<&PostingRecord> = chunk.iter().filter(|r| !held_back(r)).collect();
+                    self.store
+                        .insert_postings(run, &new)
+                        .await
+                        .during("inserting postings")?
+                }
                 Some(_) => Vec::new(),
             };
             let rest: Vec<&PostingRecord> = chunk
                 .iter()
                 .filter(|r| inserted.binary_search(&r.record_no).is_err())
                 .collect();
-            // 2. Classify the rest against what the index kept.
-            let originals = self
+            // 3. Classify the rest against what the index kept.
+            let mut originals = self
                 .originals(&run.tenant, &rest)
                 .await
                 .during("reading the originals")?;
-            // 3. Journal every record that did not post.
-            let journal = classify(run, &rest, &originals);
+            self.fill_details(&rest, &mut legacy, &mut originals)
+                .await
+                .during("reading the originals")?;
+            // 4. Journal every record that did not post.
+            let seen = Seen {
+                originals: &originals,
+                resent: &resent,
+                legacy: &legacy,
+            };
+            let journal = classify(run, &rest, &seen);
             let rows: Vec<[Arg; 15]> = journal.iter().map(|j| sql::journal_args(run, j)).collect();
             self.store
                 .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
@@ -177,23 +278,105 @@ impl Ledger {
         Ok(outcomes)
     }
 
-    /// The originals `rest` collided with; only conflicts need the originals' stored
-    /// fields (to name what differs), so a re-upload of duplicates reads no detail at all.
+    /// The chunk's entries equal to an entry another file of the same origin posted
+    /// (`model::resent_match`), each with that posting: one lookup by trace number.
+    async fn resent(&mut self, run: &OpenRun, chunk: &[PostingRecord], days: u32) -> Result<Held> {
+        let traces: Vec<&str> = chunk
+            .iter()
+            .filter(|r| r.operation == model::OPERATION_ACH_ENTRY)
+            .filter_map(|r| r.trace_number.as_deref())
+            .collect();
+        let mut held = Held::new();
+        if traces.is_empty() {
+            return Ok(held);
+        }
+        let candidates = self
+            .store
+            .by_trace(&run.tenant, model::OPERATION_ACH_ENTRY, &traces)
+            .await?;
+        for r in chunk {
+            let Some(trace) = r.trace_number.as_deref() else {
+                continue;
+            };
+            let found = candidates.iter().find(|c| {
+                c.trace_number == trace
+                    && c.file_id != run.file.file_id
+                    && model::nacha_origin_of(&c.file_id).as_deref()
+                        == Some(run.file.origin.as_str())
+                    && model::resent_match(r, &c.original.detail, c.effective_date, days)
+            });
+            if let Some(c) = found {
+                let reason = format!(
+                    "re-sent: equals record {} of file {} (run {}): same trace number, transaction code, \
+                     RDFI routing and account and amount, effective date within {days} days; not posted \
+                     (--accept-resent posts it)",
+                    c.record_no, c.file_id, c.original.run_id
+                );
+                held.insert(r.record_no, (c.original.clone(), reason));
+            }
+        }
+        Ok(held)
+    }
+
+    /// The postings made under the earlier keying rule that the chunk's records match by
+    /// their legacy key, keyed by that legacy key.
+    async fn legacy_originals(
+        &mut self,
+        tenant: &str,
+        chunk: &[PostingRecord],
+        below: i64,
+    ) -> Result<Originals> {
+        let keys: Vec<(&str, &str)> = chunk
+            .iter()
+            .filter_map(|r| {
+                r.legacy
+                    .as_ref()
+                    .map(|l| (r.operation, l.posting_key.as_str()))
+            })
+            .collect();
+        if keys.is_empty() {
+            return Ok(Originals::new());
+        }
+        let mut found = self.store.originals(tenant, &keys).await?;
+        found.retain(|_, o| o.posting_id < below);
+        Ok(found)
+    }
+
+    /// The originals `rest` collided with (fields not yet read: [`Self::fill_details`]).
     async fn originals(&mut self, tenant: &str, rest: &[&PostingRecord]) -> Result<Originals> {
         if rest.is_empty() {
             return Ok(Originals::new());
         }
-        let mut originals = self.store.originals(tenant, rest).await?;
-        let conflicting = conflicting_ids(rest, &originals);
-        if !conflicting.is_empty() {
-            let mut details = self.store.details(&conflicting).await?;
-            for o in originals.values_mut() {
-                if let Some(d) = details.remove(&o.posting_id) {
-                    o.detail = d;
-                }
+        let keys: Vec<(&str, &str)> = rest
+            .iter()
+            .map(|r| (r.operation, r.posting_key.as_str()))
+            .collect();
+        self.store.originals(tenant, &keys).await
+    }
+
+    /// Only conflicts need their original's stored fields (to name what differs), so a
+    /// re-upload of duplicates reads no detail at all.
+    async fn fill_details(
+        &mut self,
+        rest: &[&PostingRecord],
+        legacy: &mut Originals,
+        originals: &mut Originals,
+    ) -> Result<()> {
+        let mut conflicting = conflicting_ids(rest, originals);
+        conflicting.extend(rest.iter().filter_map(|r| {
+            let (l, o) = (r.legacy.as_ref()?, legacy_of(legacy, r)?);
+            (o.fingerprint != l.fingerprint).then_some(o.posting_id)
+        }));
+        if conflicting.is_empty() {
+            return Ok(());
+        }
+        let details = self.store.details(&conflicting).await?;
+        for o in originals.values_mut().chain(legacy.values_mut()) {
+            if let Some(d) = details.get(&o.posting_id) {
+                o.detail = d.clone();
             }
         }
-        Ok(originals)
+        Ok(())
     }
 
     /// Writes the completion mark and commits; returns the run as stored.
@@ -283,10 +466,7 @@ impl Ledger {
             _ => "nacha",
         };
         Ok(Some(ExactUpload {
-            file: FileIdentity {
-                format,
-                file_id: r.text(0)?,
-            },
+            file: FileIdentity::stored(format, r.text(0)?),
             first_run_id: r.int(2)?,
         }))
     }

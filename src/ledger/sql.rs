@@ -24,6 +24,15 @@ pub(crate) const CLAIM_FILE: &str = "INSERT INTO files (tenant, file_id, format,
 pub(crate) const FILE_CLAIMED_BY: &str =
     "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2";
 
+/// The tenant's other NACHA file identities (their origins are compared by
+/// `model::nacha_origin_of`). Binds: tenant, file_id.
+pub(crate) const OTHER_NACHA_FILES: &str =
+    "SELECT file_id FROM files WHERE tenant = $1 AND format = 'nacha' AND file_id <> $2";
+
+/// Where the earlier ISO 20022 keying rule ends (migrations/*/0004_key_rules.sql).
+pub(crate) const ISO_V1_KEYS_BELOW: &str =
+    "SELECT value FROM ledger_meta WHERE name = 'iso_v1_keys_below'";
+
 /// The completion mark. Binds: finished_at, sha256, records, posted, duplicates,
 /// conflicts, held, posted_amount_minor, warnings, run_id.
 pub(crate) const COMPLETE_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, sha256 = $2, records = $3, \

@@ -18,7 +18,7 @@
 //! (or waits for the busy timeout). The CLI runs the ledger on its own runtime thread,
 //! with parsing on another thread, so nothing else waits on it.
 
-use super::classify::{Original, Originals};
+use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result};
 use crate::model::PostingRecord;
@@ -217,7 +217,7 @@ impl SqliteStore {
     pub async fn insert_postings(
         &mut self,
         run: &OpenRun,
-        chunk: &[PostingRecord],
+        chunk: &[&PostingRecord],
     ) -> Result<Vec<u64>> {
         let posted_at = super::classify::ts(&run.started_at);
         let mut insert = self
@@ -262,7 +262,7 @@ impl SqliteStore {
     }
 
     /// One index probe per distinct key.
-    pub async fn originals(&mut self, tenant: &str, rest: &[&PostingRecord]) -> Result<Originals> {
+    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
         let mut find = self
             .conn
             .prepare_cached(
@@ -271,23 +271,20 @@ impl SqliteStore {
             )
             .ctx("preparing the originals' lookup")?;
         let mut originals = Originals::new();
-        for r in rest {
-            let key = (r.operation.to_string(), r.posting_key.clone());
+        for &(operation, posting_key) in keys {
+            let key = (operation.to_string(), posting_key.to_string());
             if originals.contains_key(&key) {
                 continue;
             }
             let found = find
-                .query_row(
-                    rusqlite::params![tenant, r.operation, r.posting_key],
-                    |row| {
-                        Ok(Original {
-                            posting_id: row.get(0)?,
-                            run_id: row.get(1)?,
-                            fingerprint: row.get(2)?,
-                            detail: String::new(),
-                        })
-                    },
-                )
+                .query_row(rusqlite::params![tenant, operation, posting_key], |row| {
+                    Ok(Original {
+                        posting_id: row.get(0)?,
+                        run_id: row.get(1)?,
+                        fingerprint: row.get(2)?,
+                        detail: String::new(),
+                    })
+                })
                 .optional()
                 .ctx("reading the originals")?;
             if let Some(o) = found {
@@ -295,6 +292,50 @@ impl SqliteStore {
             }
         }
         Ok(originals)
+    }
+
+    /// One probe of the trace index per distinct trace number.
+    pub async fn by_trace(
+        &mut self,
+        tenant: &str,
+        operation: &str,
+        traces: &[&str],
+    ) -> Result<Vec<TraceCandidate>> {
+        let mut find = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
+                 WHERE tenant = ?1 AND trace_number = ?2 AND operation = ?3"
+            ))
+            .ctx("preparing the lookup by trace number")?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for &trace in traces {
+            if !seen.insert(trace) {
+                continue;
+            }
+            let rows = find
+                .query_map(rusqlite::params![tenant, trace, operation], |row| {
+                    let date: Option<String> = row.get(7)?;
+                    Ok(TraceCandidate {
+                        original: Original {
+                            posting_id: row.get(0)?,
+                            run_id: row.get(1)?,
+                            fingerprint: row.get(2)?,
+                            detail: row.get(3)?,
+                        },
+                        trace_number: row.get(4)?,
+                        file_id: row.get(5)?,
+                        record_no: row.get(6)?,
+                        effective_date: date.and_then(|d| d.parse().ok()),
+                    })
+                })
+                .ctx("reading postings by trace number")?;
+            for r in rows {
+                out.push(r.ctx("reading postings by trace number")?);
+            }
+        }
+        Ok(out)
     }
 
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {

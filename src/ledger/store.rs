@@ -6,7 +6,7 @@
 //! Statements are written once with PostgreSQL's `$1, $2 …` placeholders; the SQLite
 //! store rewrites them to SQLite's numbered `?1, ?2 …` (same numbers, same binds).
 
-use super::classify::Originals;
+use super::classify::{Originals, TraceCandidate};
 use super::{OpenRun, ReportRow, Result, postgres::PgStore, sqlite::SqliteStore};
 use crate::model::PostingRecord;
 use std::collections::HashMap;
@@ -218,13 +218,23 @@ impl Store {
     pub async fn insert_postings(
         &mut self,
         run: &OpenRun,
-        chunk: &[PostingRecord],
+        chunk: &[&PostingRecord],
     ) -> Result<Vec<u64>> {
         delegate!(self, s => s.insert_postings(run, chunk).await)
     }
-    /// The postings the records of `rest` collided with, by (operation, key).
-    pub async fn originals(&mut self, tenant: &str, rest: &[&PostingRecord]) -> Result<Originals> {
-        delegate!(self, s => s.originals(tenant, rest).await)
+    /// The postings under these `(operation, key)`s, by (operation, key); their detail is
+    /// not read.
+    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+        delegate!(self, s => s.originals(tenant, keys).await)
+    }
+    /// The postings of `operation` with one of these trace numbers, detail included.
+    pub async fn by_trace(
+        &mut self,
+        tenant: &str,
+        operation: &str,
+        traces: &[&str],
+    ) -> Result<Vec<TraceCandidate>> {
+        delegate!(self, s => s.by_trace(tenant, operation, traces).await)
     }
     /// The stored detail of each posting in `ids`.
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
