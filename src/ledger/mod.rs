@@ -134,6 +134,8 @@ pub struct OpenRun {
     /// (migrations/*/0004_key_rules.sql): records are also looked up by their
     /// [`crate::model::LegacyKey`] among them. `None`: no such posting exists.
     pub legacy_below: Option<i64>,
+    /// Records held so far as re-sent entries.
+    pub resent_held: u64,
 }
 
 /// Per-outcome counts of a run.

@@ -169,6 +169,7 @@ impl Ledger {
             counts: Counts::default(),
             resend_window_days,
             legacy_below,
+            resent_held: 0,
         })
     }
 
@@ -271,6 +272,7 @@ impl Ledger {
             self.store
                 .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
                 .await?;
+            run.resent_held += resent.len() as u64;
             let journaled: Vec<(u64, Outcome)> =
                 journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
             tally(run, chunk, &journaled, &mut outcomes);
@@ -412,16 +414,26 @@ impl Ledger {
             .execute(sql::COMPLETE_RUN, &a)
             .await
             .during("writing the completion mark")?;
-        let a = args![
-            sha,
-            run.tenant.as_str(),
-            run.file.file_id.as_str(),
-            run.run_id
-        ];
-        self.store
-            .execute(sql::COMPLETE_CLAIM, &a)
-            .await
-            .during("completing the file claim")?;
+        // A new identity whose every record was held as re-sent posted nothing under it:
+        // it does not keep the identity, so the same file, sent again with
+        // `--accept-resent` once an operator has decided, is read afresh (and held again
+        // without it). A file that posted anything keeps its claim, as always.
+        let (tenant, file_id) = (run.tenant.as_str(), run.file.file_id.as_str());
+        let all_resent =
+            run.prior_run_id.is_none() && c.posted == 0 && c.held > 0 && c.held == run.resent_held;
+        let claim = if all_resent {
+            self.store
+                .execute(sql::RELEASE_CLAIM, &args![tenant, file_id, run.run_id])
+                .await
+        } else {
+            self.store
+                .execute(
+                    sql::COMPLETE_CLAIM,
+                    &args![sha, tenant, file_id, run.run_id],
+                )
+                .await
+        };
+        claim.during("completing the file claim")?;
         self.insert_findings(run.run_id, &finish.findings).await
     }
 

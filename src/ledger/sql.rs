@@ -44,6 +44,11 @@ pub(crate) const COMPLETE_RUN: &str = "UPDATE runs SET status = 'completed', fin
 pub(crate) const COMPLETE_CLAIM: &str =
     "UPDATE files SET sha256 = $1 WHERE tenant = $2 AND file_id = $3 AND first_run_id = $4";
 
+/// The claim of a run that posted nothing under a new identity (all its records held as
+/// re-sent), given up at its completion. Binds: tenant, file_id, run_id.
+pub(crate) const RELEASE_CLAIM: &str =
+    "DELETE FROM files WHERE tenant = $1 AND file_id = $2 AND first_run_id = $3";
+
 /// A run that replayed an exact re-upload: every record a duplicate. Binds:
 /// finished_at, records, run_id.
 pub(crate) const COMPLETE_REPLAY: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \

@@ -1,0 +1,189 @@
+//! One identity per NACHA file, and a file re-sent under another identity held rather than
+//! posted twice (issue #11), through the binary on both backends.
+//!
+//! Every variant is written here from `samples/ppd-payroll-credits.ach` by changing
+//! header columns: the immediate destination (columns 4-13), the file creation time
+//! (30-33), the file ID modifier (34) and the batch's effective entry date (70-75).
+
+mod common;
+
+use common::{TestDb, read_csv, samples};
+use std::path::PathBuf;
+
+on_both_backends!(
+    a_routing_number_padded_with_a_zero_or_a_blank_is_one_file,
+    a_file_regenerated_under_a_new_identity_is_held_naming_each_original,
+    accept_resent_posts_a_regenerated_file_knowingly,
+    the_window_is_counted_in_days_of_effective_date,
+    another_origin_or_another_amount_is_another_payment,
+);
+
+const PAYROLL_ID: &str = "nacha:231380104:1210428821:261129:0900:A";
+const REGENERATED_ID: &str = "nacha:231380104:1210428821:261129:0915:B";
+
+/// The sample with `edits` applied: `(line index, first column (1-based), new text)`.
+fn variant(db: &TestDb, name: &str, edits: &[(usize, usize, &str)]) -> PathBuf {
+    let text = std::fs::read_to_string(samples().join("ppd-payroll-credits.ach")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for &(line, col, new) in edits {
+        lines[line].replace_range(col - 1..col - 1 + new.len(), new);
+    }
+    let path = db.file(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The sample regenerated: creation time 09:15, modifier B; entries unchanged.
+fn regenerated(db: &TestDb) -> PathBuf {
+    variant(db, "regenerated.ach", &[(0, 30, "0915B")])
+}
+
+fn ingest(db: &TestDb, path: &std::path::Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["ingest", "-q", "--json", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let r = db.cl(&args);
+    let v = serde_json::from_str(r.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {} / {}", r.stdout, r.stderr));
+    (r.code, v)
+}
+
+/// `(posted, duplicates, conflicts, held)`
+fn counts(v: &serde_json::Value) -> (i64, i64, i64, i64) {
+    let n = |k: &str| v[k].as_i64().unwrap_or(-1);
+    (n("posted"), n("duplicates"), n("conflicts"), n("held"))
+}
+
+fn a_routing_number_padded_with_a_zero_or_a_blank_is_one_file(db: TestDb) {
+    let sample = samples().join("ppd-payroll-credits.ach");
+    let (code, v) = ingest(&db, &sample, &[]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    assert_eq!(v["file_id"], PAYROLL_ID);
+    // ` 231380104` and `0231380104` are one routing number: the same file, all duplicates.
+    let zero = variant(&db, "zero-padded.ach", &[(0, 4, "0231380104")]);
+    let (code, v) = ingest(&db, &zero, &[]);
+    assert_eq!((code, counts(&v)), (0, (0, 4, 0, 0)));
+    assert_eq!(v["file_id"], PAYROLL_ID);
+    // Left-justified, blank after: the same again.
+    let left = variant(&db, "left.ach", &[(0, 4, "231380104 ")]);
+    let (code, v) = ingest(&db, &left, &[]);
+    assert_eq!((code, counts(&v)), (0, (0, 4, 0, 0)));
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+    assert_eq!(db.scalar("SELECT count(*) FROM files"), 1);
+}
+
+fn a_file_regenerated_under_a_new_identity_is_held_naming_each_original(db: TestDb) {
+    let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
+    assert_eq!(code, 0);
+    let file = regenerated(&db);
+    let report = db.file("held.csv");
+    let (code, v) = ingest(&db, &file, &["--report", report.to_str().unwrap()]);
+    assert_eq!(code, 1, "held records need attention");
+    assert_eq!(counts(&v), (0, 0, 0, 4));
+    assert_eq!(v["file_id"], REGENERATED_ID);
+    assert_eq!(v["status"], "needs_attention");
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings"),
+        4,
+        "nothing posted twice"
+    );
+    let rows = read_csv(&report);
+    let got: Vec<(String, String, String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["record_no"].clone(),
+                r["outcome"].clone(),
+                r["original_file_id"].clone(),
+                r["original_record_no"].clone(),
+                r["original_run_id"].clone(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String, String, String)> = (1..=4)
+        .map(|n| {
+            (
+                n.to_string(),
+                "held".to_string(),
+                PAYROLL_ID.to_string(),
+                n.to_string(),
+                "1".to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        rows[1]["reason"],
+        format!(
+            "re-sent: equals record 2 of file {PAYROLL_ID} (run 1): same trace number, transaction code, \
+             RDFI routing and account and amount, effective date within 10 days; not posted \
+             (--accept-resent posts it)"
+        )
+    );
+    // Sent again as it is: held again (its identity was not kept by a run that posted nothing).
+    let (code, v) = ingest(&db, &file, &[]);
+    assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+}
+
+fn accept_resent_posts_a_regenerated_file_knowingly(db: TestDb) {
+    let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
+    assert_eq!(code, 0);
+    let file = regenerated(&db);
+    let (code, v) = ingest(&db, &file, &[]);
+    assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
+    // The operator decides it is a second, real payroll run.
+    let (code, v) = ingest(&db, &file, &["--accept-resent"]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    assert_eq!(v["file_id"], REGENERATED_ID);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 8);
+    // And that identity is now a file like any other: again, all duplicates.
+    let (code, v) = ingest(&db, &file, &[]);
+    assert_eq!((code, counts(&v)), (0, (0, 4, 0, 0)));
+}
+
+fn the_window_is_counted_in_days_of_effective_date(db: TestDb) {
+    let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
+    assert_eq!(code, 0);
+    // Effective 2026-11-30 in the sample; 2026-12-10 is 10 days later: within the default.
+    let ten = variant(&db, "ten.ach", &[(0, 30, "0915B"), (1, 70, "261210")]);
+    let (code, v) = ingest(&db, &ten, &[]);
+    assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
+    // 2026-12-11, 11 days later: next month's payroll, posted.
+    let eleven = variant(&db, "eleven.ach", &[(0, 30, "0916C"), (1, 70, "261211")]);
+    let (code, v) = ingest(&db, &eleven, &["--resend-window-days", "10"]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    // A wider window holds it: 2026-12-12 against 2026-12-11 and 2026-11-30.
+    let twelve = variant(&db, "twelve.ach", &[(0, 30, "0917D"), (1, 70, "261212")]);
+    let (code, v) = ingest(&db, &twelve, &["--resend-window-days", "30"]);
+    assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 8);
+}
+
+fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
+    let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
+    assert_eq!(code, 0);
+    // Another immediate origin (columns 14-23): not the same sender, not a re-send.
+    let other_origin = variant(&db, "origin.ach", &[(0, 14, "9876543210"), (0, 34, "B")]);
+    let (code, v) = ingest(&db, &other_origin, &[]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    // Same origin, one amount changed (entry 2, with its batch and file totals): that entry
+    // is another payment and posts; the other three are held.
+    let amended = samples().join("ppd-payroll-credits-amended.ach");
+    let text = std::fs::read_to_string(&amended).unwrap();
+    let path = db.file("amended-regenerated.ach");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[0].replace_range(33..34, "C");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (code, v) = ingest(&db, &path, &[]);
+    assert_eq!((code, counts(&v)), (1, (1, 0, 0, 3)));
+    assert_eq!(
+        db.rows(
+            "SELECT j.record_no, j.outcome FROM journal j WHERE j.run_id = 3 ORDER BY j.record_no"
+        ),
+        vec![
+            vec!["1".to_string(), "held".to_string()],
+            vec!["3".to_string(), "held".to_string()],
+            vec!["4".to_string(), "held".to_string()],
+        ]
+    );
+}
