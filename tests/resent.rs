@@ -16,6 +16,7 @@ on_both_backends!(
     accept_resent_posts_a_regenerated_file_knowingly,
     the_window_is_counted_in_days_of_effective_date,
     another_origin_or_another_amount_is_another_payment,
+    two_regenerated_files_at_once_post_one_payroll,
 );
 
 const PAYROLL_ID: &str = "nacha:231380104:1210428821:261129:0900:A";
@@ -186,4 +187,43 @@ fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
             vec!["4".to_string(), "held".to_string()],
         ]
     );
+}
+
+/// Two variants of one payroll (two identities, one origin) ingested at the same moment by
+/// two processes: the origin's runs take turns, so one posts and the other is held.
+fn two_regenerated_files_at_once_post_one_payroll(db: TestDb) {
+    let a = variant(&db, "a.ach", &[(0, 30, "0915B")]);
+    let b = variant(&db, "b.ach", &[(0, 30, "0916C")]);
+    for round in 0..3 {
+        let spawn = |p: &PathBuf| {
+            std::process::Command::new(common::bin())
+                .args([
+                    "--db",
+                    &db.url,
+                    "--tenant",
+                    &format!("t{round}"),
+                    "ingest",
+                    "-q",
+                ])
+                .arg(p)
+                .output()
+                .unwrap()
+        };
+        let (ta, tb) = std::thread::scope(|s| {
+            let ta = s.spawn(|| spawn(&a));
+            let tb = s.spawn(|| spawn(&b));
+            (ta.join().unwrap(), tb.join().unwrap())
+        });
+        let mut codes = [ta.status.code(), tb.status.code()];
+        codes.sort();
+        assert_eq!(
+            codes,
+            [Some(0), Some(1)],
+            "round {round}: one posts, one is held"
+        );
+        let posted = db.scalar(&format!(
+            "SELECT count(*) FROM postings WHERE tenant = 't{round}'"
+        ));
+        assert_eq!(posted, 4, "round {round}");
+    }
 }

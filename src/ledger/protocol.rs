@@ -134,6 +134,14 @@ impl Ledger {
         // is checked for re-sent entries when its origin has other files here.
         let resend_window_days = match (prior_run_id, start.resend_window_days) {
             (None, Some(days)) if file.format == "nacha" && !file.origin.is_empty() => {
+                // Two files of one origin ingested at once by two workers would not see
+                // each other's entries: runs of one origin take turns (PostgreSQL; SQLite
+                // writers take turns anyway).
+                let lock = format!("clearledger:origin:{tenant}:{}", file.origin);
+                self.store
+                    .lock_name(&lock)
+                    .await
+                    .during("waiting for the origin's other runs")?;
                 let others = self
                     .store
                     .query(sql::OTHER_NACHA_FILES, &args![tenant, file_id])

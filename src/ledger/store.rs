@@ -174,6 +174,21 @@ impl Store {
             Store::Postgres(_) => super::postgres::ROWS_PER_STATEMENT,
         }
     }
+    /// Serialises, until the transaction ends, every transaction that takes the same
+    /// `name`: PostgreSQL's transaction-scoped advisory lock (bounded by `lock_timeout`).
+    /// SQLite serialises every write transaction already: nothing to do.
+    pub async fn lock_name(&mut self, name: &str) -> Result<()> {
+        match self {
+            Store::Sqlite(_) => Ok(()),
+            Store::Postgres(s) => s
+                .query(
+                    "SELECT 1 FROM pg_advisory_xact_lock(hashtextextended($1, 0))",
+                    &[Arg::Text(name)],
+                )
+                .await
+                .map(|_| ()),
+        }
+    }
     pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         delegate!(self, s => s.execute(sql, args).await)
     }
