@@ -6,6 +6,7 @@ mod common;
 use clearledger::findings::FindingCode;
 use clearledger::formats::iso20022::{self, IsoEvent};
 use common::{TestDb, read_csv, samples};
+use std::path::Path;
 
 on_both_backends!(
     keys_from_uetr_end_to_end_id_and_notprovided,
@@ -463,4 +464,117 @@ fn entities_and_character_references_come_out_as_their_text() {
     let detail: serde_json::Value = serde_json::from_str(&rows[0][0]).unwrap();
     assert_eq!(detail["debtor_name"], "A & B C");
     assert_eq!(rows[0][1], "party:A & B C");
+}
+
+/// Every ISO 20022 transaction of `file`: (record_no, posting record).
+fn postings_of(file: &std::path::Path) -> Vec<clearledger::model::PostingRecord> {
+    use clearledger::model::{iso_identity, iso_posting};
+    let mut id = None;
+    let mut out = Vec::new();
+    iso20022::read_file(std::fs::File::open(file).unwrap(), &mut |ev| match ev {
+        IsoEvent::Header(h) => id = Some(iso_identity(&h)),
+        IsoEvent::Transaction(t) => out.push(iso_posting(id.as_ref().unwrap(), &t)),
+    })
+    .unwrap();
+    out
+}
+
+fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/iso")
+}
+
+#[test]
+fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
+    // tests/golden/iso-v1-keys.tsv was written by the code at e363cd0 (before keys by leg)
+    // for every ISO sample, every fixture under tests/fixtures/iso and the corpus's
+    // pacs.008/pain.001 files: file, record_no, posting key, fingerprint.
+    let golden =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iso-v1-keys.tsv"))
+            .unwrap();
+    let corpus = std::env::var_os("CLEARLEDGER_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
+        .join("iso20022");
+    let mut checked = 0;
+    let mut seen_files = std::collections::BTreeSet::new();
+    for line in golden.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [name, no, key, fp] = cols[..] else { panic!("{line}") };
+        let path = [
+            samples().join(name),
+            fixtures().join(name),
+            corpus.join("pacs008").join(name),
+            corpus.join("pain001").join(name),
+        ]
+        .into_iter()
+        .find(|p| p.is_file());
+        let Some(path) = path else { continue };
+        seen_files.insert(name.to_string());
+        let records = postings_of(&path);
+        let r = records
+            .iter()
+            .find(|r| r.record_no.to_string() == no)
+            .unwrap_or_else(|| panic!("{name}: no record {no}"));
+        let legacy = r.legacy.as_ref().expect("an ISO record has a legacy key");
+        assert_eq!((legacy.posting_key.as_str(), legacy.fingerprint.as_str()), (key, fp), "{name} #{no}");
+        checked += 1;
+    }
+    // The samples and fixtures are always there (the corpus may not be).
+    assert!(checked >= 26, "{checked}");
+    for dir in [samples(), fixtures()] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if name.ends_with(".xml") && !postings_of(&p).is_empty() && !name.starts_with("latin1") && !name.starts_with("rtp-") {
+                assert!(seen_files.contains(&name), "{name} is missing from the golden keys");
+            }
+        }
+    }
+    // Literals, one of each kind, as e363cd0 computed them.
+    let legacy = |dir: std::path::PathBuf, name: &str, no: usize| {
+        let l = postings_of(&dir.join(name))[no - 1].legacy.clone().unwrap();
+        (l.posting_key, l.fingerprint)
+    };
+    assert_eq!(
+        legacy(samples(), "pacs008-credit-transfers.xml", 1),
+        (
+            "uetr:eb6305c9-1f7f-49de-aed0-16487c27b42d".to_string(),
+            "d22daf8c31e94390c9c9377671564d91593e679cca0d2aa0d8cb20ca4e0317f3".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(samples(), "pain001-initiation.xml", 1),
+        (
+            "e2e:COBADEFFXXX/DE89370400440532013000:SAL-2026-11-0001".to_string(),
+            "d7a78e4e8c9818efd846e3e955c407e35867c4a47bb2ee14a874087dc304cad7".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(samples(), "pacs004-return.xml", 1),
+        (
+            "uetr:eb6305c9-1f7f-49de-aed0-16487c27b42d:return".to_string(),
+            "b6162aacdb7829ffd717e760eac8c027ccbdc240a9fbc55ca1bc59730caaac74".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "chain-return.xml", 1),
+        (
+            "uetr:3f1a9c2e-7b4d-4e8a-9c1f-2d5e6a7b8c9d:return".to_string(),
+            "d81f8baa83eed3e9230ad55fc0bf8b4911deaa5f09717c06d1867c4f146ec99e".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "aba-notprovided.xml", 1),
+        (
+            "iso:pacs.008::NWTR-20261130-0003:1".to_string(),
+            "7f11648848a6e25e0b7665fa1eff1d42ff33d4808e13a76783d194f9f292ed49".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "aba-return-e2e-only.xml", 1),
+        (
+            "e2e:/5647772655:ORD-5521:return".to_string(),
+            "5bc38228bd462f42673824d71eab2dac1d977b3beab7cf5b152e5c37053c977a".to_string()
+        )
+    );
 }
