@@ -39,14 +39,17 @@ fn outcomes(rows: &[std::collections::HashMap<String, String>]) -> Vec<String> {
 }
 
 const U1: &str = "eb6305c9-1f7f-49de-aed0-16487c27b42d";
+/// The leg of the samples' pacs.008 (and, reversed, of their return).
+const LEG1: &str = "COBADEFFXXX>INGBNL2AXXX";
 
 fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     let (_, first) = ingest(&db, "pacs008-credit-transfers.xml");
     assert_eq!(outcomes(&first), ["posted", "posted", "posted"]);
-    assert_eq!(first[0]["posting_key"], format!("uetr:{U1}"));
+    // Keyed by leg: the group header's instructing and instructed agent.
+    assert_eq!(first[0]["posting_key"], format!("uetr:{U1}:{LEG1}"));
     assert_eq!(
         first[1]["posting_key"],
-        "e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001"
+        format!("e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001:{LEG1}")
     );
     assert_eq!(
         first[2]["posting_key"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001:3",
@@ -84,7 +87,7 @@ fn a_return_posts_once_and_links_to_its_payment(db: TestDb) {
     ingest(&db, "pacs008-credit-transfers.xml");
     let (_, r1) = ingest(&db, "pacs004-return.xml");
     assert_eq!(outcomes(&r1), ["posted"]);
-    assert_eq!(r1[0]["posting_key"], format!("uetr:{U1}:return"));
+    assert_eq!(r1[0]["posting_key"], format!("uetr:{U1}:{LEG1}:return"));
     // The return moves the money back: the original creditor is debited.
     assert_eq!(r1[0]["debit_account"], "acct:NL91ABNA0417164300");
     assert_eq!(r1[0]["credit_account"], "acct:DE89370400440532013000");
