@@ -8,6 +8,7 @@
 //! depth and event size are bounded (see `reader`).
 
 pub mod generate;
+mod decode;
 mod reader;
 mod validate;
 
