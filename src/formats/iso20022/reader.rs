@@ -747,4 +747,64 @@ mod tests {
             }
         }
     }
+
+    fn utf16le(text: &str) -> Vec<u8> {
+        let mut b = vec![0xFF, 0xFE];
+        b.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        b
+    }
+
+    #[test]
+    fn the_limits_hold_on_decoded_text() {
+        // A text node over the event limit, in UTF-16 and in ISO-8859-1: a size limit.
+        let big = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-16\"?><Document xmlns=\"{PACS}\"><a>{}</a></Document>",
+            "x".repeat(4 * EVENT_BYTES_MAX as usize)
+        );
+        let (_, fatal) = walk_leaves(&utf16le(&big), 1 << 16);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::SizeLimit));
+        let latin1 = big.replace("UTF-16", "ISO-8859-1");
+        let (_, fatal) = walk_leaves(latin1.as_bytes(), 1 << 16);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::SizeLimit));
+        // Nesting past the depth limit, in UTF-16: a depth limit.
+        let deep = format!(
+            "<Document xmlns=\"{PACS}\">{}{}</Document>",
+            "<a>".repeat(DEPTH_MAX + 1),
+            "</a>".repeat(DEPTH_MAX + 1)
+        );
+        let (_, fatal) = walk_leaves(&utf16le(&deep), 7);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::DepthLimit));
+    }
+
+    #[test]
+    fn decoded_and_enveloped_documents_read_alike_whatever_the_read_sizes() {
+        let plain = doc("J\u{fc}rgen &amp; Co", "EUR");
+        let want = walk_leaves(plain.as_bytes(), 1 << 16);
+        assert!(want.1.is_none());
+        let values = |l: &[(String, String, Pos)]| {
+            l.iter().map(|(p, v, _)| (p.clone(), v.clone())).collect::<Vec<_>>()
+        };
+        let latin1: Vec<u8> = plain
+            .trim_start_matches('\u{FEFF}')
+            .replace("<?xml version=\"1.0\"?>", "<?xml version=\"1.0\" encoding=\"latin1\"?>")
+            .chars()
+            .map(|c| c as u8)
+            .collect();
+        let utf16 = utf16le(plain.trim_start_matches('\u{FEFF}'));
+        let rtp = plain
+            .replace(
+                &format!("<Document xmlns=\"{PACS}\">"),
+                &format!("<Message xmlns=\"urn:tch\" xmlns:ct=\"{PACS}\"><AppHdr><MsgDefIdr>pacs.008.001.08</MsgDefIdr></AppHdr><CreditTransfer>"),
+            )
+            .replace("</Document>", "</CreditTransfer></Message>")
+            .replace("<FIToFICstmrCdtTrf>", "<ct:FIToFICstmrCdtTrf>")
+            .replace("</FIToFICstmrCdtTrf>", "</ct:FIToFICstmrCdtTrf>");
+        for input in [latin1, utf16, rtp.into_bytes()] {
+            for chunk in [1, 2, 3, 7, 64, 1 << 16] {
+                let (leaves, fatal) = walk_leaves(&input, chunk);
+                assert!(fatal.is_none(), "{fatal:?}");
+                assert_eq!(values(&leaves), values(&want.0), "{chunk}-byte reads");
+            }
+        }
+    }
 }
