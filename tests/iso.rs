@@ -32,10 +32,7 @@ fn ingest_fixture(
     ingest_path(db, &fixtures().join(name))
 }
 
-fn ingest_path(
-    db: &TestDb,
-    path: &Path,
-) -> (i32, Vec<std::collections::HashMap<String, String>>) {
+fn ingest_path(db: &TestDb, path: &Path) -> (i32, Vec<std::collections::HashMap<String, String>>) {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let rep = db.file(&format!(
         "{name}.{}.csv",
@@ -511,9 +508,10 @@ fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
     // tests/golden/iso-v1-keys.tsv was written by the code at e363cd0 (before keys by leg)
     // for every ISO sample, every fixture under tests/fixtures/iso and the corpus's
     // pacs.008/pain.001 files: file, record_no, posting key, fingerprint.
-    let golden =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iso-v1-keys.tsv"))
-            .unwrap();
+    let golden = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iso-v1-keys.tsv"),
+    )
+    .unwrap();
     let corpus = std::env::var_os("CLEARLEDGER_CORPUS")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
@@ -522,7 +520,9 @@ fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
     let mut seen_files = std::collections::BTreeSet::new();
     for line in golden.lines() {
         let cols: Vec<&str> = line.split('\t').collect();
-        let [name, no, key, fp] = cols[..] else { panic!("{line}") };
+        let [name, no, key, fp] = cols[..] else {
+            panic!("{line}")
+        };
         let path = [
             samples().join(name),
             fixtures().join(name),
@@ -539,7 +539,11 @@ fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
             .find(|r| r.record_no.to_string() == no)
             .unwrap_or_else(|| panic!("{name}: no record {no}"));
         let legacy = r.legacy.as_ref().expect("an ISO record has a legacy key");
-        assert_eq!((legacy.posting_key.as_str(), legacy.fingerprint.as_str()), (key, fp), "{name} #{no}");
+        assert_eq!(
+            (legacy.posting_key.as_str(), legacy.fingerprint.as_str()),
+            (key, fp),
+            "{name} #{no}"
+        );
         checked += 1;
     }
     // The samples and fixtures are always there (the corpus may not be).
@@ -548,8 +552,15 @@ fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if name.ends_with(".xml") && !postings_of(&p).is_empty() && !name.starts_with("latin1") && !name.starts_with("rtp-") {
-                assert!(seen_files.contains(&name), "{name} is missing from the golden keys");
+            if name.ends_with(".xml")
+                && !postings_of(&p).is_empty()
+                && !name.starts_with("latin1")
+                && !name.starts_with("rtp-")
+            {
+                assert!(
+                    seen_files.contains(&name),
+                    "{name} is missing from the golden keys"
+                );
             }
         }
     }
@@ -632,7 +643,11 @@ fn a_payment_chain_posts_once_per_leg_and_its_return_leg_once(db: TestDb) {
         ("chain-leg3.xml", "995000"),
     ] {
         let (code, rows) = ingest_fixture(&db, leg);
-        assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]), "{leg}");
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec!["posted".to_string()]),
+            "{leg}"
+        );
         assert_eq!(rows[0]["amount_minor"], amount);
         keys.push(rows[0]["posting_key"].clone());
     }
@@ -666,7 +681,10 @@ fn a_payment_chain_posts_once_per_leg_and_its_return_leg_once(db: TestDb) {
         ("pacs.008".to_string(), keys[2].clone()),
         ("pacs.004".to_string(), format!("{}:return", keys[2])),
     ];
-    assert_eq!(looked_up(&db, &["--uetr", &CHAIN.to_ascii_uppercase()]), all);
+    assert_eq!(
+        looked_up(&db, &["--uetr", &CHAIN.to_ascii_uppercase()]),
+        all
+    );
     assert_eq!(looked_up(&db, &["--uetr", CHAIN]), all);
 }
 
@@ -674,7 +692,10 @@ fn agents_by_clearing_member_id_scope_files_keys_and_accounts(db: TestDb) {
     // Every agent by ABA routing number (ClrSysMmbId with ClrSysId/Cd USABA), no BIC.
     let (code, rows) = ingest_fixture(&db, "aba-payment.xml");
     assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
-    assert_eq!(rows[0]["file_id"], "iso:pacs.008:USABA:021000021:NWTR-20261130-0001");
+    assert_eq!(
+        rows[0]["file_id"],
+        "iso:pacs.008:USABA:021000021:NWTR-20261130-0001"
+    );
     assert_eq!(
         rows[0]["posting_key"],
         "e2e:USABA:021000021/5647772655:ORD-5521:USABA:021000021>USABA:026009593"
@@ -721,8 +742,10 @@ fn a_return_with_rtr_chain_posts_between_the_real_parties(db: TestDb) {
     let start = text.find("        <Dbtr>").unwrap();
     let end = text.find("        <CdtrAgt>").unwrap();
     let bare = text[..start].to_string() + &text[end..];
-    let bare = bare
-        .replace("      <InstdAgt><FinInstnId><BICFI>IRVTUS3NXXX</BICFI></FinInstnId></InstdAgt>\n", "");
+    let bare = bare.replace(
+        "      <InstdAgt><FinInstnId><BICFI>IRVTUS3NXXX</BICFI></FinInstnId></InstdAgt>\n",
+        "",
+    );
     let path = db.file("return-without-debtor.xml");
     std::fs::write(&path, bare).unwrap();
     let out = db.cl(&["ingest", path.to_str().unwrap()]);
@@ -795,14 +818,22 @@ fn the_rtp_envelope_and_other_encodings_are_read(db: TestDb) {
     let text: String = latin1.iter().map(|&b| char::from(b)).collect();
     let text = text.replace("encoding=\"ISO-8859-1\"", "encoding=\"UTF-16\"");
     for (name, le) in [("utf16le.xml", true), ("utf16be.xml", false)] {
-        let mut bytes = if le { vec![0xFF, 0xFE] } else { vec![0xFE, 0xFF] };
+        let mut bytes = if le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
         for u in text.encode_utf16() {
             bytes.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
         }
         let path = db.file(name);
         std::fs::write(&path, bytes).unwrap();
         let (code, rows) = ingest_path(&db, &path);
-        assert_eq!((code, outcomes(&rows)), (0, vec!["duplicate".to_string()]), "{name}");
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec!["duplicate".to_string()]),
+            "{name}"
+        );
     }
     // An encoding not read: one finding naming it.
     let ebcdic = text.replace("encoding=\"UTF-16\"", "encoding=\"IBM037\"");
@@ -810,7 +841,11 @@ fn the_rtp_envelope_and_other_encodings_are_read(db: TestDb) {
     std::fs::write(&path, ebcdic).unwrap();
     let out = db.cl(&["ingest", path.to_str().unwrap()]);
     assert_eq!(out.code, 3, "{}", out.stderr);
-    let errors: Vec<&str> = out.stderr.lines().filter(|l| l.contains(": error [")).collect();
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": error ["))
+        .collect();
     assert_eq!(errors.len(), 1, "{}", out.stderr);
     assert!(
         errors[0].ends_with("error [unsupported_format] byte 0, /: expected XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252, found \"XML declaring encoding=\\\"IBM037\\\"\""),

@@ -443,7 +443,10 @@ impl Ledger {
                 "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
                 vec![
                     format!("uetr:{}", u.trim().to_ascii_lowercase()),
-                    format!("uetr:{}:%", sql::like_escape(&u.trim().to_ascii_lowercase())),
+                    format!(
+                        "uetr:{}:%",
+                        sql::like_escape(&u.trim().to_ascii_lowercase())
+                    ),
                 ],
             ),
             Lookup::EndToEndId(e) => (

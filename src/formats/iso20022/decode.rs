@@ -25,7 +25,8 @@ pub enum Encoding {
 }
 
 /// The encodings read, for a finding's `expected`.
-pub const READ: &str = "XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252";
+pub const READ: &str =
+    "XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252";
 
 /// The encoding of a document starting with `head`: its byte-order mark, else its XML
 /// declaration's `encoding`, else UTF-8. `Err` carries the declared name not read.
@@ -69,9 +70,8 @@ fn declared(text: &[u8]) -> Option<String> {
 /// windows-1252 bytes 0x80-0x9F (the five it leaves undefined map to the C1 controls, as
 /// WHATWG decoders do).
 const CP1252_HIGH: [char; 32] = [
-    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž',
-    '\u{8F}', '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}',
-    'ž', 'Ÿ',
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}',
+    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}', 'ž', 'Ÿ',
 ];
 
 /// Decodes `inner` (in `encoding`, not UTF-8) to UTF-8.
@@ -128,7 +128,8 @@ impl<R: BufRead> Decoder<R> {
                             0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],
                             _ => char::from(b),
                         };
-                        self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        self.out
+                            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
                     }
                 }
                 Encoding::Utf16Le | Encoding::Utf16Be => {
@@ -162,10 +163,14 @@ impl<R: BufRead> Decoder<R> {
                         let c = c.map_err(|e| {
                             io::Error::new(
                                 io::ErrorKind::InvalidData,
-                                format!("an unpaired UTF-16 surrogate {:#06X}", e.unpaired_surrogate()),
+                                format!(
+                                    "an unpaired UTF-16 surrogate {:#06X}",
+                                    e.unpaired_surrogate()
+                                ),
                             )
                         })?;
-                        self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        self.out
+                            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
                     }
                     let tail = self.carry.len() - keep;
                     self.carry.drain(..tail);
@@ -220,10 +225,22 @@ mod tests {
         assert_eq!(sniff(b"\xFF\xFE<\0"), Ok(Encoding::Utf16Le));
         assert_eq!(sniff(b"\xFE\xFF\0<"), Ok(Encoding::Utf16Be));
         assert_eq!(sniff(b"<Document/>"), Ok(Encoding::Utf8));
-        assert_eq!(sniff(b"\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>"), Ok(Encoding::Utf8));
-        assert_eq!(sniff(b"<?xml version='1.0' encoding = 'iso-8859-1' ?><a/>"), Ok(Encoding::Latin1));
-        assert_eq!(sniff(b"<?xml version=\"1.0\" encoding=\"windows-1252\"?>"), Ok(Encoding::Windows1252));
-        assert_eq!(sniff(b"<?xml version=\"1.0\" encoding=\"IBM037\"?>"), Err("IBM037".to_string()));
+        assert_eq!(
+            sniff(b"\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+            Ok(Encoding::Utf8)
+        );
+        assert_eq!(
+            sniff(b"<?xml version='1.0' encoding = 'iso-8859-1' ?><a/>"),
+            Ok(Encoding::Latin1)
+        );
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\" encoding=\"windows-1252\"?>"),
+            Ok(Encoding::Windows1252)
+        );
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\" encoding=\"IBM037\"?>"),
+            Err("IBM037".to_string())
+        );
         assert_eq!(sniff(b"<?xml version=\"1.0\"?>"), Ok(Encoding::Utf8));
     }
 
@@ -238,7 +255,10 @@ mod tests {
             be.extend_from_slice(&u.to_be_bytes());
         }
         for chunk in [1, 2, 3, 5, 64] {
-            assert_eq!(decode(&latin1, Encoding::Latin1, chunk), "<a>Jürgen Größe</a>");
+            assert_eq!(
+                decode(&latin1, Encoding::Latin1, chunk),
+                "<a>Jürgen Größe</a>"
+            );
             assert_eq!(decode(&le, Encoding::Utf16Le, chunk), text, "{chunk}");
             assert_eq!(decode(&be, Encoding::Utf16Be, chunk), text, "{chunk}");
         }

@@ -7,8 +7,8 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
-pub mod generate;
 mod decode;
+pub mod generate;
 mod reader;
 mod validate;
 
@@ -492,7 +492,12 @@ fn transaction(
     };
     tx.v1.sender = sender_of(kind, &group, b, pmtinf, bic_of);
     if kind != Kind::Pain001 {
-        let leg = |rel: &str| [agent_of(b, rel), agent_of(&group, rel)].into_iter().find(|a| !a.is_empty()).unwrap_or_default();
+        let leg = |rel: &str| {
+            [agent_of(b, rel), agent_of(&group, rel)]
+                .into_iter()
+                .find(|a| !a.is_empty())
+                .unwrap_or_default()
+        };
         tx.instructing_agent = leg("InstgAgt");
         tx.instructed_agent = leg("InstdAgt");
     }
@@ -721,8 +726,18 @@ fn return_parties(st: &mut State, tx: &mut IsoTx, b: &Block) {
     }
     let source = if chain { "RtrChain" } else { "OrgnlTxRef" };
     for (side, name, account, agent) in [
-        ("Dbtr", &tx.debtor_name, &tx.debtor_account, &tx.debtor_agent),
-        ("Cdtr", &tx.creditor_name, &tx.creditor_account, &tx.creditor_agent),
+        (
+            "Dbtr",
+            &tx.debtor_name,
+            &tx.debtor_account,
+            &tx.debtor_agent,
+        ),
+        (
+            "Cdtr",
+            &tx.creditor_name,
+            &tx.creditor_account,
+            &tx.creditor_agent,
+        ),
     ] {
         if name.is_empty() && account.is_empty() && agent.is_empty() {
             st.err(

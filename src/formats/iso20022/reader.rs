@@ -3,13 +3,13 @@
 //! information (pain.001) and each transaction — and hands each block over as a flat list
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
+use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, sniff};
 use crate::findings::{Finding, FindingCode, XmlPosition};
 use quick_xml::NsReader;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesRef, Event};
 use quick_xml::name::ResolveResult;
 use std::cell::Cell;
-use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, sniff};
 use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
@@ -282,10 +282,7 @@ fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Optio
 
 /// Walks `source`, calling `on` for each document, block and end. Stops at the first
 /// fatal problem, reported in the result.
-pub fn walk<R: BufRead>(
-    mut source: R,
-    on: &mut dyn FnMut(WalkEvent<'_>),
-) -> io::Result<WalkEnd> {
+pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
     // The encoding, from the byte-order mark or the declaration (within its first bytes).
     let mut head = Vec::with_capacity(256);
     while head.len() < HEAD_BYTES_MAX {
@@ -431,7 +428,11 @@ pub fn walk<R: BufRead>(
                 // (`CreditTransfer`, ...) holding the message itself, without a Document.
                 // The business element stands for the Document; the message's namespace
                 // says what it is (another kind than those read is refused by name).
-                if rtp_envelope && document_at.is_none() && stack.len() == 3 && parent_name != Some("AppHdr") {
+                if rtp_envelope
+                    && document_at.is_none()
+                    && stack.len() == 3
+                    && parent_name != Some("AppHdr")
+                {
                     document_at = Some(stack.len() - 2);
                     on(WalkEvent::Document {
                         namespace: namespace(),
@@ -782,11 +783,16 @@ mod tests {
         let want = walk_leaves(plain.as_bytes(), 1 << 16);
         assert!(want.1.is_none());
         let values = |l: &[(String, String, Pos)]| {
-            l.iter().map(|(p, v, _)| (p.clone(), v.clone())).collect::<Vec<_>>()
+            l.iter()
+                .map(|(p, v, _)| (p.clone(), v.clone()))
+                .collect::<Vec<_>>()
         };
         let latin1: Vec<u8> = plain
             .trim_start_matches('\u{FEFF}')
-            .replace("<?xml version=\"1.0\"?>", "<?xml version=\"1.0\" encoding=\"latin1\"?>")
+            .replace(
+                "<?xml version=\"1.0\"?>",
+                "<?xml version=\"1.0\" encoding=\"latin1\"?>",
+            )
             .chars()
             .map(|c| c as u8)
             .collect();
