@@ -260,8 +260,9 @@ impl Outcome {
 ///   `:return`. The original's leg is the return's reversed (a return travels back along
 ///   the leg it undoes: the return's instructed agent instructed the original), its
 ///   debtor, account and agent are the return's (`RtrChain`, else `OrgnlTxRef`), its UETR
-///   the OrgnlUETR, its EndToEndId the OrgnlEndToEndId. A return naming neither is
-///   `{file_id}:{record_no}`.
+///   the OrgnlUETR, its EndToEndId the OrgnlEndToEndId. A return naming neither (only an
+///   OrgnlTxId, which no payment key holds) is keyed by its own RtrId, scoped by its
+///   instructing agent: `rtr:{agent}:{RtrId}`; without those, `{file_id}:{record_no}`.
 ///
 /// The key and fingerprint under the rule before this one (e363cd0: `uetr:{UETR}`,
 /// BIC-only agents, tag `iso20022-tx-v1`) are kept in [`PostingRecord::legacy`].
@@ -348,7 +349,18 @@ pub fn iso_key(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> Str
     match payment_key(&ids) {
         Some(k) if tx.kind == Some(Kind::Pacs004) => format!("{k}:return"),
         Some(k) => k,
-        None => format!("{}:{}", file.file_id, tx.record_no),
+        None => {
+            // A return naming its original by OrgnlTxId alone: its own RtrId, scoped by the
+            // agent that assigned it, so the same return re-sent in another file is still
+            // one intent.
+            let assigner = first_of(&tx.instructing_agent, &tx.sender);
+            match provided(&tx.tx_id) {
+                Some(rtr) if tx.kind == Some(Kind::Pacs004) && !assigner.is_empty() => {
+                    format!("rtr:{assigner}:{rtr}")
+                }
+                _ => format!("{}:{}", file.file_id, tx.record_no),
+            }
+        }
     }
 }
 

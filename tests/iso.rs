@@ -778,6 +778,32 @@ fn a_return_with_only_its_end_to_end_id_links_to_its_payment(db: TestDb) {
     );
     let (_, again) = ingest_fixture(&db, "aba-return-e2e-only.xml");
     assert_eq!(outcomes(&again), ["duplicate"]);
+    // Naming its original by OrgnlTxId alone: keyed by its own RtrId and the agent that
+    // assigned it, so the same return in another message (another MsgId) is a duplicate.
+    let text = std::fs::read_to_string(fixtures().join("aba-return-e2e-only.xml")).unwrap();
+    let by_tx_id = text.replace(
+        "<OrgnlEndToEndId>ORD-5521</OrgnlEndToEndId>",
+        "<OrgnlTxId>ORD-5521-TX</OrgnlTxId>",
+    );
+    for (name, msg_id) in [
+        ("rtn-a.xml", "BOFA-RTN-20261201-4"),
+        ("rtn-b.xml", "BOFA-RTN-20261201-5"),
+    ] {
+        let path = db.file(name);
+        std::fs::write(&path, by_tx_id.replace("BOFA-RTN-20261201-3", msg_id)).unwrap();
+        let (code, rows) = ingest_path(&db, &path);
+        let want = if name == "rtn-a.xml" {
+            "posted"
+        } else {
+            "duplicate"
+        };
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec![want.to_string()]),
+            "{name}"
+        );
+        assert_eq!(rows[0]["posting_key"], "rtr:USABA:026009593:RTN-3-0001");
+    }
 }
 
 fn the_rtp_envelope_and_other_encodings_are_read(db: TestDb) {

@@ -842,3 +842,61 @@ fn document_end(st: &mut State) {
         st.push(f);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(leaves: &[(&str, &str)]) -> Block {
+        Block {
+            path: "/x".into(),
+            pos: Pos::default(),
+            leaves: leaves
+                .iter()
+                .map(|(p, v)| (p.to_string(), v.to_string(), Pos::default()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_agent_is_its_bic_else_its_clearing_member_id_else_its_other_id() {
+        for (leaves, agent) in [
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/BICFI", "COBADEFFXXX"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "10040000"),
+                ][..],
+                "COBADEFFXXX",
+            ),
+            (&[("DbtrAgt/FinInstnId/BIC", "COBADEFF")][..], "COBADEFF"),
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd", "USABA"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021"),
+                ][..],
+                "USABA:021000021",
+            ),
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Prtry", "FEDNOW"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021"),
+                ][..],
+                "FEDNOW:021000021",
+            ),
+            (
+                &[("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021")][..],
+                "021000021",
+            ),
+            (
+                &[("DbtrAgt/FinInstnId/Othr/Id", "payer-dfsp")][..],
+                "payer-dfsp",
+            ),
+            (&[("CdtrAgt/FinInstnId/BICFI", "INGBNL2AXXX")][..], ""),
+        ] {
+            assert_eq!(agent_of(&block(leaves), "DbtrAgt"), agent, "{leaves:?}");
+        }
+        // The rule before issue #11: the BIC or nothing.
+        let aba = block(&[("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021")]);
+        assert_eq!(bic_of(&aba, "DbtrAgt"), "");
+    }
+}
