@@ -162,7 +162,7 @@ fn every_corpus_statement_is_recognised() {
 }
 
 #[test]
-fn a_utf8_bom_before_xml_still_reads_and_utf16_is_refused() {
+fn a_utf8_bom_before_xml_still_reads_and_utf16_xml_with_a_bom_too() {
     let db = db();
     let xml = std::fs::read(common::samples().join("pacs008-credit-transfers.xml")).unwrap();
     let mut bom = b"\xEF\xBB\xBF".to_vec();
@@ -180,6 +180,17 @@ fn a_utf8_bom_before_xml_still_reads_and_utf16_is_refused() {
     utf16.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
     let path = db.file("utf16.xml");
     std::fs::write(&path, &utf16).unwrap();
+    let out = db.cl(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // Read, decoded: the same payments, so nothing new.
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 3);
+    // UTF-16 text that is not XML is still refused, saying what it is.
+    let mut text16 = vec![0xFF, 0xFE];
+    text16.extend("101 hello".encode_utf16().flat_map(u16::to_le_bytes));
+    let path = db.file("utf16.txt");
+    std::fs::write(&path, &text16).unwrap();
     let out = db.cl(&["check", path.to_str().unwrap()]);
     assert_eq!(out.code, 3);
     assert_eq!(

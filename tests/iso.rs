@@ -6,6 +6,7 @@ mod common;
 use clearledger::findings::FindingCode;
 use clearledger::formats::iso20022::{self, IsoEvent};
 use common::{TestDb, read_csv, samples};
+use std::path::Path;
 
 on_both_backends!(
     keys_from_uetr_end_to_end_id_and_notprovided,
@@ -13,9 +14,26 @@ on_both_backends!(
     a_changed_amount_under_the_same_uetr_is_a_conflict,
     within_file_duplicates_are_reported_as_such,
     an_invalid_message_is_rejected_with_its_element_path,
+    a_payment_chain_posts_once_per_leg_and_its_return_leg_once,
+    agents_by_clearing_member_id_scope_files_keys_and_accounts,
+    a_return_with_rtr_chain_posts_between_the_real_parties,
+    a_return_with_only_its_end_to_end_id_links_to_its_payment,
+    the_rtp_envelope_and_other_encodings_are_read,
 );
 
 fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String, String>>) {
+    ingest_path(db, &samples().join(name))
+}
+
+fn ingest_fixture(
+    db: &TestDb,
+    name: &str,
+) -> (i32, Vec<std::collections::HashMap<String, String>>) {
+    ingest_path(db, &fixtures().join(name))
+}
+
+fn ingest_path(db: &TestDb, path: &Path) -> (i32, Vec<std::collections::HashMap<String, String>>) {
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
     let rep = db.file(&format!(
         "{name}.{}.csv",
         std::time::SystemTime::now()
@@ -25,7 +43,7 @@ fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String
     ));
     let out = db.cl(&[
         "ingest",
-        samples().join(name).to_str().unwrap(),
+        path.to_str().unwrap(),
         "--report",
         rep.to_str().unwrap(),
     ]);
@@ -38,14 +56,17 @@ fn outcomes(rows: &[std::collections::HashMap<String, String>]) -> Vec<String> {
 }
 
 const U1: &str = "eb6305c9-1f7f-49de-aed0-16487c27b42d";
+/// The leg of the samples' pacs.008 (and, reversed, of their return).
+const LEG1: &str = "COBADEFFXXX>INGBNL2AXXX";
 
 fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     let (_, first) = ingest(&db, "pacs008-credit-transfers.xml");
     assert_eq!(outcomes(&first), ["posted", "posted", "posted"]);
-    assert_eq!(first[0]["posting_key"], format!("uetr:{U1}"));
+    // Keyed by leg: the group header's instructing and instructed agent.
+    assert_eq!(first[0]["posting_key"], format!("uetr:{U1}:{LEG1}"));
     assert_eq!(
         first[1]["posting_key"],
-        "e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001"
+        format!("e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001:{LEG1}")
     );
     assert_eq!(
         first[2]["posting_key"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001:3",
@@ -83,7 +104,7 @@ fn a_return_posts_once_and_links_to_its_payment(db: TestDb) {
     ingest(&db, "pacs008-credit-transfers.xml");
     let (_, r1) = ingest(&db, "pacs004-return.xml");
     assert_eq!(outcomes(&r1), ["posted"]);
-    assert_eq!(r1[0]["posting_key"], format!("uetr:{U1}:return"));
+    assert_eq!(r1[0]["posting_key"], format!("uetr:{U1}:{LEG1}:return"));
     // The return moves the money back: the original creditor is debited.
     assert_eq!(r1[0]["debit_account"], "acct:NL91ABNA0417164300");
     assert_eq!(r1[0]["credit_account"], "acct:DE89370400440532013000");
@@ -463,4 +484,398 @@ fn entities_and_character_references_come_out_as_their_text() {
     let detail: serde_json::Value = serde_json::from_str(&rows[0][0]).unwrap();
     assert_eq!(detail["debtor_name"], "A & B C");
     assert_eq!(rows[0][1], "party:A & B C");
+}
+
+/// Every ISO 20022 transaction of `file`: (record_no, posting record).
+fn postings_of(file: &std::path::Path) -> Vec<clearledger::model::PostingRecord> {
+    use clearledger::model::{iso_identity, iso_posting};
+    let mut id = None;
+    let mut out = Vec::new();
+    iso20022::read_file(std::fs::File::open(file).unwrap(), &mut |ev| match ev {
+        IsoEvent::Header(h) => id = Some(iso_identity(&h)),
+        IsoEvent::Transaction(t) => out.push(iso_posting(id.as_ref().unwrap(), &t)),
+    })
+    .unwrap();
+    out
+}
+
+fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/iso")
+}
+
+#[test]
+fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
+    // tests/golden/iso-v1-keys.tsv was written by the code at e363cd0 (before keys by leg)
+    // for every ISO sample, every fixture under tests/fixtures/iso and the corpus's
+    // pacs.008/pain.001 files: file, record_no, posting key, fingerprint.
+    let golden = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/iso-v1-keys.tsv"),
+    )
+    .unwrap();
+    let corpus = std::env::var_os("CLEARLEDGER_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
+        .join("iso20022");
+    let mut checked = 0;
+    let mut seen_files = std::collections::BTreeSet::new();
+    for line in golden.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [name, no, key, fp] = cols[..] else {
+            panic!("{line}")
+        };
+        let path = [
+            samples().join(name),
+            fixtures().join(name),
+            corpus.join("pacs008").join(name),
+            corpus.join("pain001").join(name),
+        ]
+        .into_iter()
+        .find(|p| p.is_file());
+        let Some(path) = path else { continue };
+        seen_files.insert(name.to_string());
+        let records = postings_of(&path);
+        let r = records
+            .iter()
+            .find(|r| r.record_no.to_string() == no)
+            .unwrap_or_else(|| panic!("{name}: no record {no}"));
+        let legacy = r.legacy.as_ref().expect("an ISO record has a legacy key");
+        assert_eq!(
+            (legacy.posting_key.as_str(), legacy.fingerprint.as_str()),
+            (key, fp),
+            "{name} #{no}"
+        );
+        checked += 1;
+    }
+    // The samples and fixtures are always there (the corpus may not be).
+    assert!(checked >= 26, "{checked}");
+    for dir in [samples(), fixtures()] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if name.ends_with(".xml")
+                && !postings_of(&p).is_empty()
+                && !name.starts_with("latin1")
+                && !name.starts_with("rtp-")
+            {
+                assert!(
+                    seen_files.contains(&name),
+                    "{name} is missing from the golden keys"
+                );
+            }
+        }
+    }
+    // Literals, one of each kind, as e363cd0 computed them.
+    let legacy = |dir: std::path::PathBuf, name: &str, no: usize| {
+        let l = postings_of(&dir.join(name))[no - 1].legacy.clone().unwrap();
+        (l.posting_key, l.fingerprint)
+    };
+    assert_eq!(
+        legacy(samples(), "pacs008-credit-transfers.xml", 1),
+        (
+            "uetr:eb6305c9-1f7f-49de-aed0-16487c27b42d".to_string(),
+            "d22daf8c31e94390c9c9377671564d91593e679cca0d2aa0d8cb20ca4e0317f3".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(samples(), "pain001-initiation.xml", 1),
+        (
+            "e2e:COBADEFFXXX/DE89370400440532013000:SAL-2026-11-0001".to_string(),
+            "d7a78e4e8c9818efd846e3e955c407e35867c4a47bb2ee14a874087dc304cad7".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(samples(), "pacs004-return.xml", 1),
+        (
+            "uetr:eb6305c9-1f7f-49de-aed0-16487c27b42d:return".to_string(),
+            "b6162aacdb7829ffd717e760eac8c027ccbdc240a9fbc55ca1bc59730caaac74".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "chain-return.xml", 1),
+        (
+            "uetr:3f1a9c2e-7b4d-4e8a-9c1f-2d5e6a7b8c9d:return".to_string(),
+            "d81f8baa83eed3e9230ad55fc0bf8b4911deaa5f09717c06d1867c4f146ec99e".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "aba-notprovided.xml", 1),
+        (
+            "iso:pacs.008::NWTR-20261130-0003:1".to_string(),
+            "7f11648848a6e25e0b7665fa1eff1d42ff33d4808e13a76783d194f9f292ed49".to_string()
+        )
+    );
+    assert_eq!(
+        legacy(fixtures(), "aba-return-e2e-only.xml", 1),
+        (
+            "e2e:/5647772655:ORD-5521:return".to_string(),
+            "5bc38228bd462f42673824d71eab2dac1d977b3beab7cf5b152e5c37053c977a".to_string()
+        )
+    );
+}
+
+const CHAIN: &str = "3f1a9c2e-7b4d-4e8a-9c1f-2d5e6a7b8c9d";
+
+/// `lookup --json` rows as (operation, posting_key).
+fn looked_up(db: &TestDb, args: &[&str]) -> Vec<(String, String)> {
+    let mut a = vec!["lookup", "--json"];
+    a.extend_from_slice(args);
+    let out = db.cl(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["operation"].as_str().unwrap().to_string(),
+                v["posting_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn a_payment_chain_posts_once_per_leg_and_its_return_leg_once(db: TestDb) {
+    // A→B, B→C, C→D: one UETR, one EndToEndId, each leg its own MsgId, agents and amount
+    // after charges. Leg 2 names its agents in the group header only.
+    let mut keys = Vec::new();
+    for (leg, amount) in [
+        ("chain-leg1.xml", "1000000"),
+        ("chain-leg2.xml", "997500"),
+        ("chain-leg3.xml", "995000"),
+    ] {
+        let (code, rows) = ingest_fixture(&db, leg);
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec!["posted".to_string()]),
+            "{leg}"
+        );
+        assert_eq!(rows[0]["amount_minor"], amount);
+        keys.push(rows[0]["posting_key"].clone());
+    }
+    assert_eq!(
+        keys,
+        [
+            format!("uetr:{CHAIN}:DEUTDEFFXXX>CHASUS33XXX"),
+            format!("uetr:{CHAIN}:CHASUS33XXX>IRVTUS3NXXX"),
+            format!("uetr:{CHAIN}:IRVTUS3NXXX>BOFAUS3NXXX"),
+        ]
+    );
+    // Leg 2 sent again in another message (another MsgId): one duplicate of leg 2.
+    let (code, rows) = ingest_fixture(&db, "chain-leg2-resent.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["duplicate".to_string()]));
+    assert_eq!(rows[0]["posting_key"], keys[1]);
+    assert_eq!(
+        rows[0]["original_file_id"],
+        "iso:pacs.008:CHASUS33XXX:CHAS-20261130-0042"
+    );
+    // D returns the last leg to C: the return of leg 3, once.
+    let (_, rows) = ingest_fixture(&db, "chain-return.xml");
+    assert_eq!(outcomes(&rows), ["posted"]);
+    assert_eq!(rows[0]["posting_key"], format!("{}:return", keys[2]));
+    let (_, rows) = ingest_fixture(&db, "chain-return.xml");
+    assert_eq!(outcomes(&rows), ["duplicate"]);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+    // (e) lookup by the UETR in upper case: the whole chain and its return.
+    let all = vec![
+        ("pacs.008".to_string(), keys[0].clone()),
+        ("pacs.008".to_string(), keys[1].clone()),
+        ("pacs.008".to_string(), keys[2].clone()),
+        ("pacs.004".to_string(), format!("{}:return", keys[2])),
+    ];
+    assert_eq!(
+        looked_up(&db, &["--uetr", &CHAIN.to_ascii_uppercase()]),
+        all
+    );
+    assert_eq!(looked_up(&db, &["--uetr", CHAIN]), all);
+}
+
+fn agents_by_clearing_member_id_scope_files_keys_and_accounts(db: TestDb) {
+    // Every agent by ABA routing number (ClrSysMmbId with ClrSysId/Cd USABA), no BIC.
+    let (code, rows) = ingest_fixture(&db, "aba-payment.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    assert_eq!(
+        rows[0]["file_id"],
+        "iso:pacs.008:USABA:021000021:NWTR-20261130-0001"
+    );
+    assert_eq!(
+        rows[0]["posting_key"],
+        "e2e:USABA:021000021/5647772655:ORD-5521:USABA:021000021>USABA:026009593"
+    );
+    // The same account number at two banks: two accounts.
+    assert_eq!(rows[0]["debit_account"], "acct:USABA:021000021/5647772655");
+    assert_eq!(rows[0]["credit_account"], "acct:USABA:026009593/5647772655");
+    // The same payment sent to another receiving bank: another leg, it posts.
+    let (code, rows) = ingest_fixture(&db, "aba-payment-other-bank.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    assert_eq!(
+        rows[0]["posting_key"],
+        "e2e:USABA:021000021/5647772655:ORD-5521:USABA:021000021>USABA:011000138"
+    );
+    assert_eq!(rows[0]["credit_account"], "acct:USABA:011000138/5647772655");
+    // NOTPROVIDED: the file and record, the file scoped by its sender's member id.
+    let (_, rows) = ingest_fixture(&db, "aba-notprovided.xml");
+    assert_eq!(
+        rows[0]["posting_key"],
+        "iso:pacs.008:USABA:021000021:NWTR-20261130-0003:1"
+    );
+    // An IBAN stays itself, whatever its agent.
+    let (_, rows) = ingest_fixture(&db, "chain-leg1.xml");
+    assert_eq!(rows[0]["debit_account"], "acct:DE89370400440532013000");
+    assert_eq!(rows[0]["credit_account"], "acct:BOFAUS3NXXX/5647772655");
+}
+
+fn a_return_with_rtr_chain_posts_between_the_real_parties(db: TestDb) {
+    let (_, rows) = ingest_fixture(&db, "chain-return.xml");
+    assert_eq!(outcomes(&rows), ["posted"]);
+    // Back from the creditor's account at its bank to the debtor's IBAN, not between
+    // `party:` names nor the agents of the return leg.
+    assert_eq!(rows[0]["debit_account"], "acct:BOFAUS3NXXX/5647772655");
+    assert_eq!(rows[0]["credit_account"], "acct:DE89370400440532013000");
+    let detail: serde_json::Value =
+        serde_json::from_str(&db.rows("SELECT detail FROM postings")[0][0]).unwrap();
+    assert_eq!(detail["debtor_name"], "MUELLER MASCHINENBAU GMBH");
+    assert_eq!(detail["creditor_name"], "ACME TOOLS INC");
+    assert_eq!(detail["instructing_agent"], "BOFAUS3NXXX");
+    assert_eq!(detail["instructed_agent"], "IRVTUS3NXXX");
+    // A return that names no debtor anywhere (no RtrChain or OrgnlTxRef debtor, no agent)
+    // is refused at the element that should say it.
+    let text = std::fs::read_to_string(fixtures().join("chain-return.xml")).unwrap();
+    let start = text.find("        <Dbtr>").unwrap();
+    let end = text.find("        <CdtrAgt>").unwrap();
+    let bare = text[..start].to_string() + &text[end..];
+    let bare = bare.replace(
+        "      <InstdAgt><FinInstnId><BICFI>IRVTUS3NXXX</BICFI></FinInstnId></InstdAgt>\n",
+        "",
+    );
+    let path = db.file("return-without-debtor.xml");
+    std::fs::write(&path, bare).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error [missing_element] byte 315, /Document/PmtRtr/TxInf[1]/RtrChain/Dbtr: expected the original debtor (RtrChain/Dbtr, DbtrAcct or DbtrAgt, or the return's InstdAgt), found \"none\""),
+        "{}",
+        out.stderr
+    );
+}
+
+fn a_return_with_only_its_end_to_end_id_links_to_its_payment(db: TestDb) {
+    let (_, pay) = ingest_fixture(&db, "aba-payment.xml");
+    // No OrgnlUETR, no OrgnlTxId: the original's key is rebuilt from OrgnlEndToEndId, the
+    // original debtor's account and agent (OrgnlTxRef) and the return's leg reversed.
+    let (code, rows) = ingest_fixture(&db, "aba-return-e2e-only.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    assert_eq!(
+        rows[0]["posting_key"],
+        format!("{}:return", pay[0]["posting_key"])
+    );
+    assert_eq!(rows[0]["debit_account"], "acct:USABA:026009593/5647772655");
+    assert_eq!(rows[0]["credit_account"], "acct:USABA:021000021/5647772655");
+    assert_eq!(
+        looked_up(&db, &["--end-to-end-id", "ORD-5521"]),
+        [
+            ("pacs.008".to_string(), pay[0]["posting_key"].clone()),
+            ("pacs.004".to_string(), rows[0]["posting_key"].clone()),
+        ]
+    );
+    let (_, again) = ingest_fixture(&db, "aba-return-e2e-only.xml");
+    assert_eq!(outcomes(&again), ["duplicate"]);
+    // Naming its original by OrgnlTxId alone: keyed by its own RtrId and the agent that
+    // assigned it, so the same return in another message (another MsgId) is a duplicate.
+    let text = std::fs::read_to_string(fixtures().join("aba-return-e2e-only.xml")).unwrap();
+    let by_tx_id = text.replace(
+        "<OrgnlEndToEndId>ORD-5521</OrgnlEndToEndId>",
+        "<OrgnlTxId>ORD-5521-TX</OrgnlTxId>",
+    );
+    for (name, msg_id) in [
+        ("rtn-a.xml", "BOFA-RTN-20261201-4"),
+        ("rtn-b.xml", "BOFA-RTN-20261201-5"),
+    ] {
+        let path = db.file(name);
+        std::fs::write(&path, by_tx_id.replace("BOFA-RTN-20261201-3", msg_id)).unwrap();
+        let (code, rows) = ingest_path(&db, &path);
+        let want = if name == "rtn-a.xml" {
+            "posted"
+        } else {
+            "duplicate"
+        };
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec![want.to_string()]),
+            "{name}"
+        );
+        assert_eq!(rows[0]["posting_key"], "rtr:USABA:026009593:RTN-3-0001");
+    }
+}
+
+fn the_rtp_envelope_and_other_encodings_are_read(db: TestDb) {
+    // TCH RTP: <Message xmlns="urn:tch"> with AppHdr and CreditTransfer, no Document.
+    let (code, rows) = ingest_fixture(&db, "rtp-credit-transfer.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    assert_eq!(
+        rows[0]["file_id"],
+        "iso:pacs.008:091000019:M20261130091000019T1BLTZ00000000101"
+    );
+    assert_eq!(
+        rows[0]["posting_key"],
+        "e2e:091000019/99120034:RENT-2026-12:091000019>121000248"
+    );
+    assert_eq!(rows[0]["amount_minor"], "74218");
+    assert_eq!(rows[0]["credit_account"], "acct:121000248/4410029917");
+    // Another kind inside the envelope: refused, named.
+    let path = fixtures().join("rtp-request-for-payment.xml");
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error [unsupported_message] byte 355, /Message/PaymentRequest/CdtrPmtActvtnReq: expected a Document namespace of pain.001.001.03 to .12, pacs.008.001.02 to .13, pacs.004.001.02 to .13, found \"urn:iso:std:iso:20022:tech:xsd:pain.013.001.07\""),
+        "{}",
+        out.stderr
+    );
+    // ISO-8859-1, as declared: the names decoded.
+    let (code, rows) = ingest_fixture(&db, "latin1-payment.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    let detail: serde_json::Value = serde_json::from_str(
+        &db.rows("SELECT detail FROM postings WHERE posting_key LIKE 'e2e:GENODEF1S04/%'")[0][0],
+    )
+    .unwrap();
+    assert_eq!(detail["debtor_name"], "Jürgen Größe");
+    assert_eq!(detail["creditor_name"], "Bäckerei Müller");
+    assert_eq!(detail["remittance"], "Rechnung 4471 § 3");
+    // UTF-16 (LE and BE) with a byte-order mark: the same payment, so a duplicate.
+    let latin1 = std::fs::read(fixtures().join("latin1-payment.xml")).unwrap();
+    let text: String = latin1.iter().map(|&b| char::from(b)).collect();
+    let text = text.replace("encoding=\"ISO-8859-1\"", "encoding=\"UTF-16\"");
+    for (name, le) in [("utf16le.xml", true), ("utf16be.xml", false)] {
+        let mut bytes = if le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for u in text.encode_utf16() {
+            bytes.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        let path = db.file(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (code, rows) = ingest_path(&db, &path);
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec!["duplicate".to_string()]),
+            "{name}"
+        );
+    }
+    // An encoding not read: one finding naming it.
+    let ebcdic = text.replace("encoding=\"UTF-16\"", "encoding=\"IBM037\"");
+    let path = db.file("ebcdic.xml");
+    std::fs::write(&path, ebcdic).unwrap();
+    let out = db.cl(&["ingest", path.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": error ["))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    assert!(
+        errors[0].ends_with("error [unsupported_format] byte 0, /: expected XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252, found \"XML declaring encoding=\\\"IBM037\\\"\""),
+        "{}",
+        errors[0]
+    );
 }

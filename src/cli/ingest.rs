@@ -41,7 +41,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 2)]
     pub min_age: u64,
     /// Input format (auto: ISO 20022 when the file starts with `<` after an optional BOM,
-    /// NACHA otherwise; a gzip or zip archive, a PDF, UTF-16/32 text, BAI2, SWIFT MT940/MT942
+    /// NACHA otherwise; a gzip or zip archive, a PDF, UTF-16 text that is not XML with a
+    /// byte-order mark, UTF-32 text, BAI2, SWIFT MT940/MT942
     /// or a camt.052/053/054 statement is rejected with one finding saying what it is).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,

@@ -20,7 +20,8 @@ pub struct LookupArgs {
     /// By posting key.
     #[arg(long)]
     pub key: Option<String>,
-    /// By UETR: the payment and anything derived from it (its return).
+    /// By UETR, in any case: every leg of the payment chain and anything derived from them
+    /// (their returns).
     #[arg(long)]
     pub uetr: Option<String>,
     /// By EndToEndId, whoever assigned it (a payment, or a return naming it as original).

@@ -1,7 +1,7 @@
 //! Which format a file is, from its first bytes.
 //!
 //! [`detect`] is pure: a byte prefix in, a [`Detected`] out. It also knows the files it
-//! cannot read — an archive, a PDF, text in UTF-16 or UTF-32, a BAI2 balance report, a
+//! cannot read — an archive, a PDF, text in UTF-16 (but XML with a byte-order mark) or UTF-32, a BAI2 balance report, a
 //! SWIFT MT940/MT942 statement, an ISO 20022 camt.052/053/054 statement — so that such a
 //! file is refused with one finding saying what it is ([`Unsupported::finding`]) instead of
 //! a flood of NACHA errors about its bytes. Anything else that is not XML is read as
@@ -47,7 +47,8 @@ pub enum Unsupported {
     Zip,
     /// `%PDF-`.
     Pdf,
-    /// Byte-order mark `FF FE`, or XML in UTF-16 LE without one (`<\0?\0`).
+    /// Byte-order mark `FF FE` before anything but XML, or XML in UTF-16 LE without one
+    /// (`<\0?\0`). (XML in UTF-16 with its byte-order mark is read.)
     Utf16Le,
     /// Byte-order mark `FE FF`, or XML in UTF-16 BE without one (`\0<\0?`).
     Utf16Be,
@@ -149,6 +150,9 @@ const ISO_NAMESPACE: &[u8] = b"urn:iso:std:iso:20022:tech:xsd:";
 /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; a file of none of
 /// the kinds [`Unsupported`] lists is NACHA (an empty one too: its reader says so).
 pub fn detect(head: &[u8]) -> Detected {
+    if utf16_xml(head) {
+        return Detected::Format(FileFormat::Iso20022);
+    }
     if let Some(kind) = binary_signature(head) {
         return Detected::Unsupported(kind);
     }
@@ -167,6 +171,32 @@ pub fn detect(head: &[u8]) -> Detected {
         return Detected::Unsupported(kind);
     }
     Detected::Format(FileFormat::Nacha)
+}
+
+/// XML in UTF-16 with its byte-order mark: `FF FE` or `FE FF`, blanks, then `<`. The ISO
+/// 20022 reader decodes it (a camt statement in it is refused there, by its namespace).
+fn utf16_xml(head: &[u8]) -> bool {
+    let (le, units) = if let Some(rest) = head.strip_prefix(b"\xFF\xFE") {
+        if rest.starts_with(b"\x00\x00") {
+            return false; // UTF-32 LE
+        }
+        (true, rest)
+    } else if let Some(rest) = head.strip_prefix(b"\xFE\xFF") {
+        (false, rest)
+    } else {
+        return false;
+    };
+    units
+        .chunks_exact(2)
+        .map(|p| {
+            if le {
+                u16::from_le_bytes([p[0], p[1]])
+            } else {
+                u16::from_be_bytes([p[0], p[1]])
+            }
+        })
+        .find(|u| !matches!(u, 0x20 | 0x09 | 0x0A | 0x0D))
+        == Some(u16::from(b'<'))
 }
 
 /// Magic numbers and byte-order marks.
@@ -330,8 +360,12 @@ mod tests {
             (b"PK\x05\x06\x00\x00", no(Zip)),
             (b"%PDF-1.7\n%\xE2\xE3", no(Pdf)),
             // Other encodings.
-            (b"\xFF\xFE<\x00?\x00", no(Utf16Le)),
-            (b"\xFE\xFF\x00<\x00?", no(Utf16Be)),
+            // XML in UTF-16 with its byte-order mark is read; other UTF-16 text is not.
+            (b"\xFF\xFE<\x00?\x00", iso),
+            (b"\xFE\xFF\x00<\x00?", iso),
+            (b"\xFF\xFE\n\x00 \x00<\x00", iso),
+            (b"\xFF\xFEh\x00i\x00", no(Utf16Le)),
+            (b"\xFE\xFF\x00h\x00i", no(Utf16Be)),
             (b"\xFF\xFE\x00\x00<\x00\x00\x00", no(Utf32Le)),
             (b"\x00\x00\xFE\xFF\x00\x00\x00<", no(Utf32Be)),
             (b"<\x00?\x00x\x00m\x00l\x00", no(Utf16Le)),

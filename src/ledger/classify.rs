@@ -132,7 +132,12 @@ pub(crate) fn classify<'a>(
                     reason: Some(reason.clone()),
                 };
             }
-            let by_key = original_of(seen.originals, r).map(|o| (o, r.fingerprint.as_str(), false));
+            // An original posted under the earlier keying rule (the same key under both
+            // rules, e.g. `{file_id}:{record_no}`) carries that rule's fingerprint.
+            let by_key = original_of(seen.originals, r).map(|o| match (&r.legacy, run.legacy_below) {
+                (Some(l), Some(below)) if o.posting_id < below => (o, l.fingerprint.as_str(), true),
+                _ => (o, r.fingerprint.as_str(), false),
+            });
             let by_legacy = || {
                 let l = r.legacy.as_ref()?;
                 legacy_of(seen.legacy, r).map(|o| (o, l.fingerprint.as_str(), true))
@@ -150,7 +155,7 @@ pub(crate) fn classify<'a>(
                         differing_fields(&o.detail, &r.fields)
                     };
                     let why = if legacy {
-                        "same key (earlier keying rule), different content"
+                        "same key, different content (original posted under the earlier keying rule)"
                     } else {
                         "same key, different content"
                     };

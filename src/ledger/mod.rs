@@ -314,7 +314,8 @@ pub struct Posting {
 #[derive(Debug, Clone)]
 pub enum Lookup {
     TraceNumber(String),
-    /// Every posting whose key is the UETR's, or derived from it (`uetr:U`, `uetr:U:return`).
+    /// Every posting whose key is the UETR's, or derived from it (`uetr:U`, each leg of a
+    /// chain `uetr:U:{leg}`, their returns `…:return`); the UETR compared case-insensitively.
     Uetr(String),
     /// Every posting whose EndToEndId (or, for a return, original EndToEndId) is this one,
     /// whoever assigned it. A scan of the stored details: an operator's tool, not a hot path.

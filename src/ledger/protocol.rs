@@ -637,11 +637,16 @@ impl Ledger {
         };
         let (cond, binds): (&str, Vec<String>) = match lookup {
             Lookup::TraceNumber(t) => ("p.trace_number = $2", vec![t.clone()]),
+            // Keys hold the UETR in lower case: a chain's legs (`uetr:U:{leg}`) and their
+            // returns (`…:return`) all start `uetr:U:`.
             Lookup::Uetr(u) => (
                 "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
                 vec![
-                    format!("uetr:{u}"),
-                    format!("uetr:{}:%", sql::like_escape(u)),
+                    format!("uetr:{}", u.trim().to_ascii_lowercase()),
+                    format!(
+                        "uetr:{}:%",
+                        sql::like_escape(&u.trim().to_ascii_lowercase())
+                    ),
                 ],
             ),
             Lookup::EndToEndId(e) => (

@@ -7,6 +7,7 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
+mod decode;
 pub mod generate;
 mod reader;
 mod validate;
@@ -18,6 +19,8 @@ use reader::{Block, BlockKind, Pos, WalkEvent};
 use rust_decimal::Decimal;
 use std::io::{BufRead, BufReader, Read};
 use validate::*;
+
+pub use validate::is_iban;
 
 /// The message kinds read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,18 +95,41 @@ pub struct IsoTx {
     pub creditor_name: String,
     pub creditor_account: String,
     pub creditor_agent: String,
+    /// The leg: the instructing and instructed agent of the transaction, else of the group
+    /// header (pacs messages; empty in pain.001), as `agent_of` names them.
+    pub instructing_agent: String,
+    pub instructed_agent: String,
     pub remittance: String,
     /// pacs.004: the original transaction's identifiers and parties.
     pub original_end_to_end_id: String,
     pub original_uetr: String,
     pub original_tx_id: String,
     pub return_reason: String,
+    /// What the reader of e363cd0 (keys before issue #11) took from the same transaction,
+    /// where it differs: BIC-only agents, a pacs.004's parties from OrgnlTxRef only. The
+    /// legacy key and fingerprint are computed from it (`model::iso_posting`).
+    pub v1: IsoTxV1,
+}
+
+/// The inputs of the previous keying rule (see [`IsoTx::v1`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IsoTxV1 {
+    /// The file's header as read then (its sender by BIC only).
+    pub file: Option<std::sync::Arc<IsoHeader>>,
+    pub sender: String,
+    pub debtor_name: String,
+    pub debtor_account: String,
+    pub debtor_agent: String,
+    pub creditor_name: String,
+    pub creditor_account: String,
+    pub creditor_agent: String,
 }
 
 /// The file's identity fields: message kind, its sender, its MsgId.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IsoHeader {
     pub kind: Kind,
+    /// The sender as `agent_of` names it (pacs) or the initiating party (pain.001).
     pub version: u32,
     pub sender: String,
     pub msg_id: String,
@@ -152,6 +178,8 @@ struct State {
     documents: u64,
     stopped: bool,
     first_header: bool,
+    /// The first header as e363cd0 read it (its sender by BIC only), for the legacy keys.
+    header_v1: Option<std::sync::Arc<IsoHeader>>,
     /// Transactions and amount sum of the open payment information block (pain.001).
     pmt_count: u64,
     pmt_sum: Decimal,
@@ -193,6 +221,33 @@ fn first_under(b: &Block, prefix: &str, suffixes: &[&str]) -> String {
 
 fn bic_of(b: &Block, prefix: &str) -> String {
     first_under(b, prefix, &["FinInstnId/BICFI", "FinInstnId/BIC"])
+}
+
+/// An agent (`{prefix}/FinInstnId`): its BIC; else its clearing system member id with the
+/// system (`USABA:021000021`, the system from `ClrSysId/Cd`, else `ClrSysId/Prtry`; the
+/// member id alone when neither is given); else its `Othr/Id`. Empty when none is given.
+fn agent_of(b: &Block, prefix: &str) -> String {
+    let bic = bic_of(b, prefix);
+    if !bic.is_empty() {
+        return bic;
+    }
+    let member = first_under(b, prefix, &["FinInstnId/ClrSysMmbId/MmbId"]);
+    if !member.is_empty() {
+        let system = first_under(
+            b,
+            prefix,
+            &[
+                "FinInstnId/ClrSysMmbId/ClrSysId/Cd",
+                "FinInstnId/ClrSysMmbId/ClrSysId/Prtry",
+            ],
+        );
+        return if system.is_empty() {
+            member
+        } else {
+            format!("{system}:{member}")
+        };
+    }
+    first_under(b, prefix, &["FinInstnId/Othr/Id"])
 }
 
 fn account_of(b: &Block, prefix: &str) -> String {
@@ -243,6 +298,7 @@ fn read_buffered<R: BufRead>(
         documents: 0,
         stopped: false,
         first_header: true,
+        header_v1: None,
         pmt_count: 0,
         pmt_sum: Decimal::ZERO,
     };
@@ -382,7 +438,17 @@ fn check_leaves_group(st: &mut State, b: Block) {
     }
 }
 
-fn sender_of(kind: Kind, group: &Block, tx: &Block, pmtinf: Option<&Block>) -> String {
+/// The file's sender: pain.001, the initiating party's identification, else its name,
+/// else the first debtor agent; pacs, the group header's instructing agent, else the
+/// transaction's, else its debtor agent. `agent` names an agent (`agent_of`, or `bic_of`
+/// for the rule before issue #11).
+fn sender_of(
+    kind: Kind,
+    group: &Block,
+    tx: &Block,
+    pmtinf: Option<&Block>,
+    agent: fn(&Block, &str) -> String,
+) -> String {
     match kind {
         Kind::Pain001 => group
             .first(&[
@@ -393,20 +459,12 @@ fn sender_of(kind: Kind, group: &Block, tx: &Block, pmtinf: Option<&Block>) -> S
                 "InitgPty/Nm",
             ])
             .map(|(_, v, _)| v.to_string())
-            .or_else(|| pmtinf.map(|p| bic_of(p, "DbtrAgt")))
+            .or_else(|| pmtinf.map(|p| agent(p, "DbtrAgt")))
             .unwrap_or_default(),
-        _ => {
-            let g = bic_of(group, "InstgAgt");
-            if !g.is_empty() {
-                return g;
-            }
-            let t = bic_of(tx, "InstgAgt");
-            if !t.is_empty() {
-                t
-            } else {
-                bic_of(tx, "DbtrAgt")
-            }
-        }
+        _ => [agent(group, "InstgAgt"), agent(tx, "InstgAgt")]
+            .into_iter()
+            .find(|a| !a.is_empty())
+            .unwrap_or_else(|| agent(tx, "DbtrAgt")),
     }
 }
 
@@ -429,9 +487,20 @@ fn transaction(
         path: path.clone(),
         kind: Some(kind),
         msg_id: group.get("MsgId").unwrap_or_default().to_string(),
-        sender: sender_of(kind, &group, b, pmtinf),
+        sender: sender_of(kind, &group, b, pmtinf, agent_of),
         ..IsoTx::default()
     };
+    tx.v1.sender = sender_of(kind, &group, b, pmtinf, bic_of);
+    if kind != Kind::Pain001 {
+        let leg = |rel: &str| {
+            [agent_of(b, rel), agent_of(&group, rel)]
+                .into_iter()
+                .find(|a| !a.is_empty())
+                .unwrap_or_default()
+        };
+        tx.instructing_agent = leg("InstgAgt");
+        tx.instructed_agent = leg("InstdAgt");
+    }
     let get = |rel: &str| b.get(rel).unwrap_or_default().to_string();
     let amount_paths: &[&str] = match kind {
         Kind::Pain001 => &["Amt/InstdAmt"],
@@ -506,22 +575,14 @@ fn transaction(
         Kind::Pain001 => {
             if let Some(p) = pmtinf {
                 tx.pmt_inf_id = p.get("PmtInfId").unwrap_or_default().to_string();
-                tx.debtor_name = party_name(p, "Dbtr");
-                tx.debtor_account = account_of(p, "DbtrAcct");
-                tx.debtor_agent = bic_of(p, "DbtrAgt");
+                parties(&mut tx, p, "", Side::Debtor);
                 tx.date = date_of(p, &["ReqdExctnDt", "ReqdExctnDt/Dt"]);
             }
-            tx.creditor_name = party_name(b, "Cdtr");
-            tx.creditor_account = account_of(b, "CdtrAcct");
-            tx.creditor_agent = bic_of(b, "CdtrAgt");
+            parties(&mut tx, b, "", Side::Creditor);
         }
         Kind::Pacs008 => {
-            tx.debtor_name = party_name(b, "Dbtr");
-            tx.debtor_account = account_of(b, "DbtrAcct");
-            tx.debtor_agent = bic_of(b, "DbtrAgt");
-            tx.creditor_name = party_name(b, "Cdtr");
-            tx.creditor_account = account_of(b, "CdtrAcct");
-            tx.creditor_agent = bic_of(b, "CdtrAgt");
+            parties(&mut tx, b, "", Side::Debtor);
+            parties(&mut tx, b, "", Side::Creditor);
             tx.date =
                 date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
         }
@@ -531,19 +592,7 @@ fn transaction(
             tx.original_uetr = get("OrgnlUETR");
             tx.original_tx_id = get("OrgnlTxId");
             tx.return_reason = get("RtrRsnInf/Rsn/Cd");
-            // The original payment's parties, when the return carries them.
-            tx.debtor_name = party_name(b, "OrgnlTxRef/Dbtr");
-            tx.debtor_account = account_of(b, "OrgnlTxRef/DbtrAcct");
-            tx.debtor_agent = bic_of(b, "OrgnlTxRef/DbtrAgt");
-            tx.creditor_name = party_name(b, "OrgnlTxRef/Cdtr");
-            tx.creditor_account = account_of(b, "OrgnlTxRef/CdtrAcct");
-            tx.creditor_agent = bic_of(b, "OrgnlTxRef/CdtrAgt");
-            if tx.debtor_agent.is_empty() {
-                tx.debtor_agent = bic_of(b, "InstdAgt");
-            }
-            if tx.creditor_agent.is_empty() {
-                tx.creditor_agent = bic_of(b, "InstgAgt");
-            }
+            return_parties(st, &mut tx, b);
             tx.date =
                 date_of(b, &["IntrBkSttlmDt"]).or_else(|| date_of(&group, &["IntrBkSttlmDt"]));
         }
@@ -575,6 +624,12 @@ fn transaction(
         doc.header_sent = true;
         if st.first_header {
             st.first_header = false;
+            st.header_v1 = Some(std::sync::Arc::new(IsoHeader {
+                kind,
+                version,
+                sender: tx.v1.sender.clone(),
+                msg_id: tx.msg_id.clone(),
+            }));
             on_event(IsoEvent::Header(IsoHeader {
                 kind,
                 version,
@@ -583,7 +638,121 @@ fn transaction(
             }));
         }
     }
+    tx.v1.file = st.header_v1.clone();
     on_event(IsoEvent::Transaction(tx));
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Debtor,
+    Creditor,
+}
+
+/// The debtor's or creditor's name, account and agent under `{prefix}` of block `b`
+/// (`Dbtr`, `DbtrAcct`, `DbtrAgt` or the creditor's), as read now and as e363cd0 read them.
+fn parties(tx: &mut IsoTx, b: &Block, prefix: &str, side: Side) {
+    let (party, account, agent) = match side {
+        Side::Debtor => ("Dbtr", "DbtrAcct", "DbtrAgt"),
+        Side::Creditor => ("Cdtr", "CdtrAcct", "CdtrAgt"),
+    };
+    let (party, account, agent) = (
+        format!("{prefix}{party}"),
+        format!("{prefix}{account}"),
+        format!("{prefix}{agent}"),
+    );
+    let name = party_name(b, &party);
+    let acct = account_of(b, &account);
+    let (now, bic) = (agent_of(b, &agent), bic_of(b, &agent));
+    match side {
+        Side::Debtor => {
+            tx.v1.debtor_name = name.clone();
+            tx.v1.debtor_account = acct.clone();
+            tx.v1.debtor_agent = bic;
+            (tx.debtor_name, tx.debtor_account, tx.debtor_agent) = (name, acct, now);
+        }
+        Side::Creditor => {
+            tx.v1.creditor_name = name.clone();
+            tx.v1.creditor_account = acct.clone();
+            tx.v1.creditor_agent = bic;
+            (tx.creditor_name, tx.creditor_account, tx.creditor_agent) = (name, acct, now);
+        }
+    }
+}
+
+/// A return's parties (the original payment's): from `RtrChain` when the return has one
+/// (pacs.004.001.09 on), else from `OrgnlTxRef`, each element present taking precedence
+/// over the other source; a missing agent is the return's instructed agent (debtor side)
+/// or instructing agent (creditor side), which they are on a return of a direct payment.
+/// A side none of these identifies is an error at its element. The previous rule
+/// (`IsoTx::v1`) read `OrgnlTxRef` only, with the BIC of the transaction's agents.
+fn return_parties(st: &mut State, tx: &mut IsoTx, b: &Block) {
+    parties(tx, b, "OrgnlTxRef/", Side::Debtor);
+    parties(tx, b, "OrgnlTxRef/", Side::Creditor);
+    let v1_instd = bic_of(b, "InstdAgt");
+    let v1_instg = bic_of(b, "InstgAgt");
+    if tx.v1.debtor_agent.is_empty() {
+        tx.v1.debtor_agent = v1_instd;
+    }
+    if tx.v1.creditor_agent.is_empty() {
+        tx.v1.creditor_agent = v1_instg;
+    }
+    let chain = b.leaves.iter().any(|(p, _, _)| p.starts_with("RtrChain/"));
+    if chain {
+        let v1 = tx.v1.clone();
+        let from_ref = tx.clone();
+        parties(tx, b, "RtrChain/", Side::Debtor);
+        parties(tx, b, "RtrChain/", Side::Creditor);
+        tx.v1 = v1;
+        let keep = |now: &mut String, before: &str| {
+            if now.is_empty() {
+                *now = before.to_string();
+            }
+        };
+        keep(&mut tx.debtor_name, &from_ref.debtor_name);
+        keep(&mut tx.debtor_account, &from_ref.debtor_account);
+        keep(&mut tx.debtor_agent, &from_ref.debtor_agent);
+        keep(&mut tx.creditor_name, &from_ref.creditor_name);
+        keep(&mut tx.creditor_account, &from_ref.creditor_account);
+        keep(&mut tx.creditor_agent, &from_ref.creditor_agent);
+        if tx.debtor_name.is_empty() {
+            tx.debtor_name = party_name(b, "RtrChain/InitgPty");
+        }
+    }
+    if tx.debtor_agent.is_empty() {
+        tx.debtor_agent = tx.instructed_agent.clone();
+    }
+    if tx.creditor_agent.is_empty() {
+        tx.creditor_agent = tx.instructing_agent.clone();
+    }
+    let source = if chain { "RtrChain" } else { "OrgnlTxRef" };
+    for (side, name, account, agent) in [
+        (
+            "Dbtr",
+            &tx.debtor_name,
+            &tx.debtor_account,
+            &tx.debtor_agent,
+        ),
+        (
+            "Cdtr",
+            &tx.creditor_name,
+            &tx.creditor_account,
+            &tx.creditor_agent,
+        ),
+    ] {
+        if name.is_empty() && account.is_empty() && agent.is_empty() {
+            st.err(
+                FindingCode::MissingElement,
+                b.pos,
+                format!("{}/{source}/{side}", b.path),
+                format!(
+                    "the original {} ({source}/{side}, {side}Acct or {side}Agt, or the return's {})",
+                    if side == "Dbtr" { "debtor" } else { "creditor" },
+                    if side == "Dbtr" { "InstdAgt" } else { "InstgAgt" },
+                ),
+                "none",
+            );
+        }
+    }
 }
 
 /// NbOfTxs and CtrlSum of a payment information block, against its transactions.
@@ -671,5 +840,63 @@ fn document_end(st: &mut State) {
             v,
         );
         st.push(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(leaves: &[(&str, &str)]) -> Block {
+        Block {
+            path: "/x".into(),
+            pos: Pos::default(),
+            leaves: leaves
+                .iter()
+                .map(|(p, v)| (p.to_string(), v.to_string(), Pos::default()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_agent_is_its_bic_else_its_clearing_member_id_else_its_other_id() {
+        for (leaves, agent) in [
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/BICFI", "COBADEFFXXX"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "10040000"),
+                ][..],
+                "COBADEFFXXX",
+            ),
+            (&[("DbtrAgt/FinInstnId/BIC", "COBADEFF")][..], "COBADEFF"),
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd", "USABA"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021"),
+                ][..],
+                "USABA:021000021",
+            ),
+            (
+                &[
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Prtry", "FEDNOW"),
+                    ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021"),
+                ][..],
+                "FEDNOW:021000021",
+            ),
+            (
+                &[("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021")][..],
+                "021000021",
+            ),
+            (
+                &[("DbtrAgt/FinInstnId/Othr/Id", "payer-dfsp")][..],
+                "payer-dfsp",
+            ),
+            (&[("CdtrAgt/FinInstnId/BICFI", "INGBNL2AXXX")][..], ""),
+        ] {
+            assert_eq!(agent_of(&block(leaves), "DbtrAgt"), agent, "{leaves:?}");
+        }
+        // The rule before issue #11: the BIC or nothing.
+        let aba = block(&[("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021")]);
+        assert_eq!(bic_of(&aba, "DbtrAgt"), "");
     }
 }

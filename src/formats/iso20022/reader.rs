@@ -3,15 +3,18 @@
 //! information (pain.001) and each transaction — and hands each block over as a flat list
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
+use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, sniff};
 use crate::findings::{Finding, FindingCode, XmlPosition};
 use quick_xml::NsReader;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesRef, Event};
 use quick_xml::name::ResolveResult;
 use std::cell::Cell;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
+/// The namespace of the TCH RTP envelope (`<Message xmlns="urn:tch">`).
+pub const RTP_NAMESPACE: &str = "urn:tch";
 /// Deepest element nesting accepted; ISO 20022 messages stay well under 20.
 pub const DEPTH_MAX: usize = 64;
 /// Largest single XML event (a start tag, a text node): 1 MiB. A text node of 10 MB or a
@@ -90,6 +93,36 @@ pub enum WalkEvent<'a> {
     /// A `PmtInf` ended (its transactions were reported before).
     PaymentInfoEnd(Block),
     DocumentEnd,
+}
+
+/// The input as the XML reader sees it: UTF-8 as read, or decoded to UTF-8.
+enum Input<R> {
+    Plain(R),
+    Decoded(Decoder<R>),
+}
+
+impl<R: BufRead> io::Read for Input<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Plain(r) => r.read(out),
+            Input::Decoded(r) => r.read(out),
+        }
+    }
+}
+
+impl<R: BufRead> BufRead for Input<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Input::Plain(r) => r.fill_buf(),
+            Input::Decoded(r) => r.fill_buf(),
+        }
+    }
+    fn consume(&mut self, amt: usize) {
+        match self {
+            Input::Plain(r) => r.consume(amt),
+            Input::Decoded(r) => r.consume(amt),
+        }
+    }
 }
 
 /// Counts consumed bytes (per event and in all) and lines.
@@ -249,7 +282,42 @@ fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Optio
 
 /// Walks `source`, calling `on` for each document, block and end. Stops at the first
 /// fatal problem, reported in the result.
-pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+    // The encoding, from the byte-order mark or the declaration (within its first bytes).
+    let mut head = Vec::with_capacity(256);
+    while head.len() < HEAD_BYTES_MAX {
+        let buf = source.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len().min(HEAD_BYTES_MAX - head.len());
+        head.extend_from_slice(&buf[..n]);
+        source.consume(n);
+        if memchr::memchr(b'>', &head).is_some() {
+            break;
+        }
+    }
+    let encoding = match sniff(&head) {
+        Ok(e) => e,
+        Err(label) => {
+            return Ok(WalkEnd {
+                bytes: head.len() as u64,
+                lines: 1,
+                fatal: Some(Finding::error(
+                    FindingCode::UnsupportedFormat,
+                    Pos::default().at("/"),
+                    None,
+                    READ,
+                    format!("XML declaring encoding=\"{label}\""),
+                )),
+            });
+        }
+    };
+    let source = io::Cursor::new(head).chain(source);
+    let source = match encoding {
+        Encoding::Utf8 => Input::Plain(source),
+        other => Input::Decoded(Decoder::new(source, other)),
+    };
     let since = Rc::new(Cell::new(0u64));
     let lines = Rc::new(Cell::new(1u64));
     let consumed = Rc::new(Cell::new(0u64));
@@ -275,6 +343,7 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
     let mut open_block: Option<(BlockKind, usize, Block)> = None;
     let mut open_pmtinf: Option<(usize, Block)> = None;
     let mut fatal: Option<Finding> = None;
+    let mut rtp_envelope = false;
     let path_of = |stack: &[Frame]| -> String {
         let mut s = String::new();
         for f in stack {
@@ -339,18 +408,37 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 };
                 stack.push(&name, pos, index);
                 let parent_name = stack.len().checked_sub(2).map(|i| stack[i].name.as_str());
+                let namespace = || match &res {
+                    ResolveResult::Bound(ns) => ns.as_ref().to_string(),
+                    _ => String::new(),
+                };
+                if stack.len() == 1 && name == "Message" && namespace() == RTP_NAMESPACE {
+                    rtp_envelope = true;
+                }
                 if name == "Document" && document_at.is_none() {
-                    let namespace = match res {
-                        ResolveResult::Bound(ns) => ns.as_ref().to_string(),
-                        _ => String::new(),
-                    };
                     document_at = Some(stack.len() - 1);
                     on(WalkEvent::Document {
-                        namespace,
+                        namespace: namespace(),
                         path: path_of(&stack),
                         pos,
                     });
                     continue;
+                }
+                // The TCH RTP envelope: `Message` holds the `AppHdr` and one business element
+                // (`CreditTransfer`, ...) holding the message itself, without a Document.
+                // The business element stands for the Document; the message's namespace
+                // says what it is (another kind than those read is refused by name).
+                if rtp_envelope
+                    && document_at.is_none()
+                    && stack.len() == 3
+                    && parent_name != Some("AppHdr")
+                {
+                    document_at = Some(stack.len() - 2);
+                    on(WalkEvent::Document {
+                        namespace: namespace(),
+                        path: path_of(&stack),
+                        pos,
+                    });
                 }
                 if let Some(d) = document_at {
                     let depth = stack.len() - 1 - d;
@@ -657,6 +745,71 @@ mod tests {
                 );
                 let line = 1 + xml[..pos.byte_offset as usize].matches('\n').count() as u64;
                 assert_eq!(pos.line, line, "{name}: {rel}");
+            }
+        }
+    }
+
+    fn utf16le(text: &str) -> Vec<u8> {
+        let mut b = vec![0xFF, 0xFE];
+        b.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        b
+    }
+
+    #[test]
+    fn the_limits_hold_on_decoded_text() {
+        // A text node over the event limit, in UTF-16 and in ISO-8859-1: a size limit.
+        let big = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-16\"?><Document xmlns=\"{PACS}\"><a>{}</a></Document>",
+            "x".repeat(4 * EVENT_BYTES_MAX as usize)
+        );
+        let (_, fatal) = walk_leaves(&utf16le(&big), 1 << 16);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::SizeLimit));
+        let latin1 = big.replace("UTF-16", "ISO-8859-1");
+        let (_, fatal) = walk_leaves(latin1.as_bytes(), 1 << 16);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::SizeLimit));
+        // Nesting past the depth limit, in UTF-16: a depth limit.
+        let deep = format!(
+            "<Document xmlns=\"{PACS}\">{}{}</Document>",
+            "<a>".repeat(DEPTH_MAX + 1),
+            "</a>".repeat(DEPTH_MAX + 1)
+        );
+        let (_, fatal) = walk_leaves(&utf16le(&deep), 7);
+        assert_eq!(fatal.map(|f| f.code), Some(FindingCode::DepthLimit));
+    }
+
+    #[test]
+    fn decoded_and_enveloped_documents_read_alike_whatever_the_read_sizes() {
+        let plain = doc("J\u{fc}rgen &amp; Co", "EUR");
+        let want = walk_leaves(plain.as_bytes(), 1 << 16);
+        assert!(want.1.is_none());
+        let values = |l: &[(String, String, Pos)]| {
+            l.iter()
+                .map(|(p, v, _)| (p.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        };
+        let latin1: Vec<u8> = plain
+            .trim_start_matches('\u{FEFF}')
+            .replace(
+                "<?xml version=\"1.0\"?>",
+                "<?xml version=\"1.0\" encoding=\"latin1\"?>",
+            )
+            .chars()
+            .map(|c| c as u8)
+            .collect();
+        let utf16 = utf16le(plain.trim_start_matches('\u{FEFF}'));
+        let rtp = plain
+            .replace(
+                &format!("<Document xmlns=\"{PACS}\">"),
+                &format!("<Message xmlns=\"urn:tch\" xmlns:ct=\"{PACS}\"><AppHdr><MsgDefIdr>pacs.008.001.08</MsgDefIdr></AppHdr><CreditTransfer>"),
+            )
+            .replace("</Document>", "</CreditTransfer></Message>")
+            .replace("<FIToFICstmrCdtTrf>", "<ct:FIToFICstmrCdtTrf>")
+            .replace("</FIToFICstmrCdtTrf>", "</ct:FIToFICstmrCdtTrf>");
+        for input in [latin1, utf16, rtp.into_bytes()] {
+            for chunk in [1, 2, 3, 7, 64, 1 << 16] {
+                let (leaves, fatal) = walk_leaves(&input, chunk);
+                assert!(fatal.is_none(), "{fatal:?}");
+                assert_eq!(values(&leaves), values(&want.0), "{chunk}-byte reads");
             }
         }
     }

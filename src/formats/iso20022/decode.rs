@@ -1,0 +1,272 @@
+//! The XML's character encoding: what its byte-order mark or declaration says, and a
+//! decoder to UTF-8 for the XML reader.
+//!
+//! UTF-8 (and US-ASCII, its subset) is read as it is. ISO-8859-1, windows-1252 and
+//! UTF-16 with a byte-order mark are decoded to UTF-8 before the XML reader, so its limits
+//! (event size, depth) apply to the decoded text, and byte offsets in findings count the
+//! decoded UTF-8 bytes (line numbers are the file's). Any other declared encoding is
+//! refused, naming it: no guess at what its bytes mean.
+
+use std::io::{self, BufRead};
+
+/// Bytes of the file looked at for a byte-order mark and the XML declaration.
+pub const HEAD_BYTES_MAX: usize = 1024;
+/// Input bytes decoded per refill: bounds the decoded buffer (at most 3 bytes of UTF-8 per
+/// input byte for ISO-8859-1, per 2 for UTF-16).
+const DECODE_CHUNK_MAX: usize = 16 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Latin1,
+    Windows1252,
+    Utf16Le,
+    Utf16Be,
+}
+
+/// The encodings read, for a finding's `expected`.
+pub const READ: &str =
+    "XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252";
+
+/// The encoding of a document starting with `head`: its byte-order mark, else its XML
+/// declaration's `encoding`, else UTF-8. `Err` carries the declared name not read.
+pub fn sniff(head: &[u8]) -> Result<Encoding, String> {
+    if head.starts_with(b"\xFF\xFE") {
+        return Ok(Encoding::Utf16Le);
+    }
+    if head.starts_with(b"\xFE\xFF") {
+        return Ok(Encoding::Utf16Be);
+    }
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let Some(label) = declared(text) else {
+        return Ok(Encoding::Utf8);
+    };
+    match label.to_ascii_lowercase().as_str() {
+        "utf-8" | "utf8" | "us-ascii" | "ascii" => Ok(Encoding::Utf8),
+        "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1" | "cp819"
+        | "ibm819" | "iso-ir-100" => Ok(Encoding::Latin1),
+        "windows-1252" | "cp1252" => Ok(Encoding::Windows1252),
+        _ => Err(label),
+    }
+}
+
+/// The `encoding` pseudo-attribute of an XML declaration at the start of `text`.
+fn declared(text: &[u8]) -> Option<String> {
+    let decl = text.strip_prefix(b"<?xml")?;
+    let end = memchr::memmem::find(decl, b"?>")?;
+    let decl = &decl[..end];
+    let at = memchr::memmem::find(decl, b"encoding")?;
+    let rest = decl[at + b"encoding".len()..].trim_ascii_start();
+    let rest = rest.strip_prefix(b"=")?.trim_ascii_start();
+    let quote = *rest.first()?;
+    if quote != b'"' && quote != b'\'' {
+        return None;
+    }
+    let value = &rest[1..];
+    let close = memchr::memchr(quote, value)?;
+    Some(String::from_utf8_lossy(&value[..close]).into_owned())
+}
+
+/// windows-1252 bytes 0x80-0x9F (the five it leaves undefined map to the C1 controls, as
+/// WHATWG decoders do).
+const CP1252_HIGH: [char; 32] = [
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}',
+    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}', 'ž', 'Ÿ',
+];
+
+/// Decodes `inner` (in `encoding`, not UTF-8) to UTF-8.
+pub struct Decoder<R> {
+    inner: R,
+    encoding: Encoding,
+    out: Vec<u8>,
+    at: usize,
+    /// Bytes of a UTF-16 code unit or surrogate pair split across reads (at most 3).
+    carry: Vec<u8>,
+    /// Still to drop: a UTF-16 byte-order mark.
+    at_start: bool,
+}
+
+impl<R: BufRead> Decoder<R> {
+    pub fn new(inner: R, encoding: Encoding) -> Self {
+        Decoder {
+            inner,
+            encoding,
+            out: Vec::with_capacity(DECODE_CHUNK_MAX * 3),
+            at: 0,
+            carry: Vec::new(),
+            at_start: true,
+        }
+    }
+
+    fn refill(&mut self) -> io::Result<()> {
+        self.out.clear();
+        self.at = 0;
+        while self.out.is_empty() {
+            let buf = self.inner.fill_buf()?;
+            if buf.is_empty() {
+                if !self.carry.is_empty() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "UTF-16 text ending inside a character",
+                    ));
+                }
+                return Ok(());
+            }
+            let n = buf.len().min(DECODE_CHUNK_MAX);
+            let mut tmp = [0u8; 4];
+            match self.encoding {
+                Encoding::Utf8 => self.out.extend_from_slice(&buf[..n]),
+                Encoding::Latin1 => {
+                    for &b in &buf[..n] {
+                        self.out
+                            .extend_from_slice(char::from(b).encode_utf8(&mut tmp).as_bytes());
+                    }
+                }
+                Encoding::Windows1252 => {
+                    for &b in &buf[..n] {
+                        let c = match b {
+                            0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],
+                            _ => char::from(b),
+                        };
+                        self.out
+                            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    }
+                }
+                Encoding::Utf16Le | Encoding::Utf16Be => {
+                    self.carry.extend_from_slice(&buf[..n]);
+                    let le = self.encoding == Encoding::Utf16Le;
+                    let mut units: Vec<u16> = self
+                        .carry
+                        .chunks_exact(2)
+                        .map(|p| {
+                            if le {
+                                u16::from_le_bytes([p[0], p[1]])
+                            } else {
+                                u16::from_be_bytes([p[0], p[1]])
+                            }
+                        })
+                        .collect();
+                    let mut keep = self.carry.len() % 2;
+                    // A high surrogate last: its pair is in the next read.
+                    if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
+                        units.pop();
+                        keep += 2;
+                    }
+                    let mut start = 0;
+                    if self.at_start && !units.is_empty() {
+                        self.at_start = false;
+                        if units[0] == 0xFEFF {
+                            start = 1;
+                        }
+                    }
+                    for c in char::decode_utf16(units[start..].iter().copied()) {
+                        let c = c.map_err(|e| {
+                            io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                format!(
+                                    "an unpaired UTF-16 surrogate {:#06X}",
+                                    e.unpaired_surrogate()
+                                ),
+                            )
+                        })?;
+                        self.out
+                            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    }
+                    let tail = self.carry.len() - keep;
+                    self.carry.drain(..tail);
+                }
+            }
+            self.inner.consume(n);
+        }
+        Ok(())
+    }
+}
+
+impl<R: BufRead> io::Read for Decoder<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Decoder<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.at >= self.out.len() {
+            self.refill()?;
+        }
+        Ok(&self.out[self.at..])
+    }
+    fn consume(&mut self, amt: usize) {
+        self.at = (self.at + amt).min(self.out.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    fn decode(bytes: &[u8], enc: Encoding, chunk: usize) -> String {
+        let mut s = String::new();
+        Decoder::new(BufReader::with_capacity(chunk, bytes), enc)
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    }
+
+    #[test]
+    fn sniffs_the_byte_order_mark_then_the_declaration() {
+        assert_eq!(sniff(b"\xFF\xFE<\0"), Ok(Encoding::Utf16Le));
+        assert_eq!(sniff(b"\xFE\xFF\0<"), Ok(Encoding::Utf16Be));
+        assert_eq!(sniff(b"<Document/>"), Ok(Encoding::Utf8));
+        assert_eq!(
+            sniff(b"\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+            Ok(Encoding::Utf8)
+        );
+        assert_eq!(
+            sniff(b"<?xml version='1.0' encoding = 'iso-8859-1' ?><a/>"),
+            Ok(Encoding::Latin1)
+        );
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\" encoding=\"windows-1252\"?>"),
+            Ok(Encoding::Windows1252)
+        );
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\" encoding=\"IBM037\"?>"),
+            Err("IBM037".to_string())
+        );
+        assert_eq!(sniff(b"<?xml version=\"1.0\"?>"), Ok(Encoding::Utf8));
+    }
+
+    #[test]
+    fn decodes_whatever_the_read_sizes() {
+        let text = "<a>Jürgen Größe € 😀</a>";
+        let latin1: Vec<u8> = "<a>Jürgen Größe</a>".chars().map(|c| c as u8).collect();
+        let mut le = vec![0xFF, 0xFE];
+        let mut be = vec![0xFE, 0xFF];
+        for u in text.encode_utf16() {
+            le.extend_from_slice(&u.to_le_bytes());
+            be.extend_from_slice(&u.to_be_bytes());
+        }
+        for chunk in [1, 2, 3, 5, 64] {
+            assert_eq!(
+                decode(&latin1, Encoding::Latin1, chunk),
+                "<a>Jürgen Größe</a>"
+            );
+            assert_eq!(decode(&le, Encoding::Utf16Le, chunk), text, "{chunk}");
+            assert_eq!(decode(&be, Encoding::Utf16Be, chunk), text, "{chunk}");
+        }
+        assert_eq!(decode(b"\x80\x9f\xe9", Encoding::Windows1252, 2), "€Ÿé");
+        // A truncated pair and a lone surrogate are errors, not text.
+        let mut r = Decoder::new(&b"\xFF\xFE<\0\x3D\xD8"[..], Encoding::Utf16Le);
+        assert!(r.read_to_string(&mut String::new()).is_err());
+        let mut r = Decoder::new(&b"\xFF\xFE\x00\xDC<\0"[..], Encoding::Utf16Le);
+        assert!(r.read_to_string(&mut String::new()).is_err());
+    }
+}
