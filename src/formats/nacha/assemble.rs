@@ -115,14 +115,22 @@ enum State {
     AfterFileControl,
 }
 
-/// Relaxations a user can ask for, each named after the rule it relaxes. The defaults
-/// follow the NACHA rules.
+/// Relaxations a user can ask for, each named after the rule it relaxes (and after
+/// moov-io/ach's `ValidateOpts` field of the same effect). The defaults follow the NACHA
+/// rules; a relaxed rule still reports what it found, as a warning instead of an error.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ValidateOptions {
     /// Accept an immediate destination that is not a routing number with a valid check
     /// digit (vendors' return files carry placeholders such as `YYYYYYYYY`): a warning
-    /// instead of an error.
+    /// instead of an error. moov-io: `BypassDestinationValidation`.
     pub bypass_destination_check: bool,
+    /// Accept a batch header whose company name or company entry description is blank
+    /// or all zeros (ACH operator edits 2l, 2m): a warning instead of an error. moov-io:
+    /// `SkipBatchHeaderCompanyValidation`.
+    pub skip_batch_header_company_validation: bool,
+    /// Accept a TEL entry whose individual name is blank or all zeros (ACH operator edit
+    /// 3f): a warning instead of an error. moov-io: `AllowEmptyIndividualName`.
+    pub allow_empty_individual_name: bool,
 }
 
 /// The NACHA structure checker; feed it records with [`Assembler::push`].
@@ -366,7 +374,7 @@ impl Assembler {
                 "a batch header",
             );
         }
-        let batch = check_batch_header(&mut c);
+        let batch = check_batch_header(&mut c, &self.options);
         check_batch_number_sequence(&mut c, &batch, &mut self.last_batch_number);
         self.batches += 1;
         if batch.kind() == BatchKind::Adv {
@@ -389,7 +397,8 @@ impl Assembler {
             );
             return;
         };
-        let p = check_entry(&mut c, batch, self.record_no, self.keep_entries);
+        let keep = self.keep_entries;
+        let p = check_entry(&mut c, batch, self.record_no, keep, &self.options);
         self.pending = Some(p);
     }
 

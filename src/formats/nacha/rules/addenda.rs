@@ -7,7 +7,9 @@ use super::entry::Pending;
 use crate::findings::{Finding, FindingCode, FindingSink, show};
 use crate::formats::nacha::assemble::ADDENDA_PER_ENTRY_MAX;
 use crate::formats::nacha::record::*;
-use crate::formats::nacha::validate::{is_change_code, is_return_reason_code};
+use crate::formats::nacha::validate::{
+    IAT_TRANSACTION_TYPE_CODES, is_change_code, is_return_reason_code,
+};
 
 /// Addenda rules for one addenda record following the entry `p` in a `sec` batch; with
 /// `keep`, the record's text joins the entry.
@@ -17,22 +19,28 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
         return;
     };
     let ty = ty as u8;
-    if !type_allowed(ty, sec) {
+    let allowed = type_allowed(ty, sec, p);
+    if !allowed {
+        let batch = if p.iat_noc { "IATCOR" } else { sec };
         c.error(
             FindingCode::AddendaType,
             Some(l.addenda_type_code),
-            format!("an addenda type allowed in a {sec} batch"),
+            format!("an addenda type allowed in a {batch} batch"),
             format!("{ty:02}"),
         );
     }
     match ty {
         5 | 17 | 18 => check_sequence(c, p, ty),
+        10 if allowed => {
+            check_transaction_type_code(c);
+            check_entry_sequence(c, &p.entry.trace_number);
+        }
         10..=16 => check_entry_sequence(c, &p.entry.trace_number),
         98 => check_change(c),
         99 => check_return(c),
         _ => {}
     }
-    if (10..=18).contains(&ty) {
+    if p.iat && matches!(ty, 10..=18 | 98) {
         p.iat_types_seen.push(ty);
     }
     if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
@@ -50,15 +58,30 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
     }
 }
 
-/// Which addenda types a batch of SEC code `sec` may carry.
-fn type_allowed(ty: u8, sec: &str) -> bool {
+/// Which addenda types the entry `p` of a batch of SEC code `sec` may carry: IAT entries
+/// their own (10-18), and a notification of change (98) only in an IATCOR batch; other
+/// entries 02 (POS, SHR, MTE), 05 and, in a COR batch, 98. Returns (99) anywhere.
+fn type_allowed(ty: u8, sec: &str, p: &Pending) -> bool {
     match ty {
         2 => matches!(sec, "POS" | "SHR" | "MTE"),
-        5 => !matches!(sec, "IAT" | "ADV" | "POS" | "SHR" | "MTE"),
-        10..=18 => sec == "IAT",
-        98 => sec == "COR" || sec == "IAT",
+        5 => !p.iat && !matches!(sec, "ADV" | "POS" | "SHR" | "MTE"),
+        10..=18 => p.iat,
+        98 if p.iat => p.iat_noc,
+        98 => sec == "COR",
         99 => true,
         _ => false,
+    }
+}
+
+/// Addenda 10's transaction type code: one of the NACHA list.
+fn check_transaction_type_code(c: &mut Check) {
+    let field = ADDENDA10.transaction_type_code;
+    let v = c.value(field);
+    if !IAT_TRANSACTION_TYPE_CODES.iter().any(|t| &t[..] == v) {
+        let list: Vec<String> = IAT_TRANSACTION_TYPE_CODES.iter().map(|t| show(*t)).collect();
+        let expected = format!("an IAT transaction type code ({})", list.join(", "));
+        let found = show(v);
+        c.error(FindingCode::InvalidValue, Some(field), expected, found);
     }
 }
 
@@ -137,7 +160,7 @@ pub(crate) fn check_entry_addenda(findings: &mut FindingSink, p: &Pending) {
             format!("{declared:04}"),
         ));
     }
-    if p.entry.sec_code == "IAT" {
+    if p.iat {
         check_iat_set(findings, p);
     }
 }
@@ -158,15 +181,27 @@ fn check_indicator(findings: &mut FindingSink, p: &Pending) {
     ));
 }
 
-/// An IAT entry carries addenda 10 to 16, once each and in order.
+/// An IAT entry carries addenda 10 to 16, once each and in order; an IAT notification of
+/// change (IATCOR) then one addenda 98 (addenda 17 and 18 aside).
 fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
     let mandatory: Vec<u8> = p
         .iat_types_seen
         .iter()
         .copied()
-        .filter(|t| (10..=16).contains(t))
+        .filter(|&t| (10..=16).contains(&t) || (p.iat_noc && t == 98))
         .collect();
-    if mandatory != [10, 11, 12, 13, 14, 15, 16] {
+    let (want, expected): (&[u8], _) = if p.iat_noc {
+        (
+            &[10, 11, 12, 13, 14, 15, 16, 98],
+            "addenda 10,11,12,13,14,15,16 in order, then one addenda 98",
+        )
+    } else {
+        (
+            &[10, 11, 12, 13, 14, 15, 16],
+            "addenda 10,11,12,13,14,15,16 in order",
+        )
+    };
+    if mandatory != want {
         let found = mandatory
             .iter()
             .map(|t| t.to_string())
@@ -176,7 +211,7 @@ fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
             FindingCode::AddendaCount,
             p.entry.position,
             Some(IAT_ENTRY_DETAIL.number_of_addenda_records),
-            "addenda 10,11,12,13,14,15,16 in order",
+            expected,
             found,
         ));
     }

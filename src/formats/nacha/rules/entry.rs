@@ -6,11 +6,13 @@
 use super::batch::Batch;
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, RecordPosition, show};
+use crate::formats::nacha::ValidateOptions;
 use crate::formats::nacha::assemble::Entry;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{BatchKind, EntryLayout, FieldRule};
 use crate::formats::nacha::validate::{
-    Direction, adv_transaction_direction, parse_u64, routing_check_digit, transaction_direction,
+    Direction, adv_transaction_direction, is_mmyy, is_return_or_change_code,
+    parse_u64, routing_check_digit, transaction_direction,
 };
 
 /// An entry read, waiting for its addenda (the records that follow it).
@@ -25,17 +27,29 @@ pub(crate) struct Pending {
     pub(crate) sequenced_addenda: [u64; 3],
     /// Addenda records that followed the entry.
     pub(crate) addenda_count: u64,
+    /// An IAT entry (IAT layouts, addenda 10-18).
+    pub(crate) iat: bool,
+    /// An IAT notification of change (IATCOR): addenda 10-16, then one addenda 98.
+    pub(crate) iat_noc: bool,
+    /// IAT addenda types in the order they came (10-18, and 98).
     pub(crate) iat_types_seen: Vec<u8>,
 }
 
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
 /// With `keep` false the entry carries only what validation needs (position, record
 /// number, transaction code, direction, amount, trace number).
-pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep: bool) -> Pending {
+pub(crate) fn check_entry(
+    c: &mut Check,
+    batch: &mut Batch,
+    record_no: u64,
+    keep: bool,
+    options: &ValidateOptions,
+) -> Pending {
     let (code, direction) = check_transaction_code(c, batch);
     let rdfi = check_rdfi(c);
     let indicator = check_addenda_indicator(c);
     let (amount_minor, declared_addenda) = check_layout_fields(c, batch.layout);
+    check_sec_rules(c, batch, code, options);
     batch.totals.add_entry(rdfi, direction, amount_minor);
     let detail = Detail {
         record_no,
@@ -56,7 +70,70 @@ pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep
         declared_addenda,
         sequenced_addenda: [0; 3],
         addenda_count: 0,
+        iat: batch.kind() == BatchKind::Iat,
+        iat_noc: batch.iat_noc,
         iat_types_seen: Vec::new(),
+    }
+}
+
+/// The rules one SEC code adds to its layout's: what TEL, SHR and an IAT notification of
+/// change allow.
+fn check_sec_rules(c: &mut Check, batch: &Batch, code: u8, options: &ValidateOptions) {
+    if batch.iat_noc {
+        check_change_transaction_code(c, code);
+        return;
+    }
+    match batch.sec_code.as_str() {
+        "TEL" => {
+            check_tel_debit(c, batch, code);
+            let field = ENTRY_DETAIL.individual_name;
+            let relax = options.allow_empty_individual_name;
+            c.not_blank_or_zeros(field, "an individual name", relax);
+        }
+        "SHR" => check_card_expiration_date(c),
+        _ => {}
+    }
+}
+
+/// TEL entries are debits (the receiver authorised a debit by telephone); a credit only
+/// reverses one, in a batch whose company entry description is `REVERSAL` (NACHA
+/// Operating Rules, reversing entries). A credit in a 225 batch is already a finding.
+fn check_tel_debit(c: &mut Check, batch: &Batch, code: u8) {
+    let reversal = batch.company_entry_description.trim() == "REVERSAL";
+    let credit = transaction_direction(code) == Some(Direction::Credit);
+    if credit && !reversal && batch.service_class_code != "225" {
+        c.error(
+            FindingCode::TransactionCode,
+            Some(ENTRY_DETAIL.transaction_code),
+            "a debit transaction code (TEL entries are debits; credits only in a batch \
+             whose company entry description is REVERSAL)",
+            format!("{code:02} (credit)"),
+        );
+    }
+}
+
+/// SHR: the card expiration date, MMYY, month 01-12.
+fn check_card_expiration_date(c: &mut Check) {
+    let field = SHR_ENTRY_DETAIL.card_expiration_date;
+    let v = c.value(field);
+    if !is_mmyy(v) {
+        let found = show(v);
+        let expected = "a card expiration date MMYY (month 01-12)";
+        c.error(FindingCode::FieldFormat, Some(field), expected, found);
+    }
+}
+
+/// A notification of change carries a return or NOC transaction code (21, 26, 31, 36,
+/// 41, 46, 51, 56), not a forward entry's. An unknown code is already a finding.
+fn check_change_transaction_code(c: &mut Check, code: u8) {
+    if transaction_direction(code).is_some() && !is_return_or_change_code(code) {
+        c.error(
+            FindingCode::TransactionCode,
+            Some(ENTRY_DETAIL.transaction_code),
+            "a return or NOC transaction code (21, 26, 31, 36, 41, 46, 51, 56) in an IAT \
+             notification of change",
+            format!("{code:02}"),
+        );
     }
 }
 
