@@ -3,10 +3,12 @@
 
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, show};
+use crate::formats::nacha::ValidateOptions;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{self, BatchKind, EntryLayout, entry_layout};
-use crate::formats::nacha::ValidateOptions;
-use crate::formats::nacha::validate::{Direction, IATCOR, SEC_CODES, SERVICE_CLASS_CODES, parse_u64};
+use crate::formats::nacha::validate::{
+    Direction, IATCOR, SEC_CODES, SERVICE_CLASS_CODES, parse_u64,
+};
 use chrono::NaiveDate;
 
 /// The entry hash is the sum of the RDFI routing numbers, kept to its 10 digits.
@@ -309,8 +311,42 @@ fn check_company_identification(c: &mut Check, batch: &Batch) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{errors, mutate, row};
+    use super::super::testing::{errors, findings_with, mutate, row};
     use crate::findings::FindingCode::*;
+    use crate::findings::Severity;
+    use crate::formats::nacha::ValidateOptions;
+
+    #[test]
+    fn a_company_entry_description_must_not_be_blank_or_zeros() {
+        // ACH operator edit 2m: company entry description, columns 54-63.
+        for desc in ["0000000000", "          ", "000       "] {
+            let f = mutate(2, 54, desc);
+            let want = row(
+                InvalidValue,
+                2,
+                "company_entry_description",
+                "a company entry description (not blank, not all zeros)",
+                desc,
+            );
+            assert_eq!(errors(&f), vec![want.clone()], "{desc:?}");
+            // --skip-batch-header-company-validation: the same finding, as a warning.
+            let relaxed = ValidateOptions {
+                skip_batch_header_company_validation: true,
+                ..ValidateOptions::default()
+            };
+            assert_eq!(findings_with(&f, relaxed), vec![(Severity::Warning, want)]);
+        }
+        // Zeros among other characters are a description.
+        assert_eq!(errors(&mutate(2, 54, "PAYROLL 01")), vec![]);
+        // The option relaxes the company name's rule (edit 2l) too.
+        let relaxed = ValidateOptions {
+            skip_batch_header_company_validation: true,
+            ..ValidateOptions::default()
+        };
+        let f = findings_with(&mutate(2, 5, "0000000000000000"), relaxed);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].0, f[0].1.2), (Severity::Warning, "company_name"));
+    }
 
     #[test]
     fn batch_header_rules_report_their_exact_position() {

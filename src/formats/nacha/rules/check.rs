@@ -68,7 +68,13 @@ impl<'a> Check<'a> {
         if is_blank_or_zeros(v) {
             let expected = format!("{what} (not blank, not all zeros)");
             let found = show(v);
-            self.error_unless(relax, FindingCode::InvalidValue, Some(field), expected, found);
+            self.error_unless(
+                relax,
+                FindingCode::InvalidValue,
+                Some(field),
+                expected,
+                found,
+            );
         }
     }
     pub(crate) fn error(

@@ -11,8 +11,8 @@ use crate::formats::nacha::assemble::Entry;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{BatchKind, EntryLayout, FieldRule};
 use crate::formats::nacha::validate::{
-    Direction, adv_transaction_direction, is_mmyy, is_return_or_change_code,
-    parse_u64, routing_check_digit, transaction_direction,
+    Direction, adv_transaction_direction, is_mmyy, is_return_or_change_code, parse_u64,
+    routing_check_digit, transaction_direction,
 };
 
 /// An entry read, waiting for its addenda (the records that follow it).
@@ -304,8 +304,110 @@ fn brief_entry(batch: &Batch, d: Detail) -> Entry {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{errors, mutate, row};
+    use super::super::testing::{
+        FILE_HEADER_LINE, batch_header, build, entry, errors, findings_with, mutate, row,
+    };
     use crate::findings::FindingCode::*;
+    use crate::findings::Severity;
+    use crate::formats::nacha::ValidateOptions;
+
+    /// A file of one `sec` batch of service class `scc` and description `desc`, holding
+    /// `entries`.
+    fn one_batch(scc: &str, sec: &str, desc: &str, entries: &[String]) -> Vec<u8> {
+        let mut lines = vec![
+            FILE_HEADER_LINE.to_string(),
+            batch_header(scc, sec, desc, 1),
+        ];
+        lines.extend_from_slice(entries);
+        build(&lines)
+    }
+
+    #[test]
+    fn tel_entries_are_debits_unless_the_batch_is_a_reversal() {
+        let debit = entry(27, 12_500, "CUST 1", "JANE CALLER", false, 1);
+        let credit = entry(22, 12_500, "CUST 2", "JOHN CALLER", false, 2);
+        assert_eq!(
+            errors(&one_batch("225", "TEL", "PHONE PMT", &[debit.clone()])),
+            vec![]
+        );
+        let mixed = [debit.clone(), credit.clone()];
+        assert_eq!(
+            errors(&one_batch("200", "TEL", "PHONE PMT", &mixed)),
+            vec![row(
+                TransactionCode,
+                4,
+                "transaction_code",
+                "a debit transaction code (TEL entries are debits; credits only in a batch \
+                 whose company entry description is REVERSAL)",
+                "22 (credit)",
+            )]
+        );
+        // A reversal may credit back what a TEL debit took.
+        assert_eq!(errors(&one_batch("200", "TEL", "REVERSAL", &mixed)), vec![]);
+        // In a debits-only batch the credit is one finding, the service class's.
+        let in_225 = errors(&one_batch("225", "TEL", "PHONE PMT", &mixed));
+        let codes: Vec<_> = in_225.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(codes, vec![(CreditInDebitBatch, 4)]);
+        // Other SEC codes keep their credits.
+        assert_eq!(
+            errors(&one_batch("200", "WEB", "PHONE PMT", &mixed)),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_tel_individual_name_must_not_be_blank_or_zeros() {
+        for name in ["", "0000000000000000000000", "000  "] {
+            let e = entry(27, 12_500, "CUST 1", name, false, 1);
+            let f = one_batch("225", "TEL", "PHONE PMT", &[e]);
+            let found = format!("{name:<22}");
+            let want = row(
+                InvalidValue,
+                3,
+                "individual_name",
+                "an individual name (not blank, not all zeros)",
+                &found,
+            );
+            assert_eq!(errors(&f), vec![want.clone()], "{name:?}");
+            // --allow-empty-individual-name: the same finding, as a warning.
+            let relaxed = ValidateOptions {
+                allow_empty_individual_name: true,
+                ..ValidateOptions::default()
+            };
+            assert_eq!(findings_with(&f, relaxed), vec![(Severity::Warning, want)]);
+        }
+        // PPD does not ask for it here.
+        let e = entry(22, 12_500, "CUST 1", "", false, 1);
+        assert_eq!(errors(&one_batch("220", "PPD", "PAYROLL", &[e])), vec![]);
+    }
+
+    #[test]
+    fn an_shr_card_expiration_month_is_01_to_12() {
+        // Identification: card expiration date MMYY (40-43), document reference (44-54).
+        for (id, ok) in [
+            ("1227DOC00000001", true),
+            ("0127", true),
+            ("0027DOC1", false),
+            ("1327", false),
+            ("12AB", false),
+            ("", false),
+        ] {
+            let e = entry(27, 4_000, id, "4000123412341234", false, 1);
+            let got = errors(&one_batch("225", "SHR", "CARD TXN", &[e]));
+            let want = if ok {
+                vec![]
+            } else {
+                vec![row(
+                    FieldFormat,
+                    3,
+                    "card_expiration_date",
+                    "a card expiration date MMYY (month 01-12)",
+                    &format!("{id:<4}")[..4],
+                )]
+            };
+            assert_eq!(got, want, "{id:?}");
+        }
+    }
 
     #[test]
     fn entry_rules_report_their_exact_position() {
