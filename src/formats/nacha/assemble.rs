@@ -643,6 +643,89 @@ mod tests {
         );
     }
 
+    /// The entries of `data` (positions aside) and its summary.
+    fn read_entries(data: &[u8]) -> (Vec<Entry>, FileSummary) {
+        let mut entries = Vec::new();
+        let on_event = &mut |ev| {
+            if let Event::Entry(mut e) = ev {
+                e.position = RecordPosition::default();
+                entries.push(e);
+            }
+        };
+        let opts = ValidateOptions::default();
+        let r = crate::formats::nacha::read_file(data, opts, on_event, &mut |_| {}).unwrap();
+        (entries, r.summary)
+    }
+
+    #[test]
+    fn a_byte_order_mark_or_trailing_ctrl_z_is_one_warning_and_changes_nothing_else() {
+        use FindingCode::{ByteOrderMark, EndOfFileMarker};
+        let (clean, clean_summary) = read_entries(PAYROLL);
+        let with = |before: &[u8], after: &[u8]| [before, PAYROLL, after].concat();
+        let bom = b"\xEF\xBB\xBF";
+        let cases = [
+            (with(bom, b""), vec![(ByteOrderMark, 1, 0)]),
+            (with(b"", b"\x1a"), vec![(EndOfFileMarker, 11, 950)]),
+            (with(b"", b"\x1a\x1a\r\n"), vec![(EndOfFileMarker, 11, 950)]),
+            (
+                with(bom, b"\x1a"),
+                vec![(ByteOrderMark, 1, 0), (EndOfFileMarker, 11, 953)],
+            ),
+        ];
+        for (data, want) in cases {
+            let (entries, summary) = read_entries(&data);
+            let got: Vec<_> = summary
+                .findings
+                .iter()
+                .map(|f| (f.code, f.position.line(), f.position.byte_offset()))
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(summary.errors(), 0);
+            assert_eq!(entries, clean);
+            let counts = |s: &FileSummary| {
+                let totals = (s.total_debit_minor, s.total_credit_minor);
+                (s.entries, s.addenda, s.batches, s.records, totals)
+            };
+            assert_eq!(counts(&summary), counts(&clean_summary));
+            assert_eq!(summary.header, clean_summary.header);
+        }
+    }
+
+    #[test]
+    fn one_non_ascii_character_is_one_finding_at_its_column() {
+        // "ALICE SMITH" (columns 55-65 of line 3) spelt with an É: in UTF-8 (2 bytes: the
+        // line is 95 bytes) or in Latin-1 (1 byte).
+        let at = 2 * 95 + 58;
+        for (e_acute, found) in [
+            (
+                &b"\xC3\x89"[..],
+                "\\xc3\\x89 (the UTF-8 character 'É', 2 bytes read as one column)",
+            ),
+            (&b"\xC9"[..], "\\xc9"),
+        ] {
+            let data = [&PAYROLL[..at], e_acute, &PAYROLL[at + 1..]].concat();
+            let r = check(&data[..], ValidateOptions::default()).unwrap();
+            let f = &r.summary.findings;
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(
+                (f[0].code, f[0].severity),
+                (FindingCode::NonAsciiByte, Severity::Error)
+            );
+            let pos = RecordPosition {
+                record_index: 2,
+                line: 3,
+                byte_offset: 190,
+            };
+            assert_eq!(f[0].position, pos.into());
+            assert_eq!(f[0].expected, "printable ASCII at column 59");
+            assert_eq!(f[0].found, found);
+            // Every record is read at its columns: counts and totals as in the sample.
+            let s = &r.summary;
+            assert_eq!((s.entries, s.addenda, s.batches), (4, 1, 1));
+            assert_eq!(s.total_credit_minor, 787_549);
+        }
+    }
+
     #[test]
     fn findings_are_bounded() {
         // 20,000 garbage records: the findings stop at the limit and say how many were dropped.
