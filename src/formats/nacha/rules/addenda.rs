@@ -306,7 +306,13 @@ mod tests {
         let a98 = addenda98(1);
         // IATCOR with the SEC code of a forward IAT batch.
         assert_eq!(
-            errors(&iat_file("IATCOR", "IAT", 21, "ANN", &[a98.clone()])),
+            errors(&iat_file(
+                "IATCOR",
+                "IAT",
+                21,
+                "ANN",
+                std::slice::from_ref(&a98)
+            )),
             vec![row(
                 SecCode,
                 2,
@@ -345,7 +351,13 @@ mod tests {
         );
         // A forward entry's transaction code.
         assert_eq!(
-            errors(&iat_file("IATCOR", "COR", 22, "ANN", &[a98.clone()])),
+            errors(&iat_file(
+                "IATCOR",
+                "COR",
+                22,
+                "ANN",
+                std::slice::from_ref(&a98)
+            )),
             vec![row(
                 TransactionCode,
                 3,
@@ -357,7 +369,7 @@ mod tests {
         );
         // An addenda 98 in a forward IAT batch.
         assert_eq!(
-            errors(&iat_file("", "IAT", 21, "ANN", &[a98.clone()])),
+            errors(&iat_file("", "IAT", 21, "ANN", std::slice::from_ref(&a98))),
             vec![row(
                 AddendaType,
                 11,

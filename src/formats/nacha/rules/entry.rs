@@ -327,7 +327,12 @@ mod tests {
         let debit = entry(27, 12_500, "CUST 1", "JANE CALLER", false, 1);
         let credit = entry(22, 12_500, "CUST 2", "JOHN CALLER", false, 2);
         assert_eq!(
-            errors(&one_batch("225", "TEL", "PHONE PMT", &[debit.clone()])),
+            errors(&one_batch(
+                "225",
+                "TEL",
+                "PHONE PMT",
+                std::slice::from_ref(&debit)
+            )),
             vec![]
         );
         let mixed = [debit.clone(), credit.clone()];
