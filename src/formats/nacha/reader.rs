@@ -13,8 +13,9 @@
 //! shift every column after it:
 //! - a UTF-8 byte-order mark (`EF BB BF`) at byte 0 ([`FindingCode::ByteOrderMark`]);
 //! - DOS end-of-file bytes (0x1A, Ctrl-Z) after the last record, one or more, mixed with
-//!   CR and LF, up to the end of the input ([`FindingCode::EndOfFileMarker`]); a 0x1A
-//!   anywhere else is a byte like any other (a non-ASCII finding in its record).
+//!   CR and LF, up to the end of the input ([`FindingCode::EndOfFileMarker`]), if that
+//!   tail fits the reader's lookahead (4 KiB); a 0x1A anywhere else is a byte like any
+//!   other (not printable ASCII: a `non_ascii_byte` finding in its record).
 //!
 //! Non-ASCII: NACHA records are ASCII, so any other byte is an error
 //! ([`FindingCode::NonAsciiByte`], one finding per record, at the column of the first
@@ -23,9 +24,11 @@
 //! column, as the sender meant it, so a 94-character line of 95 or more bytes is one
 //! record whose fields sit at their columns. Each multi-byte character is replaced by `?`
 //! in the framed record, and the one finding names the record, line, column and the
-//! bytes found, instead of a cascade of length and field findings. This needs the line's
-//! separator within [`UTF8_LINE_MAX`] bytes; in a file without separators records are
-//! framed by bytes.
+//! bytes found, instead of a cascade of length and field findings. (Rejecting the line
+//! as one record-length finding was the alternative; reading it by characters says which
+//! letter is wrong, and a wrong digit field still gets its own finding.) This needs the
+//! line's separator within [`UTF8_LINE_MAX`] bytes; in a file without separators records
+//! are framed by bytes.
 //!
 //! The reader counts every byte it reads, skipped ones included: hashing them is the
 //! caller's (src/hash.rs), so a file's identity and SHA-256 stay over its real bytes, and
@@ -44,6 +47,8 @@ const LOOKAHEAD: usize = RECORD_LEN + TRAILING_BLANKS_MAX + 2;
 const READ_CHUNK: usize = 256 * 1024;
 /// Longest line, in bytes, framed by UTF-8 characters: 94 characters of at most 4 bytes.
 pub const UTF8_LINE_MAX: usize = RECORD_LEN * 4;
+// The buffer always holds a UTF-8 line and its separator when not at the end of input.
+const _: () = assert!(UTF8_LINE_MAX + 1 <= LOOKAHEAD);
 /// The UTF-8 byte-order mark some editors write at the start of a text file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// The DOS end-of-file marker (Ctrl-Z) some systems append to a text file.
@@ -178,8 +183,12 @@ impl<R: Read> RecordReader<R> {
         let avail = &self.buf[self.start..self.end];
         let window = &avail[..avail.len().min(RECORD_LEN + 2)];
         let newline = memchr::memchr2(b'\n', b'\r', window);
-        // Length of the line's content up to a separator within reach, if any.
-        let content_len = newline.unwrap_or(avail.len());
+        // Length of the line's content up to a separator within reach, if any; near the
+        // end, up to the end-of-file marker (a last record trimmed, then Ctrl-Z).
+        let mut content_len = newline.unwrap_or(avail.len());
+        if self.eof {
+            content_len = content_len.min(marker_start(avail));
+        }
         if content_len <= RECORD_LEN && (newline.is_some() || self.eof) {
             return self.frame_line(pos, content_len);
         }
@@ -332,11 +341,14 @@ impl<R: Read> RecordReader<R> {
             return None;
         }
         let window = &avail[..avail.len().min(UTF8_LINE_MAX + 1)];
-        let len = match memchr::memchr2(b'\n', b'\r', window) {
+        let mut len = match memchr::memchr2(b'\n', b'\r', window) {
             Some(n) => n,
             None if self.eof && avail.len() <= UTF8_LINE_MAX => avail.len(),
             None => return None,
         };
+        if self.eof {
+            len = len.min(marker_start(avail));
+        }
         let line = std::str::from_utf8(&avail[..len]).ok()?;
         let chars = line.trim_end_matches(' ').chars().count();
         (chars <= RECORD_LEN && !line.is_ascii()).then_some(len)
@@ -443,6 +455,21 @@ enum Framed {
     Record,
     /// Nothing yet (an empty line skipped): frame again.
     Nothing,
+}
+
+/// Where the end-of-file marker starts in `rest` (the rest of the input): the first 0x1A
+/// of its trailing run of 0x1A, CR and LF bytes, or `rest.len()` if that run has none.
+fn marker_start(rest: &[u8]) -> usize {
+    let run = rest
+        .iter()
+        .rev()
+        .take_while(|&&b| matches!(b, DOS_EOF | b'\r' | b'\n'))
+        .count();
+    let from = rest.len() - run;
+    match rest[from..].iter().position(|&b| b == DOS_EOF) {
+        Some(i) => from + i,
+        None => rest.len(),
+    }
 }
 
 /// Length of the separator at the start of `rest`: CRLF, LF, CR or nothing.
@@ -713,6 +740,29 @@ mod tests {
     }
 
     #[test]
+    fn a_trimmed_last_record_then_ctrl_z_is_two_warnings() {
+        for tail in [&b"\x1a"[..], b"\x1a\r\n", b"\r\n\x1a"] {
+            let mut data = rec(b'1');
+            data.extend_from_slice(b"\r\n9000001");
+            data.extend_from_slice(tail);
+            for chunk in [1, 4096] {
+                let (recs, findings) = frame(&data, chunk);
+                assert_eq!(recs.len(), 2);
+                assert_eq!(&recs[1].0[..8], b"9000001 ");
+                let codes: Vec<_> = findings.iter().map(|f| (f.code, f.severity)).collect();
+                assert_eq!(
+                    codes,
+                    [
+                        (FindingCode::TrimmedRecord, Severity::Warning),
+                        (FindingCode::EndOfFileMarker, Severity::Warning)
+                    ],
+                    "{tail:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_ctrl_z_before_more_records_is_not_an_end_of_file_marker() {
         let data = two_records(b"", b"\n\x1a\n", b"\n");
         let (recs, findings) = frame(&data, 4096);
@@ -767,6 +817,22 @@ mod tests {
                 "\\xc3\\xa9 (the UTF-8 character 'é', 2 bytes read as one column)"
             );
         }
+    }
+
+    #[test]
+    fn a_last_record_with_a_multibyte_character_then_ctrl_z() {
+        let mut data = rec(b'1');
+        data.push(b'\n');
+        data.extend_from_slice(&rec(b'9')[..93]);
+        data.extend_from_slice("é\x1a".as_bytes());
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[1].0[93], b'?');
+        let codes: Vec<_> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            [FindingCode::NonAsciiByte, FindingCode::EndOfFileMarker]
+        );
     }
 
     #[test]
