@@ -14,7 +14,7 @@
 //! - a UTF-8 byte-order mark (`EF BB BF`) at byte 0 ([`FindingCode::ByteOrderMark`]);
 //! - DOS end-of-file bytes (0x1A, Ctrl-Z) after the last record, one or more, mixed with
 //!   CR and LF, up to the end of the input ([`FindingCode::EndOfFileMarker`]), if that
-//!   tail fits the reader's lookahead (4 KiB); a 0x1A anywhere else is a byte like any
+//!   tail is at most 4 KiB (the reader's lookahead); a 0x1A anywhere else is a byte like any
 //!   other (not printable ASCII: a `non_ascii_byte` finding in its record).
 //!
 //! Non-ASCII: NACHA records are ASCII, so any other byte is an error
@@ -70,6 +70,9 @@ pub struct RecordReader<R> {
     start: usize,
     end: usize,
     eof: bool,
+    /// File offset where the end-of-file marker starts (the input's length if it has
+    /// none); known once `eof` is set, `u64::MAX` before.
+    marker_offset: u64,
     /// File offset of `buf[start]`.
     offset: u64,
     /// 1-based line of `buf[start]`.
@@ -90,6 +93,7 @@ impl<R: Read> RecordReader<R> {
             start: 0,
             end: 0,
             eof: false,
+            marker_offset: u64::MAX,
             offset: 0,
             line: 1,
             record_index: 0,
@@ -135,6 +139,9 @@ impl<R: Read> RecordReader<R> {
             };
             if n == 0 {
                 self.eof = true;
+                // The whole rest of the input is buffered now: find the marker once.
+                let rest = &self.buf[self.start..self.end];
+                self.marker_offset = self.offset + marker_start(rest) as u64;
             } else {
                 self.bytes_read += n as u64;
                 self.end += n;
@@ -186,9 +193,7 @@ impl<R: Read> RecordReader<R> {
         // Length of the line's content up to a separator within reach, if any; near the
         // end, up to the end-of-file marker (a last record trimmed, then Ctrl-Z).
         let mut content_len = newline.unwrap_or(avail.len());
-        if self.eof {
-            content_len = content_len.min(marker_start(avail));
-        }
+        content_len = content_len.min(self.to_marker());
         if content_len <= RECORD_LEN && (newline.is_some() || self.eof) {
             return self.frame_line(pos, content_len);
         }
@@ -308,12 +313,8 @@ impl<R: Read> RecordReader<R> {
             self.consume(UTF8_BOM.len(), 0);
             return true;
         }
-        // fill() buffers up to the end of the input once `eof` is set, so the whole
-        // rest is in `avail`.
-        let marker_to_end = self.eof
-            && avail.first() == Some(&DOS_EOF)
-            && avail.iter().all(|&b| matches!(b, DOS_EOF | b'\r' | b'\n'));
-        if !marker_to_end {
+        // The marker runs from `marker_offset` to the end of the input, all buffered.
+        if self.offset != self.marker_offset || avail.is_empty() {
             return false;
         }
         let markers = avail.iter().filter(|&&b| b == DOS_EOF).count();
@@ -324,12 +325,17 @@ impl<R: Read> RecordReader<R> {
             "the end of the input after the last record",
             format!(
                 "{markers} DOS end-of-file byte(s) 0x1A (Ctrl-Z): {} (skipped)",
-                show(avail)
+                show_start(avail)
             ),
         ));
         let newlines = avail.iter().filter(|&&b| b == b'\n').count() as u64;
         self.consume(avail.len(), newlines);
         true
+    }
+
+    /// Bytes from `buf[start]` to the end-of-file marker (`usize::MAX` before the end).
+    fn to_marker(&self) -> usize {
+        usize::try_from(self.marker_offset.saturating_sub(self.offset)).unwrap_or(usize::MAX)
     }
 
     /// The length of the line at `buf[start]` if it is to be framed by UTF-8 characters:
@@ -346,9 +352,7 @@ impl<R: Read> RecordReader<R> {
             None if self.eof && avail.len() <= UTF8_LINE_MAX => avail.len(),
             None => return None,
         };
-        if self.eof {
-            len = len.min(marker_start(avail));
-        }
+        len = len.min(self.to_marker());
         let line = std::str::from_utf8(&avail[..len]).ok()?;
         let chars = line.trim_end_matches(' ').chars().count();
         (chars <= RECORD_LEN && !line.is_ascii()).then_some(len)
@@ -469,6 +473,18 @@ fn marker_start(rest: &[u8]) -> usize {
     match rest[from..].iter().position(|&b| b == DOS_EOF) {
         Some(i) => from + i,
         None => rest.len(),
+    }
+}
+
+/// Bytes shown of a run of noise in a finding: enough to see what it is.
+const SHOWN_MAX: usize = 16;
+
+/// `bytes` for a message: at most [`SHOWN_MAX`] of them, then how many there were.
+fn show_start(bytes: &[u8]) -> String {
+    if bytes.len() <= SHOWN_MAX {
+        show(bytes)
+    } else {
+        format!("{}... ({} bytes)", show(&bytes[..SHOWN_MAX]), bytes.len())
     }
 }
 
@@ -737,6 +753,19 @@ mod tests {
                 assert_eq!(f.position.byte_offset(), at as u64, "{tail:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_run_of_end_of_file_markers_is_one_short_warning() {
+        let data = two_records(b"", b"\n", &[0x1a; 3000]);
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(findings.len(), 1);
+        let shown = "\\x1a".repeat(16);
+        let want = format!(
+            "3000 DOS end-of-file byte(s) 0x1A (Ctrl-Z): {shown}... (3000 bytes) (skipped)"
+        );
+        assert_eq!(findings[0].found, want);
     }
 
     #[test]
