@@ -48,7 +48,7 @@ const READ_CHUNK: usize = 256 * 1024;
 /// Longest line, in bytes, framed by UTF-8 characters: 94 characters of at most 4 bytes.
 pub const UTF8_LINE_MAX: usize = RECORD_LEN * 4;
 // The buffer always holds a UTF-8 line and its separator when not at the end of input.
-const _: () = assert!(UTF8_LINE_MAX + 1 <= LOOKAHEAD);
+const _: () = assert!(UTF8_LINE_MAX < LOOKAHEAD);
 /// The UTF-8 byte-order mark some editors write at the start of a text file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// The DOS end-of-file marker (Ctrl-Z) some systems append to a text file.
