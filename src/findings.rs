@@ -183,6 +183,10 @@ pub enum FindingCode {
     LongRecord,
     BlankLine,
     NonAsciiByte,
+    /// A UTF-8 byte-order mark before the first record (skipped, with a warning).
+    ByteOrderMark,
+    /// DOS end-of-file bytes (0x1A, Ctrl-Z) after the last record (skipped, with a warning).
+    EndOfFileMarker,
     UnknownRecordType,
     FieldFormat,
     InvalidValue,
@@ -249,6 +253,8 @@ impl FindingCode {
             LongRecord => "long_record",
             BlankLine => "blank_line",
             NonAsciiByte => "non_ascii_byte",
+            ByteOrderMark => "byte_order_mark",
+            EndOfFileMarker => "end_of_file_marker",
             UnknownRecordType => "unknown_record_type",
             FieldFormat => "field_format",
             InvalidValue => "invalid_value",

@@ -282,6 +282,7 @@ fn stricter_than_the_peer_where_the_rules_say_so() {
         &path,
         ValidateOptions {
             bypass_destination_check: true,
+            ..ValidateOptions::default()
         },
     );
     assert_eq!(errors(&relaxed), vec![]);

@@ -135,18 +135,31 @@ pub enum Command {
 }
 
 /// The NACHA rules a user may relax, shared by `check` and `ingest` (flattened into both).
+/// Each flag is named after moov-io/ach's `ValidateOpts` field of the same effect; a
+/// relaxed rule still reports what it found, as a warning.
 #[derive(Debug, Clone, Args)]
 pub struct NachaRuleArgs {
     /// Accept an immediate destination that is not a valid routing number (vendors'
     /// return files carry placeholders): reported as a warning instead of rejecting.
     #[arg(long)]
     pub bypass_destination_check: bool,
+    /// Accept a batch header whose company name or company entry description is blank
+    /// or all zeros (ACH operator edits 2l, 2m): reported as a warning instead of
+    /// rejecting.
+    #[arg(long)]
+    pub skip_batch_header_company_validation: bool,
+    /// Accept a TEL entry whose individual name is blank or all zeros (ACH operator edit
+    /// 3f): reported as a warning instead of rejecting.
+    #[arg(long)]
+    pub allow_empty_individual_name: bool,
 }
 
 impl NachaRuleArgs {
     pub fn options(&self) -> crate::formats::nacha::ValidateOptions {
         crate::formats::nacha::ValidateOptions {
             bypass_destination_check: self.bypass_destination_check,
+            skip_batch_header_company_validation: self.skip_batch_header_company_validation,
+            allow_empty_individual_name: self.allow_empty_individual_name,
         }
     }
 }

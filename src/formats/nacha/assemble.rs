@@ -115,14 +115,22 @@ enum State {
     AfterFileControl,
 }
 
-/// Relaxations a user can ask for, each named after the rule it relaxes. The defaults
-/// follow the NACHA rules.
+/// Relaxations a user can ask for, each named after the rule it relaxes (and after
+/// moov-io/ach's `ValidateOpts` field of the same effect). The defaults follow the NACHA
+/// rules; a relaxed rule still reports what it found, as a warning instead of an error.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ValidateOptions {
     /// Accept an immediate destination that is not a routing number with a valid check
     /// digit (vendors' return files carry placeholders such as `YYYYYYYYY`): a warning
-    /// instead of an error.
+    /// instead of an error. moov-io: `BypassDestinationValidation`.
     pub bypass_destination_check: bool,
+    /// Accept a batch header whose company name or company entry description is blank
+    /// or all zeros (ACH operator edits 2l, 2m): a warning instead of an error. moov-io:
+    /// `SkipBatchHeaderCompanyValidation`.
+    pub skip_batch_header_company_validation: bool,
+    /// Accept a TEL entry whose individual name is blank or all zeros (ACH operator edit
+    /// 3f): a warning instead of an error. moov-io: `AllowEmptyIndividualName`.
+    pub allow_empty_individual_name: bool,
 }
 
 /// The NACHA structure checker; feed it records with [`Assembler::push`].
@@ -366,7 +374,7 @@ impl Assembler {
                 "a batch header",
             );
         }
-        let batch = check_batch_header(&mut c);
+        let batch = check_batch_header(&mut c, &self.options);
         check_batch_number_sequence(&mut c, &batch, &mut self.last_batch_number);
         self.batches += 1;
         if batch.kind() == BatchKind::Adv {
@@ -389,7 +397,8 @@ impl Assembler {
             );
             return;
         };
-        let p = check_entry(&mut c, batch, self.record_no, self.keep_entries);
+        let keep = self.keep_entries;
+        let p = check_entry(&mut c, batch, self.record_no, keep, &self.options);
         self.pending = Some(p);
     }
 
@@ -632,6 +641,89 @@ mod tests {
             errors(b""),
             vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]
         );
+    }
+
+    /// The entries of `data` (positions aside) and its summary.
+    fn read_entries(data: &[u8]) -> (Vec<Entry>, FileSummary) {
+        let mut entries = Vec::new();
+        let on_event = &mut |ev| {
+            if let Event::Entry(mut e) = ev {
+                e.position = RecordPosition::default();
+                entries.push(e);
+            }
+        };
+        let opts = ValidateOptions::default();
+        let r = crate::formats::nacha::read_file(data, opts, on_event, &mut |_| {}).unwrap();
+        (entries, r.summary)
+    }
+
+    #[test]
+    fn a_byte_order_mark_or_trailing_ctrl_z_is_one_warning_and_changes_nothing_else() {
+        use FindingCode::{ByteOrderMark, EndOfFileMarker};
+        let (clean, clean_summary) = read_entries(PAYROLL);
+        let with = |before: &[u8], after: &[u8]| [before, PAYROLL, after].concat();
+        let bom = b"\xEF\xBB\xBF";
+        let cases = [
+            (with(bom, b""), vec![(ByteOrderMark, 1, 0)]),
+            (with(b"", b"\x1a"), vec![(EndOfFileMarker, 11, 950)]),
+            (with(b"", b"\x1a\x1a\r\n"), vec![(EndOfFileMarker, 11, 950)]),
+            (
+                with(bom, b"\x1a"),
+                vec![(ByteOrderMark, 1, 0), (EndOfFileMarker, 11, 953)],
+            ),
+        ];
+        for (data, want) in cases {
+            let (entries, summary) = read_entries(&data);
+            let got: Vec<_> = summary
+                .findings
+                .iter()
+                .map(|f| (f.code, f.position.line(), f.position.byte_offset()))
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(summary.errors(), 0);
+            assert_eq!(entries, clean);
+            let counts = |s: &FileSummary| {
+                let totals = (s.total_debit_minor, s.total_credit_minor);
+                (s.entries, s.addenda, s.batches, s.records, totals)
+            };
+            assert_eq!(counts(&summary), counts(&clean_summary));
+            assert_eq!(summary.header, clean_summary.header);
+        }
+    }
+
+    #[test]
+    fn one_non_ascii_character_is_one_finding_at_its_column() {
+        // "ALICE SMITH" (columns 55-65 of line 3) spelt with an É: in UTF-8 (2 bytes: the
+        // line is 95 bytes) or in Latin-1 (1 byte).
+        let at = 2 * 95 + 58;
+        for (e_acute, found) in [
+            (
+                &b"\xC3\x89"[..],
+                "\\xc3\\x89 (the UTF-8 character 'É', 2 bytes read as one column)",
+            ),
+            (&b"\xC9"[..], "\\xc9"),
+        ] {
+            let data = [&PAYROLL[..at], e_acute, &PAYROLL[at + 1..]].concat();
+            let r = check(&data[..], ValidateOptions::default()).unwrap();
+            let f = &r.summary.findings;
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(
+                (f[0].code, f[0].severity),
+                (FindingCode::NonAsciiByte, Severity::Error)
+            );
+            let pos = RecordPosition {
+                record_index: 2,
+                line: 3,
+                byte_offset: 190,
+            };
+            assert_eq!(f[0].position, pos.into());
+            assert_eq!(f[0].expected, "printable ASCII at column 59");
+            assert_eq!(f[0].found, found);
+            // Every record is read at its columns: counts and totals as in the sample.
+            let s = &r.summary;
+            assert_eq!((s.entries, s.addenda, s.batches), (4, 1, 1));
+            assert_eq!(s.total_credit_minor, 787_549);
+        }
     }
 
     #[test]

@@ -8,7 +8,31 @@
 //!
 //! Anything else is an error finding with its position: a piece of a separator-less line
 //! that is not 94 bytes, or a record followed by more than [`TRAILING_BLANKS_MAX`] blanks.
-//! The reader counts the bytes it reads; hashing them is the caller's (src/hash.rs).
+//!
+//! Common noise around the records is skipped with one warning each, so that it does not
+//! shift every column after it:
+//! - a UTF-8 byte-order mark (`EF BB BF`) at byte 0 ([`FindingCode::ByteOrderMark`]);
+//! - DOS end-of-file bytes (0x1A, Ctrl-Z) after the last record, one or more, mixed with
+//!   CR and LF, up to the end of the input ([`FindingCode::EndOfFileMarker`]), if that
+//!   tail is at most 4 KiB (the reader's lookahead); a 0x1A anywhere else is a byte like any
+//!   other (not printable ASCII: a `non_ascii_byte` finding in its record).
+//!
+//! Non-ASCII: NACHA records are ASCII, so any other byte is an error
+//! ([`FindingCode::NonAsciiByte`], one finding per record, at the column of the first
+//! such byte) and the file is rejected. A line that is valid UTF-8 with multi-byte
+//! characters (`é` is 2 bytes) is framed by characters, not bytes: each character is one
+//! column, as the sender meant it, so a 94-character line of 95 or more bytes is one
+//! record whose fields sit at their columns. Each multi-byte character is replaced by `?`
+//! in the framed record, and the one finding names the record, line, column and the
+//! bytes found, instead of a cascade of length and field findings. (Rejecting the line
+//! as one record-length finding was the alternative; reading it by characters says which
+//! letter is wrong, and a wrong digit field still gets its own finding.) This needs the
+//! line's separator within [`UTF8_LINE_MAX`] bytes; in a file without separators records
+//! are framed by bytes.
+//!
+//! The reader counts every byte it reads, skipped ones included: hashing them is the
+//! caller's (src/hash.rs), so a file's identity and SHA-256 stay over its real bytes, and
+//! byte offsets in positions are offsets in the real file.
 
 use super::record::RECORD_LEN;
 use crate::findings::{Finding, FindingCode, RecordPosition, show};
@@ -21,6 +45,16 @@ pub const TRAILING_BLANKS_MAX: usize = 4096;
 const LOOKAHEAD: usize = RECORD_LEN + TRAILING_BLANKS_MAX + 2;
 /// Size of one read from the source.
 const READ_CHUNK: usize = 256 * 1024;
+/// Longest line, in bytes, framed by UTF-8 characters: 94 characters of at most 4 bytes.
+pub const UTF8_LINE_MAX: usize = RECORD_LEN * 4;
+// The buffer always holds a UTF-8 line and its separator when not at the end of input.
+const _: () = assert!(UTF8_LINE_MAX < LOOKAHEAD);
+/// The UTF-8 byte-order mark some editors write at the start of a text file.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+/// The DOS end-of-file marker (Ctrl-Z) some systems append to a text file.
+const DOS_EOF: u8 = 0x1A;
+/// What stands in a framed record for a multi-byte UTF-8 character (already a finding).
+const NON_ASCII_STANDIN: u8 = b'?';
 
 /// One framed record: always exactly 94 bytes (trimmed records are padded with blanks).
 #[derive(Debug)]
@@ -36,6 +70,9 @@ pub struct RecordReader<R> {
     start: usize,
     end: usize,
     eof: bool,
+    /// File offset where the end-of-file marker starts (the input's length if it has
+    /// none); known once `eof` is set, `u64::MAX` before.
+    marker_offset: u64,
     /// File offset of `buf[start]`.
     offset: u64,
     /// 1-based line of `buf[start]`.
@@ -56,6 +93,7 @@ impl<R: Read> RecordReader<R> {
             start: 0,
             end: 0,
             eof: false,
+            marker_offset: u64::MAX,
             offset: 0,
             line: 1,
             record_index: 0,
@@ -101,6 +139,9 @@ impl<R: Read> RecordReader<R> {
             };
             if n == 0 {
                 self.eof = true;
+                // The whole rest of the input is buffered now: find the marker once.
+                let rest = &self.buf[self.start..self.end];
+                self.marker_offset = self.offset + marker_start(rest) as u64;
             } else {
                 self.bytes_read += n as u64;
                 self.end += n;
@@ -137,13 +178,22 @@ impl<R: Read> RecordReader<R> {
         }
     }
 
-    /// Frames what starts at `buf[start]` into `record`, or skips an empty line.
+    /// Frames what starts at `buf[start]` into `record`, or skips an empty line, a
+    /// byte-order mark or the end-of-file marker.
     fn frame(&mut self, pos: RecordPosition) -> Framed {
+        if self.skip_noise(pos) {
+            return Framed::Nothing;
+        }
+        if let Some(len) = self.utf8_line_len() {
+            return self.frame_utf8(pos, len);
+        }
         let avail = &self.buf[self.start..self.end];
         let window = &avail[..avail.len().min(RECORD_LEN + 2)];
         let newline = memchr::memchr2(b'\n', b'\r', window);
-        // Length of the line's content up to a separator within reach, if any.
-        let content_len = newline.unwrap_or(avail.len());
+        // Length of the line's content up to a separator within reach, if any; near the
+        // end, up to the end-of-file marker (a last record trimmed, then Ctrl-Z).
+        let mut content_len = newline.unwrap_or(avail.len());
+        content_len = content_len.min(self.to_marker());
         if content_len <= RECORD_LEN && (newline.is_some() || self.eof) {
             return self.frame_line(pos, content_len);
         }
@@ -248,6 +298,132 @@ impl<R: Read> RecordReader<R> {
         Framed::Record
     }
 
+    /// Skips a byte-order mark at byte 0, or the end-of-file marker with what follows it
+    /// to the end of the input, with one warning; true if it did.
+    fn skip_noise(&mut self, pos: RecordPosition) -> bool {
+        let avail = &self.buf[self.start..self.end];
+        if self.offset == 0 && avail.starts_with(UTF8_BOM) {
+            self.findings.push(Finding::warning(
+                FindingCode::ByteOrderMark,
+                pos,
+                None,
+                "a record at byte 0 (no byte-order mark)",
+                format!("a UTF-8 byte-order mark {} (skipped)", show(UTF8_BOM)),
+            ));
+            self.consume(UTF8_BOM.len(), 0);
+            return true;
+        }
+        // The marker runs from `marker_offset` to the end of the input, all buffered.
+        if self.offset != self.marker_offset || avail.is_empty() {
+            return false;
+        }
+        let markers = avail.iter().filter(|&&b| b == DOS_EOF).count();
+        self.findings.push(Finding::warning(
+            FindingCode::EndOfFileMarker,
+            pos,
+            None,
+            "the end of the input after the last record",
+            format!(
+                "{markers} DOS end-of-file byte(s) 0x1A (Ctrl-Z): {} (skipped)",
+                show_start(avail)
+            ),
+        ));
+        let newlines = avail.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.consume(avail.len(), newlines);
+        true
+    }
+
+    /// Bytes from `buf[start]` to the end-of-file marker (`usize::MAX` before the end).
+    fn to_marker(&self) -> usize {
+        usize::try_from(self.marker_offset.saturating_sub(self.offset)).unwrap_or(usize::MAX)
+    }
+
+    /// The length of the line at `buf[start]` if it is to be framed by UTF-8 characters:
+    /// it holds multi-byte characters, is valid UTF-8, and its characters (trailing blanks
+    /// aside) fit one record. `None` (framed by bytes) for every ASCII record.
+    fn utf8_line_len(&self) -> Option<usize> {
+        let avail = &self.buf[self.start..self.end];
+        if avail[..avail.len().min(RECORD_LEN)].is_ascii() {
+            return None;
+        }
+        let window = &avail[..avail.len().min(UTF8_LINE_MAX + 1)];
+        let mut len = match memchr::memchr2(b'\n', b'\r', window) {
+            Some(n) => n,
+            None if self.eof && avail.len() <= UTF8_LINE_MAX => avail.len(),
+            None => return None,
+        };
+        len = len.min(self.to_marker());
+        let line = std::str::from_utf8(&avail[..len]).ok()?;
+        let chars = line.trim_end_matches(' ').chars().count();
+        (chars <= RECORD_LEN && !line.is_ascii()).then_some(len)
+    }
+
+    /// A line of `len` bytes holding multi-byte UTF-8 characters, framed by characters:
+    /// one non-ASCII finding at the first such character's column, each read as `?`.
+    fn frame_utf8(&mut self, pos: RecordPosition, len: usize) -> Framed {
+        let avail = &self.buf[self.start..self.end];
+        let Ok(line) = std::str::from_utf8(&avail[..len]) else {
+            // utf8_line_len() checked it; frame by bytes if not.
+            return self.frame_long(pos);
+        };
+        let sep_len = separator_len(&avail[len..]);
+        self.record = [b' '; RECORD_LEN];
+        let mut first: Option<(usize, char)> = None;
+        let mut others = 0usize;
+        let columns = line.trim_end_matches(' ').chars();
+        for (slot, (col, ch)) in self.record.iter_mut().zip(columns.enumerate()) {
+            *slot = if ch.is_ascii() {
+                ch as u8
+            } else {
+                if first.is_none() {
+                    first = Some((col, ch));
+                } else {
+                    others += 1;
+                }
+                NON_ASCII_STANDIN
+            };
+        }
+        if let Some((col, ch)) = first {
+            let mut utf8 = [0u8; 4];
+            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
+            let more = match others {
+                0 => String::new(),
+                n => format!("; {n} more non-ASCII character(s) in the record"),
+            };
+            self.findings.push(Finding::error(
+                FindingCode::NonAsciiByte,
+                pos,
+                None,
+                format!("printable ASCII at column {}", col + 1),
+                format!(
+                    "{} (the UTF-8 character {ch:?}, {} bytes read as one column){more}",
+                    show(bytes),
+                    bytes.len()
+                ),
+            ));
+        }
+        let chars = line.chars().count();
+        if chars != RECORD_LEN {
+            let (code, expected) = if chars < RECORD_LEN {
+                (
+                    FindingCode::TrimmedRecord,
+                    "94 characters (padded with trailing blanks)",
+                )
+            } else {
+                (
+                    FindingCode::LongRecord,
+                    "94 characters (trailing blanks dropped)",
+                )
+            };
+            let found = format!("{chars} characters");
+            self.findings
+                .push(Finding::warning(code, pos, None, expected, found));
+        }
+        self.unseparated = false;
+        self.consume(len + sep_len, u64::from(sep_len > 0));
+        Framed::Record
+    }
+
     fn emit(&mut self, pos: RecordPosition) -> RawRecord<'_> {
         self.record_index += 1;
         // All printable (a branch-free pass), else find the first byte that is not.
@@ -283,6 +459,33 @@ enum Framed {
     Record,
     /// Nothing yet (an empty line skipped): frame again.
     Nothing,
+}
+
+/// Where the end-of-file marker starts in `rest` (the rest of the input): the first 0x1A
+/// of its trailing run of 0x1A, CR and LF bytes, or `rest.len()` if that run has none.
+fn marker_start(rest: &[u8]) -> usize {
+    let run = rest
+        .iter()
+        .rev()
+        .take_while(|&&b| matches!(b, DOS_EOF | b'\r' | b'\n'))
+        .count();
+    let from = rest.len() - run;
+    match rest[from..].iter().position(|&b| b == DOS_EOF) {
+        Some(i) => from + i,
+        None => rest.len(),
+    }
+}
+
+/// Bytes shown of a run of noise in a finding: enough to see what it is.
+const SHOWN_MAX: usize = 16;
+
+/// `bytes` for a message: at most [`SHOWN_MAX`] of them, then how many there were.
+fn show_start(bytes: &[u8]) -> String {
+    if bytes.len() <= SHOWN_MAX {
+        show(bytes)
+    } else {
+        format!("{}... ({} bytes)", show(&bytes[..SHOWN_MAX]), bytes.len())
+    }
 }
 
 /// Length of the separator at the start of `rest`: CRLF, LF, CR or nothing.
@@ -437,6 +640,244 @@ mod tests {
         assert_eq!(findings[0].code, FindingCode::NonAsciiByte);
         assert_eq!(findings[0].expected, "printable ASCII at column 45");
         assert_eq!(findings[0].found, "\\xe9");
+    }
+
+    /// Two records (types 1 and 5) separated by `sep`, with `before` and `after` around.
+    fn two_records(before: &[u8], sep: &[u8], after: &[u8]) -> Vec<u8> {
+        let mut data = before.to_vec();
+        data.extend_from_slice(&rec(b'1'));
+        data.extend_from_slice(sep);
+        data.extend_from_slice(&rec(b'5'));
+        data.extend_from_slice(after);
+        data
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_with_one_warning() {
+        let data = two_records(UTF8_BOM, b"\r\n", b"\r\n");
+        for chunk in [1, 2, 3, 7, 4096] {
+            let (recs, findings) = frame(&data, chunk);
+            assert_eq!(recs.len(), 2);
+            assert_eq!(
+                (recs[0].0.clone(), recs[1].0.clone()),
+                (rec(b'1'), rec(b'5'))
+            );
+            // Positions stay those of the real bytes: the first record starts at byte 3.
+            assert_eq!(
+                recs[0].1,
+                RecordPosition {
+                    record_index: 0,
+                    line: 1,
+                    byte_offset: 3
+                }
+            );
+            assert_eq!(recs[1].1.byte_offset, 3 + 96);
+            assert_eq!(findings.len(), 1, "{findings:?}");
+            let f = &findings[0];
+            assert_eq!(
+                (f.code, f.severity),
+                (FindingCode::ByteOrderMark, Severity::Warning)
+            );
+            let at_0 = RecordPosition {
+                record_index: 0,
+                line: 1,
+                byte_offset: 0,
+            };
+            assert_eq!(f.position, at_0.into());
+            assert_eq!(f.found, "a UTF-8 byte-order mark \\xef\\xbb\\xbf (skipped)");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_after_byte_0_is_not_skipped() {
+        let data = two_records(b"", b"\n", b"\n\xEF\xBB\xBF");
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 3);
+        let codes: Vec<_> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            [FindingCode::NonAsciiByte, FindingCode::TrimmedRecord]
+        );
+        assert_eq!(
+            findings[0].found,
+            "\\xef\\xbb\\xbf (the UTF-8 character '\\u{feff}', 3 bytes read as one column)"
+        );
+    }
+
+    #[test]
+    fn end_of_file_markers_are_skipped_with_one_warning() {
+        // What follows the last record: its separator or none, then Ctrl-Z bytes.
+        let tails: [(&[u8], u64, &str); 5] = [
+            (
+                b"\x1a",
+                2,
+                "1 DOS end-of-file byte(s) 0x1A (Ctrl-Z): \\x1a (skipped)",
+            ),
+            (
+                b"\r\n\x1a",
+                3,
+                "1 DOS end-of-file byte(s) 0x1A (Ctrl-Z): \\x1a (skipped)",
+            ),
+            (
+                b"\n\x1a\x1a\x1a\n",
+                3,
+                "3 DOS end-of-file byte(s) 0x1A (Ctrl-Z): \\x1a\\x1a\\x1a\\n (skipped)",
+            ),
+            (
+                b"\r\n\x1a\r\n",
+                3,
+                "1 DOS end-of-file byte(s) 0x1A (Ctrl-Z): \\x1a\\r\\n (skipped)",
+            ),
+            (
+                b"\x1a\x1a\r\n",
+                2,
+                "2 DOS end-of-file byte(s) 0x1A (Ctrl-Z): \\x1a\\x1a\\r\\n (skipped)",
+            ),
+        ];
+        for (tail, line, found) in tails {
+            let data = two_records(b"", b"\r\n", tail);
+            for chunk in [1, 5, 95, 4096] {
+                let (recs, findings) = frame(&data, chunk);
+                assert_eq!(recs.len(), 2, "{tail:?}");
+                assert_eq!(recs[1].0, rec(b'5'));
+                assert_eq!(findings.len(), 1, "{tail:?}: {findings:?}");
+                let f = &findings[0];
+                assert_eq!(
+                    (f.code, f.severity),
+                    (FindingCode::EndOfFileMarker, Severity::Warning)
+                );
+                assert_eq!(f.found, found);
+                assert_eq!(f.position.line(), line, "{tail:?}");
+                assert_eq!(f.position.record_index(), Some(2));
+                let at = 96 + 94 + tail.iter().take_while(|&&b| b != 0x1a).count();
+                assert_eq!(f.position.byte_offset(), at as u64, "{tail:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_run_of_end_of_file_markers_is_one_short_warning() {
+        let data = two_records(b"", b"\n", &[0x1a; 3000]);
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(findings.len(), 1);
+        let shown = "\\x1a".repeat(16);
+        let want = format!(
+            "3000 DOS end-of-file byte(s) 0x1A (Ctrl-Z): {shown}... (3000 bytes) (skipped)"
+        );
+        assert_eq!(findings[0].found, want);
+    }
+
+    #[test]
+    fn a_trimmed_last_record_then_ctrl_z_is_two_warnings() {
+        for tail in [&b"\x1a"[..], b"\x1a\r\n", b"\r\n\x1a"] {
+            let mut data = rec(b'1');
+            data.extend_from_slice(b"\r\n9000001");
+            data.extend_from_slice(tail);
+            for chunk in [1, 4096] {
+                let (recs, findings) = frame(&data, chunk);
+                assert_eq!(recs.len(), 2);
+                assert_eq!(&recs[1].0[..8], b"9000001 ");
+                let codes: Vec<_> = findings.iter().map(|f| (f.code, f.severity)).collect();
+                assert_eq!(
+                    codes,
+                    [
+                        (FindingCode::TrimmedRecord, Severity::Warning),
+                        (FindingCode::EndOfFileMarker, Severity::Warning)
+                    ],
+                    "{tail:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_ctrl_z_before_more_records_is_not_an_end_of_file_marker() {
+        let data = two_records(b"", b"\n\x1a\n", b"\n");
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 3);
+        let codes: Vec<_> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            [FindingCode::TrimmedRecord, FindingCode::NonAsciiByte]
+        );
+        assert_eq!(findings[1].found, "\\x1a");
+    }
+
+    #[test]
+    fn a_multibyte_utf8_character_is_one_column_and_one_finding() {
+        // An entry whose name has an é (2 bytes in UTF-8) at column 45: 94 characters,
+        // 95 bytes.
+        let mut first = rec(b'6');
+        first[44..47].copy_from_slice(b"JOS");
+        let mut line = first[..44].to_vec();
+        line.extend_from_slice("é".as_bytes());
+        line.extend_from_slice(&first[45..]);
+        assert_eq!(line.len(), 95);
+        let mut data = line.clone();
+        data.push(b'\n');
+        data.extend_from_slice(&rec(b'8'));
+        data.push(b'\n');
+        for chunk in [1, 7, 95, 4096] {
+            let (recs, findings) = frame(&data, chunk);
+            assert_eq!(recs.len(), 2, "chunk {chunk}");
+            let mut want = first.clone();
+            want[44] = b'?';
+            assert_eq!(recs[0].0, want);
+            assert_eq!(recs[1].0, rec(b'8'));
+            assert_eq!(
+                recs[1].1,
+                RecordPosition {
+                    record_index: 1,
+                    line: 2,
+                    byte_offset: 96
+                }
+            );
+            assert_eq!(findings.len(), 1, "{findings:?}");
+            let f = &findings[0];
+            assert_eq!(
+                (f.code, f.severity),
+                (FindingCode::NonAsciiByte, Severity::Error)
+            );
+            assert_eq!(f.position.line(), 1);
+            assert_eq!(f.expected, "printable ASCII at column 45");
+            assert_eq!(
+                f.found,
+                "\\xc3\\xa9 (the UTF-8 character 'é', 2 bytes read as one column)"
+            );
+        }
+    }
+
+    #[test]
+    fn a_last_record_with_a_multibyte_character_then_ctrl_z() {
+        let mut data = rec(b'1');
+        data.push(b'\n');
+        data.extend_from_slice(&rec(b'9')[..93]);
+        data.extend_from_slice("é\x1a".as_bytes());
+        let (recs, findings) = frame(&data, 4096);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[1].0[93], b'?');
+        let codes: Vec<_> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            [FindingCode::NonAsciiByte, FindingCode::EndOfFileMarker]
+        );
+    }
+
+    #[test]
+    fn several_multibyte_characters_in_a_record_are_still_one_finding() {
+        let mut line = rec(b'6')[..90].to_vec();
+        line.extend_from_slice("ñü€𝄞".as_bytes());
+        let (recs, findings) = frame(&line, 4096);
+        assert_eq!(recs.len(), 1);
+        assert_eq!(&recs[0].0[90..], b"????");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].expected, "printable ASCII at column 91");
+        assert_eq!(
+            findings[0].found,
+            "\\xc3\\xb1 (the UTF-8 character 'ñ', 2 bytes read as one column); \
+             3 more non-ASCII character(s) in the record"
+        );
     }
 
     #[test]

@@ -174,6 +174,27 @@ record_layout! {
 }
 
 record_layout! {
+    /// SHR entry detail record (shared network transaction): PPD's columns, with the card
+    /// expiration date and document reference number in the identification number's place,
+    /// the card account number in the individual name's.
+    ShrEntryDetail, ShrEntryDetailLayout, SHR_ENTRY_DETAIL, parse_shr_entry_detail, "shr_entry_detail" {
+        record_type: 1-1,
+        transaction_code: 2-3,
+        rdfi_identification: 4-11,
+        check_digit: 12-12,
+        dfi_account_number: 13-29,
+        amount: 30-39,
+        /// MMYY.
+        card_expiration_date: 40-43,
+        document_reference_number: 44-54,
+        individual_card_account_number: 55-76,
+        card_transaction_type_code: 77-78,
+        addenda_record_indicator: 79-79,
+        trace_number: 80-94,
+    }
+}
+
+record_layout! {
     /// CTX entry detail record: carries its addenda count and the receiving company.
     CtxEntryDetail, CtxEntryDetailLayout, CTX_ENTRY_DETAIL, parse_ctx_entry_detail, "ctx_entry_detail" {
         record_type: 1-1,
@@ -240,6 +261,21 @@ record_layout! {
         addenda_type_code: 2-3,
         payment_related_information: 4-83,
         addenda_sequence_number: 84-87,
+        entry_detail_sequence_number: 88-94,
+    }
+}
+
+record_layout! {
+    /// Addenda type 10 (IAT): transaction type, foreign payment amount and trace number,
+    /// the receiver's name.
+    Addenda10, Addenda10Layout, ADDENDA10, parse_addenda10, "addenda10" {
+        record_type: 1-1,
+        addenda_type_code: 2-3,
+        transaction_type_code: 4-6,
+        foreign_payment_amount: 7-24,
+        foreign_trace_number: 25-46,
+        name: 47-81,
+        reserved: 82-87,
         entry_detail_sequence_number: 88-94,
     }
 }
@@ -367,10 +403,12 @@ mod tests {
             IAT_BATCH_HEADER.fields(),
             ENTRY_DETAIL.fields(),
             CIE_ENTRY_DETAIL.fields(),
+            SHR_ENTRY_DETAIL.fields(),
             CTX_ENTRY_DETAIL.fields(),
             IAT_ENTRY_DETAIL.fields(),
             ADV_ENTRY_DETAIL.fields(),
             ADDENDA.fields(),
+            ADDENDA10.fields(),
             ADDENDA98.fields(),
             ADDENDA99.fields(),
             ADDENDA02.fields(),
@@ -421,10 +459,12 @@ mod tests {
             parse_iat_batch_header, IAT_BATCH_HEADER;
             parse_entry_detail, ENTRY_DETAIL;
             parse_cie_entry_detail, CIE_ENTRY_DETAIL;
+            parse_shr_entry_detail, SHR_ENTRY_DETAIL;
             parse_ctx_entry_detail, CTX_ENTRY_DETAIL;
             parse_iat_entry_detail, IAT_ENTRY_DETAIL;
             parse_adv_entry_detail, ADV_ENTRY_DETAIL;
             parse_addenda, ADDENDA;
+            parse_addenda10, ADDENDA10;
             parse_addenda98, ADDENDA98;
             parse_addenda99, ADDENDA99;
             parse_addenda02, ADDENDA02;

@@ -28,6 +28,36 @@ pub fn is_blank(b: &[u8]) -> bool {
     b.iter().all(|&c| c == b' ')
 }
 
+/// Blank or all zeros (blanks and zeros mixed): what the ACH operators' edits treat as
+/// a mandatory field left empty.
+pub fn is_blank_or_zeros(b: &[u8]) -> bool {
+    b.iter().all(|&c| c == b' ' || c == b'0')
+}
+
+/// The IAT indicator (batch header columns 5-20) of an IAT notification of change, whose
+/// SEC code is COR.
+pub const IATCOR: &[u8] = b"IATCOR";
+
+/// Transaction type codes of an IAT addenda 10 (NACHA Operating Rules, Appendix Three;
+/// moov-io/ach's list): the payment's purpose (annuity, business, deposit, loan,
+/// miscellaneous, mortgage, pension, remittance, rent/lease, salary, tax), or the SEC code
+/// the entry would carry were it domestic.
+pub const IAT_TRANSACTION_TYPE_CODES: &[&[u8; 3]] = &[
+    b"ANN", b"BUS", b"DEP", b"LOA", b"MIS", b"MOR", b"PEN", b"REM", b"RLS", b"SAL", b"TAX", b"ARC",
+    b"BOC", b"IAT", b"MTE", b"POP", b"POS", b"RCK", b"SHR", b"TEL", b"WEB",
+];
+
+/// A transaction code that returns an entry or notifies of a change (x1, x6; 56 for
+/// loans): the only ones a notification of change may carry.
+pub fn is_return_or_change_code(code: u8) -> bool {
+    transaction_direction(code).is_some() && matches!(code % 10, 1 | 6)
+}
+
+/// A card expiration date MMYY: four digits, month 01-12.
+pub fn is_mmyy(b: &[u8]) -> bool {
+    b.len() == 4 && is_digits(b) && matches!(parse_u64(&b[..2]), Some(1..=12))
+}
+
 /// Value of an all-digit field (at most 19 digits); `None` if any byte is not a digit.
 pub fn parse_u64(b: &[u8]) -> Option<u64> {
     if !is_digits(b) || b.len() > 19 {

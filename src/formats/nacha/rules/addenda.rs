@@ -7,7 +7,9 @@ use super::entry::Pending;
 use crate::findings::{Finding, FindingCode, FindingSink, show};
 use crate::formats::nacha::assemble::ADDENDA_PER_ENTRY_MAX;
 use crate::formats::nacha::record::*;
-use crate::formats::nacha::validate::{is_change_code, is_return_reason_code};
+use crate::formats::nacha::validate::{
+    IAT_TRANSACTION_TYPE_CODES, is_change_code, is_return_reason_code,
+};
 
 /// Addenda rules for one addenda record following the entry `p` in a `sec` batch; with
 /// `keep`, the record's text joins the entry.
@@ -17,22 +19,35 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
         return;
     };
     let ty = ty as u8;
-    if !type_allowed(ty, sec) {
+    let allowed = type_allowed(ty, sec, p);
+    if !allowed {
+        let batch = if p.iat_noc { "IATCOR" } else { sec };
+        // The article as the code is read, letter by letter ("an SHR", "a PPD").
+        let article = match batch.bytes().next() {
+            Some(
+                b'A' | b'E' | b'F' | b'H' | b'I' | b'L' | b'M' | b'N' | b'O' | b'R' | b'S' | b'X',
+            ) => "an",
+            _ => "a",
+        };
         c.error(
             FindingCode::AddendaType,
             Some(l.addenda_type_code),
-            format!("an addenda type allowed in a {sec} batch"),
+            format!("an addenda type allowed in {article} {batch} batch"),
             format!("{ty:02}"),
         );
     }
     match ty {
         5 | 17 | 18 => check_sequence(c, p, ty),
+        10 if allowed => {
+            check_transaction_type_code(c);
+            check_entry_sequence(c, &p.entry.trace_number);
+        }
         10..=16 => check_entry_sequence(c, &p.entry.trace_number),
         98 => check_change(c),
         99 => check_return(c),
         _ => {}
     }
-    if (10..=18).contains(&ty) {
+    if p.iat && matches!(ty, 10..=18 | 98) {
         p.iat_types_seen.push(ty);
     }
     if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
@@ -50,15 +65,33 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
     }
 }
 
-/// Which addenda types a batch of SEC code `sec` may carry.
-fn type_allowed(ty: u8, sec: &str) -> bool {
+/// Which addenda types the entry `p` of a batch of SEC code `sec` may carry: IAT entries
+/// their own (10-18), and a notification of change (98) only in an IATCOR batch; other
+/// entries 02 (POS, SHR, MTE), 05 and, in a COR batch, 98. Returns (99) anywhere.
+fn type_allowed(ty: u8, sec: &str, p: &Pending) -> bool {
     match ty {
         2 => matches!(sec, "POS" | "SHR" | "MTE"),
-        5 => !matches!(sec, "IAT" | "ADV" | "POS" | "SHR" | "MTE"),
-        10..=18 => sec == "IAT",
-        98 => sec == "COR" || sec == "IAT",
+        5 => !p.iat && !matches!(sec, "ADV" | "POS" | "SHR" | "MTE"),
+        10..=18 => p.iat,
+        98 if p.iat => p.iat_noc,
+        98 => sec == "COR",
         99 => true,
         _ => false,
+    }
+}
+
+/// Addenda 10's transaction type code: one of the NACHA list.
+fn check_transaction_type_code(c: &mut Check) {
+    let field = ADDENDA10.transaction_type_code;
+    let v = c.value(field);
+    if !IAT_TRANSACTION_TYPE_CODES.iter().any(|t| &t[..] == v) {
+        let list: Vec<String> = IAT_TRANSACTION_TYPE_CODES
+            .iter()
+            .map(|t| show(*t))
+            .collect();
+        let expected = format!("an IAT transaction type code ({})", list.join(", "));
+        let found = show(v);
+        c.error(FindingCode::InvalidValue, Some(field), expected, found);
     }
 }
 
@@ -137,7 +170,7 @@ pub(crate) fn check_entry_addenda(findings: &mut FindingSink, p: &Pending) {
             format!("{declared:04}"),
         ));
     }
-    if p.entry.sec_code == "IAT" {
+    if p.iat {
         check_iat_set(findings, p);
     }
 }
@@ -158,15 +191,27 @@ fn check_indicator(findings: &mut FindingSink, p: &Pending) {
     ));
 }
 
-/// An IAT entry carries addenda 10 to 16, once each and in order.
+/// An IAT entry carries addenda 10 to 16, once each and in order; an IAT notification of
+/// change (IATCOR) then one addenda 98 (addenda 17 and 18 aside).
 fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
     let mandatory: Vec<u8> = p
         .iat_types_seen
         .iter()
         .copied()
-        .filter(|t| (10..=16).contains(t))
+        .filter(|&t| (10..=16).contains(&t) || (p.iat_noc && t == 98))
         .collect();
-    if mandatory != [10, 11, 12, 13, 14, 15, 16] {
+    let (want, expected): (&[u8], _) = if p.iat_noc {
+        (
+            &[10, 11, 12, 13, 14, 15, 16, 98],
+            "addenda 10,11,12,13,14,15,16 in order, then one addenda 98",
+        )
+    } else {
+        (
+            &[10, 11, 12, 13, 14, 15, 16],
+            "addenda 10,11,12,13,14,15,16 in order",
+        )
+    };
+    if mandatory != want {
         let found = mandatory
             .iter()
             .map(|t| t.to_string())
@@ -176,7 +221,7 @@ fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
             FindingCode::AddendaCount,
             p.entry.position,
             Some(IAT_ENTRY_DETAIL.number_of_addenda_records),
-            "addenda 10,11,12,13,14,15,16 in order",
+            expected,
             found,
         ));
     }
@@ -184,8 +229,164 @@ fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{errors, mutate, row};
+    use super::super::testing::{
+        FILE_HEADER_LINE, build, errors, iat_addenda, iat_batch_header, iat_entry, mutate, row,
+    };
     use crate::findings::FindingCode::{self, *};
+    use crate::formats::nacha::{Event, ValidateOptions, read_file};
+
+    /// An IAT file: one batch (IAT indicator `indicator`, SEC code `sec`) of one entry
+    /// with transaction code `code`, its addenda 10-16 (addenda 10 of transaction type
+    /// `ttc`) and then `extra`.
+    fn iat_file(indicator: &str, sec: &str, code: u8, ttc: &str, extra: &[String]) -> Vec<u8> {
+        let mut lines = vec![
+            FILE_HEADER_LINE.to_string(),
+            iat_batch_header(indicator, sec, 1),
+            iat_entry(code, 100_000, 7 + extra.len() as u32, 1),
+        ];
+        lines.extend(iat_addenda(ttc, 1));
+        lines.extend_from_slice(extra);
+        build(&lines)
+    }
+
+    /// An addenda 98 correcting the account number of the entry traced 231380100000001.
+    fn addenda98(seq: u32) -> String {
+        format!(
+            "798C01231380100000001      23138010{:<29}{:15}12104288{seq:07}",
+            "9922-C3", ""
+        )
+    }
+
+    #[test]
+    fn an_iat_addenda_10_transaction_type_code_is_one_of_the_list() {
+        assert_eq!(errors(&iat_file("", "IAT", 22, "ANN", &[])), vec![]);
+        assert_eq!(errors(&iat_file("", "IAT", 22, "WEB", &[])), vec![]);
+        assert_eq!(
+            errors(&iat_file("", "IAT", 22, "BIL", &[])),
+            vec![row(
+                InvalidValue,
+                4,
+                "transaction_type_code",
+                "an IAT transaction type code (ANN, BUS, DEP, LOA, MIS, MOR, PEN, REM, RLS, \
+                 SAL, TAX, ARC, BOC, IAT, MTE, POP, POS, RCK, SHR, TEL, WEB)",
+                "BIL",
+            )]
+        );
+    }
+
+    #[test]
+    fn an_iat_notification_of_change_is_accepted_with_its_addenda_counted() {
+        // IATCOR: IAT layouts, SEC code COR, a return/NOC transaction code, addenda 10-16
+        // then one addenda 98.
+        let f = iat_file("IATCOR", "COR", 21, "ANN", &[addenda98(1)]);
+        let mut entries = Vec::new();
+        let on_event = &mut |ev| {
+            if let Event::Entry(e) = ev {
+                entries.push(e);
+            }
+        };
+        let r = read_file(&f[..], ValidateOptions::default(), on_event, &mut |_| {}).unwrap();
+        assert!(r.summary.findings.is_empty(), "{:?}", r.summary.findings);
+        assert_eq!(
+            (r.summary.entries, r.summary.addenda, r.summary.batches),
+            (1, 8, 1)
+        );
+        // The batch control (line 12) counts the entry and its 8 addenda.
+        let control = &f[11 * 95..12 * 95 - 1];
+        assert_eq!(&control[4..10], b"000009");
+        let e = &entries[0];
+        assert_eq!((e.sec_code.as_str(), e.transaction_code), ("COR", 21));
+        assert_eq!(e.company_identification, "123456789");
+        assert_eq!(e.addenda.len(), 8);
+        assert!(e.addenda[7].starts_with("798C01"));
+    }
+
+    #[test]
+    fn malformed_iat_notifications_of_change_are_rejected() {
+        let a98 = addenda98(1);
+        // IATCOR with the SEC code of a forward IAT batch.
+        assert_eq!(
+            errors(&iat_file(
+                "IATCOR",
+                "IAT",
+                21,
+                "ANN",
+                std::slice::from_ref(&a98)
+            )),
+            vec![row(
+                SecCode,
+                2,
+                "standard_entry_class_code",
+                "COR (the IAT indicator IATCOR makes the batch an IAT notification of change)",
+                "IAT",
+            )]
+        );
+        // No addenda 98, or two.
+        let noc_set = "addenda 10,11,12,13,14,15,16 in order, then one addenda 98";
+        assert_eq!(
+            errors(&iat_file("IATCOR", "COR", 21, "ANN", &[])),
+            vec![row(
+                AddendaCount,
+                3,
+                "number_of_addenda_records",
+                noc_set,
+                "10,11,12,13,14,15,16"
+            )]
+        );
+        assert_eq!(
+            errors(&iat_file(
+                "IATCOR",
+                "COR",
+                21,
+                "ANN",
+                &[a98.clone(), a98.clone()]
+            )),
+            vec![row(
+                AddendaCount,
+                3,
+                "number_of_addenda_records",
+                noc_set,
+                "10,11,12,13,14,15,16,98,98"
+            )]
+        );
+        // A forward entry's transaction code.
+        assert_eq!(
+            errors(&iat_file(
+                "IATCOR",
+                "COR",
+                22,
+                "ANN",
+                std::slice::from_ref(&a98)
+            )),
+            vec![row(
+                TransactionCode,
+                3,
+                "transaction_code",
+                "a return or NOC transaction code (21, 26, 31, 36, 41, 46, 51, 56) in an IAT \
+                 notification of change",
+                "22",
+            )]
+        );
+        // An addenda 98 in a forward IAT batch.
+        assert_eq!(
+            errors(&iat_file("", "IAT", 21, "ANN", std::slice::from_ref(&a98))),
+            vec![row(
+                AddendaType,
+                11,
+                "addenda_type_code",
+                "an addenda type allowed in an IAT batch",
+                "98",
+            )]
+        );
+        // Without IATCOR, a COR batch is a domestic one: IAT addenda do not belong.
+        let e = errors(&iat_file("", "COR", 21, "ANN", &[a98]));
+        let types: Vec<_> = e
+            .iter()
+            .filter(|r| r.0 == AddendaType)
+            .map(|r| r.1)
+            .collect();
+        assert_eq!(types, vec![4, 5, 6, 7, 8, 9, 10]);
+    }
 
     #[test]
     fn addenda_rules_report_their_exact_position() {

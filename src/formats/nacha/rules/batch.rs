@@ -3,10 +3,11 @@
 
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, show};
+use crate::formats::nacha::ValidateOptions;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{self, BatchKind, EntryLayout, entry_layout};
 use crate::formats::nacha::validate::{
-    Direction, SEC_CODES, SERVICE_CLASS_CODES, is_blank, parse_u64,
+    Direction, IATCOR, SEC_CODES, SERVICE_CLASS_CODES, parse_u64,
 };
 use chrono::NaiveDate;
 
@@ -58,6 +59,8 @@ pub(crate) struct Batch {
     pub(crate) effective_entry_date: Option<NaiveDate>,
     pub(crate) odfi_identification: String,
     pub(crate) batch_number: String,
+    /// An IAT notification of change: IAT layouts, IAT indicator `IATCOR`, SEC code COR.
+    pub(crate) iat_noc: bool,
     pub(crate) totals: Totals,
 }
 
@@ -68,11 +71,16 @@ impl Batch {
 }
 
 /// Batch header rules (the layout chosen by the SEC code); returns the opened batch.
-pub(crate) fn check_batch_header(c: &mut Check) -> Batch {
-    if BATCH_HEADER.standard_entry_class_code.slice(c.record()) == b"IAT" {
-        check_iat_header(c)
+/// IAT's layout serves SEC code IAT and IAT notifications of change: SEC code COR with
+/// `IATCOR` as IAT indicator (columns 5-20), as the NACHA rules and moov-io/ach read them.
+pub(crate) fn check_batch_header(c: &mut Check, options: &ValidateOptions) -> Batch {
+    let record = c.record();
+    let iat = BATCH_HEADER.standard_entry_class_code.slice(record) == b"IAT"
+        || IAT_BATCH_HEADER.iat_indicator.slice(record).trim_ascii() == IATCOR;
+    if iat {
+        check_iat_header(c, options)
     } else {
-        check_standard_header(c)
+        check_standard_header(c, options)
     }
 }
 
@@ -94,7 +102,7 @@ pub(crate) fn check_batch_number_sequence(c: &mut Check, batch: &Batch, last: &m
     *last = Some(n);
 }
 
-fn check_standard_header(c: &mut Check) -> Batch {
+fn check_standard_header(c: &mut Check, options: &ValidateOptions) -> Batch {
     let h = parse_batch_header(c.record());
     let l = BATCH_HEADER;
     let scc = h.service_class_code;
@@ -106,17 +114,12 @@ fn check_standard_header(c: &mut Check) -> Batch {
             show(scc),
         );
     }
-    let name = h.company_name;
-    if is_blank(name) || name.iter().all(|&b| b == b'0' || b == b' ') {
-        c.error(
-            FindingCode::InvalidValue,
-            Some(l.company_name),
-            "a company name (not blank, not all zeros)",
-            show(name),
-        );
-    }
+    let relax = options.skip_batch_header_company_validation;
+    c.not_blank_or_zeros(l.company_name, "a company name", relax);
     c.non_blank(l.company_identification);
     let layout = check_sec_code(c, &h);
+    let what = "a company entry description";
+    c.not_blank_or_zeros(l.company_entry_description, what, relax);
     let effective = c.date(l.effective_entry_date, true);
     if !matches!(h.originator_status_code, b"0" | b"1" | b"2") {
         c.error(
@@ -138,6 +141,7 @@ fn check_standard_header(c: &mut Check) -> Batch {
         effective_entry_date: effective,
         odfi_identification: text(h.odfi_identification),
         batch_number: text(h.batch_number),
+        iat_noc: false,
         totals: Totals::default(),
     }
 }
@@ -166,9 +170,19 @@ fn check_sec_code(c: &mut Check, h: &BatchHeader) -> &'static EntryLayout {
     entry_layout(sec)
 }
 
-fn check_iat_header(c: &mut Check) -> Batch {
+fn check_iat_header(c: &mut Check, options: &ValidateOptions) -> Batch {
     let h = parse_iat_batch_header(c.record());
     let l = IAT_BATCH_HEADER;
+    let iat_noc = h.iat_indicator.trim_ascii() == IATCOR;
+    let sec = h.standard_entry_class_code;
+    if iat_noc && sec != b"COR" {
+        c.error(
+            FindingCode::SecCode,
+            Some(l.standard_entry_class_code),
+            "COR (the IAT indicator IATCOR makes the batch an IAT notification of change)",
+            show(sec),
+        );
+    }
     let scc = h.service_class_code;
     if !matches!(scc, b"200" | b"220" | b"225") {
         c.error(
@@ -191,19 +205,23 @@ fn check_iat_header(c: &mut Check) -> Batch {
         l.iso_destination_country_code,
         "an ISO 3166 country code",
     );
+    let what = "a company entry description";
+    let relax = options.skip_batch_header_company_validation;
+    c.not_blank_or_zeros(l.company_entry_description, what, relax);
     let effective = c.date(l.effective_entry_date, true);
     c.digits(l.odfi_identification);
     c.digits(l.batch_number);
     Batch {
         layout: &sec::IAT,
         service_class_code: text(scc),
-        sec_code: "IAT".into(),
+        sec_code: text(sec),
         company_name: String::new(),
         company_identification: text(h.originator_identification),
         company_entry_description: text(h.company_entry_description),
         effective_entry_date: effective,
         odfi_identification: text(h.odfi_identification),
         batch_number: text(h.batch_number),
+        iat_noc,
         totals: Totals::default(),
     }
 }
@@ -293,8 +311,42 @@ fn check_company_identification(c: &mut Check, batch: &Batch) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{errors, mutate, row};
+    use super::super::testing::{errors, findings_with, mutate, row};
     use crate::findings::FindingCode::*;
+    use crate::findings::Severity;
+    use crate::formats::nacha::ValidateOptions;
+
+    #[test]
+    fn a_company_entry_description_must_not_be_blank_or_zeros() {
+        // ACH operator edit 2m: company entry description, columns 54-63.
+        for desc in ["0000000000", "          ", "000       "] {
+            let f = mutate(2, 54, desc);
+            let want = row(
+                InvalidValue,
+                2,
+                "company_entry_description",
+                "a company entry description (not blank, not all zeros)",
+                desc,
+            );
+            assert_eq!(errors(&f), vec![want.clone()], "{desc:?}");
+            // --skip-batch-header-company-validation: the same finding, as a warning.
+            let relaxed = ValidateOptions {
+                skip_batch_header_company_validation: true,
+                ..ValidateOptions::default()
+            };
+            assert_eq!(findings_with(&f, relaxed), vec![(Severity::Warning, want)]);
+        }
+        // Zeros among other characters are a description.
+        assert_eq!(errors(&mutate(2, 54, "PAYROLL 01")), vec![]);
+        // The option relaxes the company name's rule (edit 2l) too.
+        let relaxed = ValidateOptions {
+            skip_batch_header_company_validation: true,
+            ..ValidateOptions::default()
+        };
+        let f = findings_with(&mutate(2, 5, "0000000000000000"), relaxed);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].0, f[0].1.2), (Severity::Warning, "company_name"));
+    }
 
     #[test]
     fn batch_header_rules_report_their_exact_position() {

@@ -2,9 +2,13 @@
 //! the field concerned, and the few shapes every rule file uses (digits, dates, exact
 //! values, control totals).
 
-use crate::findings::{FieldSpec, Finding, FindingCode, FindingSink, RecordPosition, show};
+use crate::findings::{
+    FieldSpec, Finding, FindingCode, FindingSink, RecordPosition, Severity, show,
+};
 use crate::formats::nacha::record::RECORD_LEN;
-use crate::formats::nacha::validate::{is_blank, parse_u64, parse_u128, parse_yymmdd};
+use crate::formats::nacha::validate::{
+    is_blank, is_blank_or_zeros, parse_u64, parse_u128, parse_yymmdd,
+};
 use chrono::NaiveDate;
 
 /// Pushes findings about one record, with its position, into the file's sink.
@@ -38,6 +42,40 @@ impl<'a> Check<'a> {
     }
     pub(crate) fn kept_since_mut(&mut self, from: usize) -> &mut [Finding] {
         self.findings.kept_since_mut(from)
+    }
+    /// An error, or with `relax` (a rule the user relaxed with an option) a warning that
+    /// still reports what was found.
+    pub(crate) fn error_unless(
+        &mut self,
+        relax: bool,
+        code: FindingCode,
+        field: Option<FieldSpec>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) {
+        let severity = if relax {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        let f = Finding::new(severity, code, self.pos, field, expected, found);
+        self.findings.push(f);
+    }
+    /// A mandatory text field neither blank nor all zeros (the ACH operators' edits);
+    /// `what` names it in the finding, relaxed to a warning with `relax`.
+    pub(crate) fn not_blank_or_zeros(&mut self, field: FieldSpec, what: &str, relax: bool) {
+        let v = self.value(field);
+        if is_blank_or_zeros(v) {
+            let expected = format!("{what} (not blank, not all zeros)");
+            let found = show(v);
+            self.error_unless(
+                relax,
+                FindingCode::InvalidValue,
+                Some(field),
+                expected,
+                found,
+            );
+        }
     }
     pub(crate) fn error(
         &mut self,

@@ -6,11 +6,13 @@
 use super::batch::Batch;
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, RecordPosition, show};
+use crate::formats::nacha::ValidateOptions;
 use crate::formats::nacha::assemble::Entry;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{BatchKind, EntryLayout, FieldRule};
 use crate::formats::nacha::validate::{
-    Direction, adv_transaction_direction, parse_u64, routing_check_digit, transaction_direction,
+    Direction, adv_transaction_direction, is_mmyy, is_return_or_change_code, parse_u64,
+    routing_check_digit, transaction_direction,
 };
 
 /// An entry read, waiting for its addenda (the records that follow it).
@@ -25,17 +27,29 @@ pub(crate) struct Pending {
     pub(crate) sequenced_addenda: [u64; 3],
     /// Addenda records that followed the entry.
     pub(crate) addenda_count: u64,
+    /// An IAT entry (IAT layouts, addenda 10-18).
+    pub(crate) iat: bool,
+    /// An IAT notification of change (IATCOR): addenda 10-16, then one addenda 98.
+    pub(crate) iat_noc: bool,
+    /// IAT addenda types in the order they came (10-18, and 98).
     pub(crate) iat_types_seen: Vec<u8>,
 }
 
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
 /// With `keep` false the entry carries only what validation needs (position, record
 /// number, transaction code, direction, amount, trace number).
-pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep: bool) -> Pending {
+pub(crate) fn check_entry(
+    c: &mut Check,
+    batch: &mut Batch,
+    record_no: u64,
+    keep: bool,
+    options: &ValidateOptions,
+) -> Pending {
     let (code, direction) = check_transaction_code(c, batch);
     let rdfi = check_rdfi(c);
     let indicator = check_addenda_indicator(c);
     let (amount_minor, declared_addenda) = check_layout_fields(c, batch.layout);
+    check_sec_rules(c, batch, code, options);
     batch.totals.add_entry(rdfi, direction, amount_minor);
     let detail = Detail {
         record_no,
@@ -56,7 +70,70 @@ pub(crate) fn check_entry(c: &mut Check, batch: &mut Batch, record_no: u64, keep
         declared_addenda,
         sequenced_addenda: [0; 3],
         addenda_count: 0,
+        iat: batch.kind() == BatchKind::Iat,
+        iat_noc: batch.iat_noc,
         iat_types_seen: Vec::new(),
+    }
+}
+
+/// The rules one SEC code adds to its layout's: what TEL, SHR and an IAT notification of
+/// change allow.
+fn check_sec_rules(c: &mut Check, batch: &Batch, code: u8, options: &ValidateOptions) {
+    if batch.iat_noc {
+        check_change_transaction_code(c, code);
+        return;
+    }
+    match batch.sec_code.as_str() {
+        "TEL" => {
+            check_tel_debit(c, batch, code);
+            let field = ENTRY_DETAIL.individual_name;
+            let relax = options.allow_empty_individual_name;
+            c.not_blank_or_zeros(field, "an individual name", relax);
+        }
+        "SHR" => check_card_expiration_date(c),
+        _ => {}
+    }
+}
+
+/// TEL entries are debits (the receiver authorised a debit by telephone); a credit only
+/// reverses one, in a batch whose company entry description is `REVERSAL` (NACHA
+/// Operating Rules, reversing entries). A credit in a 225 batch is already a finding.
+fn check_tel_debit(c: &mut Check, batch: &Batch, code: u8) {
+    let reversal = batch.company_entry_description.trim() == "REVERSAL";
+    let credit = transaction_direction(code) == Some(Direction::Credit);
+    if credit && !reversal && batch.service_class_code != "225" {
+        c.error(
+            FindingCode::TransactionCode,
+            Some(ENTRY_DETAIL.transaction_code),
+            "a debit transaction code (TEL entries are debits; credits only in a batch \
+             whose company entry description is REVERSAL)",
+            format!("{code:02} (credit)"),
+        );
+    }
+}
+
+/// SHR: the card expiration date, MMYY, month 01-12.
+fn check_card_expiration_date(c: &mut Check) {
+    let field = SHR_ENTRY_DETAIL.card_expiration_date;
+    let v = c.value(field);
+    if !is_mmyy(v) {
+        let found = show(v);
+        let expected = "a card expiration date MMYY (month 01-12)";
+        c.error(FindingCode::FieldFormat, Some(field), expected, found);
+    }
+}
+
+/// A notification of change carries a return or NOC transaction code (21, 26, 31, 36,
+/// 41, 46, 51, 56), not a forward entry's. An unknown code is already a finding.
+fn check_change_transaction_code(c: &mut Check, code: u8) {
+    if transaction_direction(code).is_some() && !is_return_or_change_code(code) {
+        c.error(
+            FindingCode::TransactionCode,
+            Some(ENTRY_DETAIL.transaction_code),
+            "a return or NOC transaction code (21, 26, 31, 36, 41, 46, 51, 56) in an IAT \
+             notification of change",
+            format!("{code:02}"),
+        );
     }
 }
 
@@ -227,8 +304,115 @@ fn brief_entry(batch: &Batch, d: Detail) -> Entry {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{errors, mutate, row};
+    use super::super::testing::{
+        FILE_HEADER_LINE, batch_header, build, entry, errors, findings_with, mutate, row,
+    };
     use crate::findings::FindingCode::*;
+    use crate::findings::Severity;
+    use crate::formats::nacha::ValidateOptions;
+
+    /// A file of one `sec` batch of service class `scc` and description `desc`, holding
+    /// `entries`.
+    fn one_batch(scc: &str, sec: &str, desc: &str, entries: &[String]) -> Vec<u8> {
+        let mut lines = vec![
+            FILE_HEADER_LINE.to_string(),
+            batch_header(scc, sec, desc, 1),
+        ];
+        lines.extend_from_slice(entries);
+        build(&lines)
+    }
+
+    #[test]
+    fn tel_entries_are_debits_unless_the_batch_is_a_reversal() {
+        let debit = entry(27, 12_500, "CUST 1", "JANE CALLER", false, 1);
+        let credit = entry(22, 12_500, "CUST 2", "JOHN CALLER", false, 2);
+        assert_eq!(
+            errors(&one_batch(
+                "225",
+                "TEL",
+                "PHONE PMT",
+                std::slice::from_ref(&debit)
+            )),
+            vec![]
+        );
+        let mixed = [debit.clone(), credit.clone()];
+        assert_eq!(
+            errors(&one_batch("200", "TEL", "PHONE PMT", &mixed)),
+            vec![row(
+                TransactionCode,
+                4,
+                "transaction_code",
+                "a debit transaction code (TEL entries are debits; credits only in a batch \
+                 whose company entry description is REVERSAL)",
+                "22 (credit)",
+            )]
+        );
+        // A reversal may credit back what a TEL debit took.
+        assert_eq!(errors(&one_batch("200", "TEL", "REVERSAL", &mixed)), vec![]);
+        // In a debits-only batch the credit is one finding, the service class's.
+        let in_225 = errors(&one_batch("225", "TEL", "PHONE PMT", &mixed));
+        let codes: Vec<_> = in_225.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(codes, vec![(CreditInDebitBatch, 4)]);
+        // Other SEC codes keep their credits.
+        assert_eq!(
+            errors(&one_batch("200", "WEB", "PHONE PMT", &mixed)),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_tel_individual_name_must_not_be_blank_or_zeros() {
+        for name in ["", "0000000000000000000000", "000  "] {
+            let e = entry(27, 12_500, "CUST 1", name, false, 1);
+            let f = one_batch("225", "TEL", "PHONE PMT", &[e]);
+            let found = format!("{name:<22}");
+            let want = row(
+                InvalidValue,
+                3,
+                "individual_name",
+                "an individual name (not blank, not all zeros)",
+                &found,
+            );
+            assert_eq!(errors(&f), vec![want.clone()], "{name:?}");
+            // --allow-empty-individual-name: the same finding, as a warning.
+            let relaxed = ValidateOptions {
+                allow_empty_individual_name: true,
+                ..ValidateOptions::default()
+            };
+            assert_eq!(findings_with(&f, relaxed), vec![(Severity::Warning, want)]);
+        }
+        // PPD does not ask for it here.
+        let e = entry(22, 12_500, "CUST 1", "", false, 1);
+        assert_eq!(errors(&one_batch("220", "PPD", "PAYROLL", &[e])), vec![]);
+    }
+
+    #[test]
+    fn an_shr_card_expiration_month_is_01_to_12() {
+        // Identification: card expiration date MMYY (40-43), document reference (44-54).
+        for (id, ok) in [
+            ("1227DOC00000001", true),
+            ("0127", true),
+            ("0027DOC1", false),
+            ("1327", false),
+            ("12AB", false),
+            ("", false),
+        ] {
+            let e = entry(27, 4_000, id, "4000123412341234", false, 1);
+            let got = errors(&one_batch("225", "SHR", "CARD TXN", &[e]));
+            let want = if ok {
+                vec![]
+            } else {
+                vec![row(
+                    FieldFormat,
+                    3,
+                    "card_expiration_date",
+                    "a card expiration date MMYY (month 01-12)",
+                    &format!("{id:<4}")[..4],
+                )]
+            };
+            assert_eq!(got, want, "{id:?}");
+        }
+    }
 
     #[test]
     fn entry_rules_report_their_exact_position() {
