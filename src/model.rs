@@ -118,6 +118,30 @@ pub fn nacha_origin_of(file_id: &str) -> Option<String> {
     Some(nacha_party(parts.next()?))
 }
 
+/// Every spelling under which a ledger may hold the NACHA file an operator names by
+/// `file_id` (in any spelling): its normalised form first, then the earlier spellings
+/// ([`FileIdentity::aliases`]). Another format's identity is itself alone.
+pub fn file_id_spellings(file_id: &str) -> Vec<String> {
+    let parts: Vec<&str> = file_id.split(':').collect();
+    if parts.len() != 6 || parts[0] != "nacha" {
+        return vec![file_id.to_string()];
+    }
+    let (dest, origin) = (nacha_party(parts[1]), nacha_party(parts[2]));
+    let mut out = vec![format!(
+        "nacha:{dest}:{origin}:{}:{}:{}",
+        parts[3], parts[4], parts[5]
+    )];
+    for d in nacha_spellings(&dest) {
+        for o in nacha_spellings(&origin) {
+            let id = format!("nacha:{d}:{o}:{}:{}:{}", parts[3], parts[4], parts[5]);
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
 /// The fields that make two NACHA entries of two files of one origin the same payment
 /// sent twice: the ODFI trace number, transaction code, RDFI routing and account, and
 /// amount (with the effective entry date within a window: [`resent_match`]).
@@ -675,6 +699,26 @@ mod tests {
         assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
         assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
         assert_eq!(fingerprint("t", &a).len(), 64);
+    }
+
+    #[test]
+    fn a_nacha_file_id_in_any_spelling_names_one_file() {
+        let all = |id: &str| file_id_spellings(id);
+        let want = vec![
+            "nacha:231380104:1210428821:261129:0900:A".to_string(),
+            "nacha:0231380104:1210428821:261129:0900:A".to_string(),
+        ];
+        assert_eq!(all("nacha:0231380104:1210428821:261129:0900:A"), want);
+        assert_eq!(all("nacha:231380104:1210428821:261129:0900:A"), want);
+        assert_eq!(
+            all("nacha:231380104:0091000019:261129:0900:A").len(),
+            4,
+            "both sides routing numbers: 2 × 2 spellings"
+        );
+        assert_eq!(all("iso:pacs.008:BIC:M"), vec!["iso:pacs.008:BIC:M"]);
+        assert_eq!(nacha_party("0231380104"), "231380104");
+        assert_eq!(nacha_party("1210428821"), "1210428821");
+        assert_eq!(nacha_party("231380104"), "231380104");
     }
 
     #[test]

@@ -70,6 +70,14 @@ fn a_routing_number_padded_with_a_zero_or_a_blank_is_one_file(db: TestDb) {
     assert_eq!((code, counts(&v)), (0, (0, 4, 0, 0)));
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
     assert_eq!(db.scalar("SELECT count(*) FROM files"), 1);
+    // An operator may name the file in either spelling.
+    for id in [PAYROLL_ID, "nacha:0231380104:1210428821:261129:0900:A"] {
+        let r = db.cl(&["lookup", "--file-id", id, "--record-no", "2", "--json"]);
+        assert_eq!(r.code, 0, "{id}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        let first = if v.is_array() { &v[0] } else { &v };
+        assert_eq!(first["posting_key"], format!("{PAYROLL_ID}:2"), "{id}");
+    }
 }
 
 fn a_file_regenerated_under_a_new_identity_is_held_naming_each_original(db: TestDb) {

@@ -635,6 +635,7 @@ impl Ledger {
             let v = sql::like_escape(&serde_json::Value::String(v.to_string()).to_string());
             format!("%\"{field}\":{v}%")
         };
+        let source_cond: String;
         let (cond, binds): (&str, Vec<String>) = match lookup {
             Lookup::TraceNumber(t) => ("p.trace_number = $2", vec![t.clone()]),
             // Keys hold the UETR in lower case: a chain's legs (`uetr:U:{leg}`) and their
@@ -657,7 +658,17 @@ impl Ledger {
                 ],
             ),
             Lookup::Source { file_id, .. } => {
-                ("p.file_id = $2 AND p.record_no = $3", vec![file_id.clone()])
+                // A NACHA file named in any spelling of its routing numbers.
+                let spellings = model::file_id_spellings(file_id);
+                let list: Vec<String> = (0..spellings.len())
+                    .map(|i| format!("${}", i + 2))
+                    .collect();
+                source_cond = format!(
+                    "p.file_id IN ({}) AND p.record_no = ${}",
+                    list.join(", "),
+                    spellings.len() + 2
+                );
+                (source_cond.as_str(), spellings)
             }
             Lookup::PostingKey(k) => ("p.posting_key = $2", vec![k.clone()]),
         };
