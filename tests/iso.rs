@@ -19,6 +19,8 @@ on_both_backends!(
     a_return_with_rtr_chain_posts_between_the_real_parties,
     a_return_with_only_its_end_to_end_id_links_to_its_payment,
     the_rtp_envelope_and_other_encodings_are_read,
+    a_leg_resent_with_its_bics_spelled_otherwise_is_a_duplicate,
+    a_uetr_leg_naming_one_agent_only_is_held,
 );
 
 fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String, String>>) {
@@ -57,7 +59,7 @@ fn outcomes(rows: &[std::collections::HashMap<String, String>]) -> Vec<String> {
 
 const U1: &str = "eb6305c9-1f7f-49de-aed0-16487c27b42d";
 /// The leg of the samples' pacs.008 (and, reversed, of their return).
-const LEG1: &str = "COBADEFFXXX>INGBNL2AXXX";
+const LEG1: &str = "COBADEFF>INGBNL2A";
 
 fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     let (_, first) = ingest(&db, "pacs008-credit-transfers.xml");
@@ -66,15 +68,15 @@ fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     assert_eq!(first[0]["posting_key"], format!("uetr:{U1}:{LEG1}"));
     assert_eq!(
         first[1]["posting_key"],
-        format!("e2e:BNPAFRPPXXX/FR7630006000011234567890189:INV-2024-001:{LEG1}")
+        format!("e2e:BNPAFRPP/FR7630006000011234567890189:INV-2024-001:{LEG1}")
     );
     assert_eq!(
-        first[2]["posting_key"], "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001:3",
+        first[2]["posting_key"], "iso:pacs.008:COBADEFF:COBA-20261129-0001:3",
         "NOTPROVIDED identifies nothing"
     );
     assert_eq!(
         first[0]["file_id"],
-        "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001"
+        "iso:pacs.008:COBADEFF:COBA-20261129-0001"
     );
     assert_eq!(first[0]["amount_minor"], "125000");
     assert_eq!(first[0]["debit_account"], "acct:DE89370400440532013000");
@@ -87,7 +89,7 @@ fn keys_from_uetr_end_to_end_id_and_notprovided(db: TestDb) {
     assert_eq!(outcomes(&second), ["duplicate", "posted", "posted"]);
     assert_eq!(
         second[0]["original_file_id"],
-        "iso:pacs.008:COBADEFFXXX:COBA-20261129-0001"
+        "iso:pacs.008:COBADEFF:COBA-20261129-0001"
     );
     assert_eq!(second[0]["original_record_no"], "1");
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 5);
@@ -207,7 +209,7 @@ fn pain001_with_a_prefix_and_a_bom_posts_two_identical_salaries() {
     );
     assert_eq!(
         rows[0]["posting_key"],
-        "e2e:COBADEFFXXX/DE89370400440532013000:SAL-2026-11-0001"
+        "e2e:COBADEFF/DE89370400440532013000:SAL-2026-11-0001"
     );
     assert_eq!(rows[1]["amount_minor"], "210000");
 }
@@ -305,7 +307,7 @@ fn namespace_wins_over_schema_location_and_the_version_is_detected() {
             h.sender.as_str(),
             h.msg_id.as_str()
         ),
-        ("pacs.008", 2, "COBADEFFXXX", "M1")
+        ("pacs.008", 2, "COBADEFF", "M1")
     );
     assert_eq!(amount, 1250, "JPY has no minor unit");
 }
@@ -654,9 +656,9 @@ fn a_payment_chain_posts_once_per_leg_and_its_return_leg_once(db: TestDb) {
     assert_eq!(
         keys,
         [
-            format!("uetr:{CHAIN}:DEUTDEFFXXX>CHASUS33XXX"),
-            format!("uetr:{CHAIN}:CHASUS33XXX>IRVTUS3NXXX"),
-            format!("uetr:{CHAIN}:IRVTUS3NXXX>BOFAUS3NXXX"),
+            format!("uetr:{CHAIN}:DEUTDEFF>CHASUS33"),
+            format!("uetr:{CHAIN}:CHASUS33>IRVTUS3N"),
+            format!("uetr:{CHAIN}:IRVTUS3N>BOFAUS3N"),
         ]
     );
     // Leg 2 sent again in another message (another MsgId): one duplicate of leg 2.
@@ -665,7 +667,7 @@ fn a_payment_chain_posts_once_per_leg_and_its_return_leg_once(db: TestDb) {
     assert_eq!(rows[0]["posting_key"], keys[1]);
     assert_eq!(
         rows[0]["original_file_id"],
-        "iso:pacs.008:CHASUS33XXX:CHAS-20261130-0042"
+        "iso:pacs.008:CHASUS33:CHAS-20261130-0042"
     );
     // D returns the last leg to C: the return of leg 3, once.
     let (_, rows) = ingest_fixture(&db, "chain-return.xml");
@@ -720,7 +722,7 @@ fn agents_by_clearing_member_id_scope_files_keys_and_accounts(db: TestDb) {
     // An IBAN stays itself, whatever its agent.
     let (_, rows) = ingest_fixture(&db, "chain-leg1.xml");
     assert_eq!(rows[0]["debit_account"], "acct:DE89370400440532013000");
-    assert_eq!(rows[0]["credit_account"], "acct:BOFAUS3NXXX/5647772655");
+    assert_eq!(rows[0]["credit_account"], "acct:BOFAUS3N/5647772655");
 }
 
 fn a_return_with_rtr_chain_posts_between_the_real_parties(db: TestDb) {
@@ -728,14 +730,14 @@ fn a_return_with_rtr_chain_posts_between_the_real_parties(db: TestDb) {
     assert_eq!(outcomes(&rows), ["posted"]);
     // Back from the creditor's account at its bank to the debtor's IBAN, not between
     // `party:` names nor the agents of the return leg.
-    assert_eq!(rows[0]["debit_account"], "acct:BOFAUS3NXXX/5647772655");
+    assert_eq!(rows[0]["debit_account"], "acct:BOFAUS3N/5647772655");
     assert_eq!(rows[0]["credit_account"], "acct:DE89370400440532013000");
     let detail: serde_json::Value =
         serde_json::from_str(&db.rows("SELECT detail FROM postings")[0][0]).unwrap();
     assert_eq!(detail["debtor_name"], "MUELLER MASCHINENBAU GMBH");
     assert_eq!(detail["creditor_name"], "ACME TOOLS INC");
-    assert_eq!(detail["instructing_agent"], "BOFAUS3NXXX");
-    assert_eq!(detail["instructed_agent"], "IRVTUS3NXXX");
+    assert_eq!(detail["instructing_agent"], "BOFAUS3N");
+    assert_eq!(detail["instructed_agent"], "IRVTUS3N");
     // A return that names no debtor anywhere (no RtrChain or OrgnlTxRef debtor, no agent)
     // is refused at the element that should say it.
     let text = std::fs::read_to_string(fixtures().join("chain-return.xml")).unwrap();
@@ -878,4 +880,58 @@ fn the_rtp_envelope_and_other_encodings_are_read(db: TestDb) {
         "{}",
         errors[0]
     );
+}
+
+/// `chain-leg1.xml` with `edits` (text replacements) applied, under a new MsgId.
+fn leg1_variant(db: &TestDb, name: &str, edits: &[(&str, &str)]) -> std::path::PathBuf {
+    let mut xml = std::fs::read_to_string(fixtures().join("chain-leg1.xml")).unwrap();
+    xml = xml.replace("DEUT-20261130-0001", "DEUT-20261130-0099");
+    for (from, to) in edits {
+        assert!(xml.contains(from), "{from} in chain-leg1.xml");
+        xml = xml.replace(from, to);
+    }
+    let path = db.file(name);
+    std::fs::write(&path, xml).unwrap();
+    path
+}
+
+/// One bank, two spellings: `DEUTDEFFXXX` (its primary office's BIC11) and `DEUTDEFF`.
+fn a_leg_resent_with_its_bics_spelled_otherwise_is_a_duplicate(db: TestDb) {
+    let (code, rows) = ingest_fixture(&db, "chain-leg1.xml");
+    assert_eq!((code, outcomes(&rows)), (0, vec!["posted".to_string()]));
+    let bic8 = leg1_variant(
+        &db,
+        "leg1-bic8.xml",
+        &[("DEUTDEFFXXX", "DEUTDEFF"), ("CHASUS33XXX", "CHASUS33")],
+    );
+    let (code, rows) = ingest_path(&db, &bic8);
+    assert_eq!((code, outcomes(&rows)), (0, vec!["duplicate".to_string()]));
+    assert_eq!(
+        rows[0]["posting_key"],
+        "uetr:3f1a9c2e-7b4d-4e8a-9c1f-2d5e6a7b8c9d:DEUTDEFF>CHASUS33"
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 1);
+}
+
+/// A UETR payment whose leg names its instructing agent only: which leg it is cannot be
+/// told (the same message with its instructed agent would be another key), so it is held.
+fn a_uetr_leg_naming_one_agent_only_is_held(db: TestDb) {
+    let (code, _) = ingest_fixture(&db, "chain-leg1.xml");
+    assert_eq!(code, 0);
+    let partial = leg1_variant(
+        &db,
+        "leg1-no-instd.xml",
+        &[(
+            "<InstdAgt><FinInstnId><BICFI>CHASUS33XXX</BICFI></FinInstnId></InstdAgt>",
+            "",
+        )],
+    );
+    let (code, rows) = ingest_path(&db, &partial);
+    assert_eq!((code, outcomes(&rows)), (1, vec!["held".to_string()]));
+    assert_eq!(
+        rows[0]["reason"],
+        "the leg names no InstdAgt (neither in the transaction nor in the group header): which leg \
+         of its chain this is cannot be told, so it is not posted"
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 1);
 }

@@ -2,8 +2,9 @@
 //! posted twice (issue #11), through the binary on both backends.
 //!
 //! Every variant is written here from `samples/ppd-payroll-credits.ach` by changing
-//! header columns: the immediate destination (columns 4-13), the file creation time
-//! (30-33), the file ID modifier (34) and the batch's effective entry date (70-75).
+//! header columns: the immediate destination (columns 4-13), the file creation date
+//! (24-29) and time (30-33), the file ID modifier (34), the batch's company identification
+//! (41-50, and 45-54 of its control) and effective entry date (70-75).
 
 mod common;
 
@@ -14,7 +15,8 @@ on_both_backends!(
     a_routing_number_padded_with_a_zero_or_a_blank_is_one_file,
     a_file_regenerated_under_a_new_identity_is_held_naming_each_original,
     accept_resent_posts_a_regenerated_file_knowingly,
-    the_window_is_counted_in_days_of_effective_date,
+    the_window_is_counted_in_days_between_file_creation_dates,
+    next_weeks_payroll_with_trace_numbers_restarted_posts,
     another_origin_or_another_amount_is_another_payment,
     two_regenerated_files_at_once_post_one_payroll,
 );
@@ -123,9 +125,9 @@ fn a_file_regenerated_under_a_new_identity_is_held_naming_each_original(db: Test
     assert_eq!(
         rows[1]["reason"],
         format!(
-            "re-sent: equals record 2 of file {PAYROLL_ID} (run 1): same trace number, transaction code, \
-             RDFI routing and account and amount, effective date within 10 days; not posted \
-             (--accept-resent posts it)"
+            "re-sent: equals record 2 of file {PAYROLL_ID} (run 1): same company, trace number, transaction \
+             code, RDFI routing and account, amount and effective entry date, in a file of the same \
+             origin created within 10 days; not posted"
         )
     );
     // Sent again as it is: held again (its identity was not kept by a run that posted nothing).
@@ -150,22 +152,51 @@ fn accept_resent_posts_a_regenerated_file_knowingly(db: TestDb) {
     assert_eq!((code, counts(&v)), (0, (0, 4, 0, 0)));
 }
 
-fn the_window_is_counted_in_days_of_effective_date(db: TestDb) {
+fn the_window_is_counted_in_days_between_file_creation_dates(db: TestDb) {
     let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
     assert_eq!(code, 0);
-    // Effective 2026-11-30 in the sample; 2026-12-10 is 10 days later: within the default.
-    let ten = variant(&db, "ten.ach", &[(0, 30, "0915B"), (1, 70, "261210")]);
+    // Created 2026-11-29 in the sample; the same batch (effective 2026-11-30) created again
+    // 10 days later: within the default window.
+    let ten = variant(&db, "ten.ach", &[(0, 24, "261209")]);
     let (code, v) = ingest(&db, &ten, &[]);
     assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
-    // 2026-12-11, 11 days later: next month's payroll, posted.
-    let eleven = variant(&db, "eleven.ach", &[(0, 30, "0916C"), (1, 70, "261211")]);
+    // 11 days later: outside it, posted.
+    let eleven = variant(&db, "eleven.ach", &[(0, 24, "261210")]);
     let (code, v) = ingest(&db, &eleven, &["--resend-window-days", "10"]);
     assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
-    // A wider window holds it: 2026-12-12 against 2026-12-11 and 2026-11-30.
-    let twelve = variant(&db, "twelve.ach", &[(0, 30, "0917D"), (1, 70, "261212")]);
-    let (code, v) = ingest(&db, &twelve, &["--resend-window-days", "30"]);
+    // A wider window holds the same batch created a month later.
+    let later = variant(&db, "later.ach", &[(0, 24, "261229")]);
+    let (code, v) = ingest(&db, &later, &["--resend-window-days", "30"]);
     assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 8);
+}
+
+/// Many generators restart trace numbers at 1 in every file: next week's payroll of the
+/// same salaries has every field of this week's but the dates, and is a new payment.
+fn next_weeks_payroll_with_trace_numbers_restarted_posts(db: TestDb) {
+    let (code, _) = ingest(&db, &samples().join("ppd-payroll-credits.ach"), &[]);
+    assert_eq!(code, 0);
+    let next = variant(&db, "next.ach", &[(0, 24, "261206"), (1, 70, "261207")]);
+    let (code, v) = ingest(&db, &next, &[]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    // Regenerated the same day as it (new time and modifier): held.
+    let again = variant(
+        &db,
+        "next-again.ach",
+        &[(0, 24, "2612061130B"), (1, 70, "261207")],
+    );
+    let (code, v) = ingest(&db, &again, &[]);
+    assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
+    let held_against: Vec<String> = db
+        .rows("SELECT DISTINCT p.run_id FROM journal j JOIN postings p ON p.posting_id = j.original_posting_id WHERE j.run_id = 3")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        held_against,
+        vec!["2"],
+        "held against next week's run, not this week's"
+    );
 }
 
 fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
@@ -174,6 +205,14 @@ fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
     // Another immediate origin (columns 14-23): not the same sender, not a re-send.
     let other_origin = variant(&db, "origin.ach", &[(0, 14, "9876543210"), (0, 34, "B")]);
     let (code, v) = ingest(&db, &other_origin, &[]);
+    assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
+    // Same origin, another company (an ODFI sending for several originators): not a re-send.
+    let other_company = variant(
+        &db,
+        "company.ach",
+        &[(0, 34, "D"), (1, 41, "1234567891"), (7, 45, "1234567891")],
+    );
+    let (code, v) = ingest(&db, &other_company, &[]);
     assert_eq!((code, counts(&v)), (0, (4, 0, 0, 0)));
     // Same origin, one amount changed (entry 2, with its batch and file totals): that entry
     // is another payment and posts; the other three are held.
@@ -187,7 +226,7 @@ fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
     assert_eq!((code, counts(&v)), (1, (1, 0, 0, 3)));
     assert_eq!(
         db.rows(
-            "SELECT j.record_no, j.outcome FROM journal j WHERE j.run_id = 3 ORDER BY j.record_no"
+            "SELECT j.record_no, j.outcome FROM journal j WHERE j.run_id = 4 ORDER BY j.record_no"
         ),
         vec![
             vec!["1".to_string(), "held".to_string()],

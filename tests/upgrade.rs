@@ -79,15 +79,18 @@ fn resent_xml(db: &TestDb, sample: &str) -> PathBuf {
 /// leg): tests/fixtures/v2/ holds its dump and reports, made by that release from
 /// `ingest tests/fixtures/v2/ppd-payroll-credits-zero-padded.ach` (run 1, immediate
 /// destination `0231380104`), `samples/pacs008-credit-transfers.xml` (run 2),
-/// `samples/pain001-initiation.xml` (run 3), `samples/pacs004-return.xml` (run 4). After
-/// the upgrade its files are still found: nothing posts twice.
+/// `samples/pain001-initiation.xml` (run 3), `samples/pacs004-return.xml` (run 4),
+/// `tests/fixtures/iso/chain-leg1.xml` (run 5: leg 1 of a chain, keyed `uetr:U` then) and
+/// `tests/fixtures/iso/aba-payment.xml` (run 6: agents by ABA number only, which that
+/// release could not see). After the upgrade its files are still found: nothing posts twice;
+/// what it could not tell apart is held, not guessed.
 fn a_ledger_from_before_the_key_rule_changes_still_finds_its_files(db: TestDb) {
     restore_from(&db, "v2");
-    reports_unchanged(&db, "v2", 4);
-    // The migration marked where the earlier ISO keys end: postings 5..=10 are ISO.
+    reports_unchanged(&db, "v2", 6);
+    // The migration marked where the earlier ISO keys end: postings 5..=12 are ISO.
     assert_eq!(
         db.scalar("SELECT value FROM ledger_meta WHERE name = 'iso_v1_keys_below'"),
-        11
+        13
     );
     // The same NACHA file, its destination padded with a blank: found under the spelling
     // it was posted with.
@@ -142,6 +145,38 @@ fn a_ledger_from_before_the_key_rule_changes_still_finds_its_files(db: TestDb) {
         ),
         vec![vec!["1", "conflict", "amount: 125000 != 125100", "2"]]
     );
+    // A chain: leg 1 was posted under `uetr:U`; leg 2 (same UETR, sent by the next agent)
+    // is another leg, not a conflict with it; leg 1 sent again is still its duplicate.
+    let leg2 = fixtures_of("iso").join("chain-leg2.xml");
+    let r = db.cl(&["ingest", "-q", "--json", leg2.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(summary(&r).0, 1, "leg 2 posts");
+    let leg1 = std::fs::read(fixtures_of("iso").join("chain-leg1.xml")).unwrap();
+    let leg1_again = db.file("chain-leg1-again.xml");
+    std::fs::write(&leg1_again, [leg1, b"\n<!-- again -->\n".to_vec()].concat()).unwrap();
+    let r = db.cl(&["ingest", "-q", "--json", leg1_again.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (posted, duplicates, conflicts, held, _) = summary(&r);
+    assert_eq!(
+        (posted, duplicates, conflicts, held),
+        (0, 1, 0, 0),
+        "leg 1 again"
+    );
+    // Agents by ABA number: the old posting knew neither bank. The same payment to another
+    // bank, and the same file again, cannot be told from it: held, never a duplicate.
+    for name in ["aba-payment-other-bank.xml", "aba-payment.xml"] {
+        let bytes = std::fs::read(fixtures_of("iso").join(name)).unwrap();
+        let path = db.file(name);
+        std::fs::write(&path, [bytes, b"\n<!-- again -->\n".to_vec()].concat()).unwrap();
+        let r = db.cl(&["ingest", "-q", "--json", path.to_str().unwrap()]);
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        let (posted, duplicates, conflicts, held, _) = summary(&r);
+        assert_eq!(
+            (posted, duplicates, conflicts, held),
+            (0, 0, 0, 1),
+            "{name}"
+        );
+    }
     // What posts after the upgrade is keyed by the new rule, and found by it again: the
     // second file repeats one transaction of run 2 (a duplicate) and adds two.
     let r = db.cl(&[

@@ -13,3 +13,10 @@ INSERT INTO ledger_meta (name, value)
 SELECT 'iso_v1_keys_below', max(posting_id) + 1 FROM postings
 WHERE operation IN ('pain.001', 'pacs.008', 'pacs.004')
 HAVING count(*) > 0;
+
+-- The re-sent NACHA entry check looks entries up by trace number *and* effective entry
+-- date (an entry equal to one of another file of the same origin: src/model.rs
+-- `resent_match`): one index seek per entry, however many files repeat the trace numbers.
+-- `lookup --trace` reads the same index by its prefix.
+DROP INDEX postings_trace;
+CREATE INDEX postings_trace ON postings (tenant, trace_number, effective_date);

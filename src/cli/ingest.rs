@@ -63,15 +63,16 @@ pub struct IngestArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub nacha: super::NachaRuleArgs,
-    /// Post NACHA entries that equal an entry another file of the same immediate origin
-    /// posted (same trace number, transaction code, RDFI routing and account, amount,
-    /// effective date within --resend-window-days): by default such an entry is held and
-    /// reported with the entry it equals, because a file regenerated with a new file ID
-    /// modifier or creation time is the most common way a batch is posted twice.
+    /// Post NACHA entries that equal an entry of another file of the same immediate
+    /// origin (same company, trace number, transaction code, RDFI routing and account,
+    /// amount and effective entry date, in a file created within --resend-window-days): by
+    /// default such an entry is held and reported with the entry it equals, because a file
+    /// regenerated with a new file ID modifier or creation time is the most common way a
+    /// batch is posted twice.
     #[arg(long)]
     pub accept_resent: bool,
-    /// Days of effective entry date within which an equal entry of another file of the
-    /// same origin counts as re-sent.
+    /// Days between two files' creation dates within which an equal entry counts as
+    /// re-sent.
     #[arg(long, value_name = "DAYS", default_value_t = 10)]
     pub resend_window_days: u32,
 }

@@ -3,7 +3,7 @@
 //! The SQL is in `sql.rs` and the backends; the decisions live here, once.
 
 use super::OpenRun;
-use crate::model::{Outcome, PostingRecord, differing_fields, differing_stored_fields};
+use crate::model::{Outcome, PostingRecord, differing_fields};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -35,6 +35,7 @@ pub(crate) struct Original {
     pub posting_id: i64,
     pub run_id: i64,
     pub fingerprint: String,
+    pub file_id: String,
     /// Filled only for conflicts (see [`conflicting_ids`]).
     pub detail: String,
 }
@@ -47,17 +48,23 @@ fn original_of<'a>(originals: &'a Originals, r: &PostingRecord) -> Option<&'a Or
     originals.get(&(r.operation.to_string(), r.posting_key.clone()))
 }
 
-/// The posting made under the earlier keying rule that `r` matches by its legacy key.
+/// The posting made under the earlier keying rule that `r` matches by its legacy key: one
+/// of the same sender where the earlier key had no leg (`LegacyKey::file_prefix`).
 pub(crate) fn legacy_of<'a>(legacy: &'a Originals, r: &PostingRecord) -> Option<&'a Original> {
     let l = r.legacy.as_ref()?;
-    legacy.get(&(r.operation.to_string(), l.posting_key.clone()))
+    legacy
+        .get(&(r.operation.to_string(), l.posting_key.clone()))
+        .filter(|o| {
+            l.file_prefix
+                .as_deref()
+                .is_none_or(|p| o.file_id.starts_with(p))
+        })
 }
 
 /// A posting found by its trace number: what the re-sent entry check compares.
 #[derive(Debug, Clone)]
 pub(crate) struct TraceCandidate {
     pub trace_number: String,
-    pub file_id: String,
     pub record_no: i64,
     pub effective_date: Option<chrono::NaiveDate>,
     /// With its detail.
@@ -123,6 +130,15 @@ pub(crate) fn classify<'a>(
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
         .map(|&r| {
+            if let Some(reason) = &r.hold {
+                return JournalRow {
+                    r,
+                    outcome: Outcome::Held,
+                    original: original_of(seen.originals, r),
+                    differences: None,
+                    reason: Some(reason.clone()),
+                };
+            }
             if let Some((o, reason)) = seen.resent.get(&r.record_no) {
                 return JournalRow {
                     r,
@@ -142,17 +158,28 @@ pub(crate) fn classify<'a>(
                 let l = r.legacy.as_ref()?;
                 legacy_of(seen.legacy, r).map(|o| (o, l.fingerprint.as_str(), true))
             };
+            let ambiguous = r.legacy.as_ref().is_some_and(|l| l.ambiguous);
             let (outcome, original, differences, reason) = match by_key.or_else(by_legacy) {
+                Some((o, _, true)) if ambiguous => (
+                    Outcome::Held,
+                    Some(o),
+                    None,
+                    Some(
+                        "matches a posting made under the earlier keying rule, which did not tell agents \
+                         named by clearing member or other id apart: whether this is the same payment \
+                         cannot be told, so it is not posted"
+                            .to_string(),
+                    ),
+                ),
                 Some((o, fingerprint, _)) if o.fingerprint == fingerprint => {
                     let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
                     (Outcome::Duplicate, Some(o), None, within)
                 }
                 Some((o, _, legacy)) => {
-                    let diff = if legacy {
-                        // The earlier rule's posting stored fewer fields: compare those.
-                        differing_stored_fields(&o.detail, &r.fields)
-                    } else {
-                        differing_fields(&o.detail, &r.fields)
+                    let diff = match (&r.legacy, legacy) {
+                        // The earlier rule's posting: compared with the fields as it read them.
+                        (Some(l), true) => differing_fields(&o.detail, &l.fields),
+                        _ => differing_fields(&o.detail, &r.fields),
                     };
                     let why = if legacy {
                         "same key, different content (original posted under the earlier keying rule)"
@@ -166,7 +193,7 @@ pub(crate) fn classify<'a>(
                     None,
                     None,
                     Some(format!(
-                        "file identity already ingested by run {} with other content; new record not posted",
+                        "file identity already ingested by run {}, which did not post this record; not posted",
                         run.prior_run_id.unwrap_or(0)
                     )),
                 ),

@@ -252,7 +252,7 @@ impl PgStore {
         let operations: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let posting_keys: Vec<&str> = keys.iter().map(|k| k.1).collect();
         let rows = sqlx::query(
-            "SELECT p.posting_id, p.operation, p.posting_key, p.run_id, p.fingerprint \
+            "SELECT p.posting_id, p.operation, p.posting_key, p.run_id, p.fingerprint, p.file_id \
              FROM unnest($2::text[], $3::text[]) AS k(operation, posting_key) \
              JOIN postings p ON p.tenant = $1 AND p.operation = k.operation AND p.posting_key = k.posting_key",
         )
@@ -270,6 +270,7 @@ impl PgStore {
                     posting_id: row.get("posting_id"),
                     run_id: row.get("run_id"),
                     fingerprint: row.get("fingerprint"),
+                    file_id: row.get("file_id"),
                     detail: String::new(),
                 },
             );
@@ -277,20 +278,29 @@ impl PgStore {
         Ok(originals)
     }
 
-    /// One statement for the chunk's trace numbers.
+    /// One statement for the chunk's (trace number, effective date) pairs.
     pub async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
-        traces: &[&str],
+        keys: &[(&str, &str)],
     ) -> Result<Vec<TraceCandidate>> {
+        let traces: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        let dates: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let cols: Vec<String> = TRACE_CANDIDATE_COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{c}"))
+            .collect();
         let rows = sqlx::query(&format!(
-            "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
-             WHERE tenant = $1 AND operation = $2 AND trace_number = ANY($3::text[])"
+            "SELECT DISTINCT {} FROM unnest($3::text[], $4::text[]) AS k(trace_number, effective_date) \
+             JOIN postings p ON p.tenant = $1 AND p.trace_number = k.trace_number \
+             AND p.effective_date = k.effective_date AND p.operation = $2",
+            cols.join(", ")
         ))
         .bind(tenant)
         .bind(operation)
-        .bind(traces)
+        .bind(&traces)
+        .bind(&dates)
         .fetch_all(&mut self.conn)
         .await
         .ctx("reading postings by trace number")?;
@@ -302,9 +312,9 @@ impl PgStore {
                     run_id: row.get("run_id"),
                     fingerprint: row.get("fingerprint"),
                     detail: row.get("detail"),
+                    file_id: row.get("file_id"),
                 },
                 trace_number: row.get("trace_number"),
-                file_id: row.get("file_id"),
                 record_no: row.get("record_no"),
                 effective_date: row
                     .get::<Option<String>, _>("effective_date")

@@ -5,7 +5,8 @@
 
 use super::During;
 use super::classify::{
-    Held, Originals, Seen, classify, conflicting_ids, legacy_of, migrations_to_apply, tally, ts,
+    Held, Originals, Seen, TraceCandidate, classify, conflicting_ids, legacy_of,
+    migrations_to_apply, tally, ts,
 };
 use super::sql::{self, FindingRow};
 use super::store::{Arg, Begin, args};
@@ -243,7 +244,9 @@ impl Ledger {
                 None => Originals::new(),
             };
             let held_back = |r: &PostingRecord| {
-                resent.contains_key(&r.record_no) || legacy_of(&legacy, r).is_some()
+                r.hold.is_some()
+                    || resent.contains_key(&r.record_no)
+                    || legacy_of(&legacy, r).is_some()
             };
             // 2. Insert what is new; the unique indexes decide. A file identity seen before
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
@@ -291,38 +294,61 @@ impl Ledger {
     /// The chunk's entries equal to an entry another file of the same origin posted
     /// (`model::resent_match`), each with that posting: one lookup by trace number.
     async fn resent(&mut self, run: &OpenRun, chunk: &[PostingRecord], days: u32) -> Result<Held> {
-        let traces: Vec<&str> = chunk
+        let dates: Vec<Option<String>> = chunk
             .iter()
-            .filter(|r| r.operation == model::OPERATION_ACH_ENTRY)
-            .filter_map(|r| r.trace_number.as_deref())
+            .map(|r| r.effective_date.map(|d| d.to_string()))
+            .collect();
+        let keys: Vec<(&str, &str)> = chunk
+            .iter()
+            .zip(&dates)
+            .filter(|(r, _)| r.operation == model::OPERATION_ACH_ENTRY)
+            .filter_map(|(r, d)| Some((r.trace_number.as_deref()?, d.as_deref()?)))
             .collect();
         let mut held = Held::new();
-        if traces.is_empty() {
+        if keys.is_empty() {
             return Ok(held);
         }
         let candidates = self
             .store
-            .by_trace(&run.tenant, model::OPERATION_ACH_ENTRY, &traces)
+            .by_trace(&run.tenant, model::OPERATION_ACH_ENTRY, &keys)
             .await?;
+        let mut by_key: std::collections::HashMap<
+            (&str, Option<chrono::NaiveDate>),
+            Vec<&TraceCandidate>,
+        > = std::collections::HashMap::new();
+        for c in &candidates {
+            by_key
+                .entry((c.trace_number.as_str(), c.effective_date))
+                .or_default()
+                .push(c);
+        }
+        let created = model::nacha_created_of(&run.file.file_id);
+        let within = |file_id: &str| match (created, model::nacha_created_of(file_id)) {
+            (Some(a), Some(b)) => (a - b).num_days().unsigned_abs() <= u64::from(days),
+            _ => true,
+        };
         for r in chunk {
             let Some(trace) = r.trace_number.as_deref() else {
                 continue;
             };
-            let found = candidates.iter().find(|c| {
-                c.trace_number == trace
-                    && c.file_id != run.file.file_id
-                    && model::nacha_origin_of(&c.file_id).as_deref()
-                        == Some(run.file.origin.as_str())
-                    && model::resent_match(r, &c.original.detail, c.effective_date, days)
+            let Some(found) = by_key.get(&(trace, r.effective_date)) else {
+                continue;
+            };
+            let found = found.iter().find(|c| {
+                let f = c.original.file_id.as_str();
+                f != run.file.file_id
+                    && model::nacha_origin_of(f).as_deref() == Some(run.file.origin.as_str())
+                    && within(f)
+                    && model::resent_match(r, &c.original.detail)
             });
             if let Some(c) = found {
                 let reason = format!(
-                    "re-sent: equals record {} of file {} (run {}): same trace number, transaction code, \
-                     RDFI routing and account and amount, effective date within {days} days; not posted \
-                     (--accept-resent posts it)",
-                    c.record_no, c.file_id, c.original.run_id
+                    "re-sent: equals record {} of file {} (run {}): same company, trace number, transaction \
+                     code, RDFI routing and account, amount and effective entry date, in a file of the same \
+                     origin created within {days} days; not posted",
+                    c.record_no, c.original.file_id, c.original.run_id
                 );
-                held.insert(r.record_no, (c.original.clone(), reason));
+                held.insert(r.record_no, ((*c).original.clone(), reason));
             }
         }
         Ok(held)

@@ -266,7 +266,7 @@ impl SqliteStore {
         let mut find = self
             .conn
             .prepare_cached(
-                "SELECT posting_id, run_id, fingerprint \
+                "SELECT posting_id, run_id, fingerprint, file_id \
                  FROM postings WHERE tenant = ?1 AND operation = ?2 AND posting_key = ?3",
             )
             .ctx("preparing the originals' lookup")?;
@@ -282,6 +282,7 @@ impl SqliteStore {
                         posting_id: row.get(0)?,
                         run_id: row.get(1)?,
                         fingerprint: row.get(2)?,
+                        file_id: row.get(3)?,
                         detail: String::new(),
                     })
                 })
@@ -294,28 +295,28 @@ impl SqliteStore {
         Ok(originals)
     }
 
-    /// One probe of the trace index per distinct trace number.
+    /// One probe of the trace index per distinct (trace number, effective date).
     pub async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
-        traces: &[&str],
+        keys: &[(&str, &str)],
     ) -> Result<Vec<TraceCandidate>> {
         let mut find = self
             .conn
             .prepare_cached(&format!(
                 "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
-                 WHERE tenant = ?1 AND trace_number = ?2 AND operation = ?3"
+                 WHERE tenant = ?1 AND trace_number = ?2 AND effective_date = ?3 AND operation = ?4"
             ))
             .ctx("preparing the lookup by trace number")?;
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for &trace in traces {
-            if !seen.insert(trace) {
+        for &(trace, date) in keys {
+            if !seen.insert((trace, date)) {
                 continue;
             }
             let rows = find
-                .query_map(rusqlite::params![tenant, trace, operation], |row| {
+                .query_map(rusqlite::params![tenant, trace, date, operation], |row| {
                     let date: Option<String> = row.get(7)?;
                     Ok(TraceCandidate {
                         original: Original {
@@ -323,9 +324,9 @@ impl SqliteStore {
                             run_id: row.get(1)?,
                             fingerprint: row.get(2)?,
                             detail: row.get(3)?,
+                            file_id: row.get(5)?,
                         },
                         trace_number: row.get(4)?,
-                        file_id: row.get(5)?,
                         record_no: row.get(6)?,
                         effective_date: date.and_then(|d| d.parse().ok()),
                     })

@@ -242,14 +242,15 @@ impl Store {
     pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
         delegate!(self, s => s.originals(tenant, keys).await)
     }
-    /// The postings of `operation` with one of these trace numbers, detail included.
+    /// The postings of `operation` with one of these (trace number, effective date)
+    /// pairs, detail included.
     pub async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
-        traces: &[&str],
+        keys: &[(&str, &str)],
     ) -> Result<Vec<TraceCandidate>> {
-        delegate!(self, s => s.by_trace(tenant, operation, traces).await)
+        delegate!(self, s => s.by_trace(tenant, operation, keys).await)
     }
     /// The stored detail of each posting in `ids`.
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {

@@ -226,10 +226,14 @@ fn bic_of(b: &Block, prefix: &str) -> String {
 /// An agent (`{prefix}/FinInstnId`): its BIC; else its clearing system member id with the
 /// system (`USABA:021000021`, the system from `ClrSysId/Cd`, else `ClrSysId/Prtry`; the
 /// member id alone when neither is given); else its `Othr/Id`. Empty when none is given.
+///
+/// A BIC is written in its 8-character form when its branch code is `XXX` (the primary
+/// office: `DEUTDEFFXXX` and `DEUTDEFF` are one agent), upper case, so that two systems
+/// spelling one bank differently give one key.
 fn agent_of(b: &Block, prefix: &str) -> String {
     let bic = bic_of(b, prefix);
     if !bic.is_empty() {
-        return bic;
+        return canonical_bic(&bic);
     }
     let member = first_under(b, prefix, &["FinInstnId/ClrSysMmbId/MmbId"]);
     if !member.is_empty() {
@@ -248,6 +252,15 @@ fn agent_of(b: &Block, prefix: &str) -> String {
         };
     }
     first_under(b, prefix, &["FinInstnId/Othr/Id"])
+}
+
+/// A BIC as [`agent_of`] names it: upper case, a primary office's `XXX` branch dropped.
+pub fn canonical_bic(bic: &str) -> String {
+    let up = bic.trim().to_ascii_uppercase();
+    match up.strip_suffix("XXX") {
+        Some(eight) if up.len() == 11 => eight.to_string(),
+        _ => up,
+    }
 }
 
 fn account_of(b: &Block, prefix: &str) -> String {
@@ -866,9 +879,14 @@ mod tests {
                     ("DbtrAgt/FinInstnId/BICFI", "COBADEFFXXX"),
                     ("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "10040000"),
                 ][..],
-                "COBADEFFXXX",
+                // A primary office's BIC11 is its BIC8: one agent, however spelled.
+                "COBADEFF",
             ),
             (&[("DbtrAgt/FinInstnId/BIC", "COBADEFF")][..], "COBADEFF"),
+            (
+                &[("DbtrAgt/FinInstnId/BICFI", "DEUTDEFF500")][..],
+                "DEUTDEFF500",
+            ),
             (
                 &[
                     ("DbtrAgt/FinInstnId/ClrSysMmbId/ClrSysId/Cd", "USABA"),
