@@ -348,7 +348,7 @@ impl Ledger {
                      origin created within {days} days; not posted",
                     c.record_no, c.original.file_id, c.original.run_id
                 );
-                held.insert(r.record_no, ((*c).original.clone(), reason));
+                held.insert(r.record_no, (c.original.clone(), reason));
             }
         }
         Ok(held)
