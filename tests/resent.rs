@@ -233,6 +233,17 @@ fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
             vec!["3".to_string(), "held".to_string()],
             vec!["4".to_string(), "held".to_string()],
         ]
+    ); // That file keeps its identity (it posted an entry): sent again, even with
+    // --accept-resent, its held entries stay held, now because the identity was seen; they
+    // wait for an operator's decision (issue #12).
+    let (code, v) = ingest(&db, &path, &["--accept-resent"]);
+    assert_eq!((code, counts(&v)), (1, (0, 1, 0, 3)));
+    assert_eq!(
+        db.rows("SELECT DISTINCT reason FROM journal WHERE run_id = 5 AND outcome = 'held'"),
+        vec![vec![
+            "file identity already ingested by run 4, which did not post this record; not posted"
+                .to_string()
+        ]]
     );
 }
 
