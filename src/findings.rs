@@ -226,6 +226,9 @@ pub enum FindingCode {
     /// More findings than a file may keep ([`FindingSink`]).
     TooManyFindings,
     // ISO 20022 (XML).
+    /// A byte-order mark and an XML declaration naming another encoding (read as the
+    /// mark says, with a warning).
+    EncodingMismatch,
     XmlSyntax,
     DoctypeForbidden,
     DepthLimit,
@@ -292,6 +295,7 @@ impl FindingCode {
             BlockCountMismatch => "block_count_mismatch",
             AmountOverflow => "amount_overflow",
             TooManyFindings => "too_many_findings",
+            EncodingMismatch => "encoding_mismatch",
             XmlSyntax => "xml_syntax",
             DoctypeForbidden => "doctype_forbidden",
             DepthLimit => "depth_limit",
