@@ -74,11 +74,13 @@ pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
             contradicted: None,
         });
     };
-    let agrees = |label: &str| match (encoding, label.to_ascii_lowercase().as_str()) {
-        (Encoding::Utf8, "utf-8" | "utf8" | "us-ascii" | "ascii") => true,
-        (Encoding::Utf16Le, "utf-16" | "utf16" | "utf-16le") => true,
-        (Encoding::Utf16Be, "utf-16" | "utf16" | "utf-16be") => true,
-        _ => false,
+    let agrees = |label: &str| {
+        matches!(
+            (encoding, label.to_ascii_lowercase().as_str()),
+            (Encoding::Utf8, "utf-8" | "utf8" | "us-ascii" | "ascii")
+                | (Encoding::Utf16Le, "utf-16" | "utf16" | "utf-16le")
+                | (Encoding::Utf16Be, "utf-16" | "utf16" | "utf-16be")
+        )
     };
     Ok(Sniffed {
         encoding,
