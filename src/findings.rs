@@ -34,7 +34,8 @@ pub struct RecordPosition {
     pub record_index: u64,
     /// 1-based line number (in a file without separators, several records share a line).
     pub line: u64,
-    /// 0-based byte offset of the record's first byte in the file.
+    /// 0-based byte offset of the record's first byte in the file; for a finding about
+    /// one byte of the record (`non_ascii_byte`), of that byte.
     pub byte_offset: u64,
 }
 
@@ -136,6 +137,8 @@ impl fmt::Display for Position {
 }
 
 /// A field of a fixed-width record layout: its name and its 1-based inclusive column range.
+/// A finding about one column of a field (`non_ascii_byte`) carries the field narrowed to
+/// that column: `entry_detail.individual_name`, columns `59-59`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct FieldSpec {
     /// The record layout the field belongs to, e.g. `entry_detail`.
@@ -226,6 +229,9 @@ pub enum FindingCode {
     /// More findings than a file may keep ([`FindingSink`]).
     TooManyFindings,
     // ISO 20022 (XML).
+    /// A byte-order mark and an XML declaration naming another encoding (read as the
+    /// mark says, with a warning).
+    EncodingMismatch,
     XmlSyntax,
     DoctypeForbidden,
     DepthLimit,
@@ -292,6 +298,7 @@ impl FindingCode {
             BlockCountMismatch => "block_count_mismatch",
             AmountOverflow => "amount_overflow",
             TooManyFindings => "too_many_findings",
+            EncodingMismatch => "encoding_mismatch",
             XmlSyntax => "xml_syntax",
             DoctypeForbidden => "doctype_forbidden",
             DepthLimit => "depth_limit",

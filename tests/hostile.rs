@@ -64,13 +64,13 @@ fn binary_and_nul_and_ebcdic_bytes() {
     let mut nul = payroll();
     nul[2 * 95 + 60] = 0; // in the first entry's individual name
     let err = rejected(&db, "nul.ach", &nul);
-    assert!(err.contains("nul.ach:3: error [non_ascii_byte] record 2, byte 190: expected printable ASCII at column 61, found \"\\\\x00\""), "{err}");
+    assert!(err.contains("nul.ach:3: error [non_ascii_byte] record 2, byte 250, entry_detail.individual_name (columns 61-61): expected printable ASCII at column 61, found \"\\\\x00\""), "{err}");
 
     // "PAYROLL" in EBCDIC in the company entry description (columns 54-63 of line 2).
     let mut ebcdic = payroll();
     ebcdic[95 + 53..95 + 60].copy_from_slice(&[0xD7, 0xC1, 0xE8, 0xD9, 0xD6, 0xD3, 0xD3]);
     let err = rejected(&db, "ebcdic.ach", &ebcdic);
-    assert!(err.contains("ebcdic.ach:2: error [non_ascii_byte] record 1, byte 95: expected printable ASCII at column 54, found \"\\\\xd7\""), "{err}");
+    assert!(err.contains("ebcdic.ach:2: error [non_ascii_byte] record 1, byte 148, batch_header.company_entry_description (columns 54-54): expected printable ASCII at column 54, found \"\\\\xd7\""), "{err}");
 }
 
 #[test]

@@ -935,3 +935,84 @@ fn a_uetr_leg_naming_one_agent_only_is_held(db: TestDb) {
     );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 1);
 }
+
+/// Debtor names and findings of `bytes`, read through the library.
+fn names_and_findings(bytes: &[u8]) -> (Vec<String>, Vec<clearledger::findings::Finding>) {
+    let mut names = Vec::new();
+    let s = iso20022::read_file(bytes, &mut |ev| {
+        if let IsoEvent::Transaction(t) = ev {
+            names.push(t.debtor_name.clone());
+        }
+    })
+    .unwrap();
+    (names, s.findings)
+}
+
+#[test]
+fn a_byte_order_mark_wins_over_a_declaration_that_contradicts_it() {
+    use clearledger::findings::Severity;
+    let decl = |label: &str| format!("<?xml version=\"1.0\" encoding=\"{label}\"?>\n");
+    let doc = |label: &str| decl(label) + &one_payment("EUR", "1.00", "Jürgen Größe");
+    // A UTF-8 byte-order mark, then a declaration of ISO-8859-1: read as UTF-8, once.
+    let utf8 = [&b"\xEF\xBB\xBF"[..], doc("ISO-8859-1").as_bytes()].concat();
+    // UTF-16 with its mark, declaring ISO-8859-1 or UTF-8.
+    let utf16 = |le: bool, label: &str| {
+        let mut v = if le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for u in doc(label).encode_utf16() {
+            v.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        v
+    };
+    for (bytes, mark, label) in [
+        (utf8, "UTF-8", "ISO-8859-1"),
+        (utf16(true, "ISO-8859-1"), "UTF-16LE", "ISO-8859-1"),
+        (utf16(false, "UTF-8"), "UTF-16BE", "UTF-8"),
+    ] {
+        let (names, findings) = names_and_findings(&bytes);
+        assert_eq!(names, ["Jürgen Größe"], "{mark} {label}");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(
+            (f.severity, f.code, f.code.as_str()),
+            (
+                Severity::Warning,
+                FindingCode::EncodingMismatch,
+                "encoding_mismatch"
+            )
+        );
+        assert_eq!(
+            (
+                f.position.line(),
+                f.position.byte_offset(),
+                f.position.path()
+            ),
+            (1, 0, Some("/"))
+        );
+        assert_eq!(
+            f.expected,
+            format!("an XML declaration agreeing with the {mark} byte-order mark")
+        );
+        assert_eq!(
+            f.found,
+            format!(
+                "encoding=\"{label}\" after a {mark} byte-order mark (read as {mark}, as the mark says)"
+            )
+        );
+    }
+    // A mark and a declaration that agree: no finding.
+    let agreeing = [&b"\xEF\xBB\xBF"[..], doc("UTF-8").as_bytes()].concat();
+    let (names, findings) = names_and_findings(&agreeing);
+    assert_eq!(
+        (names, findings),
+        (vec!["Jürgen Größe".to_string()], vec![])
+    );
+    let (names, findings) = names_and_findings(&utf16(true, "UTF-16"));
+    assert_eq!(
+        (names, findings),
+        (vec!["Jürgen Größe".to_string()], vec![])
+    );
+}

@@ -111,10 +111,13 @@ fn a_utf8_letter_in_a_name_rejects_the_file_with_one_finding(db: TestDb) {
     assert_eq!(v["status"].as_str(), Some("rejected"), "{v}");
     assert_eq!(
         findings(&v),
-        vec![("non_ascii_byte".into(), "error".into(), 4, 285)]
+        vec![("non_ascii_byte".into(), "error".into(), 4, 346)]
     );
+    // At the É itself (the record starts at byte 285), named by its field and column.
     let finding = &v["findings"][0];
     assert_eq!(finding["record_index"].as_i64(), Some(3));
+    assert_eq!(finding["field"], "entry_detail.individual_name");
+    assert_eq!(finding["columns"], "62-62");
     assert_eq!(finding["expected"], "printable ASCII at column 62");
     assert_eq!(
         finding["found"],
@@ -261,5 +264,45 @@ fn the_relaxing_flags_are_documented_in_help() {
                 out.stdout
             );
         }
+    }
+}
+
+/// Issue #11's contract: "a non-ASCII byte in a NACHA record is one finding at its
+/// column, no cascade". An É (UTF-8) in the first entry's (line 3, bytes 190-283) name,
+/// amount or RDFI routing number: `check --json` gives exactly one finding, at the byte
+/// itself, naming the field and the column; no field_format on the amount or the routing
+/// number, no control total or entry hash mismatch. The file is still invalid.
+#[test]
+fn check_json_gives_one_finding_for_a_non_ascii_letter_in_a_text_or_numeric_field() {
+    let db = TestDb::sqlite();
+    for (col, field) in [
+        (59, "entry_detail.individual_name"),
+        (35, "entry_detail.amount"),
+        (6, "entry_detail.rdfi_identification"),
+    ] {
+        let mut bytes = payroll();
+        let at = 2 * 95 + col - 1;
+        bytes.splice(at..at + 1, "É".bytes());
+        let path = db.file(&format!("col{col}.ach"));
+        std::fs::write(&path, &bytes).unwrap();
+        let out = db.cl(&["check", "--json", path.to_str().unwrap()]);
+        assert_eq!(out.code, 3, "{}", out.stderr);
+        let v = json(&out.stdout);
+        assert_eq!(v["status"], "invalid", "{v}");
+        let f = v["findings"].as_array().unwrap();
+        assert_eq!(f.len(), 1, "column {col}: {v}");
+        let want = serde_json::json!({
+            "severity": "error",
+            "code": "non_ascii_byte",
+            "line": 3,
+            "record_index": 2,
+            "byte_offset": at,
+            "field": field,
+            "columns": format!("{col}-{col}"),
+            "path": null,
+            "expected": format!("printable ASCII at column {col}"),
+            "found": "\\xc3\\x89 (the UTF-8 character 'É', 2 bytes read as one column)",
+        });
+        assert_eq!(f[0], want, "column {col}");
     }
 }

@@ -5,7 +5,10 @@
 //! UTF-16 with a byte-order mark are decoded to UTF-8 before the XML reader, so its limits
 //! (event size, depth) apply to the decoded text, and byte offsets in findings count the
 //! decoded UTF-8 bytes (line numbers are the file's). Any other declared encoding is
-//! refused, naming it: no guess at what its bytes mean.
+//! refused, naming it: no guess at what its bytes mean. A byte-order mark wins over the
+//! declaration (XML 1.0, appendix F): a UTF-8 or UTF-16 mark before a declaration of
+//! another encoding is read as the mark says, once, with one warning naming both
+//! ([`sniff`]).
 
 use std::io::{self, BufRead};
 
@@ -28,26 +31,90 @@ pub enum Encoding {
 pub const READ: &str =
     "XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252";
 
+/// What the start of a document says of its encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sniffed {
+    pub encoding: Encoding,
+    /// A declared encoding the byte-order mark contradicts, with the mark's name
+    /// (`("UTF-8", "ISO-8859-1")`): the mark wins (XML 1.0, appendix F), read as the mark
+    /// says, with a warning.
+    pub contradicted: Option<(&'static str, String)>,
+}
+
 /// The encoding of a document starting with `head`: its byte-order mark, else its XML
-/// declaration's `encoding`, else UTF-8. `Err` carries the declared name not read.
-pub fn sniff(head: &[u8]) -> Result<Encoding, String> {
-    if head.starts_with(b"\xFF\xFE") {
-        return Ok(Encoding::Utf16Le);
-    }
-    if head.starts_with(b"\xFE\xFF") {
-        return Ok(Encoding::Utf16Be);
-    }
-    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let Some(label) = declared(text) else {
-        return Ok(Encoding::Utf8);
+/// declaration's `encoding`, else UTF-8. A byte-order mark wins over a declaration that
+/// says otherwise (XML 1.0, appendix F: the declaration is read in the encoding the mark
+/// gives): a UTF-8 mark with `encoding="ISO-8859-1"` is UTF-8, once, not latin-1 on top of
+/// it; the contradiction is in [`Sniffed::contradicted`]. A UTF-8 mark agrees with
+/// `UTF-8` (and `US-ASCII`, its subset), a UTF-16 mark with `UTF-16` and the `UTF-16LE`
+/// or `UTF-16BE` of its byte order. `Err` carries the declared name not read (a document
+/// without a byte-order mark).
+pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
+    let bom = if head.starts_with(b"\xFF\xFE") {
+        Some((Encoding::Utf16Le, "UTF-16LE"))
+    } else if head.starts_with(b"\xFE\xFF") {
+        Some((Encoding::Utf16Be, "UTF-16BE"))
+    } else if head.starts_with(b"\xEF\xBB\xBF") {
+        Some((Encoding::Utf8, "UTF-8"))
+    } else {
+        None
     };
+    let label = match bom {
+        Some((Encoding::Utf16Le | Encoding::Utf16Be, _)) => declared(&utf16_ascii(head)),
+        Some(_) => declared(&head[3..]),
+        None => declared(head),
+    };
+    let Some((encoding, mark)) = bom else {
+        let encoding = match label {
+            None => Encoding::Utf8,
+            Some(label) => by_label(&label).ok_or(label)?,
+        };
+        return Ok(Sniffed {
+            encoding,
+            contradicted: None,
+        });
+    };
+    let agrees = |label: &str| {
+        matches!(
+            (encoding, label.to_ascii_lowercase().as_str()),
+            (Encoding::Utf8, "utf-8" | "utf8" | "us-ascii" | "ascii")
+                | (Encoding::Utf16Le, "utf-16" | "utf16" | "utf-16le")
+                | (Encoding::Utf16Be, "utf-16" | "utf16" | "utf-16be")
+        )
+    };
+    Ok(Sniffed {
+        encoding,
+        contradicted: label.filter(|l| !agrees(l)).map(|l| (mark, l)),
+    })
+}
+
+/// The encoding an `encoding` label names, if one read.
+fn by_label(label: &str) -> Option<Encoding> {
     match label.to_ascii_lowercase().as_str() {
-        "utf-8" | "utf8" | "us-ascii" | "ascii" => Ok(Encoding::Utf8),
+        "utf-8" | "utf8" | "us-ascii" | "ascii" => Some(Encoding::Utf8),
         "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1" | "cp819"
-        | "ibm819" | "iso-ir-100" => Ok(Encoding::Latin1),
-        "windows-1252" | "cp1252" => Ok(Encoding::Windows1252),
-        _ => Err(label),
+        | "ibm819" | "iso-ir-100" => Some(Encoding::Latin1),
+        "windows-1252" | "cp1252" => Some(Encoding::Windows1252),
+        _ => None,
     }
+}
+
+/// The ASCII text of UTF-16 `head` (its byte order from its mark, which is dropped), each
+/// other code unit as 0xFF: enough to read an XML declaration.
+fn utf16_ascii(head: &[u8]) -> Vec<u8> {
+    let le = head.starts_with(b"\xFF\xFE");
+    head.get(2..)
+        .unwrap_or_default()
+        .chunks_exact(2)
+        .map(|p| {
+            let u = if le {
+                u16::from_le_bytes([p[0], p[1]])
+            } else {
+                u16::from_be_bytes([p[0], p[1]])
+            };
+            u8::try_from(u).ok().filter(u8::is_ascii).unwrap_or(0xFF)
+        })
+        .collect()
 }
 
 /// The `encoding` pseudo-attribute of an XML declaration at the start of `text`.
@@ -220,28 +287,99 @@ mod tests {
         s
     }
 
+    /// The encoding sniffed, without a contradiction.
+    fn plain(encoding: Encoding) -> Result<Sniffed, String> {
+        Ok(Sniffed {
+            encoding,
+            contradicted: None,
+        })
+    }
+
+    fn utf16(bom_le: bool, text: &str) -> Vec<u8> {
+        let mut v = if bom_le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for u in text.encode_utf16() {
+            v.extend_from_slice(&if bom_le {
+                u.to_le_bytes()
+            } else {
+                u.to_be_bytes()
+            });
+        }
+        v
+    }
+
     #[test]
     fn sniffs_the_byte_order_mark_then_the_declaration() {
-        assert_eq!(sniff(b"\xFF\xFE<\0"), Ok(Encoding::Utf16Le));
-        assert_eq!(sniff(b"\xFE\xFF\0<"), Ok(Encoding::Utf16Be));
-        assert_eq!(sniff(b"<Document/>"), Ok(Encoding::Utf8));
+        assert_eq!(sniff(b"\xFF\xFE<\0"), plain(Encoding::Utf16Le));
+        assert_eq!(sniff(b"\xFE\xFF\0<"), plain(Encoding::Utf16Be));
+        assert_eq!(sniff(b"<Document/>"), plain(Encoding::Utf8));
         assert_eq!(
             sniff(b"\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
-            Ok(Encoding::Utf8)
+            plain(Encoding::Utf8)
         );
         assert_eq!(
             sniff(b"<?xml version='1.0' encoding = 'iso-8859-1' ?><a/>"),
-            Ok(Encoding::Latin1)
+            plain(Encoding::Latin1)
         );
         assert_eq!(
             sniff(b"<?xml version=\"1.0\" encoding=\"windows-1252\"?>"),
-            Ok(Encoding::Windows1252)
+            plain(Encoding::Windows1252)
         );
         assert_eq!(
             sniff(b"<?xml version=\"1.0\" encoding=\"IBM037\"?>"),
             Err("IBM037".to_string())
         );
-        assert_eq!(sniff(b"<?xml version=\"1.0\"?>"), Ok(Encoding::Utf8));
+        assert_eq!(sniff(b"<?xml version=\"1.0\"?>"), plain(Encoding::Utf8));
+        let decl = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><a/>";
+        assert_eq!(sniff(&utf16(true, decl)), plain(Encoding::Utf16Le));
+        assert_eq!(sniff(&utf16(false, decl)), plain(Encoding::Utf16Be));
+        let decl = decl.replace("UTF-16", "utf-16le");
+        assert_eq!(sniff(&utf16(true, &decl)), plain(Encoding::Utf16Le));
+    }
+
+    #[test]
+    fn a_byte_order_mark_wins_over_a_declaration_that_contradicts_it() {
+        let contradicted = |encoding, mark, label: &str| {
+            Ok(Sniffed {
+                encoding,
+                contradicted: Some((mark, label.to_string())),
+            })
+        };
+        let decl = |label: &str| format!("<?xml version=\"1.0\" encoding=\"{label}\"?><a/>");
+        let utf8 = |label: &str| [&b"\xEF\xBB\xBF"[..], decl(label).as_bytes()].concat();
+        assert_eq!(
+            sniff(&utf8("ISO-8859-1")),
+            contradicted(Encoding::Utf8, "UTF-8", "ISO-8859-1")
+        );
+        assert_eq!(
+            sniff(&utf8("windows-1252")),
+            contradicted(Encoding::Utf8, "UTF-8", "windows-1252")
+        );
+        // An encoding not read otherwise: the mark says what it is.
+        assert_eq!(
+            sniff(&utf8("IBM037")),
+            contradicted(Encoding::Utf8, "UTF-8", "IBM037")
+        );
+        assert_eq!(
+            sniff(&utf8("UTF-16")),
+            contradicted(Encoding::Utf8, "UTF-8", "UTF-16")
+        );
+        assert_eq!(sniff(&utf8("us-ascii")), plain(Encoding::Utf8));
+        assert_eq!(
+            sniff(&utf16(true, &decl("ISO-8859-1"))),
+            contradicted(Encoding::Utf16Le, "UTF-16LE", "ISO-8859-1")
+        );
+        assert_eq!(
+            sniff(&utf16(false, &decl("UTF-8"))),
+            contradicted(Encoding::Utf16Be, "UTF-16BE", "UTF-8")
+        );
+        assert_eq!(
+            sniff(&utf16(false, &decl("UTF-16LE"))),
+            contradicted(Encoding::Utf16Be, "UTF-16BE", "UTF-16LE")
+        );
     }
 
     #[test]

@@ -373,6 +373,7 @@ fn read_buffered<R: BufRead>(
             } => {}
             WalkEvent::PaymentInfoEnd(b) => payment_info_end(&mut st, &b),
             WalkEvent::DocumentEnd => document_end(&mut st),
+            WalkEvent::Warning(f) => st.push(f),
         }
     })?;
     if let Some(f) = end.fatal {

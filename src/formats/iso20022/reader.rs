@@ -3,7 +3,7 @@
 //! information (pain.001) and each transaction — and hands each block over as a flat list
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
-use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, sniff};
+use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, Sniffed, sniff};
 use crate::findings::{Finding, FindingCode, XmlPosition};
 use quick_xml::NsReader;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
@@ -93,6 +93,9 @@ pub enum WalkEvent<'a> {
     /// A `PmtInf` ended (its transactions were reported before).
     PaymentInfoEnd(Block),
     DocumentEnd,
+    /// A finding that does not stop the walk (an XML declaration the byte-order mark
+    /// contradicts), reported before any element.
+    Warning(Finding),
 }
 
 /// The input as the XML reader sees it: UTF-8 as read, or decoded to UTF-8.
@@ -298,7 +301,28 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
         }
     }
     let encoding = match sniff(&head) {
-        Ok(e) => e,
+        Ok(Sniffed {
+            encoding,
+            contradicted,
+        }) => {
+            if let Some((mark, label)) = contradicted {
+                on(WalkEvent::Warning(Finding::warning(
+                    FindingCode::EncodingMismatch,
+                    Pos {
+                        byte_offset: 0,
+                        line: 1,
+                    }
+                    .at("/"),
+                    None,
+                    format!("an XML declaration agreeing with the {mark} byte-order mark"),
+                    format!(
+                        "encoding=\"{label}\" after a {mark} byte-order mark (read as {mark}, \
+                         as the mark says)"
+                    ),
+                )));
+            }
+            encoding
+        }
         Err(label) => {
             return Ok(WalkEnd {
                 bytes: head.len() as u64,

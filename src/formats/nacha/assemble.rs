@@ -11,14 +11,17 @@
 use super::record::*;
 use super::rules::addenda::{check_addenda, check_entry_addenda};
 use super::rules::batch::{
-    Batch, Totals, check_batch_control, check_batch_header, check_batch_number_sequence,
+    Batch, Totals, Unknown, check_batch_control, check_batch_header, check_batch_number_sequence,
+    is_iat_batch_header,
 };
 use super::rules::check::Check;
 use super::rules::entry::{Pending, check_entry};
 use super::rules::file::{FileCounts, check_file_control, check_file_header};
 use super::sec::BatchKind;
 use super::validate::*;
-use crate::findings::{Finding, FindingCode, FindingSink, RecordPosition, Severity, show};
+use crate::findings::{
+    FieldSpec, Finding, FindingCode, FindingSink, RecordPosition, Severity, show,
+};
 use chrono::NaiveDate;
 
 /// Addenda kept per entry: CTX allows 9,999; past that the file is wrong.
@@ -156,6 +159,9 @@ pub struct Assembler {
     last_batch_number: Option<u64>,
     saw_file_control: bool,
     header_out_of_place_reported: bool,
+    /// Columns of the record being read that held a non-ASCII byte (see
+    /// [`Assembler::push_framed`]).
+    non_ascii: NonAsciiColumns,
 }
 
 impl Default for Assembler {
@@ -189,6 +195,7 @@ impl Assembler {
             last_batch_number: None,
             saw_file_control: false,
             header_out_of_place_reported: false,
+            non_ascii: NonAsciiColumns::default(),
         }
     }
 
@@ -215,7 +222,24 @@ impl Assembler {
     }
 
     /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
+    /// Its non-printable bytes are taken as non-ASCII ones ([`Assembler::push_framed`]),
+    /// whose finding is the reader's.
     pub fn push(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
+        self.push_framed(record, pos, NonAsciiColumns::of(record), emit);
+    }
+
+    /// [`Assembler::push`] of a record whose columns `non_ascii` held a non-ASCII byte or
+    /// character (the reader's `non_ascii_byte` finding, one per record): no cascade.
+    /// Findings about a field holding such a column are dropped, and the control totals
+    /// such a field feeds are not compared (`rules/check.rs`, `rules/batch.rs`).
+    pub(crate) fn push_framed(
+        &mut self,
+        record: &[u8],
+        pos: RecordPosition,
+        non_ascii: NonAsciiColumns,
+        emit: &mut dyn FnMut(Event),
+    ) {
+        self.non_ascii = non_ascii;
         self.records += 1;
         let Ok(record) = <&[u8; RECORD_LEN]>::try_from(record) else {
             self.findings.push(Finding::error(
@@ -246,19 +270,77 @@ impl Assembler {
             b'7' => self.addenda_record(record, pos),
             b'8' => self.batch_control(record, pos),
             b'9' => self.file_control(record, pos),
-            _ => Check::new(&mut self.findings, pos, record).error(
-                FindingCode::UnknownRecordType,
-                Some(ENTRY_DETAIL.record_type),
-                "one of 1, 5, 6, 7, 8, 9",
-                show(&record[..1]),
-            ),
+            _ if self.non_ascii.contains(1) => self.unreadable_record_type(),
+            _ => Check::new(&mut self.findings, pos, record)
+                .with_non_ascii(self.non_ascii)
+                .error(
+                    FindingCode::UnknownRecordType,
+                    Some(ENTRY_DETAIL.record_type),
+                    "one of 1, 5, 6, 7, 8, 9",
+                    show(&record[..1]),
+                ),
         }
+    }
+
+    /// A record whose type (column 1) is a non-ASCII byte, already a finding: it may have
+    /// been any record, so what the open batch and the file count is unknown.
+    fn unreadable_record_type(&mut self) {
+        match self.batch.as_mut() {
+            Some(b) => b.totals.unknown = Unknown::ALL,
+            None => self.totals.unknown = Unknown::ALL,
+        }
+        self.totals.unknown.batches = true;
+    }
+
+    /// The field of `record`'s layout (as this point of the file reads it: the open
+    /// batch's SEC code picks the entry layout) holding 1-based column `col`, narrowed to
+    /// that column: what a `non_ascii_byte` finding names. `None` for a record of no
+    /// known type.
+    pub(crate) fn field_at(&self, record: &[u8; RECORD_LEN], col: u16) -> Option<FieldSpec> {
+        let batch = self.batch.as_ref();
+        let fields = match record[0] {
+            b'1' => FILE_HEADER.fields(),
+            b'5' if is_iat_batch_header(record) => IAT_BATCH_HEADER.fields(),
+            b'5' => BATCH_HEADER.fields(),
+            b'6' => match batch {
+                Some(b) if b.kind() == BatchKind::Iat => IAT_ENTRY_DETAIL.fields(),
+                Some(b) if b.kind() == BatchKind::Adv => ADV_ENTRY_DETAIL.fields(),
+                Some(b) if b.kind() == BatchKind::Ctx => CTX_ENTRY_DETAIL.fields(),
+                Some(b) if matches!(b.sec_code.as_str(), "CIE" | "MTE") => {
+                    CIE_ENTRY_DETAIL.fields()
+                }
+                Some(b) if b.sec_code == "SHR" => SHR_ENTRY_DETAIL.fields(),
+                _ => ENTRY_DETAIL.fields(),
+            },
+            b'7' => match ADDENDA.addenda_type_code.slice(record) {
+                b"02" => ADDENDA02.fields(),
+                b"10" => ADDENDA10.fields(),
+                b"98" => ADDENDA98.fields(),
+                b"99" => ADDENDA99.fields(),
+                _ => ADDENDA.fields(),
+            },
+            b'8' if batch.is_some_and(|b| b.kind() == BatchKind::Adv) => ADV_BATCH_CONTROL.fields(),
+            b'8' => BATCH_CONTROL.fields(),
+            b'9' if self.batches > 0 && self.adv_batches == self.batches => {
+                ADV_FILE_CONTROL.fields()
+            }
+            b'9' => FILE_CONTROL.fields(),
+            _ => return None,
+        };
+        let f = fields
+            .into_iter()
+            .find(|f| f.start <= col && col <= f.end)?;
+        Some(FieldSpec {
+            start: col,
+            end: col,
+            ..f
+        })
     }
 
     /// The order rules a record's type alone decides: only padding after the file
     /// control (false: the record is not read), a file header first (reported once).
     fn in_file_order(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) -> bool {
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         let found = || format!("a record of type {}", show(&record[..1]));
         if self.state == State::AfterFileControl {
             c.error(
@@ -348,7 +430,7 @@ impl Assembler {
         pos: RecordPosition,
         emit: &mut dyn FnMut(Event),
     ) {
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         if self.state != State::BeforeHeader {
             c.error(
                 FindingCode::DuplicateFileHeader,
@@ -365,7 +447,7 @@ impl Assembler {
     }
 
     fn batch_header(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         if self.state == State::InBatch {
             c.error(
                 FindingCode::BatchNotClosed,
@@ -387,7 +469,7 @@ impl Assembler {
     fn entry(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
         self.record_no += 1;
         self.entries += 1;
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         let Some(batch) = self.batch.as_mut() else {
             c.error(
                 FindingCode::RecordOutsideBatch,
@@ -408,7 +490,7 @@ impl Assembler {
             b.totals.add_addenda();
         }
         let sec = self.batch.as_ref().map_or("", |b| b.sec_code.as_str());
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         let Some(p) = self.pending.as_mut() else {
             c.error(
                 FindingCode::AddendaOutsideEntry,
@@ -429,7 +511,7 @@ impl Assembler {
     }
 
     fn batch_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         let Some(batch) = self.batch.take() else {
             c.error(
                 FindingCode::RecordOutsideBatch,
@@ -445,7 +527,7 @@ impl Assembler {
     }
 
     fn file_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
-        let mut c = Check::new(&mut self.findings, pos, record);
+        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
         if self.state == State::InBatch {
             c.error(
                 FindingCode::BatchNotClosed,
@@ -711,18 +793,157 @@ mod tests {
                 (f[0].code, f[0].severity),
                 (FindingCode::NonAsciiByte, Severity::Error)
             );
+            // At the offending byte itself (the record starts at byte 190), in the
+            // individual name's column 59.
             let pos = RecordPosition {
                 record_index: 2,
                 line: 3,
-                byte_offset: 190,
+                byte_offset: 248,
             };
             assert_eq!(f[0].position, pos.into());
+            let field = f[0].field.unwrap();
+            assert_eq!(
+                (field.label(), field.columns()),
+                (
+                    "entry_detail.individual_name".to_string(),
+                    "59-59".to_string()
+                )
+            );
             assert_eq!(f[0].expected, "printable ASCII at column 59");
             assert_eq!(f[0].found, found);
             // Every record is read at its columns: counts and totals as in the sample.
             let s = &r.summary;
             assert_eq!((s.entries, s.addenda, s.batches), (4, 1, 1));
             assert_eq!(s.total_credit_minor, 787_549);
+        }
+    }
+
+    /// The payroll sample with `with` in place of the byte at `line` (1-based), column
+    /// `col` (1-based).
+    fn replaced(line: usize, col: usize, with: &[u8]) -> Vec<u8> {
+        let at = (line - 1) * 95 + col - 1;
+        [&PAYROLL[..at], with, &PAYROLL[at + 1..]].concat()
+    }
+
+    /// (code, line, byte offset, field label, columns, expected) of each finding.
+    type Brief = (FindingCode, u64, u64, String, String, String);
+
+    fn brief(data: &[u8]) -> Vec<Brief> {
+        let r = check(data, ValidateOptions::default()).unwrap();
+        r.summary
+            .findings
+            .iter()
+            .map(|f| {
+                let (label, columns) = f
+                    .field
+                    .map_or((String::new(), String::new()), |x| (x.label(), x.columns()));
+                let at = (f.position.line(), f.position.byte_offset());
+                (f.code, at.0, at.1, label, columns, f.expected.clone())
+            })
+            .collect()
+    }
+
+    fn non_ascii_at(line: u64, byte_offset: u64, label: &str, col: u16) -> Brief {
+        (
+            FindingCode::NonAsciiByte,
+            line,
+            byte_offset,
+            label.to_string(),
+            format!("{col}-{col}"),
+            format!("printable ASCII at column {col}"),
+        )
+    }
+
+    #[test]
+    fn a_non_ascii_character_is_one_finding_in_a_text_or_a_numeric_field() {
+        // Line 3 (record 2, bytes 190-283) is the first entry: ALICE SMITH, 0000250000,
+        // RDFI 23138010. An É in its name, its amount, its RDFI routing number: one
+        // finding each, at its column, in UTF-8 (2 bytes) or Latin-1 (1 byte). No
+        // field_format finding on the amount or the routing number, and no batch or
+        // file control total mismatch (debit/credit totals, entry hash) for what could
+        // not be read.
+        let e_acute: [&[u8]; 2] = [b"\xC3\x89", b"\xC9"];
+        for (col, field) in [
+            (59, "entry_detail.individual_name"),
+            (35, "entry_detail.amount"),
+            (30, "entry_detail.amount"),
+            (6, "entry_detail.rdfi_identification"),
+            (2, "entry_detail.transaction_code"),
+        ] {
+            for e in e_acute {
+                let data = replaced(3, usize::from(col), e);
+                let at = 190 + u64::from(col) - 1;
+                assert_eq!(
+                    brief(&data),
+                    vec![non_ascii_at(3, at, field, col)],
+                    "column {col}, {e:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_ascii_letter_in_a_name_leaves_the_totals_compared() {
+        // The name unreadable, and the batch control's credit total wrong (columns
+        // 33-44 of line 8): the amounts were read, so the mismatch is still a finding.
+        let data = replaced(3, 59, b"\xC3\x89");
+        let at = 7 * 95 + 1 + 32;
+        let data = [&data[..at], b"000000787548", &data[at + 12..]].concat();
+        let got = brief(&data);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(
+            got[0],
+            non_ascii_at(3, 248, "entry_detail.individual_name", 59)
+        );
+        assert_eq!(
+            (got[1].0, got[1].1, got[1].3.as_str()),
+            (
+                FindingCode::TotalCreditMismatch,
+                8,
+                "batch_control.total_credit_entry_dollar_amount"
+            )
+        );
+        // An unreadable amount leaves the entry hash compared (and the other entries'
+        // routing numbers in it): a wrong hash is still a finding.
+        let data = replaced(3, 35, b"\xC9");
+        let data = [&data[..7 * 95 + 10], b"0063016147", &data[7 * 95 + 20..]].concat();
+        let codes: Vec<_> = brief(&data).into_iter().map(|b| (b.0, b.1)).collect();
+        assert_eq!(
+            codes,
+            [
+                (FindingCode::NonAsciiByte, 3),
+                (FindingCode::EntryHashMismatch, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_non_ascii_byte_in_other_records_names_their_layout_and_cascades_nowhere() {
+        let cases: [(usize, u16, u64, &str); 6] = [
+            // File header: immediate origin name.
+            (1, 70, 69, "file_header.immediate_origin_name"),
+            // Batch header: the company identification and batch number the control
+            // repeats, the company name.
+            (2, 45, 95 + 44, "batch_header.company_identification"),
+            (2, 90, 95 + 89, "batch_header.batch_number"),
+            (2, 6, 95 + 5, "batch_header.company_name"),
+            // The addenda 05 (line 5): its type code.
+            (5, 3, 4 * 95 + 2, "addenda.addenda_type_code"),
+            // Batch control: its credit total.
+            (
+                8,
+                40,
+                7 * 95 + 39,
+                "batch_control.total_credit_entry_dollar_amount",
+            ),
+        ];
+        for (line, col, at, field) in cases {
+            let data = replaced(line, usize::from(col), b"\xC9");
+            assert_eq!(
+                brief(&data),
+                vec![non_ascii_at(line as u64, at, field, col)],
+                "line {line} column {col}"
+            );
         }
     }
 

@@ -17,6 +17,7 @@ mod validate;
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};
 pub use validate::Direction;
 
+use crate::findings::FindingCode;
 use std::io::Read;
 
 /// What one pass over a file gives besides its events.
@@ -54,12 +55,25 @@ fn read_with<R: Read>(
     let mut n: u64 = 0;
     while let Some(rec) = reader.next_record()? {
         let pos = rec.position;
+        let non_ascii = rec.non_ascii;
         // Copy out so the framing findings can be taken while the record is in use.
         let mut bytes = [0u8; record::RECORD_LEN];
         bytes.copy_from_slice(rec.bytes);
-        let framing = reader.take_findings();
+        let mut framing = reader.take_findings();
+        if !non_ascii.is_empty() {
+            // The reader knows the column; the assembler, the layout it falls in.
+            for f in &mut framing {
+                let this_record = f.position.record_index() == Some(pos.record_index);
+                if f.code == FindingCode::NonAsciiByte
+                    && this_record
+                    && let Some(col) = f.field.map(|x| x.start)
+                {
+                    f.field = asm.field_at(&bytes, col).or(f.field);
+                }
+            }
+        }
         asm.add_findings(framing);
-        asm.push(&bytes, pos, on_event);
+        asm.push_framed(&bytes, pos, non_ascii, on_event);
         n += 1;
         if n.is_multiple_of(4096) {
             on_progress(reader.bytes_read());

@@ -19,7 +19,12 @@
 //!
 //! Non-ASCII: NACHA records are ASCII, so any other byte is an error
 //! ([`FindingCode::NonAsciiByte`], one finding per record, at the column of the first
-//! such byte) and the file is rejected. A line that is valid UTF-8 with multi-byte
+//! such byte) and the file is rejected. The finding's byte offset is that of the offending
+//! byte itself (not the record's start), its field that one column (`59-59`), named by
+//! the field of the record's layout it falls in (`entry_detail.individual_name`, by
+//! `Assembler::field_at`). The record's non-ASCII columns go with it ([`RawRecord`]): the
+//! rules say nothing more about the fields they fall in, nor compare the control totals
+//! those fields feed (`rules/check.rs`), so one letter is one finding. A line that is valid UTF-8 with multi-byte
 //! characters (`é` is 2 bytes) is framed by characters, not bytes: each character is one
 //! column, as the sender meant it, so a 94-character line of 95 or more bytes is one
 //! record whose fields sit at their columns. Each multi-byte character is replaced by `?`
@@ -34,8 +39,8 @@
 //! caller's (src/hash.rs), so a file's identity and SHA-256 stay over its real bytes, and
 //! byte offsets in positions are offsets in the real file.
 
-use super::record::RECORD_LEN;
-use crate::findings::{Finding, FindingCode, RecordPosition, show};
+use super::record::{NonAsciiColumns, RECORD_LEN};
+use crate::findings::{FieldSpec, Finding, FindingCode, RecordPosition, show};
 use std::io::{self, Read};
 
 /// Longest run of trailing blanks accepted after a 94-byte record, so that a line of
@@ -61,6 +66,44 @@ const NON_ASCII_STANDIN: u8 = b'?';
 pub struct RawRecord<'a> {
     pub bytes: &'a [u8],
     pub position: RecordPosition,
+    /// The columns that held a non-ASCII byte or character (each multi-byte character is
+    /// a `?` in `bytes`): the rules skip the fields they fall in.
+    pub(crate) non_ascii: NonAsciiColumns,
+}
+
+/// What a `non_ascii_byte` finding names as its field before the assembler names the
+/// field of the record's layout the column falls in (`Assembler::field_at`): the column
+/// alone.
+pub(crate) fn column_of_record(col: u16) -> FieldSpec {
+    FieldSpec {
+        record: "record",
+        name: "column",
+        start: col,
+        end: col,
+    }
+}
+
+/// The `non_ascii_byte` finding of the record at `pos`: at 0-based column `col`, whose
+/// first byte is `byte_in_record` bytes after the record's first (the position's byte
+/// offset is that byte's, the field its one column).
+fn non_ascii_finding(
+    pos: RecordPosition,
+    col: usize,
+    byte_in_record: usize,
+    found: String,
+) -> Finding {
+    let at = RecordPosition {
+        byte_offset: pos.byte_offset + byte_in_record as u64,
+        ..pos
+    };
+    let column = col as u16 + 1;
+    Finding::error(
+        FindingCode::NonAsciiByte,
+        at,
+        Some(column_of_record(column)),
+        format!("printable ASCII at column {column}"),
+        found,
+    )
 }
 
 /// Pulls records from a byte source. Not an `Iterator`: each record borrows the reader.
@@ -81,6 +124,9 @@ pub struct RecordReader<R> {
     /// True while inside a line whose records have no separators.
     unseparated: bool,
     record: [u8; RECORD_LEN],
+    /// Columns of `record` that held a multi-byte UTF-8 character (now `?`), already
+    /// reported.
+    utf8_columns: NonAsciiColumns,
     bytes_read: u64,
     findings: Vec<Finding>,
 }
@@ -99,6 +145,7 @@ impl<R: Read> RecordReader<R> {
             record_index: 0,
             unseparated: false,
             record: [b' '; RECORD_LEN],
+            utf8_columns: NonAsciiColumns::default(),
             bytes_read: 0,
             findings: Vec::new(),
         }
@@ -368,39 +415,38 @@ impl<R: Read> RecordReader<R> {
         };
         let sep_len = separator_len(&avail[len..]);
         self.record = [b' '; RECORD_LEN];
-        let mut first: Option<(usize, char)> = None;
+        // (column, byte of the line, character) of the first non-ASCII character.
+        let mut first: Option<(usize, usize, char)> = None;
         let mut others = 0usize;
-        let columns = line.trim_end_matches(' ').chars();
-        for (slot, (col, ch)) in self.record.iter_mut().zip(columns.enumerate()) {
+        let mut cols = NonAsciiColumns::default();
+        let columns = line.trim_end_matches(' ').char_indices();
+        for (slot, (col, (at, ch))) in self.record.iter_mut().zip(columns.enumerate()) {
             *slot = if ch.is_ascii() {
                 ch as u8
             } else {
+                cols.insert(col as u16 + 1);
                 if first.is_none() {
-                    first = Some((col, ch));
+                    first = Some((col, at, ch));
                 } else {
                     others += 1;
                 }
                 NON_ASCII_STANDIN
             };
         }
-        if let Some((col, ch)) = first {
+        self.utf8_columns = cols;
+        if let Some((col, at, ch)) = first {
             let mut utf8 = [0u8; 4];
             let bytes = ch.encode_utf8(&mut utf8).as_bytes();
             let more = match others {
                 0 => String::new(),
                 n => format!("; {n} more non-ASCII character(s) in the record"),
             };
-            self.findings.push(Finding::error(
-                FindingCode::NonAsciiByte,
-                pos,
-                None,
-                format!("printable ASCII at column {}", col + 1),
-                format!(
-                    "{} (the UTF-8 character {ch:?}, {} bytes read as one column){more}",
-                    show(bytes),
-                    bytes.len()
-                ),
-            ));
+            let found = format!(
+                "{} (the UTF-8 character {ch:?}, {} bytes read as one column){more}",
+                show(bytes),
+                bytes.len()
+            );
+            self.findings.push(non_ascii_finding(pos, col, at, found));
         }
         let chars = line.chars().count();
         if chars != RECORD_LEN {
@@ -424,30 +470,34 @@ impl<R: Read> RecordReader<R> {
         Framed::Record
     }
 
+    /// The framed record, with its non-ASCII finding (one per record: a record framed by
+    /// UTF-8 characters has had its own).
     fn emit(&mut self, pos: RecordPosition) -> RawRecord<'_> {
         self.record_index += 1;
-        // All printable (a branch-free pass), else find the first byte that is not.
+        let utf8 = std::mem::take(&mut self.utf8_columns);
+        // All printable (a branch-free pass), else find the bytes that are not.
         let printable = self
             .record
             .iter()
             .fold(true, |ok, &b| ok & (b.wrapping_sub(0x20) < 0x5f));
-        if !printable
-            && let Some(col) = self
-                .record
-                .iter()
-                .position(|&b| !(0x20..=0x7e).contains(&b))
-        {
-            self.findings.push(Finding::error(
-                FindingCode::NonAsciiByte,
-                pos,
-                None,
-                format!("printable ASCII at column {}", col + 1),
-                show(&self.record[col..col + 1]),
-            ));
+        let mut non_ascii = utf8;
+        if !printable {
+            non_ascii = non_ascii.union(NonAsciiColumns::of(&self.record));
+            if utf8.is_empty()
+                && let Some(col) = self
+                    .record
+                    .iter()
+                    .position(|&b| !(0x20..=0x7e).contains(&b))
+            {
+                // Framed by bytes: column `col` is byte `col` of the record.
+                let found = show(&self.record[col..col + 1]);
+                self.findings.push(non_ascii_finding(pos, col, col, found));
+            }
         }
         RawRecord {
             bytes: &self.record,
             position: pos,
+            non_ascii,
         }
     }
 }
@@ -640,6 +690,10 @@ mod tests {
         assert_eq!(findings[0].code, FindingCode::NonAsciiByte);
         assert_eq!(findings[0].expected, "printable ASCII at column 45");
         assert_eq!(findings[0].found, "\\xe9");
+        // At the byte itself, its column as the field (the assembler names the field).
+        assert_eq!(findings[0].position.byte_offset(), 44);
+        assert_eq!(findings[0].field, Some(column_of_record(45)));
+        assert_eq!(findings[0].field.unwrap().columns(), "45-45");
     }
 
     /// Two records (types 1 and 5) separated by `sep`, with `before` and `after` around.
@@ -840,6 +894,8 @@ mod tests {
                 (FindingCode::NonAsciiByte, Severity::Error)
             );
             assert_eq!(f.position.line(), 1);
+            assert_eq!(f.position.byte_offset(), 44);
+            assert_eq!(f.field, Some(column_of_record(45)));
             assert_eq!(f.expected, "printable ASCII at column 45");
             assert_eq!(
                 f.found,
@@ -873,6 +929,7 @@ mod tests {
         assert_eq!(&recs[0].0[90..], b"????");
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].expected, "printable ASCII at column 91");
+        assert_eq!(findings[0].position.byte_offset(), 90);
         assert_eq!(
             findings[0].found,
             "\\xc3\\xb1 (the UTF-8 character 'ñ', 2 bytes read as one column); \

@@ -387,6 +387,48 @@ record_layout! {
     }
 }
 
+/// The columns of a framed record that held a non-ASCII (or non-printable) byte or a
+/// multi-byte UTF-8 character: already one `non_ascii_byte` finding, so the rules say
+/// nothing more about the fields they fall in (see `rules/check.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct NonAsciiColumns(u128);
+
+const _: () = assert!(RECORD_LEN <= 128);
+
+impl NonAsciiColumns {
+    /// The non-printable bytes of `record` (a character the reader read as `?` is not
+    /// among them: the reader says which columns those are).
+    pub(crate) fn of(record: &[u8]) -> Self {
+        let mut cols = Self::default();
+        for (i, &b) in record.iter().enumerate().take(RECORD_LEN) {
+            if !(0x20..=0x7e).contains(&b) {
+                cols.insert(i as u16 + 1);
+            }
+        }
+        cols
+    }
+    /// Adds 1-based column `col`.
+    pub(crate) fn insert(&mut self, col: u16) {
+        if (1..=RECORD_LEN as u16).contains(&col) {
+            self.0 |= 1 << (col - 1);
+        }
+    }
+    pub(crate) fn union(self, other: Self) -> Self {
+        NonAsciiColumns(self.0 | other.0)
+    }
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Whether 1-based column `col` is one.
+    pub(crate) fn contains(self, col: u16) -> bool {
+        (1..=RECORD_LEN as u16).contains(&col) && self.0 & (1 << (col - 1)) != 0
+    }
+    /// Whether one of them falls in `field`'s columns.
+    pub(crate) fn in_field(self, field: FieldSpec) -> bool {
+        (field.start..=field.end).any(|c| self.contains(c))
+    }
+}
+
 /// True for a padding record: 94 nines, written after the file control to fill the block.
 pub fn is_padding(record: &[u8]) -> bool {
     record.len() == RECORD_LEN && record.iter().all(|&b| b == b'9')

@@ -16,6 +16,11 @@ use crate::formats::nacha::validate::{
 pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: bool) {
     let l = ADDENDA;
     let Some(ty) = c.digits(l.addenda_type_code) else {
+        // A type unreadable for a non-ASCII byte (already a finding) is still an addenda
+        // of the entry: counted, so that the indicator and counts say nothing more.
+        if c.unreadable(l.addenda_type_code) {
+            count_addenda(c, p, keep);
+        }
         return;
     };
     let ty = ty as u8;
@@ -40,9 +45,9 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
         5 | 17 | 18 => check_sequence(c, p, ty),
         10 if allowed => {
             check_transaction_type_code(c);
-            check_entry_sequence(c, &p.entry.trace_number);
+            check_entry_sequence(c, p);
         }
-        10..=16 => check_entry_sequence(c, &p.entry.trace_number),
+        10..=16 => check_entry_sequence(c, p),
         98 => check_change(c),
         99 => check_return(c),
         _ => {}
@@ -50,6 +55,12 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
     if p.iat && matches!(ty, 10..=18 | 98) {
         p.iat_types_seen.push(ty);
     }
+    count_addenda(c, p, keep);
+}
+
+/// One more addenda of the entry `p` (at most [`ADDENDA_PER_ENTRY_MAX`]).
+fn count_addenda(c: &mut Check, p: &mut Pending, keep: bool) {
+    let l = ADDENDA;
     if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
         c.error(
             FindingCode::AddendaCount,
@@ -110,13 +121,17 @@ fn check_sequence(c: &mut Check, p: &mut Pending, ty: u8) {
     {
         c.mismatch(FindingCode::AddendaSequence, field, format!("{want:04}"));
     }
-    check_entry_sequence(c, &p.entry.trace_number);
+    check_entry_sequence(c, p);
 }
 
-/// The entry detail sequence number: the last 7 digits of the entry's trace number.
-fn check_entry_sequence(c: &mut Check, trace_number: &str) {
+/// The entry detail sequence number: the last 7 digits of the entry's trace number
+/// (not compared with a trace number a non-ASCII byte made unreadable).
+fn check_entry_sequence(c: &mut Check, p: &Pending) {
+    if p.trace_unreadable {
+        return;
+    }
     let field = ADDENDA.entry_detail_sequence_number;
-    let tail = trace_number.get(8..).unwrap_or("");
+    let tail = p.entry.trace_number.get(8..).unwrap_or("");
     if c.digits(field).is_some() && c.value(field) != tail.as_bytes() {
         let expected = format!("{tail} (last 7 digits of the entry's trace number)");
         c.mismatch(FindingCode::AddendaEntrySequence, field, expected);

@@ -4,6 +4,7 @@
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, show};
 use crate::formats::nacha::ValidateOptions;
+use crate::formats::nacha::record::NonAsciiColumns;
 use crate::formats::nacha::record::*;
 use crate::formats::nacha::sec::{self, BatchKind, EntryLayout, entry_layout};
 use crate::formats::nacha::validate::{
@@ -21,6 +22,51 @@ pub(crate) struct Totals {
     pub(crate) entry_hash: u64,
     pub(crate) debit_minor: u128,
     pub(crate) credit_minor: u128,
+    /// The totals a non-ASCII byte made unknown: not compared with the control's.
+    pub(crate) unknown: Unknown,
+}
+
+/// Which computed totals are unknown because a record they add up held a non-ASCII
+/// byte in a field that feeds them (already one `non_ascii_byte` finding; comparing
+/// would only repeat it as a control total mismatch):
+/// - an entry's amount: the debit or credit total of its direction (both if its
+///   transaction code is unreadable too);
+/// - an entry's transaction code: both totals (its direction is unknown);
+/// - an entry's RDFI routing number (columns 4-11): the entry hash;
+/// - a record's type (column 1): every total of its batch, and the file's batch count
+///   (it may have been any record).
+///
+/// A non-ASCII byte anywhere else (a name, an identification number, a trace number)
+/// feeds no total: the totals are still compared, and a wrong one is still a finding.
+/// A batch's unknown totals are the file's too.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unknown {
+    pub(crate) entry_addenda_count: bool,
+    pub(crate) entry_hash: bool,
+    pub(crate) debit: bool,
+    pub(crate) credit: bool,
+    /// The file's batch count (only the file's totals use it).
+    pub(crate) batches: bool,
+}
+
+impl Unknown {
+    /// Every total.
+    pub(crate) const ALL: Unknown = Unknown {
+        entry_addenda_count: true,
+        entry_hash: true,
+        debit: true,
+        credit: true,
+        batches: true,
+    };
+    pub(crate) fn or(self, o: Unknown) -> Unknown {
+        Unknown {
+            entry_addenda_count: self.entry_addenda_count || o.entry_addenda_count,
+            entry_hash: self.entry_hash || o.entry_hash,
+            debit: self.debit || o.debit,
+            credit: self.credit || o.credit,
+            batches: self.batches || o.batches,
+        }
+    }
 }
 
 impl Totals {
@@ -43,6 +89,7 @@ impl Totals {
         self.entry_hash = (self.entry_hash + batch.entry_hash) % HASH_MODULUS;
         self.debit_minor += batch.debit_minor;
         self.credit_minor += batch.credit_minor;
+        self.unknown = self.unknown.or(batch.unknown);
     }
 }
 
@@ -62,6 +109,10 @@ pub(crate) struct Batch {
     /// An IAT notification of change: IAT layouts, IAT indicator `IATCOR`, SEC code COR.
     pub(crate) iat_noc: bool,
     pub(crate) totals: Totals,
+    /// Columns of the batch header that held a non-ASCII byte: a field the control
+    /// repeats (service class, company identification, ODFI, batch number) is not
+    /// compared when the header's is unreadable.
+    pub(crate) header_non_ascii: NonAsciiColumns,
 }
 
 impl Batch {
@@ -74,14 +125,18 @@ impl Batch {
 /// IAT's layout serves SEC code IAT and IAT notifications of change: SEC code COR with
 /// `IATCOR` as IAT indicator (columns 5-20), as the NACHA rules and moov-io/ach read them.
 pub(crate) fn check_batch_header(c: &mut Check, options: &ValidateOptions) -> Batch {
-    let record = c.record();
-    let iat = BATCH_HEADER.standard_entry_class_code.slice(record) == b"IAT"
-        || IAT_BATCH_HEADER.iat_indicator.slice(record).trim_ascii() == IATCOR;
-    if iat {
+    if is_iat_batch_header(c.record()) {
         check_iat_header(c, options)
     } else {
         check_standard_header(c, options)
     }
+}
+
+/// Whether a batch header is read with the IAT layout: SEC code IAT, or `IATCOR` as IAT
+/// indicator.
+pub(crate) fn is_iat_batch_header(record: &[u8; RECORD_LEN]) -> bool {
+    BATCH_HEADER.standard_entry_class_code.slice(record) == b"IAT"
+        || IAT_BATCH_HEADER.iat_indicator.slice(record).trim_ascii() == IATCOR
 }
 
 /// A batch number must grow from batch to batch (a warning: some originators restart).
@@ -143,6 +198,7 @@ fn check_standard_header(c: &mut Check, options: &ValidateOptions) -> Batch {
         batch_number: text(h.batch_number),
         iat_noc: false,
         totals: Totals::default(),
+        header_non_ascii: c.non_ascii(),
     }
 }
 
@@ -159,7 +215,8 @@ fn check_sec_code(c: &mut Check, h: &BatchHeader) -> &'static EntryLayout {
         );
     }
     let is_adv = sec == b"ADV";
-    if is_adv != (h.service_class_code == b"280") {
+    // An unreadable SEC code is already a finding: whether it is ADV is unknown.
+    if is_adv != (h.service_class_code == b"280") && !c.unreadable(l.standard_entry_class_code) {
         c.error(
             FindingCode::ServiceClass,
             Some(l.service_class_code),
@@ -223,6 +280,7 @@ fn check_iat_header(c: &mut Check, options: &ValidateOptions) -> Batch {
         batch_number: text(h.batch_number),
         iat_noc,
         totals: Totals::default(),
+        header_non_ascii: c.non_ascii(),
     }
 }
 
@@ -276,25 +334,35 @@ pub(crate) fn check_batch_control(c: &mut Check, batch: &Batch) {
         STANDARD_CONTROL
     };
     let t = &batch.totals;
-    let header = FindingCode::ServiceClassMismatch;
-    c.same_as_header(header, l.service_class_code, &batch.service_class_code);
-    let count = FindingCode::EntryAddendaCountMismatch;
-    c.total(count, l.entry_addenda_count, t.entry_addenda_count);
-    c.total(FindingCode::EntryHashMismatch, l.entry_hash, t.entry_hash);
-    c.total(
-        FindingCode::TotalDebitMismatch,
-        l.total_debit,
-        t.debit_minor,
-    );
-    c.total(
-        FindingCode::TotalCreditMismatch,
-        l.total_credit,
-        t.credit_minor,
-    );
-    let odfi = FindingCode::OdfiMismatch;
-    c.same_as_header(odfi, l.odfi_identification, &batch.odfi_identification);
-    let number = FindingCode::BatchNumberMismatch;
-    c.same_as_header(number, l.batch_number, &batch.batch_number);
+    let (u, h) = (t.unknown, BATCH_HEADER);
+    let known = |field: FieldSpec| !batch.header_non_ascii.in_field(field);
+    if known(h.service_class_code) {
+        let header = FindingCode::ServiceClassMismatch;
+        c.same_as_header(header, l.service_class_code, &batch.service_class_code);
+    }
+    if !u.entry_addenda_count {
+        let count = FindingCode::EntryAddendaCountMismatch;
+        c.total(count, l.entry_addenda_count, t.entry_addenda_count);
+    }
+    if !u.entry_hash {
+        c.total(FindingCode::EntryHashMismatch, l.entry_hash, t.entry_hash);
+    }
+    if !u.debit {
+        let debit = FindingCode::TotalDebitMismatch;
+        c.total(debit, l.total_debit, t.debit_minor);
+    }
+    if !u.credit {
+        let credit = FindingCode::TotalCreditMismatch;
+        c.total(credit, l.total_credit, t.credit_minor);
+    }
+    if known(h.odfi_identification) {
+        let odfi = FindingCode::OdfiMismatch;
+        c.same_as_header(odfi, l.odfi_identification, &batch.odfi_identification);
+    }
+    if known(h.batch_number) {
+        let number = FindingCode::BatchNumberMismatch;
+        c.same_as_header(number, l.batch_number, &batch.batch_number);
+    }
 }
 
 /// The company identification repeats the header's (ADV controls have none).
@@ -302,7 +370,9 @@ fn check_company_identification(c: &mut Check, batch: &Batch) {
     let field = BATCH_CONTROL.company_identification;
     let stated = c.value(field).trim_ascii();
     // IAT batch controls in the wild leave the originator identification blank.
-    let skip = batch.kind() == BatchKind::Iat && stated.is_empty();
+    let skip = batch.kind() == BatchKind::Iat && stated.is_empty()
+        // (IAT's originator identification has the same columns.)
+        || batch.header_non_ascii.in_field(BATCH_HEADER.company_identification);
     if !skip && stated != batch.company_identification.trim().as_bytes() {
         let expected = format!("{:?} (batch header)", batch.company_identification);
         c.mismatch(FindingCode::CompanyIdMismatch, field, expected);

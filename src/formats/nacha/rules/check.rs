@@ -1,11 +1,20 @@
 //! [`Check`]: the findings about one framed record, each with the record's position and
 //! the field concerned, and the few shapes every rule file uses (digits, dates, exact
 //! values, control totals).
+//!
+//! A non-ASCII byte is one finding at its column, no cascade: the reader reports it
+//! (`non_ascii_byte`, with the field it falls in), and a [`Check`] made
+//! [`Check::with_non_ascii`] drops every other finding about a field of that record that
+//! holds such a column (the field's format, its value, a control field compared with its
+//! computed total). What the unreadable field would have fed into a control total (an
+//! amount, a transaction code, an RDFI routing number; see `batch.rs`) is marked unknown
+//! there, so that the batch and file controls do not compare it either; a non-ASCII
+//! letter in a text field (a name) feeds no total, and the totals are still compared.
 
 use crate::findings::{
     FieldSpec, Finding, FindingCode, FindingSink, RecordPosition, Severity, show,
 };
-use crate::formats::nacha::record::RECORD_LEN;
+use crate::formats::nacha::record::{NonAsciiColumns, RECORD_LEN};
 use crate::formats::nacha::validate::{
     is_blank, is_blank_or_zeros, parse_u64, parse_u128, parse_yymmdd,
 };
@@ -16,6 +25,8 @@ pub(crate) struct Check<'a> {
     findings: &'a mut FindingSink,
     pos: RecordPosition,
     record: &'a [u8; RECORD_LEN],
+    /// Columns that held a non-ASCII byte (already a finding).
+    non_ascii: NonAsciiColumns,
 }
 
 impl<'a> Check<'a> {
@@ -28,7 +39,30 @@ impl<'a> Check<'a> {
             findings,
             pos,
             record,
+            non_ascii: NonAsciiColumns::default(),
         }
+    }
+    /// The columns of the record that held a non-ASCII byte: findings about the fields
+    /// they fall in are dropped (the `non_ascii_byte` finding says it all).
+    pub(crate) fn with_non_ascii(mut self, non_ascii: NonAsciiColumns) -> Self {
+        self.non_ascii = non_ascii;
+        self
+    }
+    /// The columns of the record that held a non-ASCII byte.
+    pub(crate) fn non_ascii(&self) -> NonAsciiColumns {
+        self.non_ascii
+    }
+    /// Whether `field` holds a non-ASCII byte: its value is unreadable, and already a
+    /// finding.
+    pub(crate) fn unreadable(&self, field: FieldSpec) -> bool {
+        self.non_ascii.in_field(field)
+    }
+    /// Keeps `f` unless it is about a field holding a non-ASCII byte.
+    fn push(&mut self, f: Finding) {
+        if f.field.is_some_and(|field| self.unreadable(field)) {
+            return;
+        }
+        self.findings.push(f);
     }
     pub(crate) fn record(&self) -> &'a [u8; RECORD_LEN] {
         self.record
@@ -59,7 +93,7 @@ impl<'a> Check<'a> {
             Severity::Error
         };
         let f = Finding::new(severity, code, self.pos, field, expected, found);
-        self.findings.push(f);
+        self.push(f);
     }
     /// A mandatory text field neither blank nor all zeros (the ACH operators' edits);
     /// `what` names it in the finding, relaxed to a warning with `relax`.
@@ -85,7 +119,7 @@ impl<'a> Check<'a> {
         found: impl Into<String>,
     ) {
         let f = Finding::error(code, self.pos, field, expected, found);
-        self.findings.push(f);
+        self.push(f);
     }
     pub(crate) fn warning(
         &mut self,
@@ -95,7 +129,7 @@ impl<'a> Check<'a> {
         found: impl Into<String>,
     ) {
         let f = Finding::warning(code, self.pos, field, expected, found);
-        self.findings.push(f);
+        self.push(f);
     }
     /// The field's bytes in this record.
     pub(crate) fn value(&self, field: FieldSpec) -> &'a [u8] {

@@ -3,7 +3,7 @@
 //! rules of the batch's layout (`sec.rs`); the entry goes into the batch's totals and is
 //! read by the same layout.
 
-use super::batch::Batch;
+use super::batch::{Batch, Unknown};
 use super::check::{Check, text};
 use crate::findings::{FieldSpec, FindingCode, RecordPosition, show};
 use crate::formats::nacha::ValidateOptions;
@@ -33,6 +33,9 @@ pub(crate) struct Pending {
     pub(crate) iat_noc: bool,
     /// IAT addenda types in the order they came (10-18, and 98).
     pub(crate) iat_types_seen: Vec<u8>,
+    /// The trace number held a non-ASCII byte (already a finding): the addenda's entry
+    /// detail sequence numbers are not compared with it.
+    pub(crate) trace_unreadable: bool,
 }
 
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
@@ -51,6 +54,8 @@ pub(crate) fn check_entry(
     let (amount_minor, declared_addenda) = check_layout_fields(c, batch.layout);
     check_sec_rules(c, batch, code, options);
     batch.totals.add_entry(rdfi, direction, amount_minor);
+    let unknown = unknown_totals(c, batch.layout, direction);
+    batch.totals.unknown = batch.totals.unknown.or(unknown);
     let detail = Detail {
         record_no,
         position: c.pos(),
@@ -73,6 +78,24 @@ pub(crate) fn check_entry(
         iat: batch.kind() == BatchKind::Iat,
         iat_noc: batch.iat_noc,
         iat_types_seen: Vec::new(),
+        trace_unreadable: batch.layout.trace.iter().any(|&f| c.unreadable(f)),
+    }
+}
+
+/// The batch totals this entry makes unknown, a field that feeds them holding a
+/// non-ASCII byte (see [`Unknown`]): the amount its direction's total, the transaction
+/// code both, the RDFI routing number the entry hash.
+fn unknown_totals(c: &Check, layout: &EntryLayout, direction: Direction) -> Unknown {
+    let code = c.unreadable(ENTRY_DETAIL.transaction_code);
+    let amount = layout
+        .rules
+        .iter()
+        .any(|&(rule, field)| rule == FieldRule::Amount && c.unreadable(field));
+    Unknown {
+        entry_hash: c.unreadable(ENTRY_DETAIL.rdfi_identification),
+        debit: code || amount && direction == Direction::Debit,
+        credit: code || amount && direction == Direction::Credit,
+        ..Unknown::default()
     }
 }
 

@@ -128,16 +128,28 @@ pub(crate) fn check_file_control(c: &mut Check, adv: bool, n: &FileCounts) {
     use FindingCode::*;
     let l = if adv { ADV_CONTROL } else { STANDARD_CONTROL };
     let t = &n.totals;
-    c.total(BatchCountMismatch, l.batch_count, n.batches);
+    // What a non-ASCII byte made unknown is not compared (`batch::Unknown`).
+    let u = t.unknown;
+    if !u.batches {
+        c.total(BatchCountMismatch, l.batch_count, n.batches);
+    }
     c.total(BlockCountMismatch, l.block_count, n.blocks);
-    c.total(
-        EntryAddendaCountMismatch,
-        l.entry_addenda_count,
-        t.entry_addenda_count,
-    );
-    c.total(EntryHashMismatch, l.entry_hash, t.entry_hash);
-    c.total(TotalDebitMismatch, l.total_debit, t.debit_minor);
-    c.total(TotalCreditMismatch, l.total_credit, t.credit_minor);
+    if !u.entry_addenda_count {
+        c.total(
+            EntryAddendaCountMismatch,
+            l.entry_addenda_count,
+            t.entry_addenda_count,
+        );
+    }
+    if !u.entry_hash {
+        c.total(EntryHashMismatch, l.entry_hash, t.entry_hash);
+    }
+    if !u.debit {
+        c.total(TotalDebitMismatch, l.total_debit, t.debit_minor);
+    }
+    if !u.credit {
+        c.total(TotalCreditMismatch, l.total_credit, t.credit_minor);
+    }
 }
 
 #[cfg(test)]
