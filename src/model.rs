@@ -208,10 +208,6 @@ pub struct PostingRecord {
     /// postings made before the change finds them by this key, so a file ingested before
     /// an upgrade is still a duplicate after it (see `ledger::protocol`).
     pub legacy: Option<LegacyKey>,
-    /// Why this record must not post even under a new key: it is `held` for an operator
-    /// (an ISO 20022 leg naming only one of its two agents, whose chain position cannot be
-    /// told, [`iso_posting`]).
-    pub hold: Option<String>,
 }
 
 /// A record's key and fingerprint under a previous keying rule.
@@ -324,7 +320,6 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         fingerprint,
         detail,
         legacy: None,
-        hold: None,
     }
 }
 
@@ -610,41 +605,7 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
                 || (tx.v1.creditor_agent.is_empty() && !tx.creditor_agent.is_empty())
                 || (tx.v1.sender.is_empty() && !tx.sender.is_empty()),
         }),
-        hold: partial_leg(kind, tx),
     }
-}
-
-/// A pacs transaction keyed by UETR whose leg names one agent but not the other: the same
-/// message re-sent with the missing agent filled in (or this one's left out) would key as
-/// another leg and post twice, so it is held instead (PRINCIPLES.md §1). The schemes that
-/// carry a UETR (SWIFT gpi, CBPR+) require both agents, so such a message is malformed
-/// there; a payment keyed by EndToEndId (SEPA, where the instructed agent is often left
-/// out) is not held.
-fn partial_leg(
-    kind: crate::formats::iso20022::Kind,
-    tx: &crate::formats::iso20022::IsoTx,
-) -> Option<String> {
-    use crate::formats::iso20022::Kind;
-    let uetr = if kind == Kind::Pacs004 {
-        &tx.original_uetr
-    } else {
-        &tx.uetr
-    };
-    if kind == Kind::Pain001
-        || provided(uetr).is_none()
-        || tx.instructing_agent.is_empty() == tx.instructed_agent.is_empty()
-    {
-        return None;
-    }
-    let missing = if tx.instructing_agent.is_empty() {
-        "InstgAgt"
-    } else {
-        "InstdAgt"
-    };
-    Some(format!(
-        "the leg names no {missing} (neither in the transaction nor in the group header): \
-         which leg of its chain this is cannot be told, so it is not posted"
-    ))
 }
 
 // ---- the rule before issue #11 (e363cd0), for postings made under it ------------------

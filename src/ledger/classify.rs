@@ -130,15 +130,6 @@ pub(crate) fn classify<'a>(
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
         .map(|&r| {
-            if let Some(reason) = &r.hold {
-                return JournalRow {
-                    r,
-                    outcome: Outcome::Held,
-                    original: original_of(seen.originals, r),
-                    differences: None,
-                    reason: Some(reason.clone()),
-                };
-            }
             if let Some((o, reason)) = seen.resent.get(&r.record_no) {
                 return JournalRow {
                     r,

@@ -244,9 +244,7 @@ impl Ledger {
                 None => Originals::new(),
             };
             let held_back = |r: &PostingRecord| {
-                r.hold.is_some()
-                    || resent.contains_key(&r.record_no)
-                    || legacy_of(&legacy, r).is_some()
+                resent.contains_key(&r.record_no) || legacy_of(&legacy, r).is_some()
             };
             // 2. Insert what is new; the unique indexes decide. A file identity seen before
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
