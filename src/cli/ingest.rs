@@ -403,6 +403,13 @@ pub async fn ingest_one(
                 ..result
             };
         }
+        Err(IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow)) => {
+            // The file's fault, not the database's: refused whole, and not worth a retry.
+            let msg = e.to_string();
+            report_unreadable(a, &name, &msg);
+            result.code = exit::REJECTED;
+            result.rejection.push(format!("{name}: {msg}"));
+        }
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
             if a.json {

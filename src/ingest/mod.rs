@@ -224,6 +224,7 @@ pub async fn ingest_file(
         .map_err(|e| IngestError::Internal(format!("cannot start the parser thread: {e}")))?;
 
     let mut run: Option<OpenRun> = None;
+    let mut overflowed = false;
     let result = async {
         loop {
             let Some(msg) = rx.recv().await else {
@@ -247,8 +248,17 @@ pub async fn ingest_file(
                     }
                 }
                 Msg::Records(records) => {
-                    if let Some(r) = run.as_mut() {
-                        ledger.apply(r, &records).await?;
+                    if let Some(r) = run.as_mut()
+                        && !overflowed
+                    {
+                        match ledger.apply(r, &records).await {
+                            // The file's totals, not the database: read on, so that the
+                            // validation findings (which explain it) are reported if any.
+                            Err(LedgerError::TotalOverflow) => overflowed = true,
+                            res => {
+                                res?;
+                            }
+                        }
                         crate::fault::point("after_parse_start");
                     }
                 }
@@ -352,6 +362,12 @@ pub async fn ingest_file(
             findings,
             bytes: read.bytes,
         });
+    }
+    if overflowed {
+        if let Some(r) = run.take() {
+            ledger.rollback_run(r).await?;
+        }
+        return Err(IngestError::Ledger(LedgerError::TotalOverflow));
     }
     let open = run.take().expect("checked above");
     if opts.dry_run {

@@ -201,7 +201,7 @@ pub(crate) fn tally(
     chunk: &[PostingRecord],
     journaled: &[(u64, Outcome)],
     outcomes: &mut Vec<Outcome>,
-) {
+) -> super::Result<()> {
     let mut j = journaled.iter().peekable();
     for r in chunk {
         let outcome = match j.peek() {
@@ -210,9 +210,10 @@ pub(crate) fn tally(
             }
             _ => Outcome::Posted,
         };
-        run.counts.add(outcome, r.amount_minor);
+        run.counts.add(outcome, r.amount_minor)?;
         outcomes.push(outcome);
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -52,6 +52,14 @@ pub enum LedgerError {
     /// A statement that returns a row returned none (a bug or a concurrent schema change).
     #[error("the database returned no row where one was expected")]
     NoRow,
+    /// The run's posted amounts add up to more than a 64-bit total holds: nothing of the
+    /// run is committed (the file is refused, not retried: it will not fit next time
+    /// either). Split the file.
+    #[error(
+        "the amounts posted by this run add up to more than 9,223,372,036,854,775,807 minor units; \
+         nothing posted: split the file"
+    )]
+    TotalOverflow,
     /// A column of an unexpected type (a database not written by this program?).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
@@ -150,17 +158,22 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn add(&mut self, outcome: Outcome, amount_minor: i64) {
+    /// Counts one record; a posted total past `i64::MAX` is an error, never a wrapped number.
+    pub fn add(&mut self, outcome: Outcome, amount_minor: i64) -> Result<()> {
         self.records += 1;
         match outcome {
             Outcome::Posted => {
                 self.posted += 1;
-                self.posted_amount_minor += amount_minor;
+                self.posted_amount_minor = self
+                    .posted_amount_minor
+                    .checked_add(amount_minor)
+                    .ok_or(LedgerError::TotalOverflow)?;
             }
             Outcome::Duplicate => self.duplicates += 1,
             Outcome::Conflict => self.conflicts += 1,
             Outcome::Held => self.held += 1,
         }
+        Ok(())
     }
 }
 

@@ -284,7 +284,7 @@ impl Ledger {
             run.resent_held += resent.len() as u64;
             let journaled: Vec<(u64, Outcome)> =
                 journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
-            tally(run, chunk, &journaled, &mut outcomes);
+            tally(run, chunk, &journaled, &mut outcomes)?;
         }
         Ok(outcomes)
     }

@@ -435,16 +435,20 @@ fn check_leaves_group(st: &mut State, b: Block) {
                 v,
             );
         }
-        if let Some((v, pos)) = b.get_pos("CtrlSum")
-            && parse_decimal(v).is_none()
-        {
-            st.err(
-                FindingCode::AmountFormat,
-                pos,
-                format!("{}/CtrlSum", b.path),
-                "a decimal amount",
-                v,
-            );
+        // A total is an amount like any other: at most 18 digits (ISO 20022 DecimalNumber,
+        // totalDigits 18), which also bounds what the ledger has to add up.
+        for name in ["CtrlSum", "TtlIntrBkSttlmAmt", "TtlRtrdIntrBkSttlmAmt"] {
+            if let Some((v, pos)) = b.get_pos(name)
+                && let Err(why) = parse_amount_syntax(v)
+            {
+                st.err(
+                    FindingCode::AmountFormat,
+                    pos,
+                    format!("{}/{name}", b.path),
+                    why,
+                    v,
+                );
+            }
         }
         if let Some(doc) = st.doc.as_mut() {
             doc.group = Some(b);
@@ -769,6 +773,14 @@ fn return_parties(st: &mut State, tx: &mut IsoTx, b: &Block) {
     }
 }
 
+/// The digits a decimal is written with (integer and fraction, no trailing zeros).
+fn decimal_digits(d: Decimal) -> u32 {
+    let n = d.normalize();
+    let mantissa = n.mantissa().unsigned_abs();
+    let digits = mantissa.checked_ilog10().map_or(1, |l| l + 1);
+    digits.max(n.scale() + 1)
+}
+
 /// NbOfTxs and CtrlSum of a payment information block, against its transactions.
 fn payment_info_end(st: &mut State, p: &Block) {
     check_leaves(st, p);
@@ -784,6 +796,17 @@ fn payment_info_end(st: &mut State, p: &Block) {
             pos,
             format!("{}/NbOfTxs", p.path),
             format!("{count} (transactions in this PmtInf)"),
+            v,
+        );
+    }
+    if let Some((v, pos)) = p.get_pos("CtrlSum")
+        && let Err(why) = parse_amount_syntax(v)
+    {
+        st.err(
+            FindingCode::AmountFormat,
+            pos,
+            format!("{}/CtrlSum", p.path),
+            why,
             v,
         );
     }
@@ -814,6 +837,22 @@ fn document_end(st: &mut State) {
         return;
     };
     let gp = g.path.clone();
+    // However many transactions, their total must be writable as an ISO 20022 total (18
+    // digits): ten amounts of 999999999999999999 JPY are refused here, not wrapped later.
+    if decimal_digits(doc.sum) > 18 {
+        let f = Finding::error(
+            FindingCode::AmountFormat,
+            doc.pos.at(format!("{gp}/CtrlSum")),
+            None,
+            "transactions whose amounts total at most 18 digits (the largest ISO 20022 total)",
+            format!(
+                "a total of {} ({} digits)",
+                doc.sum.normalize(),
+                decimal_digits(doc.sum)
+            ),
+        );
+        st.push(f);
+    }
     if let Some((v, pos)) = g.get_pos("NbOfTxs")
         && v.parse::<u64>().ok() != Some(doc.count)
     {
