@@ -104,3 +104,35 @@ fn amounts_that_overflow_a_run_total_post_nothing(db: TestDb) {
         0
     );
 }
+
+/// A writer holding SQLite's write lock (an ingest in progress) does not stop `runs`,
+/// `report` or `lookup`: an up-to-date database is opened without taking the lock.
+#[test]
+fn sqlite_readers_do_not_wait_for_a_writer() {
+    let db = TestDb::sqlite();
+    let sample = common::samples().join("ppd-payroll-credits.ach");
+    assert_eq!(db.cl(&["ingest", "-q", sample.to_str().unwrap()]).code, 0);
+    let path = db.url.strip_prefix("sqlite://").unwrap().to_string();
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for args in [
+        vec!["--lock-timeout", "1", "runs"],
+        vec!["--lock-timeout", "1", "report", "1"],
+        vec![
+            "--lock-timeout",
+            "1",
+            "lookup",
+            "--trace",
+            "121042880000001",
+        ],
+    ] {
+        // Waiting for the lock would end in exit 4 after --lock-timeout.
+        let r = db.cl(&args);
+        assert_eq!(
+            r.code, 0,
+            "{args:?} while a writer holds the lock: {}",
+            r.stderr
+        );
+    }
+    writer.execute_batch("ROLLBACK").unwrap();
+}

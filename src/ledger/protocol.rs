@@ -22,13 +22,35 @@ impl Ledger {
     /// Applies the embedded migrations inside one write transaction, so that processes
     /// opening a new database at the same moment apply them once: the first takes the
     /// lock and migrates, the others wait and find the work done.
+    ///
+    /// A database already up to date is seen so without any lock (a plain read, which a
+    /// SQLite writer does not block), so `runs`, `report` and `lookup` never wait behind an
+    /// ingest; only a database with migrations pending takes the write lock.
     pub(crate) async fn migrate(&mut self) -> Result<()> {
+        if self.up_to_date().await? {
+            return Ok(());
+        }
         self.store
             .begin(Begin::Migrate)
             .await
             .during("locking the database to migrate")?;
         let res = self.apply_migrations().await;
         self.end(res).await
+    }
+
+    /// Whether every embedded migration is recorded, unchanged (a changed one is an error);
+    /// `false` when the migrations table is not there yet (or cannot be read: the locked
+    /// path then says why).
+    async fn up_to_date(&mut self) -> Result<bool> {
+        let s = &mut self.store;
+        let Ok(rows) = s.query(sql::APPLIED_MIGRATIONS, &[]).await else {
+            return Ok(false);
+        };
+        let applied = rows
+            .iter()
+            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(migrations_to_apply(s.migrator(), &applied)?.is_empty())
     }
 
     async fn apply_migrations(&mut self) -> Result<()> {
