@@ -7,6 +7,8 @@ use common::TestDb;
 on_both_backends!(
     ten_amounts_of_18_digits_are_refused_not_wrapped,
     amounts_that_overflow_a_run_total_post_nothing,
+    pipes_and_fifos_are_read_once,
+    a_stalled_stdin_does_not_block_other_writers,
 );
 
 /// One pacs.008 Document: `n` transactions of `amount` JPY, with `ctrl_sum` as written.
@@ -135,4 +137,115 @@ fn sqlite_readers_do_not_wait_for_a_writer() {
         );
     }
     writer.execute_batch("ROLLBACK").unwrap();
+}
+
+/// `ingest <(cat FILE)` and a FIFO are read once: every entry posts (they were rejected as
+/// an empty file, or hung, when the input was read twice).
+fn pipes_and_fifos_are_read_once(db: TestDb) {
+    let sample = common::samples().join("ppd-payroll-credits.ach");
+    let script = format!(
+        "{} --db '{}' ingest -q --json <(cat '{}')",
+        common::bin(),
+        db.url,
+        sample.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["posted"].as_i64(), v["status"].as_str()),
+        (Some(4), Some("completed"))
+    );
+    // A FIFO: the writer blocks until the ingest opens it, then the ingest reads it once.
+    let fifo = db.file("in.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, sample) = (fifo.clone(), sample.clone());
+        std::thread::spawn(move || {
+            let bytes = std::fs::read(sample).unwrap();
+            std::fs::write(fifo, bytes).unwrap();
+        })
+    };
+    let r = db.cl(&["ingest", "-q", "--json", fifo.to_str().unwrap()]);
+    writer.join().unwrap();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    // The same bytes again: the exact re-upload fast path, like a file on disk.
+    assert_eq!(
+        (v["duplicates"].as_i64(), v["fast_path"].as_bool()),
+        (Some(4), Some(true))
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+}
+
+/// An ingest whose stdin stalls (nothing written, not closed) holds no lock: another
+/// ingest of another file commits meanwhile; the first finishes once its input ends.
+fn a_stalled_stdin_does_not_block_other_writers(db: TestDb) {
+    use std::io::Write;
+    let mut stalled = std::process::Command::new(common::bin())
+        .args([
+            "--db",
+            &db.url,
+            "--lock-timeout",
+            "2",
+            "ingest",
+            "-q",
+            "--json",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = stalled.stdin.take().unwrap();
+    let generated = db.file("gen.ach");
+    let g = db.cl(&[
+        "generate",
+        "nacha",
+        "--entries",
+        "2000",
+        "-o",
+        generated.to_str().unwrap(),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    let file = std::fs::read(&generated).unwrap();
+    // Well past the header and the first entries (past the bytes format detection reads:
+    // when the run used to begin and take the write lock), then nothing for a while.
+    let (head, rest) = file.split_at(64 * 1024);
+    stdin.write_all(head).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let other = common::samples().join("ccd-vendor-debits.ach");
+    let r = db.cl(&[
+        "--lock-timeout",
+        "2",
+        "ingest",
+        "-q",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "another writer while stdin stalls: {}", r.stderr);
+    stdin.write_all(rest).unwrap();
+    drop(stdin);
+    let out = stalled.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["posted"].as_i64(), Some(2000));
 }

@@ -23,7 +23,7 @@ use crate::model::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 /// Records per chunk sent from the parser to the writer.
@@ -179,14 +179,17 @@ pub async fn ingest_file(
     // involved (nothing is inserted into postings), and the report is as complete as ever.
     // A file on disk (not stdin, not a dry run) is opened once and hashed first; the parse
     // then reads the same open file from its start without hashing it again.
+    // Input that cannot be read twice (stdin, a pipe, a FIFO, `<(…)`) is spooled to an
+    // anonymous temporary file first, hashed on the way: read once, and read whole before
+    // the run's transaction begins, so a slow or stalled input never holds the write lock.
     let (source, size, prehashed) = match (input, opts.dry_run) {
-        (Input::Path(path), false) => {
+        (_, false) => {
             let read_err = |source| IngestError::Read {
                 path: name.clone(),
                 source,
             };
-            let path = path.clone();
-            let hashed = tokio::task::spawn_blocking(move || PreHashed::of(&path))
+            let input = input.clone();
+            let hashed = tokio::task::spawn_blocking(move || PreHashed::of_input(&input))
                 .await
                 .map_err(|e| IngestError::Internal(e.to_string()))?
                 .map_err(read_err)?;
@@ -587,35 +590,56 @@ impl Stamp {
 }
 
 impl PreHashed {
-    /// Opens `path`, hashes it to its end (1 MiB reads) and rewinds it for the parse.
-    fn of(path: &Path) -> std::io::Result<Self> {
-        use sha2::{Digest, Sha256};
+    /// A regular file: opened once, hashed, rewound. Anything else (stdin, a pipe, a FIFO,
+    /// a character device): spooled to an anonymous temporary file while hashed.
+    fn of_input(input: &Input) -> std::io::Result<Self> {
+        match input {
+            Input::Stdin => Self::spooled(std::io::stdin().lock()),
+            Input::Path(path) => {
+                let file = std::fs::File::open(path)?;
+                let meta = file.metadata()?;
+                if meta.is_dir() {
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "is a directory, not a file",
+                    ))
+                } else if meta.is_file() {
+                    Self::of(file, &meta)
+                } else {
+                    Self::spooled(file)
+                }
+            }
+        }
+    }
+
+    /// Hashes `file` to its end (1 MiB reads) and rewinds it for the parse.
+    fn of(mut file: std::fs::File, meta: &std::fs::Metadata) -> std::io::Result<Self> {
         use std::io::{Seek, SeekFrom};
-        let mut file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "is a directory, not a file",
-            ));
-        }
-        let mut h = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut bytes = 0u64;
-        loop {
-            let n = match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            h.update(&buf[..n]);
-            bytes += n as u64;
-        }
+        let (sha256, bytes) = hash_copy(&mut file, &mut std::io::sink())?;
         file.seek(SeekFrom::Start(0))?;
         Ok(PreHashed {
             file,
-            sha256: hex::encode(h.finalize()),
+            sha256,
+            bytes,
+            stamp: Stamp::of(meta),
+        })
+    }
+
+    /// Copies `source` into an anonymous temporary file (gone when closed), hashing it.
+    fn spooled(mut source: impl Read) -> std::io::Result<Self> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = tempfile::tempfile()?;
+        let (sha256, bytes) = {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
+            let r = hash_copy(&mut source, &mut w)?;
+            std::io::Write::flush(&mut w)?;
+            r
+        };
+        file.seek(SeekFrom::Start(0))?;
+        let meta = file.metadata()?;
+        Ok(PreHashed {
+            file,
+            sha256,
             bytes,
             stamp: Stamp::of(&meta),
         })
@@ -634,6 +658,30 @@ impl PreHashed {
             ))
         }
     }
+}
+
+/// Reads `source` to its end (1 MiB reads), writing it to `sink` and hashing it: (hex
+/// SHA-256, bytes).
+fn hash_copy(
+    source: &mut impl Read,
+    sink: &mut impl std::io::Write,
+) -> std::io::Result<(String, u64)> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = match source.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        sink.write_all(&buf[..n])?;
+        bytes += n as u64;
+    }
+    Ok((hex::encode(h.finalize()), bytes))
 }
 
 /// The exact re-upload fast path: one transaction journals every record as a duplicate
