@@ -727,7 +727,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.ach");
         std::fs::write(&path, b"0123456789").unwrap();
-        let mut p = PreHashed::of(&path).unwrap();
+        let mut p = PreHashed::of_input(&Input::Path(path.clone())).unwrap();
         assert_eq!(p.sha256, hex::encode(Sha256::digest(b"0123456789")));
         assert_eq!(p.bytes, 10);
         let mut again = Vec::new();
@@ -747,7 +747,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.ach");
         std::fs::write(&path, b"first").unwrap();
-        let p = PreHashed::of(&path).unwrap();
+        let p = PreHashed::of_input(&Input::Path(path.clone())).unwrap();
         // Same length, other bytes, a later modification time.
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
