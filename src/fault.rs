@@ -7,7 +7,11 @@
 /// Aborts the process if `CLEARLEDGER_FAULT` names this point.
 pub fn point(name: &str) {
     if std::env::var("CLEARLEDGER_FAULT").is_ok_and(|v| v == name) {
-        eprintln!("clearledger: fault point {name} reached (CLEARLEDGER_FAULT): aborting");
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "clearledger: fault point {name} reached (CLEARLEDGER_FAULT): aborting"
+        );
         std::process::abort();
     }
 }

@@ -8,7 +8,10 @@ fn main() -> ExitCode {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        // A log line that cannot be written (standard error closed or full) is dropped:
+        // reporting it would be `eprintln!`, which panics on the same standard error.
+        .log_internal_errors(false);
     match cli.global.log_format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
@@ -19,7 +22,11 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("clearledger: cannot start the runtime: {e}");
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "clearledger: cannot start the runtime: {e}"
+            );
             return ExitCode::from(cli::exit::INFRASTRUCTURE);
         }
     };

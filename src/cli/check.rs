@@ -1,6 +1,6 @@
 //! `clearledger check`: the validator users run before sending a file. No database.
 
-use super::{GlobalOpts, exit};
+use super::{GlobalOpts, exit, out};
 use crate::formats::ParseSummary;
 use crate::formats::detect::{self, Detected, FileFormat, Unsupported};
 use crate::formats::nacha;
@@ -28,10 +28,14 @@ pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();
-        code = code.max(match check_one(file, &name, opts) {
-            Ok(c) => c.print(g, a, &name),
-            Err(e) => unreadable(a, &name, &e),
-        });
+        let (c, printed) = match check_one(file, &name, opts) {
+            Ok(c) => (c.code(), c.print(g, a, &name)),
+            Err(e) => (exit::REJECTED, unreadable(a, &name, &e)),
+        };
+        code = code.max(c);
+        if let Err(e) = printed {
+            return out::stdout_failed(&e, code);
+        }
     }
     code
 }
@@ -147,8 +151,19 @@ fn unsupported(kind: Unsupported) -> Parsed {
 }
 
 impl Checked {
-    /// Prints the findings and the summary; the exit code.
-    fn print(&self, g: &GlobalOpts, a: &CheckArgs, name: &str) -> u8 {
+    /// The exit code: 0 no findings, 1 warnings only, 3 errors.
+    fn code(&self) -> u8 {
+        if self.summary.errors() > 0 {
+            exit::REJECTED
+        } else if self.summary.warnings() > 0 {
+            exit::ATTENTION
+        } else {
+            exit::OK
+        }
+    }
+
+    /// Prints the findings and the summary.
+    fn print(&self, g: &GlobalOpts, a: &CheckArgs, name: &str) -> std::io::Result<()> {
         let s = &self.summary;
         let (errors, warnings) = (s.errors(), s.warnings());
         if a.json {
@@ -161,38 +176,32 @@ impl Checked {
             if let (Some(v), Some(f)) = (v.as_object_mut(), self.figures.as_object()) {
                 v.extend(f.clone());
             }
-            println!("{v}");
+            outln!("{v}")?;
         } else {
             for f in &s.findings {
-                println!("{}", finding_line(name, f));
+                outln!("{}", finding_line(name, f))?;
             }
             if !g.quiet {
-                println!(
+                outln!(
                     "{name}: {}: {}; {errors} errors, {warnings} warnings",
                     s.status(),
                     self.line
-                );
+                )?;
             }
         }
-        if errors > 0 {
-            exit::REJECTED
-        } else if warnings > 0 {
-            exit::ATTENTION
-        } else {
-            exit::OK
-        }
+        Ok(())
     }
 }
 
-/// Says that `name` could not be read; the exit code.
-fn unreadable(a: &CheckArgs, name: &str, e: &std::io::Error) -> u8 {
+/// Says that `name` could not be read (its exit code is 3).
+fn unreadable(a: &CheckArgs, name: &str, e: &std::io::Error) -> std::io::Result<()> {
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({"file": name, "status": "unreadable", "error": e.to_string()})
-        );
+        )?;
     } else {
-        eprintln!("{name}: cannot read: {e}");
+        errln!("{name}: cannot read: {e}");
     }
-    exit::REJECTED
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! `clearledger db migrate`.
 
-use super::{GlobalOpts, exit, infra_error};
+use super::{GlobalOpts, exit, infra_error, out};
 use crate::ledger;
 use clap::{Args, Subcommand};
 
@@ -21,8 +21,10 @@ pub async fn run(g: &GlobalOpts, a: &DbArgs) -> u8 {
     match a.command {
         DbCommand::Migrate => match ledger::open(&g.db_url(), &g.db_options()).await {
             Ok(_) => {
-                if !g.quiet {
-                    println!("{}: migrations applied", g.db_url());
+                if !g.quiet
+                    && let Err(e) = outln!("{}: migrations applied", g.db_url())
+                {
+                    return out::stdout_failed(&e, exit::OK);
                 }
                 exit::OK
             }

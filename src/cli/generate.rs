@@ -1,6 +1,6 @@
 //! `clearledger generate`: synthetic files for performance runs.
 
-use super::exit;
+use super::{exit, out};
 use crate::formats::nacha::generate::{GenerateOptions, write_nacha};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -54,13 +54,7 @@ pub fn run(a: &GenerateArgs) -> u8 {
                 Some(p) => std::fs::File::create(p).and_then(|f| write_pacs008(f, *tx, *seed)),
                 None => write_pacs008(std::io::stdout().lock(), *tx, *seed),
             };
-            match res {
-                Ok(()) => exit::OK,
-                Err(e) => {
-                    eprintln!("clearledger: cannot write the file: {e}");
-                    exit::INFRASTRUCTURE
-                }
-            }
+            written(res, output.is_none())
         }
         GenerateKind::Nacha {
             entries,
@@ -79,13 +73,19 @@ pub fn run(a: &GenerateArgs) -> u8 {
                 Some(p) => std::fs::File::create(p).and_then(|f| write_nacha(f, &opts)),
                 None => write_nacha(std::io::stdout().lock(), &opts),
             };
-            match res {
-                Ok(()) => exit::OK,
-                Err(e) => {
-                    eprintln!("clearledger: cannot write the file: {e}");
-                    exit::INFRASTRUCTURE
-                }
-            }
+            written(res, output.is_none())
+        }
+    }
+}
+
+/// The exit code of a generated file's write: to standard output, a closed pipe ends quietly.
+fn written(res: std::io::Result<()>, stdout: bool) -> u8 {
+    match res {
+        Ok(()) => exit::OK,
+        Err(e) if stdout && out::closed(&e) => exit::OK,
+        Err(e) => {
+            errln!("clearledger: cannot write the file: {e}");
+            exit::INFRASTRUCTURE
         }
     }
 }

@@ -9,13 +9,16 @@
 //!   quarantine with `NAME.error.txt` beside it. A name already taken gets `.1`, `.2`, ….
 //! - An infrastructure failure stops the pass and leaves the file in the inbox: the next
 //!   pass retries it.
+//! - A failure after the commit (its report not written, standard output closed or full)
+//!   still archives the file (without its report when that is what failed), then stops the
+//!   pass with `exit::AFTER_COMMIT`: the next pass does not ingest it again.
 //! - A crash after the commit but before the move leaves the file in the inbox; the next
 //!   pass finds every record posted (all duplicates) and archives it then. Nothing doubles.
 //! - Two passes on one inbox at once: the second finds the inbox lock (`DIR/.clearledger.lock`,
 //!   an OS file lock released when the process ends, however it ends) and exits 0 at once.
 
 use super::ingest::{IngestArgs, ingest_one};
-use super::{GlobalOpts, exit};
+use super::{GlobalOpts, after_commit, exit, out, run_list};
 use crate::ledger::Ledger;
 use crate::report::{ReportFormat, ReportWriter};
 use serde_json::json;
@@ -76,12 +79,12 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
 
 pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Path) -> u8 {
     let (Some(archive), Some(quarantine)) = (&a.archive, &a.quarantine) else {
-        eprintln!("clearledger: --inbox needs --archive and --quarantine");
+        errln!("clearledger: --inbox needs --archive and --quarantine");
         return exit::USAGE;
     };
     for d in [archive, quarantine] {
         if let Err(e) = fs::create_dir_all(d) {
-            eprintln!("clearledger: cannot create {}: {e}", d.display());
+            errln!("clearledger: cannot create {}: {e}", d.display());
             return exit::INFRASTRUCTURE;
         }
     }
@@ -93,7 +96,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
     {
         Ok(f) => f,
         Err(e) => {
-            eprintln!(
+            errln!(
                 "clearledger: cannot open the inbox {}: {e}",
                 inbox.display()
             );
@@ -105,7 +108,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
         Err(fs::TryLockError::WouldBlock) => {
             tracing::info!(inbox = %inbox.display(), "another clearledger pass holds the inbox; nothing to do");
             if !g.quiet {
-                eprintln!(
+                errln!(
                     "clearledger: another clearledger pass holds {}; nothing to do",
                     inbox.display()
                 );
@@ -113,7 +116,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             return exit::OK;
         }
         Err(fs::TryLockError::Error(e)) => {
-            eprintln!(
+            errln!(
                 "clearledger: cannot lock the inbox {}: {e}",
                 inbox.display()
             );
@@ -123,7 +126,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
     let (files, incomplete) = match complete_files(inbox, Duration::from_secs(a.min_age)) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!(
+            errln!(
                 "clearledger: cannot list the inbox {}: {e}",
                 inbox.display()
             );
@@ -132,6 +135,8 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
     };
     let (mut archived, mut attention, mut quarantined) = (0, 0, 0);
     let mut code = exit::OK;
+    // The runs this pass committed (archived or quarantined).
+    let mut committed: Vec<i64> = Vec::new();
     for path in &files {
         let name = path
             .file_name()
@@ -143,7 +148,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
         {
             Ok(w) => w,
             Err(e) => {
-                eprintln!(
+                errln!(
                     "clearledger: cannot write a report in {}: {e}",
                     archive.display()
                 );
@@ -152,12 +157,18 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
         };
         let r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
         code = code.max(r.code);
-        if r.stop {
+        if r.stop && r.code != exit::AFTER_COMMIT {
+            // Nothing committed: the next pass retries the file.
+            drop(writer);
             let _ = fs::remove_file(&tmp_report);
             tracing::warn!(file = %path.display(), "infrastructure failure: file left in the inbox for the next pass");
             break;
         }
-        if r.code == exit::REJECTED {
+        // From here on the file's run committed (or nothing of it will ever commit: a
+        // rejection): it leaves the inbox whatever failed after the commit.
+        committed.extend(r.run_id);
+        if r.rejected {
+            drop(writer);
             let _ = fs::remove_file(&tmp_report);
             let dest = free_name(quarantine, &name);
             let dest_name = dest
@@ -177,49 +188,116 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                 .and_then(|mut f| f.write_all(text.as_bytes()))
                 .and_then(|_| move_file(path, &dest));
             if let Err(e) = res {
-                eprintln!("clearledger: cannot quarantine {}: {e}", path.display());
-                return code.max(exit::INFRASTRUCTURE);
+                let what = format!("cannot quarantine {}: {e}", path.display());
+                return code.max(match r.run_id {
+                    Some(id) => after_commit(&format_args!("{what}; rejected, nothing posted"), id),
+                    None => {
+                        errln!("clearledger: {what}");
+                        exit::INFRASTRUCTURE
+                    }
+                });
             }
             tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
             quarantined += 1;
+            if r.stop {
+                break;
+            }
             continue;
         }
-        if let Err(e) = writer.finish() {
-            eprintln!(
-                "clearledger: cannot write the report of {}: {e}",
-                path.display()
-            );
-            return code.max(exit::INFRASTRUCTURE);
+        let Some(run_id) = r.run_id else {
+            // Not reached: a file neither rejected nor stopped before its commit has a run.
+            drop(writer);
+            let _ = fs::remove_file(&tmp_report);
+            break;
+        };
+        // The report beside the file, unless writing it failed (then the file is archived
+        // without it: `clearledger report N` prints it again).
+        let with_report = if r.report_failed {
+            drop(writer);
+            false
+        } else {
+            match writer.finish() {
+                Ok(()) => true,
+                Err(e) => {
+                    code = code.max(after_commit(
+                        &format_args!("cannot write the report of {}: {e}", path.display()),
+                        run_id,
+                    ));
+                    false
+                }
+            }
+        };
+        if !with_report {
+            let _ = fs::remove_file(&tmp_report);
         }
         let dest = free_name(archive, &name);
         let dest_name = dest
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let res = move_file(path, &dest)
-            .and_then(|_| fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv"))));
-        if let Err(e) = res {
-            eprintln!("clearledger: cannot archive {}: {e}", path.display());
-            return code.max(exit::INFRASTRUCTURE);
+        if let Err(e) = move_file(path, &dest) {
+            let _ = fs::remove_file(&tmp_report);
+            return code.max(after_commit(
+                &format_args!(
+                    "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
+                    path.display()
+                ),
+                run_id,
+            ));
+        }
+        if with_report
+            && let Err(e) = fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv")))
+        {
+            let _ = fs::remove_file(&tmp_report);
+            code = code.max(after_commit(
+                &format_args!(
+                    "cannot move the report of {} beside it: {e}",
+                    dest.display()
+                ),
+                run_id,
+            ));
+        } else if !with_report {
+            errln!(
+                "clearledger: {name} archived as {} without its report",
+                dest.display()
+            );
         }
         tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
         archived += 1;
         if r.code == exit::ATTENTION {
             attention += 1;
         }
+        if r.stop || code == exit::AFTER_COMMIT {
+            break;
+        }
     }
-    if a.json {
-        println!(
+    let printed = if a.json {
+        outln!(
             "{}",
             json!({"inbox": inbox.display().to_string(), "taken": archived + quarantined, "archived": archived,
                    "needs_attention": attention, "quarantined": quarantined, "incomplete_skipped": incomplete})
-        );
+        )
     } else if !g.quiet {
-        println!(
+        outln!(
             "inbox {}: {} files taken: {archived} archived ({attention} need attention), {quarantined} quarantined; {incomplete} incomplete files left for later",
             inbox.display(),
             archived + quarantined
-        );
+        )
+    } else {
+        Ok(())
+    };
+    match (printed, committed.as_slice()) {
+        (Ok(()), _) => code,
+        (Err(e), []) => out::stdout_failed(&e, code),
+        (Err(e), ids) => {
+            errln!(
+                "clearledger: inbox {}: {}; this pass committed {} (archived with their \
+                 reports, or quarantined)",
+                inbox.display(),
+                out::describe(&e),
+                run_list(ids)
+            );
+            exit::AFTER_COMMIT
+        }
     }
-    code
 }

@@ -1,6 +1,6 @@
 //! `clearledger ingest`: post files, one run each, and report every record.
 
-use super::{GlobalOpts, exit, infra_error};
+use super::{GlobalOpts, after_commit, exit, infra_error, out, run_list};
 use crate::findings::{Finding, Severity};
 use crate::formats::detect::FileFormat;
 use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
@@ -113,7 +113,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
         {
             Ok(w) => writer = Some(w),
             Err(e) => {
-                eprintln!(
+                errln!(
                     "clearledger: cannot write the report {}: {e}",
                     path.display()
                 );
@@ -122,9 +122,14 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
         }
     }
     let mut code = exit::OK;
+    // The committed runs whose rows went to the report.
+    let mut reported = Vec::new();
     for file in &a.files {
         let r = ingest_one(g, a, &mut ledger, file, writer.as_mut()).await;
         code = code.max(r.code);
+        if !r.rejected {
+            reported.extend(r.run_id);
+        }
         if r.stop {
             return code;
         }
@@ -132,8 +137,23 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     if let Some(w) = writer
         && let Err(e) = w.finish()
     {
-        eprintln!("clearledger: cannot write the report: {e}");
-        return exit::INFRASTRUCTURE;
+        // Each run's rows were flushed after it, so this is rare; the runs are named.
+        let what = format_args!("the report could not be written ({e})");
+        return match reported.as_slice() {
+            [] => {
+                errln!("clearledger: {what}");
+                code.max(exit::INFRASTRUCTURE)
+            }
+            [id] => after_commit(&what, *id),
+            ids => {
+                errln!(
+                    "clearledger: {what}; committed as {}; each report can be printed again with \
+                     `clearledger report N`",
+                    run_list(ids)
+                );
+                exit::AFTER_COMMIT
+            }
+        };
     }
     code
 }
@@ -143,10 +163,15 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
 pub struct FileResult {
     /// Exit code this file alone would give.
     pub code: u8,
-    /// Stop processing further files (infrastructure failure).
+    /// Stop processing further files (infrastructure failure, or a failure after the
+    /// commit: then `code` is `exit::AFTER_COMMIT`).
     pub stop: bool,
     /// The run id, when a run was committed (completed or rejected).
     pub run_id: Option<i64>,
+    /// The file was rejected (or unreadable): nothing of it posted.
+    pub rejected: bool,
+    /// The run committed but its report rows could not all be written (or read back).
+    pub report_failed: bool,
     /// Why the file was rejected, one finding or message a line.
     pub rejection: Vec<String>,
 }
@@ -171,6 +196,8 @@ pub async fn ingest_one(
         code: exit::OK,
         stop: false,
         run_id: None,
+        rejected: false,
+        report_failed: false,
         rejection: Vec::new(),
     };
     let input = if file.as_os_str() == "-" {
@@ -225,55 +252,57 @@ pub async fn ingest_one(
                 result.code = exit::ATTENTION;
             }
             result.run_id = Some(run.run_id);
+            // Said before anything that can fail (the report, the summary): whatever fails
+            // next, the run is known. With --quiet, a failure's message names it.
+            if !g.quiet {
+                errln!("clearledger: {name}: committed as run {}", run.run_id);
+            }
             print_warnings(a, &name, &findings);
+            // Everything from here on is after the commit: a failure is `AFTER_COMMIT`,
+            // never the "nothing committed, safe to retry" of `INFRASTRUCTURE`.
+            let mut report_error = None;
             if let Some(w) = writer.as_deref_mut() {
                 let res = ledger
                     .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
                     .await;
-                match res {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => {
-                        eprintln!(
-                            "clearledger: run {} committed, but the report could not be written ({e}); \
-                             produce it again with `clearledger report {}`",
-                            run.run_id, run.run_id
-                        );
-                        return FileResult {
-                            code: exit::INFRASTRUCTURE,
-                            stop: true,
-                            ..result
-                        };
-                    }
-                    Err(e) => {
-                        return FileResult {
-                            code: infra_error(&e),
-                            stop: true,
-                            ..result
-                        };
-                    }
-                }
+                report_error = match res {
+                    Ok(Ok(())) => w
+                        .flush()
+                        .err()
+                        .map(|e| format!("the report could not be written ({e})")),
+                    Ok(Err(e)) => Some(format!("the report could not be written ({e})")),
+                    Err(e) => Some(format!(
+                        "the report could not be read from the database ({e})"
+                    )),
+                };
+            }
+            if let Some(msg) = &report_error {
+                result.code = after_commit(&format_args!("{name}: {msg}"), run.run_id);
+                result.stop = true;
+                result.report_failed = true;
             }
             let status = if attention {
                 "needs_attention"
             } else {
                 "completed"
             };
-            if a.json {
-                println!(
-                    "{}",
-                    json!({
-                        "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
-                        "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
-                        "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
-                        "conflicts": run.conflicts, "held": run.held,
-                        "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
-                        "bytes": bytes, "seconds": secs, "fast_path": fast_path,
-                        "records_per_second": rate(run.records as f64, secs),
-                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                    })
-                );
+            let printed = if a.json {
+                let mut v = json!({
+                    "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
+                    "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
+                    "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
+                    "conflicts": run.conflicts, "held": run.held,
+                    "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
+                    "bytes": bytes, "seconds": secs, "fast_path": fast_path,
+                    "records_per_second": rate(run.records as f64, secs),
+                    "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                });
+                if let Some(msg) = &report_error {
+                    v["report_error"] = json!(msg);
+                }
+                outln!("{v}")
             } else if !g.quiet {
-                println!(
+                outln!(
                     "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
                      (file_id {}, sha256 {}{}) in {:.2} s, {:.0} records/s",
                     run.run_id,
@@ -291,7 +320,14 @@ pub async fn ingest_one(
                     },
                     secs,
                     rate(run.records as f64, secs)
-                );
+                )
+            } else {
+                Ok(())
+            };
+            if let Err(e) = printed {
+                result.code =
+                    after_commit(&format_args!("{name}: {}", out::describe(&e)), run.run_id);
+                result.stop = true;
             }
         }
         Ok(IngestOutcome::DryRun {
@@ -306,20 +342,23 @@ pub async fn ingest_one(
                 result.code = exit::ATTENTION;
             }
             print_warnings(a, &name, &findings);
+            // A dry run commits nothing: a failure here is `INFRASTRUCTURE`, safe to retry.
             if let Some(w) = writer {
-                for row in &rows {
-                    if let Err(e) = w.write(row) {
-                        eprintln!("clearledger: cannot write the report: {e}");
-                        return FileResult {
-                            code: exit::INFRASTRUCTURE,
-                            stop: true,
-                            ..result
-                        };
-                    }
+                let res = rows
+                    .iter()
+                    .try_for_each(|row| w.write(row))
+                    .and_then(|()| w.flush());
+                if let Err(e) = res {
+                    errln!("clearledger: cannot write the report: {e}");
+                    return FileResult {
+                        code: exit::INFRASTRUCTURE,
+                        stop: true,
+                        ..result
+                    };
                 }
             }
-            if a.json {
-                println!(
+            let printed = if a.json {
+                outln!(
                     "{}",
                     json!({
                         "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
@@ -329,9 +368,9 @@ pub async fn ingest_one(
                         "bytes": bytes, "seconds": secs,
                         "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
                     })
-                );
+                )
             } else if !g.quiet {
-                println!(
+                outln!(
                     "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
                      (file_id {}, sha256 {})",
                     counts.records,
@@ -341,7 +380,16 @@ pub async fn ingest_one(
                     counts.held,
                     file.file_id,
                     sha256
-                );
+                )
+            } else {
+                Ok(())
+            };
+            if let Err(e) = printed {
+                return FileResult {
+                    code: out::stdout_failed(&e, result.code),
+                    stop: true,
+                    ..result
+                };
             }
         }
         Ok(IngestOutcome::Rejected {
@@ -350,6 +398,7 @@ pub async fn ingest_one(
             bytes,
         }) => {
             result.code = exit::REJECTED;
+            result.rejected = true;
             result.run_id = (run.run_id > 0).then_some(run.run_id);
             result.rejection = findings.iter().map(|f| finding_line(&name, f)).collect();
             let errors = findings
@@ -357,7 +406,7 @@ pub async fn ingest_one(
                 .filter(|f| f.severity == Severity::Error)
                 .count();
             if a.json {
-                println!(
+                let printed = outln!(
                     "{}",
                     json!({
                         "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
@@ -367,11 +416,26 @@ pub async fn ingest_one(
                         "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
                     })
                 );
+                if let Err(e) = printed {
+                    result.stop = true;
+                    result.code = match result.run_id {
+                        // The rejection was journaled: that is a commit.
+                        Some(id) => {
+                            errln!(
+                                "clearledger: {name}: {}; rejected and journaled as run {id}, nothing \
+                                 posted; its findings can be printed again with `clearledger report {id}`",
+                                out::describe(&e)
+                            );
+                            exit::AFTER_COMMIT
+                        }
+                        None => out::stdout_failed(&e, result.code),
+                    };
+                }
             } else {
                 for f in &findings {
-                    eprintln!("{}", finding_line(&name, f));
+                    errln!("{}", finding_line(&name, f));
                 }
-                eprintln!(
+                errln!(
                     "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
                     if run.run_id > 0 {
                         format!(" (run {})", run.run_id)
@@ -384,15 +448,20 @@ pub async fn ingest_one(
         }
         Err(IngestError::Read { path, source }) => {
             let msg = format!("cannot read: {source}");
-            report_unreadable(a, &path, &msg);
             result.code = exit::REJECTED;
+            result.rejected = true;
             result.rejection.push(format!("{path}: {msg}"));
+            if let Err(e) = report_unreadable(a, &path, &msg) {
+                result.code = out::stdout_failed(&e, result.code);
+                result.stop = true;
+            }
         }
         Err(e @ IngestError::Changed { .. }) => {
             // Not the file's fault, nor settled: left where it is, safe to retry.
-            eprintln!("clearledger: {e} (safe to retry once the file is complete)");
+            errln!("clearledger: {e} (safe to retry once the file is complete)");
             if a.json {
-                println!(
+                // Nothing committed, the code is 4 already: a failed write changes nothing.
+                let _ = outln!(
                     "{}",
                     json!({"file": name, "status": "changed_while_read", "error": e.to_string()})
                 );
@@ -413,7 +482,7 @@ pub async fn ingest_one(
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
             if a.json {
-                println!(
+                let _ = outln!(
                     "{}",
                     json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()})
                 );
@@ -425,7 +494,7 @@ pub async fn ingest_one(
             };
         }
         Err(e @ IngestError::Internal(_)) => {
-            eprintln!("clearledger: {name}: {e}");
+            errln!("clearledger: {name}: {e}");
             return FileResult {
                 code: exit::INFRASTRUCTURE,
                 stop: true,
@@ -443,18 +512,19 @@ fn rate(n: f64, secs: f64) -> f64 {
 fn print_warnings(a: &IngestArgs, name: &str, findings: &[Finding]) {
     if !a.json {
         for f in findings {
-            eprintln!("{}", finding_line(name, f));
+            errln!("{}", finding_line(name, f));
         }
     }
 }
 
-fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) {
+fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) -> std::io::Result<()> {
     if a.json {
-        println!(
+        outln!(
             "{}",
             json!({"file": name, "status": "rejected", "error": msg, "posted": 0})
-        );
+        )?;
     } else {
-        eprintln!("{name}: rejected: {msg}; nothing posted");
+        errln!("{name}: rejected: {msg}; nothing posted");
     }
+    Ok(())
 }

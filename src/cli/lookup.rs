@@ -1,6 +1,6 @@
 //! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
 
-use super::{GlobalOpts, exit, infra_error};
+use super::{GlobalOpts, exit, infra_error, out};
 use crate::ledger::{self, Lookup};
 use crate::money::format_minor;
 use clap::Args;
@@ -47,7 +47,7 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
     } else if let Some(e) = &a.end_to_end_id {
         Lookup::EndToEndId(e.clone())
     } else {
-        eprintln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
+        errln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
         return exit::USAGE;
     };
     let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
@@ -59,14 +59,14 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
         Err(e) => return infra_error(&e),
     };
     if found.is_empty() {
-        eprintln!("clearledger: no posting found for tenant {:?}", g.tenant);
+        errln!("clearledger: no posting found for tenant {:?}", g.tenant);
         return exit::NOT_FOUND;
     }
     for p in &found {
-        if a.json {
-            println!("{}", serde_json::to_string(p).unwrap_or_default());
+        let res = if a.json {
+            outln!("{}", serde_json::to_string(p).unwrap_or_default())
         } else {
-            println!(
+            outln!(
                 "posting {} key {} ({}): {} {} debit {} credit {}, effective {}, trace {}, from {} record {} by run {} at {}; seen again {} times",
                 p.posting_id,
                 p.posting_key,
@@ -82,7 +82,10 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
                 p.run_id,
                 p.posted_at,
                 p.repeats
-            );
+            )
+        };
+        if let Err(e) = res {
+            return out::stdout_failed(&e, exit::OK);
         }
     }
     exit::OK

@@ -1,4 +1,25 @@
 //! Command-line interface: one file per subcommand, no business logic here.
+//!
+//! Nothing here prints with `println!` or `eprintln!`: they panic when standard output or
+//! error is closed or full (exit 101), and a panic after a commit hides that the run
+//! committed. `outln!` returns the write's error for the caller to classify (`out`);
+//! `errln!` writes to standard error and ignores a failure (there is nowhere left to say it;
+//! the exit code still tells).
+
+/// Writes one line on standard output and flushes it; the error (a closed pipe, a full
+/// disk) is returned, never a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::out::line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line on standard error; a failure is ignored, never a panic.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::out::err_line(format_args!($($arg)*))
+    };
+}
 
 pub mod check;
 pub mod db;
@@ -6,6 +27,7 @@ pub mod generate;
 pub mod inbox;
 pub mod ingest;
 pub mod lookup;
+pub mod out;
 pub mod report;
 pub mod runs;
 
@@ -25,10 +47,17 @@ pub mod exit {
     /// was posted.
     pub const REJECTED: u8 = 3;
     /// Infrastructure failure (database unreachable, locked, disk full, report not
-    /// writable): nothing of the failed run was committed; safe to retry.
+    /// writable): nothing of the failed run was committed; safe to retry. Only used when
+    /// nothing was committed.
     pub const INFRASTRUCTURE: u8 = 4;
     /// Not found (`report`, `lookup`): no such run or posting for this tenant.
     pub const NOT_FOUND: u8 = 5;
+    /// A failure after a commit: the run is in the ledger, and a step after it failed (the
+    /// report or the summary could not be written, standard output closed or full, the
+    /// database lost while the report was read, the inbox could not archive). The message
+    /// names the run; `clearledger report N` prints its report again. Ingesting the file
+    /// again would post nothing (a new run, every record a duplicate).
+    pub const AFTER_COMMIT: u8 = 6;
 }
 
 const AFTER_HELP: &str = "\
@@ -37,8 +66,12 @@ EXIT CODES:
     1  processed with conflicts or held records: needs attention (check: warnings only)
     2  usage error
     3  file rejected: failed validation or unreadable; nothing of it posted
-    4  infrastructure failure (database unreachable or locked, disk full): safe to retry
+    4  infrastructure failure (database unreachable or locked, disk full): nothing of
+       the failed run committed; safe to retry
     5  not found (report, lookup)
+    6  failure after a commit (report or output not written, database lost while the
+       report was read): the run is in the ledger; the message names it, and
+       `clearledger report N` prints its report again
 
 ENVIRONMENT:
     CLEARLEDGER_DB, DATABASE_URL   database URL when --db is not given
@@ -164,8 +197,28 @@ impl NachaRuleArgs {
     }
 }
 
-/// Prints an error for a database failure and returns the infrastructure exit code.
+/// Prints an error for a database failure and returns the infrastructure exit code. Only
+/// for a failure before anything was committed.
 pub fn infra_error(e: &dyn std::fmt::Display) -> u8 {
-    eprintln!("clearledger: infrastructure failure (safe to retry): {e}");
+    errln!("clearledger: infrastructure failure (safe to retry): {e}");
     exit::INFRASTRUCTURE
+}
+
+/// "run 3", or "runs 3, 4".
+pub fn run_list(ids: &[i64]) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    match ids.len() {
+        1 => format!("run {}", ids[0]),
+        _ => format!("runs {}", ids.join(", ")),
+    }
+}
+
+/// Prints that `what` failed after run `run_id` committed, and returns the post-commit exit
+/// code.
+pub fn after_commit(what: &dyn std::fmt::Display, run_id: i64) -> u8 {
+    errln!(
+        "clearledger: {what}; committed as run {run_id}; the report can be printed again with \
+         `clearledger report {run_id}`"
+    );
+    exit::AFTER_COMMIT
 }

@@ -1,6 +1,6 @@
 //! `clearledger report`: the per-record report of a run, produced again from the ledger.
 
-use super::{GlobalOpts, exit, infra_error};
+use super::{GlobalOpts, exit, infra_error, out};
 use crate::ledger::{self, RunInfo};
 use crate::report::{ReportFormat, ReportWriter};
 use clap::Args;
@@ -28,7 +28,7 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
         Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
             Ok(Some(r)) => vec![r],
             Ok(None) => {
-                eprintln!("clearledger: no run {run_id} for tenant {:?}", g.tenant);
+                errln!("clearledger: no run {run_id} for tenant {:?}", g.tenant);
                 return exit::NOT_FOUND;
             }
             Err(e) => return infra_error(&e),
@@ -39,9 +39,10 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
                 v
             }
             Ok(_) => {
-                eprintln!(
+                errln!(
                     "clearledger: no run of file_id {:?} for tenant {:?}",
-                    a.id, g.tenant
+                    a.id,
+                    g.tenant
                 );
                 return exit::NOT_FOUND;
             }
@@ -58,7 +59,7 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Box::new(f),
             Err(e) => {
-                eprintln!("clearledger: cannot write {}: {e}", p.display());
+                errln!("clearledger: cannot write {}: {e}", p.display());
                 return exit::INFRASTRUCTURE;
             }
         },
@@ -67,20 +68,20 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
     let mut w = match ReportWriter::new(format, out, false) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("clearledger: cannot write the report: {e}");
+            errln!("clearledger: cannot write the report: {e}");
             return exit::INFRASTRUCTURE;
         }
     };
     for run in &runs {
         if run.status == ledger::RunStatus::Rejected {
-            eprintln!(
+            errln!(
                 "run {}: file rejected, nothing posted; its findings:",
                 run.run_id
             );
             match ledger.findings(&g.tenant, run.run_id).await {
                 Ok(fs) => {
                     for f in fs {
-                        eprintln!(
+                        errln!(
                             "  line {}, record {}, byte {}: {} [{}] {} {}: expected {}, found {:?}",
                             f.line,
                             f.record_index,
@@ -105,16 +106,22 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
             .await
         {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                eprintln!("clearledger: cannot write the report: {e}");
-                return exit::INFRASTRUCTURE;
-            }
+            Ok(Err(e)) => return report_failed(&e, a),
             Err(e) => return infra_error(&e),
         }
     }
-    if let Err(e) = w.finish() {
-        eprintln!("clearledger: cannot write the report: {e}");
-        return exit::INFRASTRUCTURE;
+    match w.finish() {
+        Ok(()) => exit::OK,
+        Err(e) => report_failed(&e, a),
     }
-    exit::OK
+}
+
+/// The exit code once the report could not be written: to standard output, a closed pipe
+/// ends quietly; anything else is said and is an infrastructure failure (nothing committed).
+fn report_failed(e: &std::io::Error, a: &ReportArgs) -> u8 {
+    if a.output.is_none() {
+        return out::stdout_failed(e, exit::OK);
+    }
+    errln!("clearledger: cannot write the report: {e}");
+    exit::INFRASTRUCTURE
 }

@@ -1,6 +1,6 @@
 //! `clearledger runs`: recent ingests.
 
-use super::{GlobalOpts, exit, infra_error};
+use super::{GlobalOpts, exit, infra_error, out};
 use crate::ledger;
 use clap::Args;
 
@@ -26,17 +26,32 @@ pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return infra_error(&e),
     };
+    match print(a, &runs) {
+        Ok(()) => exit::OK,
+        Err(e) => out::stdout_failed(&e, exit::OK),
+    }
+}
+
+fn print(a: &RunsArgs, runs: &[ledger::RunInfo]) -> std::io::Result<()> {
     if a.json {
-        for r in &runs {
-            println!("{}", serde_json::to_string(r).unwrap_or_default());
+        for r in runs {
+            outln!("{}", serde_json::to_string(r).unwrap_or_default())?;
         }
     } else {
-        println!(
+        outln!(
             "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  source",
-            "run", "status", "records", "posted", "dups", "conflict", "held", "finished", "file_id"
-        );
-        for r in &runs {
-            println!(
+            "run",
+            "status",
+            "records",
+            "posted",
+            "dups",
+            "conflict",
+            "held",
+            "finished",
+            "file_id"
+        )?;
+        for r in runs {
+            outln!(
                 "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  {}",
                 r.run_id,
                 r.status,
@@ -48,8 +63,8 @@ pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
                 r.finished_at.as_deref().unwrap_or("-"),
                 r.file_id.as_deref().unwrap_or("-"),
                 r.source_name
-            );
+            )?;
         }
     }
-    exit::OK
+    Ok(())
 }

@@ -128,6 +128,14 @@ impl ReportWriter {
         Ok(())
     }
 
+    /// Writes out what is buffered: after each run's rows, so that a failure is the run's.
+    pub fn flush(&mut self) -> io::Result<()> {
+        match &mut self.inner {
+            Inner::Csv(w) => w.flush(),
+            Inner::Jsonl(w) => w.flush(),
+        }
+    }
+
     pub fn finish(self) -> io::Result<()> {
         match self.inner {
             Inner::Csv(mut w) => w.flush(),

@@ -1,0 +1,50 @@
+//! Fallible output: standard output and error without `println!`'s panic.
+//!
+//! Rust ignores SIGPIPE, so a write to a closed pipe (`clearledger runs | head -1`) returns
+//! `BrokenPipe` instead of killing the process; a full disk (`> /dev/full`) returns its own
+//! error. Callers classify them: a closed pipe means the reader wanted no more (quiet), any
+//! other error is a failure said on standard error, and after a commit the post-commit code.
+
+use super::exit;
+use std::fmt;
+use std::io::{self, Write};
+
+/// Writes `args` and a newline on standard output, flushed.
+pub fn line(args: fmt::Arguments) -> io::Result<()> {
+    let mut o = io::stdout().lock();
+    o.write_fmt(args)?;
+    o.write_all(b"\n")?;
+    o.flush()
+}
+
+/// Writes `args` and a newline on standard error; a failure is ignored.
+pub fn err_line(args: fmt::Arguments) {
+    let mut e = io::stderr().lock();
+    let _ = e.write_fmt(args).and_then(|()| e.write_all(b"\n"));
+}
+
+/// The reader of standard output went away (EPIPE).
+pub fn closed(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// What failed, for a message: standard output closed, or the write's error.
+pub fn describe(e: &io::Error) -> String {
+    if closed(e) {
+        "standard output closed".to_string()
+    } else {
+        format!("cannot write to standard output: {e}")
+    }
+}
+
+/// The exit code once standard output failed in a command that committed nothing, `code`
+/// being the one it had earned so far: a closed pipe ends quietly with `code`; anything
+/// else (a full disk) is said on standard error and is an infrastructure failure.
+pub fn stdout_failed(e: &io::Error, code: u8) -> u8 {
+    if closed(e) {
+        code
+    } else {
+        errln!("clearledger: {}", describe(e));
+        code.max(exit::INFRASTRUCTURE)
+    }
+}
