@@ -475,9 +475,13 @@ pub async fn ingest_one(
         Err(IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow)) => {
             // The file's fault, not the database's: refused whole, and not worth a retry.
             let msg = e.to_string();
-            report_unreadable(a, &name, &msg);
             result.code = exit::REJECTED;
+            result.rejected = true;
             result.rejection.push(format!("{name}: {msg}"));
+            if let Err(e) = report_unreadable(a, &name, &msg) {
+                result.code = out::stdout_failed(&e, result.code);
+                result.stop = true;
+            }
         }
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
