@@ -238,6 +238,10 @@ pub enum FindingCode {
     SizeLimit,
     UnsupportedMessage,
     MissingElement,
+    /// A message (Document) holding no transaction: nothing to post.
+    NoTransactions,
+    /// An attribute written twice on one element (`Ccy="EUR" Ccy="JPY"`).
+    DuplicateAttribute,
     NbOfTxsMismatch,
     CtrlSumMismatch,
     AmountFormat,
@@ -305,6 +309,8 @@ impl FindingCode {
             SizeLimit => "size_limit",
             UnsupportedMessage => "unsupported_message",
             MissingElement => "missing_element",
+            NoTransactions => "no_transactions",
+            DuplicateAttribute => "duplicate_attribute",
             NbOfTxsMismatch => "nb_of_txs_mismatch",
             CtrlSumMismatch => "ctrl_sum_mismatch",
             AmountFormat => "amount_format",
@@ -405,12 +411,19 @@ pub fn count_errors(findings: &[Finding]) -> usize {
 /// one more finding ([`FindingCode::TooManyFindings`]) says how many were dropped.
 pub const FINDINGS_MAX: usize = 10_000;
 
+/// Room kept past [`FINDINGS_MAX`] for the findings about control records (a NACHA batch
+/// control, an entry's addenda count: [`FindingSink::push_control`]), so that a flood of
+/// findings about the records before a control cannot hide what the control says.
+pub const CONTROL_FINDINGS_RESERVE: usize = 1_000;
+
 /// The bounded collection every reader pushes its findings into.
 #[derive(Debug, Default)]
 pub struct FindingSink {
     findings: Vec<Finding>,
     dropped: u64,
     errors: u64,
+    /// Control findings kept past [`FINDINGS_MAX`].
+    control_past_max: usize,
 }
 
 impl FindingSink {
@@ -429,8 +442,23 @@ impl FindingSink {
             self.dropped += 1;
         }
     }
+    /// Keeps `f` while under [`FINDINGS_MAX`], else within the room reserved past it for
+    /// control findings ([`CONTROL_FINDINGS_RESERVE`]), else counts it as dropped: for the
+    /// findings about a control record (a batch control's totals), which the findings
+    /// about the records it controls must not crowd out.
+    pub fn push_control(&mut self, f: Finding) {
+        if self.findings.len() < FINDINGS_MAX {
+            self.push(f);
+        } else if self.control_past_max < CONTROL_FINDINGS_RESERVE {
+            self.control_past_max += 1;
+            self.push_at_end(f);
+        } else {
+            self.push(f);
+        }
+    }
     /// Keeps `f` whatever the limit: for the few findings about the end of a file (a
-    /// missing control, say), which a caller pushes a fixed number of times.
+    /// missing control, the file control's totals), which a caller pushes a fixed number
+    /// of times.
     pub fn push_at_end(&mut self, f: Finding) {
         if f.is_error() {
             self.errors += 1;
@@ -525,6 +553,28 @@ mod tests {
         assert_eq!(last.code, FindingCode::TooManyFindings);
         assert_eq!(last.found, "6 more findings not kept");
         assert_eq!(last.position.record_index(), Some(99));
+    }
+
+    #[test]
+    fn control_findings_have_room_past_the_limit_and_a_bound() {
+        let mut s = FindingSink::new();
+        let warning = |i| Finding::warning(FindingCode::BlankLine, at(i), None, "a", "b");
+        let control = |i| Finding::error(FindingCode::EntryHashMismatch, at(i), None, "1", "2");
+        for i in 0..(FINDINGS_MAX as u64 + 3) {
+            s.push(warning(i));
+        }
+        for i in 0..(CONTROL_FINDINGS_RESERVE as u64 + 2) {
+            s.push_control(control(i));
+        }
+        s.push(warning(0));
+        s.push_at_end(warning(1));
+        assert_eq!(s.errors(), CONTROL_FINDINGS_RESERVE as u64 + 2);
+        let v = s.finish(at(99));
+        assert_eq!(v.len(), FINDINGS_MAX + CONTROL_FINDINGS_RESERVE + 2);
+        assert_eq!(v[FINDINGS_MAX].code, FindingCode::EntryHashMismatch);
+        assert_eq!(v[v.len() - 2].code, FindingCode::BlankLine);
+        // 3 warnings past the limit, 2 control findings past the reserve, 1 more warning.
+        assert_eq!(v.last().unwrap().found, "6 more findings not kept");
     }
 
     #[test]

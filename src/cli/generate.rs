@@ -15,10 +15,14 @@ pub struct GenerateArgs {
 pub enum GenerateKind {
     /// A valid NACHA PPD file (mixed credits and debits, every control total right).
     Nacha {
-        /// Number of entry detail records.
+        /// Number of entry detail records. A NACHA file holds at most 9,999,990 records
+        /// (999,999 blocks of 10): 9,090,864 entries with the default addenda every 10th,
+        /// 9,999,948 with --addenda-every 0 (fewer with more batches). Beyond that: a usage
+        /// error stating the maximum.
         #[arg(long)]
         entries: u64,
-        /// Number of batches the entries are spread over.
+        /// Number of batches the entries are spread over (at most 999,999; more than
+        /// asked when a batch would hold over 499,999 entries).
         #[arg(long, default_value_t = 1)]
         batches: u64,
         /// Seed: the same seed gives the same file; it also sets the header's creation
@@ -69,6 +73,11 @@ pub fn run(a: &GenerateArgs) -> u8 {
                 seed: *seed,
                 addenda_every: *addenda_every,
             };
+            // Refused before the output file is created: nothing half-written.
+            if let Err(e) = crate::formats::nacha::generate::shape(&opts) {
+                eprintln!("clearledger: {e}");
+                return exit::USAGE;
+            }
             let res = match output {
                 Some(p) => std::fs::File::create(p).and_then(|f| write_nacha(f, &opts)),
                 None => write_nacha(std::io::stdout().lock(), &opts),

@@ -826,6 +826,28 @@ fn payment_info_end(st: &mut State, p: &Block) {
 
 fn document_end(st: &mut State) {
     let Some(doc) = st.doc.take() else { return };
+    if doc.count == 0 {
+        // Valid as XML, but nothing to post: a bank's intake refuses it (pacs.008 and
+        // pain.001 require at least one transaction), and so does a ledger.
+        let what = match doc.kind {
+            Kind::Pain001 => "CstmrCdtTrfInitn/PmtInf/CdtTrfTxInf",
+            Kind::Pacs008 => "FIToFICstmrCdtTrf/CdtTrfTxInf",
+            Kind::Pacs004 => "PmtRtr/TxInf",
+        };
+        st.err(
+            FindingCode::NoTransactions,
+            doc.pos,
+            doc.path.clone(),
+            format!(
+                "at least one transaction ({what}) in a {} message",
+                doc.kind.as_str()
+            ),
+            match doc.group.as_ref().and_then(|g| g.get("NbOfTxs")) {
+                Some(n) => format!("none (NbOfTxs {n})"),
+                None => "none".to_string(),
+            },
+        );
+    }
     let Some(g) = doc.group.as_ref() else {
         st.err(
             FindingCode::MissingElement,
@@ -908,6 +930,68 @@ mod tests {
                 .iter()
                 .map(|(p, v)| (p.to_string(), v.to_string(), Pos::default()))
                 .collect(),
+        }
+    }
+
+    #[test]
+    fn a_message_without_transactions_is_one_error_at_its_document() {
+        let ns = |id: &str| format!("urn:iso:std:iso:20022:tech:xsd:{id}");
+        let grp = "<GrpHdr><MsgId>M1</MsgId><NbOfTxs>0</NbOfTxs></GrpHdr>";
+        for (xml, expected, found) in [
+            (
+                format!(
+                    "<Document xmlns=\"{}\"><FIToFICstmrCdtTrf>{grp}</FIToFICstmrCdtTrf></Document>",
+                    ns("pacs.008.001.08")
+                ),
+                "at least one transaction (FIToFICstmrCdtTrf/CdtTrfTxInf) in a pacs.008 message",
+                "none (NbOfTxs 0)",
+            ),
+            (
+                format!(
+                    "<Document xmlns=\"{}\"><CstmrCdtTrfInitn>{grp}<PmtInf><PmtInfId>P</PmtInfId></PmtInf></CstmrCdtTrfInitn></Document>",
+                    ns("pain.001.001.09")
+                ),
+                "at least one transaction (CstmrCdtTrfInitn/PmtInf/CdtTrfTxInf) in a pain.001 message",
+                "none (NbOfTxs 0)",
+            ),
+            (
+                format!(
+                    "<Document xmlns=\"{}\"><PmtRtr><GrpHdr><MsgId>R</MsgId></GrpHdr></PmtRtr></Document>",
+                    ns("pacs.004.001.09")
+                ),
+                "at least one transaction (PmtRtr/TxInf) in a pacs.004 message",
+                "none",
+            ),
+        ] {
+            let mut events = 0;
+            let s = read_file(xml.as_bytes(), &mut |_| events += 1).unwrap();
+            let got: Vec<_> = s
+                .findings
+                .iter()
+                .map(|f| {
+                    (
+                        f.severity,
+                        f.code,
+                        f.position.byte_offset(),
+                        f.position.path(),
+                        f.expected.as_str(),
+                        f.found.as_str(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [(
+                    Severity::Error,
+                    FindingCode::NoTransactions,
+                    0,
+                    Some("/Document"),
+                    expected,
+                    found
+                )],
+                "{xml}"
+            );
+            assert_eq!((events, s.transactions), (0, 0));
         }
     }
 

@@ -478,13 +478,34 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
                         }
                     }
                 }
-                // Attributes (Ccy="EUR") become leaves `path@Name`.
-                for attr in e.attributes().flatten() {
-                    let qualified: &str = attr.key.as_ref();
+                // Attributes (Ccy="EUR") become leaves `path@Name`. Each at most once (XML
+                // 1.0, "Unique Att Spec"; two prefixes of one local name would read as one
+                // leaf too): a second one is refused, never read over the first.
+                let mut seen: Vec<&str> = Vec::new();
+                for attr in e.attributes() {
+                    let attr = match attr {
+                        Ok(a) => a,
+                        Err(err) => {
+                            fatal = Some(attribute_error(&e, pos, &path_of(&stack), &err));
+                            break;
+                        }
+                    };
+                    let qualified: &str = attr.key.into_inner();
                     if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
                         continue;
                     }
                     let key = attr.key.local_name().into_inner();
+                    if let Some(first) = seen.iter().find(|q| local(q) == key) {
+                        fatal = Some(Finding::error(
+                            FindingCode::DuplicateAttribute,
+                            pos.at(format!("{}@{key}", path_of(&stack))),
+                            None,
+                            format!("one {key} attribute"),
+                            format!("{qualified} after {first}"),
+                        ));
+                        break;
+                    }
+                    seen.push(qualified);
                     // As written, references resolved (no whitespace normalization, as
                     // before quick-xml 0.38); only XML's own entities, never an HTML table.
                     let value = match unescape_with(&attr.value, resolve_xml_entity) {
@@ -598,6 +619,71 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
         lines: lines.get(),
         fatal,
     })
+}
+
+/// The local part of a qualified name (`ct:Ccy` → `Ccy`).
+fn local(qualified: &str) -> &str {
+    qualified.rsplit(':').next().unwrap_or(qualified)
+}
+
+/// A malformed attribute list of the start tag `tag` read at `pos`: a duplicate
+/// (`duplicate_attribute`) at the second occurrence's byte, anything else (a value
+/// without quotes, a key without `=`) an `xml_syntax` error at its byte.
+fn attribute_error(
+    tag: &quick_xml::events::BytesStart<'_>,
+    pos: Pos,
+    path: &str,
+    err: &quick_xml::events::attributes::AttrError,
+) -> Finding {
+    use quick_xml::events::attributes::AttrError;
+    let text: &str = tag;
+    let at = match *err {
+        AttrError::ExpectedEq(at)
+        | AttrError::ExpectedValue(at)
+        | AttrError::UnquotedValue(at)
+        | AttrError::ExpectedQuote(at, _)
+        | AttrError::Duplicated(at, _) => at.min(text.len()),
+    };
+    // The tag's text starts after its `<`.
+    let before = &text.as_bytes()[..at];
+    let here = Pos {
+        byte_offset: pos.byte_offset + 1 + at as u64,
+        line: pos.line + memchr::memchr_iter(b'\n', before).count() as u64,
+    };
+    match *err {
+        AttrError::Duplicated(at, prev) => {
+            let (again, first) = (written(text, at), written(text, prev));
+            let key = again.split('=').next().unwrap_or("").trim();
+            Finding::error(
+                FindingCode::DuplicateAttribute,
+                here.at(format!("{path}@{}", local(key))),
+                None,
+                format!("one {key} attribute"),
+                format!("{again} after {first}"),
+            )
+        }
+        _ => Finding::error(
+            FindingCode::XmlSyntax,
+            here.at(path.to_string()),
+            None,
+            "well-formed attributes (name=\"value\")",
+            // quick-xml's message without its own offset (the finding has the byte).
+            err.to_string()
+                .split_once(": ")
+                .map_or_else(|| err.to_string(), |(_, why)| why.to_string()),
+        ),
+    }
+}
+
+/// The attribute written from byte `from` of a tag's text, to its closing quote
+/// (`Ccy="JPY"`).
+fn written(text: &str, from: usize) -> &str {
+    let rest = text.get(from..).unwrap_or("");
+    let end = rest.find(['"', '\'']).and_then(|q| {
+        let quote = rest[q..].chars().next()?;
+        rest[q + 1..].find(quote).map(|e| q + 1 + e + 1)
+    });
+    &rest[..end.unwrap_or(rest.len())]
 }
 
 /// What a finding about a reference expects.
@@ -771,6 +857,61 @@ mod tests {
                 assert_eq!(pos.line, line, "{name}: {rel}");
             }
         }
+    }
+
+    #[test]
+    fn an_attribute_written_twice_is_refused_at_the_second_one() {
+        let amt = "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/IntrBkSttlmAmt@Ccy";
+        for (ccy, code, path, found, at) in [
+            (
+                "EUR\" Ccy=\"JPY",
+                FindingCode::DuplicateAttribute,
+                amt,
+                "Ccy=\"JPY\" after Ccy=\"EUR\"",
+                "Ccy=\"JPY",
+            ),
+            (
+                "EUR\"\r\n   Ccy='E U R' y=\"",
+                FindingCode::DuplicateAttribute,
+                amt,
+                "Ccy='E U R' after Ccy=\"EUR\"",
+                "Ccy='E",
+            ),
+            // Two prefixes of one local name would read as one leaf: refused too, at the
+            // element.
+            (
+                "EUR\" x:Ccy=\"JPY\" xmlns:x=\"urn:x",
+                FindingCode::DuplicateAttribute,
+                amt,
+                "x:Ccy after Ccy",
+                "<IntrBkSttlmAmt",
+            ),
+            // An attribute without quotes was dropped silently: a syntax error at its value.
+            (
+                "EUR\" Ccy2=JPY x=\"",
+                FindingCode::XmlSyntax,
+                "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]/IntrBkSttlmAmt",
+                "attribute value must be enclosed in `\"` or `'`",
+                "JPY",
+            ),
+        ] {
+            let xml = doc("n", ccy);
+            let whole = walk_leaves(xml.as_bytes(), 1 << 16);
+            for chunk in [1, 3, 64] {
+                assert_eq!(walk_leaves(xml.as_bytes(), chunk).1, whole.1, "{ccy}");
+            }
+            let f = whole.1.unwrap_or_else(|| panic!("{ccy}: accepted"));
+            assert_eq!(
+                (f.code, f.position.path(), f.found.as_str()),
+                (code, Some(path), found),
+                "{ccy}"
+            );
+            let byte = xml.find(at).unwrap();
+            assert_eq!(f.position.byte_offset(), byte as u64, "{ccy}");
+            let line = 1 + xml[..byte].matches('\n').count() as u64;
+            assert_eq!(f.position.line(), line, "{ccy}");
+        }
+        assert_eq!(leaf(&doc("n", "EUR"), "IntrBkSttlmAmt@Ccy"), "EUR");
     }
 
     fn utf16le(text: &str) -> Vec<u8> {

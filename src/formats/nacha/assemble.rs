@@ -511,7 +511,9 @@ impl Assembler {
     }
 
     fn batch_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
-        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
+        let mut c = Check::new(&mut self.findings, pos, record)
+            .with_non_ascii(self.non_ascii)
+            .for_batch_control();
         let Some(batch) = self.batch.take() else {
             c.error(
                 FindingCode::RecordOutsideBatch,
@@ -527,7 +529,9 @@ impl Assembler {
     }
 
     fn file_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {
-        let mut c = Check::new(&mut self.findings, pos, record).with_non_ascii(self.non_ascii);
+        let mut c = Check::new(&mut self.findings, pos, record)
+            .with_non_ascii(self.non_ascii)
+            .for_file_control();
         if self.state == State::InBatch {
             c.error(
                 FindingCode::BatchNotClosed,
@@ -964,5 +968,77 @@ mod tests {
         );
         let last = r.summary.findings.last().unwrap();
         assert_eq!(last.found, "10001 more findings not kept");
+    }
+
+    #[test]
+    fn a_flood_of_addenda_findings_hides_no_control_finding() {
+        // The CTX sample's entry with 20,001 addenda instead of 3: each one past the
+        // 9,999th is a finding, far more than the limit; the entry's, the batch control's
+        // and the file control's findings are still kept, in file order, before the one
+        // saying how many were dropped.
+        let ctx = include_str!("../../../samples/ctx-remittance.ach");
+        let lines: Vec<&str> = ctx.lines().collect();
+        let mut data = String::new();
+        for l in &lines[..3] {
+            data.push_str(l);
+            data.push('\n');
+        }
+        let n = 20_001;
+        for i in 1..=n {
+            data.push_str(&format!("705{:<80}{:04}0000001\n", "RMR*IV*X~", i % 10_000));
+        }
+        for l in &lines[6..] {
+            data.push_str(l);
+            data.push('\n');
+        }
+        let r = check(data.as_bytes(), ValidateOptions::default()).unwrap();
+        let f = &r.summary.findings;
+        let tail: Vec<_> = f[FINDINGS_MAX..]
+            .iter()
+            .map(|f| {
+                (
+                    f.code,
+                    f.position.line(),
+                    f.field.map(|x| x.name).unwrap_or(""),
+                    f.expected.as_str(),
+                    f.found.as_str(),
+                )
+            })
+            .collect();
+        use FindingCode::*;
+        assert_eq!(
+            tail,
+            vec![
+                (
+                    AddendaCount,
+                    3,
+                    "number_of_addenda_records",
+                    "9999 (addenda records that follow)",
+                    "0003"
+                ),
+                (
+                    EntryAddendaCountMismatch,
+                    20005,
+                    "entry_addenda_count",
+                    "020002",
+                    "000004"
+                ),
+                (BlockCountMismatch, 20006, "block_count", "002001", "000001"),
+                (
+                    EntryAddendaCountMismatch,
+                    20006,
+                    "entry_addenda_count",
+                    "00020002",
+                    "00000004"
+                ),
+                (
+                    TooManyFindings,
+                    20009,
+                    "",
+                    "at most 10000 findings",
+                    "10004 more findings not kept"
+                ),
+            ]
+        );
     }
 }

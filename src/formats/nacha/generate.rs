@@ -21,22 +21,89 @@ pub struct GenerateOptions {
 const ODFI: &str = "12104288";
 const COMPANY_ID: &str = "1210428821";
 
-/// Writes a valid PPD file with `entries` entries spread over `batches` batches.
-pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
-    // Control fields bound the shape: a batch counts at most 999,999 entries and addenda
-    // (6 digits), a file 99,999,999 (8 digits), totals 12 digits of cents.
-    if opts.entries > 50_000_000 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "at most 50,000,000 entries per file (file control counts have 8 digits)",
+/// Records a NACHA file holds at most: the file control counts blocks of 10 records in 6
+/// digits, so 999,999 blocks, padding included.
+pub const RECORDS_MAX: u64 = 999_999 * 10;
+/// Batches a NACHA file holds at most: the file control's batch count has 6 digits.
+pub const BATCHES_MAX: u64 = 999_999;
+/// Entries the generator puts in one batch at most, so that its entries and addenda (one
+/// per entry at most) fit the batch control's 6-digit count.
+const ENTRIES_PER_BATCH_MAX: u64 = 999_999 / 2;
+/// The largest total of a file's (and so of a batch's) debits or credits: 12 digits.
+const TOTAL_MAX: u64 = 999_999_999_999;
+
+/// The file `write_nacha` writes for some options: its batches and records (padding not
+/// counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub batches: u64,
+    pub records: u64,
+}
+
+/// The shape of the file for `entries` entries, `batches` batches asked for (more when a
+/// batch would hold too many) and an addenda every `addenda_every` entries (0: none).
+fn shape_of(entries: u64, batches: u64, addenda_every: u64) -> Shape {
+    let batches = batches
+        .max(entries.div_ceil(ENTRIES_PER_BATCH_MAX))
+        .max(1)
+        .min(entries.max(1));
+    let addenda = entries.checked_div(addenda_every).unwrap_or(0);
+    Shape {
+        batches,
+        // File header and control, a header and control per batch, entries, addenda.
+        records: entries
+            .saturating_add(addenda)
+            .saturating_add(batches.saturating_mul(2))
+            .saturating_add(2),
+    }
+}
+
+/// The most entries a NACHA file holds with `batches` batches and an addenda every
+/// `addenda_every` entries: [`RECORDS_MAX`] records in all.
+pub fn max_entries(batches: u64, addenda_every: u64) -> u64 {
+    // Records grow with entries: the largest count that fits, by bisection.
+    let (mut fits, mut over) = (0u64, RECORDS_MAX + 1);
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        if shape_of(mid, batches, addenda_every).records <= RECORDS_MAX {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    fits
+}
+
+/// The file's shape if every count and total of it fits its field; else what is asked
+/// beyond what NACHA holds, naming the limit. Amounts are drawn small enough that neither
+/// total can pass 12 digits, whatever the count.
+pub fn shape(opts: &GenerateOptions) -> Result<Shape, String> {
+    let s = shape_of(opts.entries, opts.batches, opts.addenda_every);
+    if s.batches > BATCHES_MAX {
+        return Err(format!(
+            "--batches {}: a NACHA file holds at most {BATCHES_MAX} batches (the file \
+             control's batch count has 6 digits)",
+            opts.batches
         ));
     }
-    let min_batches = (opts.entries * 2).div_ceil(999_999);
-    let batches = opts
-        .batches
-        .max(min_batches)
-        .max(1)
-        .min(opts.entries.max(1));
+    if s.records > RECORDS_MAX {
+        let most = max_entries(opts.batches, opts.addenda_every);
+        return Err(format!(
+            "--entries {}: a NACHA file holds at most {RECORDS_MAX} records (999,999 blocks \
+             of 10: the file control's block count has 6 digits), so at most {most} entries \
+             with --batches {} and --addenda-every {}",
+            opts.entries, opts.batches, opts.addenda_every
+        ));
+    }
+    Ok(s)
+}
+
+/// Writes a valid PPD file with `entries` entries spread over `batches` batches (more if
+/// a batch would hold more than its control counts). Options beyond what a NACHA file
+/// holds ([`shape`]) are refused before anything is written.
+pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
+    let Shape { batches, .. } =
+        shape(opts).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let mut g = Generator {
         w: io::BufWriter::with_capacity(1 << 20, out),
         rng: Rng(opts.seed),
@@ -44,7 +111,7 @@ pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
         entry_no: 0,
         addenda_every: opts.addenda_every,
         // Largest amount such that neither total can pass 12 digits.
-        amount_max: (999_999_999_999 / opts.entries.max(1)).clamp(1, 99_999_999),
+        amount_max: (TOTAL_MAX / opts.entries.max(1)).clamp(1, 99_999_999),
     };
     g.line(&file_header(opts.seed))?;
     let mut file = Totals::default();
@@ -93,7 +160,16 @@ struct Generator<W: Write> {
 
 impl<W: Write> Generator<W> {
     fn line(&mut self, s: &str) -> io::Result<()> {
-        debug_assert_eq!(s.len(), 94, "{s}");
+        // A count or total wider than its field would make a longer record: never written.
+        if s.len() != 94 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a generated record of {} bytes instead of 94 (a field overflowed): {s}",
+                    s.len()
+                ),
+            ));
+        }
         self.records += 1;
         self.w.write_all(s.as_bytes())?;
         self.w.write_all(b"\n")
@@ -188,13 +264,76 @@ mod tests {
                 .collect();
             assert!(errors.is_empty(), "{entries}/{batches}: {errors:#?}");
             assert_eq!(r.summary.entries, entries);
-            assert_eq!(
-                r.summary.batches,
-                batches.max((entries * 2).div_ceil(999_999))
-            );
+            assert_eq!(r.summary.batches, batches.max(entries.div_ceil(499_999)));
             assert_eq!(r.summary.addenda, entries / 5);
             assert_eq!(a.len() % 95, 0);
             assert_eq!((a.len() / 95) % 10, 0);
         }
+    }
+
+    fn opts(entries: u64, batches: u64, addenda_every: u64) -> GenerateOptions {
+        GenerateOptions {
+            entries,
+            batches,
+            seed: 1,
+            addenda_every,
+        }
+    }
+
+    #[test]
+    fn every_count_fits_its_field_or_the_options_are_refused() {
+        // The most entries 9,999,990 records hold: header, control, 2 per batch (at least
+        // one per 499,999 entries), entries, their addenda. 9,090,864 + 909,086 addenda +
+        // 19 batches × 2 + 2 = 9,999,990.
+        assert_eq!(max_entries(1, 10), 9_090_864);
+        assert_eq!(max_entries(1, 0), 9_999_948);
+        assert_eq!(max_entries(1, 1), 4_999_984);
+        assert_eq!(max_entries(20, 10), 9_090_862);
+        assert_eq!(max_entries(999_999, 0), 7_999_990);
+        for (batches, every) in [(1, 10), (1, 0), (1, 1), (20, 10), (999_999, 0), (7, 3)] {
+            let most = max_entries(batches, every);
+            let s = shape(&opts(most, batches, every)).unwrap();
+            assert!(s.records <= RECORDS_MAX);
+            // Block count (6 digits), file entry/addenda count (8 digits), batch count.
+            assert!((s.records).div_ceil(10) <= 999_999);
+            assert!(s.records < 100_000_000 && s.batches <= BATCHES_MAX);
+            // A batch's entries and addenda (6 digits), one addenda per entry at most.
+            assert!(2 * most.div_ceil(s.batches) <= 999_999, "{batches}/{every}");
+            // Each total under 12 digits: every amount is at most the bound drawn from.
+            let amount_max = (TOTAL_MAX / most).clamp(1, 99_999_999);
+            assert!(u128::from(amount_max) * u128::from(most) <= u128::from(TOTAL_MAX));
+            assert!(shape(&opts(most + 1, batches, every)).is_err());
+        }
+        // What issue #17 found: 10 M entries in 20 batches wrote 1,100,005 blocks.
+        assert_eq!(
+            shape(&opts(10_000_000, 20, 10)),
+            Err(
+                "--entries 10000000: a NACHA file holds at most 9999990 records (999,999 \
+                 blocks of 10: the file control's block count has 6 digits), so at most \
+                 9090862 entries with --batches 20 and --addenda-every 10"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            shape(&opts(2_000_000, 1_000_000, 0)),
+            Err(
+                "--batches 1000000: a NACHA file holds at most 999999 batches (the file \
+                 control's batch count has 6 digits)"
+                    .to_string()
+            )
+        );
+        let mut out = Vec::new();
+        let e = write_nacha(&mut out, &opts(50_000_000, 1, 10)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(out.is_empty(), "nothing written");
+        // 999,999 entries with an addenda each in 2 batches made one batch count 1,000,000
+        // entries and addenda: 3 batches now, none counting over 999,999.
+        assert_eq!(
+            shape(&opts(999_999, 2, 1)),
+            Ok(Shape {
+                batches: 3,
+                records: 2 * 999_999 + 2 * 3 + 2
+            })
+        );
     }
 }

@@ -177,7 +177,9 @@ pub(crate) fn check_entry_addenda(findings: &mut FindingSink, p: &Pending) {
     if let Some((declared, field)) = p.declared_addenda
         && declared != p.addenda_count
     {
-        findings.push(Finding::error(
+        // The entry's own control of its addenda: kept past the findings limit (within
+        // the room for controls), whatever its addenda reported before.
+        findings.push_control(Finding::error(
             FindingCode::AddendaCount,
             p.entry.position,
             Some(field),

@@ -20,6 +20,18 @@ use crate::formats::nacha::validate::{
 };
 use chrono::NaiveDate;
 
+/// How the findings of a [`Check`] go into the sink past its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Within [`crate::findings::FINDINGS_MAX`] ([`FindingSink::push`]).
+    Capped,
+    /// A batch control's: within the room reserved for controls
+    /// ([`FindingSink::push_control`]).
+    Control,
+    /// The file control's, read once per file: always ([`FindingSink::push_at_end`]).
+    Always,
+}
+
 /// Pushes findings about one record, with its position, into the file's sink.
 pub(crate) struct Check<'a> {
     findings: &'a mut FindingSink,
@@ -27,6 +39,7 @@ pub(crate) struct Check<'a> {
     record: &'a [u8; RECORD_LEN],
     /// Columns that held a non-ASCII byte (already a finding).
     non_ascii: NonAsciiColumns,
+    keep: Keep,
 }
 
 impl<'a> Check<'a> {
@@ -40,7 +53,19 @@ impl<'a> Check<'a> {
             pos,
             record,
             non_ascii: NonAsciiColumns::default(),
+            keep: Keep::Capped,
         }
+    }
+    /// The findings of a batch control: kept past the findings limit, within the room
+    /// reserved for controls, so that the records before it cannot hide them.
+    pub(crate) fn for_batch_control(mut self) -> Self {
+        self.keep = Keep::Control;
+        self
+    }
+    /// The findings of the file control (read once per file): always kept.
+    pub(crate) fn for_file_control(mut self) -> Self {
+        self.keep = Keep::Always;
+        self
     }
     /// The columns of the record that held a non-ASCII byte: findings about the fields
     /// they fall in are dropped (the `non_ascii_byte` finding says it all).
@@ -62,7 +87,11 @@ impl<'a> Check<'a> {
         if f.field.is_some_and(|field| self.unreadable(field)) {
             return;
         }
-        self.findings.push(f);
+        match self.keep {
+            Keep::Capped => self.findings.push(f),
+            Keep::Control => self.findings.push_control(f),
+            Keep::Always => self.findings.push_at_end(f),
+        }
     }
     pub(crate) fn record(&self) -> &'a [u8; RECORD_LEN] {
         self.record
