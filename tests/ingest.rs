@@ -48,7 +48,8 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
         rows.iter()
             .all(|r| r["outcome"] == "posted" && r["run_id"] == "1")
     );
-    // The same bytes from stdin take the full path, with the same outcome.
+    // The same bytes from stdin: spooled and hashed before the run (read once), so they
+    // take the exact re-upload fast path like the file, with the same outcome.
     let mut child = std::process::Command::new(common::bin())
         .args(["--db", &db.url, "ingest", "--json", "-"])
         .stdin(std::process::Stdio::piped())
@@ -66,7 +67,7 @@ fn first_ingest_posts_every_entry_and_a_reupload_posts_nothing(db: TestDb) {
     let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         (s["duplicates"].as_i64(), s["fast_path"].as_bool()),
-        (Some(4), Some(false))
+        (Some(4), Some(true))
     );
     assert_eq!(rows[1]["posting_key"], format!("{PAYROLL_ID}:2"));
     assert_eq!(rows[1]["amount_minor"], "187550");
