@@ -249,3 +249,37 @@ fn a_stalled_stdin_does_not_block_other_writers(db: TestDb) {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["posted"].as_i64(), Some(2000));
 }
+
+/// A bulk run refreshes the planner's statistics after its commit, so that the report
+/// query is not planned against a `postings` the planner believes empty (stale statistics
+/// after a killed run and an autovacuum made a 40,000-entry report take minutes). A small
+/// run does not pay for it.
+#[test]
+fn postgres_statistics_are_fresh_after_a_bulk_run() {
+    let db = TestDb::postgres();
+    let analyzed = || {
+        db.scalar(
+            "SELECT count(*) FROM pg_stat_user_tables \
+             WHERE relname IN ('postings', 'journal') AND last_analyze IS NOT NULL",
+        )
+    };
+    let small = common::samples().join("ppd-payroll-credits.ach");
+    assert_eq!(db.cl(&["ingest", "-q", small.to_str().unwrap()]).code, 0);
+    assert_eq!(analyzed(), 0, "4 records: no ANALYZE");
+    let big = db.file("big.ach");
+    let g = db.cl(&[
+        "generate",
+        "nacha",
+        "--entries",
+        "10000",
+        "-o",
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    assert_eq!(db.cl(&["ingest", "-q", big.to_str().unwrap()]).code, 0);
+    assert_eq!(
+        analyzed(),
+        2,
+        "10,000 records: postings and journal analyzed"
+    );
+}

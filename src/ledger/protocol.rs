@@ -18,6 +18,10 @@ use crate::findings::{Finding, count_errors};
 use crate::model::{self, FileIdentity, Outcome, PostingRecord};
 use chrono::Utc;
 
+/// A run of at least this many records refreshes the planner's statistics after its
+/// commit (PostgreSQL; nothing on SQLite, whose plans do not depend on them here).
+pub(crate) const ANALYZE_AFTER_RECORDS: u64 = 10_000;
+
 impl Ledger {
     /// Applies the embedded migrations inside one write transaction, so that processes
     /// opening a new database at the same moment apply them once: the first takes the
@@ -445,6 +449,15 @@ impl Ledger {
         crate::fault::point("before_commit");
         self.commit().await?;
         crate::fault::point("after_commit");
+        if run.counts.records >= ANALYZE_AFTER_RECORDS {
+            // Fresh statistics before the report is read: a planner that believes
+            // `postings` empty (autovacuum ran while a bulk insert was in flight) joins the
+            // journal to it with a scan per row (issue #17). Committed already: a failure
+            // here is only logged.
+            if let Err(e) = self.store.analyze().await {
+                tracing::warn!(error = %e, "ANALYZE after a bulk run failed");
+            }
+        }
         self.fetch_run(run.run_id).await
     }
 

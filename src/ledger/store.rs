@@ -189,6 +189,16 @@ impl Store {
                 .map(|_| ()),
         }
     }
+    /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
+    pub async fn analyze(&mut self) -> Result<()> {
+        match self {
+            Store::Sqlite(_) => Ok(()),
+            Store::Postgres(s) => s
+                .execute("ANALYZE postings, journal", &[])
+                .await
+                .map(|_| ()),
+        }
+    }
     pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         delegate!(self, s => s.execute(sql, args).await)
     }
