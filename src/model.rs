@@ -55,31 +55,22 @@ impl FileIdentity {
     }
 
     pub fn nacha(h: &FileHeaderInfo) -> Self {
-        let (dest, origin) = (
-            nacha_party(&h.immediate_destination),
-            nacha_party(&h.immediate_origin),
+        let origin = nacha_party(&h.immediate_origin);
+        let mut spellings = nacha_file_ids(
+            &h.immediate_destination,
+            &h.immediate_origin,
+            &[
+                &h.file_creation_date,
+                &h.file_creation_time,
+                &h.file_id_modifier,
+            ],
         );
-        let id = |d: &str, o: &str| {
-            format!(
-                "nacha:{d}:{o}:{}:{}:{}",
-                h.file_creation_date, h.file_creation_time, h.file_id_modifier
-            )
-        };
-        let file_id = id(&dest, &origin);
-        let mut aliases = Vec::new();
-        for d in nacha_spellings(&dest) {
-            for o in nacha_spellings(&origin) {
-                let alias = id(&d, &o);
-                if alias != file_id {
-                    aliases.push(alias);
-                }
-            }
-        }
+        let file_id = spellings.remove(0);
         FileIdentity {
             format: "nacha",
             file_id,
             origin,
-            aliases,
+            aliases: spellings,
         }
     }
 }
@@ -100,7 +91,7 @@ pub fn nacha_party(field: &str) -> String {
 /// The spellings a normalised party had in file identities written before
 /// [`nacha_party`] (which kept the field trimmed): a routing number as its 9 digits
 /// (from ` 231380104`) or with its leading zero (from `0231380104`).
-fn nacha_spellings(party: &str) -> Vec<String> {
+pub fn nacha_spellings(party: &str) -> Vec<String> {
     if party.len() == 9 && party.bytes().all(|b| b.is_ascii_digit()) {
         vec![party.to_string(), format!("0{party}")]
     } else {
@@ -126,16 +117,20 @@ pub fn file_id_spellings(file_id: &str) -> Vec<String> {
     if parts.len() != 6 || parts[0] != "nacha" {
         return vec![file_id.to_string()];
     }
-    let (dest, origin) = (nacha_party(parts[1]), nacha_party(parts[2]));
-    let mut out = vec![format!(
-        "nacha:{dest}:{origin}:{}:{}:{}",
-        parts[3], parts[4], parts[5]
-    )];
+    nacha_file_ids(parts[1], parts[2], &parts[3..])
+}
+
+/// The `file_id` of a NACHA file (destination and origin normalised, [`nacha_party`]),
+/// then every other spelling an earlier release may have written it in.
+fn nacha_file_ids(destination: &str, origin: &str, rest: &[&str]) -> Vec<String> {
+    let (dest, origin) = (nacha_party(destination), nacha_party(origin));
+    let id = |d: &str, o: &str| format!("nacha:{d}:{o}:{}", rest.join(":"));
+    let mut out = vec![id(&dest, &origin)];
     for d in nacha_spellings(&dest) {
         for o in nacha_spellings(&origin) {
-            let id = format!("nacha:{d}:{o}:{}:{}:{}", parts[3], parts[4], parts[5]);
-            if !out.contains(&id) {
-                out.push(id);
+            let alias = id(&d, &o);
+            if !out.contains(&alias) {
+                out.push(alias);
             }
         }
     }

@@ -169,9 +169,17 @@ impl Ledger {
                     .lock_name(&lock)
                     .await
                     .during("waiting for the origin's other runs")?;
+                // Only identities spelling this origin in one of its ways are read back
+                // (a LIKE on the origin's place); each is then confirmed by its parse.
+                let patterns: Vec<String> = model::nacha_spellings(&file.origin)
+                    .iter()
+                    .map(|o| format!("nacha:%:{}:%", sql::like_escape(o)))
+                    .collect();
+                let last = patterns.last().map_or("", String::as_str);
+                let a = args![tenant, file_id, patterns[0].as_str(), last];
                 let others = self
                     .store
-                    .query(sql::OTHER_NACHA_FILES, &args![tenant, file_id])
+                    .query(sql::OTHER_NACHA_FILES, &a)
                     .await
                     .during("reading the origin's other files")?;
                 let mut same_origin = false;

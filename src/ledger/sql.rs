@@ -24,10 +24,11 @@ pub(crate) const CLAIM_FILE: &str = "INSERT INTO files (tenant, file_id, format,
 pub(crate) const FILE_CLAIMED_BY: &str =
     "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2";
 
-/// The tenant's other NACHA file identities (their origins are compared by
-/// `model::nacha_origin_of`). Binds: tenant, file_id.
-pub(crate) const OTHER_NACHA_FILES: &str =
-    "SELECT file_id FROM files WHERE tenant = $1 AND format = 'nacha' AND file_id <> $2";
+/// The tenant's other NACHA file identities whose origin may be this one (two LIKE
+/// patterns, one per spelling; confirmed by `model::nacha_origin_of`). Binds: tenant,
+/// file_id, pattern, pattern.
+pub(crate) const OTHER_NACHA_FILES: &str = "SELECT file_id FROM files WHERE tenant = $1 AND format = 'nacha' \
+     AND file_id <> $2 AND (file_id LIKE $3 ESCAPE '\\' OR file_id LIKE $4 ESCAPE '\\')";
 
 /// Where the earlier ISO 20022 keying rule ends (migrations/*/0004_key_rules.sql).
 pub(crate) const ISO_V1_KEYS_BELOW: &str =

@@ -251,15 +251,21 @@ impl<R: BufRead> Decoder<R> {
 
 impl<R: BufRead> io::Read for Decoder<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        read_through(self, out)
     }
+}
+
+/// `Read::read` for a reader whose `BufRead` side does the work: copy what `fill_buf`
+/// holds, then `consume` it.
+pub(super) fn read_through(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let n = {
+        let buf = r.fill_buf()?;
+        let n = buf.len().min(out.len());
+        out[..n].copy_from_slice(&buf[..n]);
+        n
+    };
+    r.consume(n);
+    Ok(n)
 }
 
 impl<R: BufRead> BufRead for Decoder<R> {

@@ -438,17 +438,7 @@ fn check_leaves_group(st: &mut State, b: Block) {
         // A total is an amount like any other: at most 18 digits (ISO 20022 DecimalNumber,
         // totalDigits 18), which also bounds what the ledger has to add up.
         for name in ["CtrlSum", "TtlIntrBkSttlmAmt", "TtlRtrdIntrBkSttlmAmt"] {
-            if let Some((v, pos)) = b.get_pos(name)
-                && let Err(why) = parse_amount_syntax(v)
-            {
-                st.err(
-                    FindingCode::AmountFormat,
-                    pos,
-                    format!("{}/{name}", b.path),
-                    why,
-                    v,
-                );
-            }
+            check_total(st, &b, name);
         }
         if let Some(doc) = st.doc.as_mut() {
             doc.group = Some(b);
@@ -773,6 +763,22 @@ fn return_parties(st: &mut State, tx: &mut IsoTx, b: &Block) {
     }
 }
 
+/// A total (`CtrlSum`, `TtlIntrBkSttlmAmt`) of block `b`, when given, is an amount like
+/// any other: at most 18 digits.
+fn check_total(st: &mut State, b: &Block, name: &str) {
+    if let Some((v, pos)) = b.get_pos(name)
+        && let Err(why) = parse_amount_syntax(v)
+    {
+        st.err(
+            FindingCode::AmountFormat,
+            pos,
+            format!("{}/{name}", b.path),
+            why,
+            v,
+        );
+    }
+}
+
 /// The digits a decimal is written with (integer and fraction, no trailing zeros).
 fn decimal_digits(d: Decimal) -> u32 {
     let n = d.normalize();
@@ -799,17 +805,7 @@ fn payment_info_end(st: &mut State, p: &Block) {
             v,
         );
     }
-    if let Some((v, pos)) = p.get_pos("CtrlSum")
-        && let Err(why) = parse_amount_syntax(v)
-    {
-        st.err(
-            FindingCode::AmountFormat,
-            pos,
-            format!("{}/CtrlSum", p.path),
-            why,
-            v,
-        );
-    }
+    check_total(st, p, "CtrlSum");
     if let Some((v, pos)) = p.get_pos("CtrlSum")
         && let Some(d) = parse_decimal(v)
         && d != sum

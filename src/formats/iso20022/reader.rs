@@ -144,14 +144,7 @@ struct Guard<R> {
 
 impl<R: BufRead> io::Read for Guard<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        super::decode::read_through(self, out)
     }
 }
 
