@@ -2,11 +2,25 @@
 //! `SIGKILL` or a power cut would end it) when it reaches the point named NAME.
 //! Points: `after_parse_start` (first chunk applied), `before_commit` (postings and
 //! completion mark written, transaction not committed), `after_commit` (committed,
-//! report not yet written). Unset in production, where this is one env lookup per run.
+//! report not yet written); `stop:NAME` stops there instead of aborting. Unset in production, where this is one env lookup per run.
+//!
+//! PostgreSQL connection faults, where the process goes on (`armed`): `pg_drop_at_commit`
+//! (the server ends the session just before COMMIT is sent: COMMIT fails on a dead
+//! connection, the outcome is unknown to the client), `pg_drop_after_commit` (just after
+//! the COMMIT, before the run is read back), `pg_drop_before_report` (after the run was
+//! read back, before its report rows are). The server ends the session with
+//! `pg_terminate_backend`, as an administrator, a failover or a proxy would.
 
-/// Aborts the process if `CLEARLEDGER_FAULT` names this point.
+/// Aborts the process if `CLEARLEDGER_FAULT` names this point; `stop:NAME` stops it
+/// instead (SIGSTOP, as a debugger or a frozen VM would), and it goes on after SIGCONT, so
+/// that a test can change the world under a process held at a known point.
 pub fn point(name: &str) {
-    if std::env::var("CLEARLEDGER_FAULT").is_ok_and(|v| v == name) {
+    let Ok(v) = std::env::var("CLEARLEDGER_FAULT") else {
+        return;
+    };
+    if v.strip_prefix("stop:") == Some(name) {
+        crate::cli::signals::stop_self();
+    } else if v == name {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
@@ -14,4 +28,9 @@ pub fn point(name: &str) {
         );
         std::process::abort();
     }
+}
+
+/// `CLEARLEDGER_FAULT` names this point (for faults the caller carries out itself).
+pub fn armed(name: &str) -> bool {
+    std::env::var("CLEARLEDGER_FAULT").is_ok_and(|v| v == name)
 }

@@ -342,3 +342,229 @@ fn tls_from_the_url_and_password_from_pgpassword() {
         eprintln!("PGPASSWORD part skipped: the test server uses trust authentication");
     }
 }
+
+/// Issue #17: the session ended by the server just before COMMIT. The client cannot know
+/// whether a COMMIT it sent took effect, so it says the outcome is unknown and that a rerun
+/// is safe (exit 4); here the COMMIT never reached the server, and the rerun posts once.
+#[test]
+fn a_connection_lost_at_commit_says_the_outcome_is_unknown() {
+    let db = TestDb::postgres();
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let p = payroll.to_str().unwrap();
+    let out = db.cl_env(
+        &["ingest", p],
+        &[("CLEARLEDGER_FAULT", "pg_drop_at_commit")],
+    );
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the connection to the database was lost during COMMIT of run 1: the outcome is \
+             unknown; a rerun is safe"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("committed as run"), "{}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
+    let again = db.cl(&["ingest", "--json", p]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let v: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(v["posted"], 4);
+    let third = db.cl(&["ingest", "--json", p]);
+    let v: serde_json::Value = serde_json::from_str(&third.stdout).unwrap();
+    assert_eq!(
+        (v["posted"].as_i64(), v["duplicates"].as_i64()),
+        (Some(0), Some(4))
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+}
+
+/// Issue #17: the connection lost after the COMMIT, before the run is read back (2 of 25
+/// fault trials once exited 4, "safe to retry", with no run id). Now exit 6, the run named,
+/// `report N` prints its report, and a rerun posts nothing.
+#[test]
+fn a_connection_lost_after_commit_exits_6_naming_the_run() {
+    let db = TestDb::postgres();
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let p = payroll.to_str().unwrap();
+    let out = db.cl_env(
+        &["ingest", "--json", p],
+        &[("CLEARLEDGER_FAULT", "pg_drop_after_commit")],
+    );
+    assert_eq!(out.code, 6, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "committed as run 1; the report can be printed again with `clearledger report 1`"
+        ),
+        "{}",
+        out.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["run_id"].as_i64()),
+        (Some("committed"), Some(1))
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+    let rep = db.file("again.csv");
+    let r = db.cl(&["report", "1", "-o", rep.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = common::read_csv(&rep);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["outcome"] == "posted"));
+    let again = db.cl(&["ingest", "--json", p]);
+    let v: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(
+        (v["posted"].as_i64(), v["duplicates"].as_i64()),
+        (Some(0), Some(4))
+    );
+}
+
+/// Issue #17: the connection lost while the report is read, after the summary's run id was
+/// said: exit 6 and the run named, not exit 4.
+#[test]
+fn a_connection_lost_while_the_report_is_read_exits_6() {
+    let db = TestDb::postgres();
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let rep = db.file("r.csv");
+    let out = db.cl_env(
+        &[
+            "ingest",
+            payroll.to_str().unwrap(),
+            "--report",
+            rep.to_str().unwrap(),
+        ],
+        &[("CLEARLEDGER_FAULT", "pg_drop_before_report")],
+    );
+    assert_eq!(out.code, 6, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the report could not be read from the database"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("committed as run 1;"), "{}", out.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+    let r = db.cl(&["report", "1", "-o", rep.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(common::read_csv(&rep).len(), 4);
+}
+
+/// Issue #17: in inbox mode a file whose run committed leaves the inbox even when the
+/// connection is lost before the run is read back (archived without its report), so the
+/// next pass does not ingest it again.
+#[test]
+fn an_inbox_archives_a_committed_file_when_the_connection_is_lost_after_commit() {
+    let db = TestDb::postgres();
+    let (inbox, archive, quarantine) = (db.file("in"), db.file("archive"), db.file("q"));
+    std::fs::create_dir_all(&inbox).unwrap();
+    std::fs::copy(
+        common::samples().join("ppd-payroll-credits.ach"),
+        inbox.join("payroll.ach"),
+    )
+    .unwrap();
+    let args = [
+        "ingest",
+        "--inbox",
+        inbox.to_str().unwrap(),
+        "--archive",
+        archive.to_str().unwrap(),
+        "--quarantine",
+        quarantine.to_str().unwrap(),
+        "--min-age",
+        "0",
+    ];
+    let out = db.cl_env(&args, &[("CLEARLEDGER_FAULT", "pg_drop_after_commit")]);
+    assert_eq!(out.code, 6, "{}", out.stderr);
+    assert!(out.stderr.contains("committed as run 1"), "{}", out.stderr);
+    assert!(archive.join("payroll.ach").exists(), "{}", out.stderr);
+    assert!(!inbox.join("payroll.ach").exists());
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
+}
+
+/// Issue #17: every command ends its PostgreSQL session with a Terminate message; without
+/// one the server logged "connection reset by peer" for every invocation. A loopback proxy
+/// between the command and the server records what the client sent last.
+#[test]
+fn every_command_ends_its_session_with_terminate() {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let db = TestDb::postgres();
+    // postgres://user[:pw]@HOST:PORT/DB[?…] → the upstream address and the URL via the proxy.
+    let (head, rest) = db.url.split_once('@').unwrap();
+    let (upstream, path) = rest.split_once('/').unwrap();
+    let upstream = upstream.to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sep = if path.contains('?') { '&' } else { '?' };
+    // No TLS through the proxy: the bytes must be readable.
+    let url = format!(
+        "{head}@{}/{path}{sep}sslmode=disable",
+        listener.local_addr().unwrap()
+    );
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let mut client = client.unwrap();
+            let mut server = TcpStream::connect(&upstream).unwrap();
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = s2.read(&mut buf) {
+                    if n == 0 || c2.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = c2.shutdown(Shutdown::Write);
+            });
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut last = Vec::new();
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = client.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    last.extend_from_slice(&buf[..n]);
+                    let keep = last.len().saturating_sub(5);
+                    last.drain(..keep);
+                    if server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = server.shutdown(Shutdown::Write);
+                let _ = tx.send(last);
+            });
+        }
+    });
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let p = payroll.to_str().unwrap();
+    let rep = db.file("r.csv");
+    let commands: [&[&str]; 7] = [
+        &["db", "migrate"],
+        &["ingest", p],
+        &["ingest", "--dry-run", p],
+        &["runs"],
+        &["report", "1", "-o", rep.to_str().unwrap()],
+        &[
+            "lookup",
+            "--file-id",
+            "nacha:231380104:121042882:250108:0830:A",
+            "--record-no",
+            "3",
+        ],
+        &["report", "99"],
+    ];
+    for args in commands {
+        let mut all = vec!["--db", url.as_str()];
+        all.extend_from_slice(args);
+        let out = common::run(&all, &[]);
+        assert!(matches!(out.code, 0 | 5), "{args:?}: {}", out.stderr);
+        let last = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the command's session through the proxy");
+        assert_eq!(
+            last, b"X\0\0\0\x04",
+            "{args:?}: the last message of the session is Terminate ('X', length 4)"
+        );
+    }
+}

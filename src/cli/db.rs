@@ -1,7 +1,6 @@
 //! `clearledger db migrate`.
 
-use super::{GlobalOpts, exit, infra_error, out};
-use crate::ledger;
+use super::{GlobalOpts, exit, out, with_ledger};
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Args)]
@@ -19,16 +18,17 @@ pub enum DbCommand {
 
 pub async fn run(g: &GlobalOpts, a: &DbArgs) -> u8 {
     match a.command {
-        DbCommand::Migrate => match ledger::open(&g.db_url(), &g.db_options()).await {
-            Ok(_) => {
+        // Opening the ledger migrates it.
+        DbCommand::Migrate => {
+            with_ledger(g, async |_| {
                 if !g.quiet
                     && let Err(e) = outln!("{}: migrations applied", g.db_url())
                 {
                     return out::stdout_failed(&e, exit::OK);
                 }
                 exit::OK
-            }
-            Err(e) => infra_error(&e),
-        },
+            })
+            .await
+        }
     }
 }

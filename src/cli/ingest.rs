@@ -1,10 +1,10 @@
 //! `clearledger ingest`: post files, one run each, and report every record.
 
-use super::{GlobalOpts, after_commit, exit, infra_error, out, run_list};
+use super::{GlobalOpts, after_commit, exit, infra_error, out, run_list, with_ledger};
 use crate::findings::{Finding, Severity};
 use crate::formats::detect::FileFormat;
 use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
-use crate::ledger::{self, Ledger};
+use crate::ledger::Ledger;
 use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -95,14 +95,15 @@ impl Format {
 }
 
 pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
-    let url = g.db_url();
-    let mut ledger = match ledger::open(&url, &g.db_options()).await {
-        Ok(l) => l,
-        Err(e) => return infra_error(&e),
-    };
-    if let Some(inbox) = &a.inbox {
-        return super::inbox::run(g, a, &mut ledger, inbox).await;
-    }
+    with_ledger(g, async |ledger| match &a.inbox {
+        Some(inbox) => super::inbox::run(g, a, ledger, inbox).await,
+        None => ingest_files(g, a, ledger).await,
+    })
+    .await
+}
+
+/// Plain mode: each file its own run, one report for them all.
+async fn ingest_files(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger) -> u8 {
     let mut writer = None;
     if let Some(path) = &a.report {
         let format = a
@@ -125,7 +126,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     // The committed runs whose rows went to the report.
     let mut reported = Vec::new();
     for file in &a.files {
-        let r = ingest_one(g, a, &mut ledger, file, writer.as_mut()).await;
+        let r = ingest_one(g, a, ledger, file, writer.as_mut()).await;
         code = code.max(r.code);
         if !r.rejected {
             reported.extend(r.run_id);
@@ -481,6 +482,38 @@ pub async fn ingest_one(
             if let Err(e) = report_unreadable(a, &name, &msg) {
                 result.code = out::stdout_failed(&e, result.code);
                 result.stop = true;
+            }
+        }
+        Err(IngestError::Ledger(crate::ledger::LedgerError::AfterCommit {
+            run_id,
+            rejected,
+            source,
+        })) => {
+            // Committed, then the connection failed before the run was read back: no
+            // summary to print, but the run id is known and said.
+            result.run_id = Some(run_id);
+            result.rejected = rejected;
+            result.report_failed = true;
+            result.stop = true;
+            let what = if rejected {
+                format!(
+                    "{name}: rejected, nothing posted; then reading the run back failed ({source})"
+                )
+            } else {
+                format!("{name}: reading the run back failed ({source})")
+            };
+            if rejected {
+                result.rejection.push(format!(
+                    "{name}: rejected (run {run_id}): its findings: `clearledger report {run_id}`"
+                ));
+            }
+            result.code = after_commit(&what, run_id);
+            if a.json {
+                let _ = outln!(
+                    "{}",
+                    json!({"file": name, "status": if rejected { "rejected" } else { "committed" },
+                           "run_id": run_id, "error": what})
+                );
             }
         }
         Err(IngestError::Ledger(e)) => {

@@ -1,7 +1,7 @@
 //! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
 
-use super::{GlobalOpts, exit, infra_error, out};
-use crate::ledger::{self, Lookup};
+use super::{GlobalOpts, exit, infra_error, out, with_ledger};
+use crate::ledger::{Ledger, Lookup};
 use crate::money::format_minor;
 use clap::Args;
 
@@ -50,11 +50,11 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
         errln!("clearledger: lookup needs --trace, --file-id with --record-no, or --key");
         return exit::USAGE;
     };
-    let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
-        Ok(l) => l,
-        Err(e) => return infra_error(&e),
-    };
-    let found = match ledger.lookup(&g.tenant, &q).await {
+    with_ledger(g, async |ledger| print(g, a, ledger, &q).await).await
+}
+
+async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) -> u8 {
+    let found = match ledger.lookup(&g.tenant, q).await {
         Ok(p) => p,
         Err(e) => return infra_error(&e),
     };

@@ -30,6 +30,7 @@ pub mod lookup;
 pub mod out;
 pub mod report;
 pub mod runs;
+pub mod signals;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
@@ -47,8 +48,11 @@ pub mod exit {
     /// was posted.
     pub const REJECTED: u8 = 3;
     /// Infrastructure failure (database unreachable, locked, disk full, report not
-    /// writable): nothing of the failed run was committed; safe to retry. Only used when
-    /// nothing was committed.
+    /// writable): nothing of the failed run was committed; safe to retry. Two cases where
+    /// the process cannot know whether its COMMIT took effect say so in their message and
+    /// are exit 4 too, since a rerun is safe either way (the natural keys find what
+    /// committed): the PostgreSQL connection lost during COMMIT, and SQLite's WAL index
+    /// (`-shm`) truncated under the process (SIGBUS).
     pub const INFRASTRUCTURE: u8 = 4;
     /// Not found (`report`, `lookup`): no such run or posting for this tenant.
     pub const NOT_FOUND: u8 = 5;
@@ -195,6 +199,22 @@ impl NachaRuleArgs {
             allow_empty_individual_name: self.allow_empty_individual_name,
         }
     }
+}
+
+/// Opens the ledger, runs `body` on it and closes it whatever `body` returned (PostgreSQL
+/// then sees a Terminate message, not a reset connection). A ledger that cannot be opened
+/// is an infrastructure failure.
+pub async fn with_ledger(
+    g: &GlobalOpts,
+    body: impl AsyncFnOnce(&mut crate::ledger::Ledger) -> u8,
+) -> u8 {
+    let mut ledger = match crate::ledger::open(&g.db_url(), &g.db_options()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let code = body(&mut ledger).await;
+    ledger.close().await;
+    code
 }
 
 /// Prints an error for a database failure and returns the infrastructure exit code. Only

@@ -1,7 +1,7 @@
 //! `clearledger report`: the per-record report of a run, produced again from the ledger.
 
-use super::{GlobalOpts, exit, infra_error, out};
-use crate::ledger::{self, RunInfo};
+use super::{GlobalOpts, exit, infra_error, out, with_ledger};
+use crate::ledger::{self, Ledger, RunInfo};
 use crate::report::{ReportFormat, ReportWriter};
 use clap::Args;
 use std::path::PathBuf;
@@ -20,10 +20,10 @@ pub struct ReportArgs {
 }
 
 pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
-    let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
-        Ok(l) => l,
-        Err(e) => return infra_error(&e),
-    };
+    with_ledger(g, async |ledger| print(g, a, ledger).await).await
+}
+
+async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
     let runs: Vec<RunInfo> = match a.id.parse::<i64>() {
         Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
             Ok(Some(r)) => vec![r],

@@ -1,6 +1,6 @@
 //! `clearledger runs`: recent ingests.
 
-use super::{GlobalOpts, exit, infra_error, out};
+use super::{GlobalOpts, exit, infra_error, out, with_ledger};
 use crate::ledger;
 use clap::Args;
 
@@ -18,18 +18,17 @@ pub struct RunsArgs {
 }
 
 pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
-    let mut ledger = match ledger::open(&g.db_url(), &g.db_options()).await {
-        Ok(l) => l,
-        Err(e) => return infra_error(&e),
-    };
-    let runs = match ledger.runs(&g.tenant, a.file_id.as_deref(), a.limit).await {
-        Ok(r) => r,
-        Err(e) => return infra_error(&e),
-    };
-    match print(a, &runs) {
-        Ok(()) => exit::OK,
-        Err(e) => out::stdout_failed(&e, exit::OK),
-    }
+    with_ledger(g, async |ledger| {
+        let runs = match ledger.runs(&g.tenant, a.file_id.as_deref(), a.limit).await {
+            Ok(r) => r,
+            Err(e) => return infra_error(&e),
+        };
+        match print(a, &runs) {
+            Ok(()) => exit::OK,
+            Err(e) => out::stdout_failed(&e, exit::OK),
+        }
+    })
+    .await
 }
 
 fn print(a: &RunsArgs, runs: &[ledger::RunInfo]) -> std::io::Result<()> {

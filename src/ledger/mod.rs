@@ -60,6 +60,28 @@ pub enum LedgerError {
          nothing posted: split the file"
     )]
     TotalOverflow,
+    /// The connection was lost while COMMIT was under way: the run may or may not have
+    /// committed, and only the database knows. A rerun is safe either way: had it
+    /// committed, its keys find every record and nothing posts twice.
+    #[error(
+        "the connection to the database was lost during COMMIT{}: the outcome is unknown; \
+         a rerun is safe (what committed is found by its keys and posts nothing twice), and \
+         `clearledger runs` shows the run if it committed ({source})",
+        run_id.map(|id| format!(" of run {id}")).unwrap_or_default()
+    )]
+    CommitUnknown {
+        run_id: Option<i64>,
+        source: Box<LedgerError>,
+    },
+    /// Run `run_id` committed; what failed came after (reading it back). Not "nothing
+    /// committed": the CLI's post-commit exit code.
+    #[error("{source}")]
+    AfterCommit {
+        run_id: i64,
+        /// The run journaled a rejected file (nothing of it posted).
+        rejected: bool,
+        source: Box<LedgerError>,
+    },
     /// A column of an unexpected type (a database not written by this program?).
     #[error("column {column} of a result: expected {expected}")]
     Decode {

@@ -121,6 +121,14 @@ impl PgStore {
         Ok(PgStore { conn })
     }
 
+    /// Sends Terminate and closes the socket; a failure (the server already gone) changes
+    /// nothing for the caller.
+    pub async fn close(self) {
+        if let Err(e) = self.conn.close().await {
+            tracing::debug!(error = %e, "closing the PostgreSQL connection");
+        }
+    }
+
     pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let done = q.execute(&mut self.conn).await.ctx("running a statement")?;

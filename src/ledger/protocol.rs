@@ -3,7 +3,6 @@
 //! write the completion mark and commit — or roll back whole. Replays, rejections and
 //! every read (run, runs, findings, report, lookup) too.
 
-use super::During;
 use super::classify::{
     Held, Originals, Seen, TraceCandidate, classify, conflicting_ids, legacy_of,
     migrations_to_apply, tally, ts,
@@ -14,6 +13,7 @@ use super::{
     Counts, ExactUpload, Ledger, Lookup, OpenRun, Posting, Rejection, ReportRow, Result, RunFinish,
     RunInfo, RunStart, StoredFinding,
 };
+use super::{During, LedgerError};
 use crate::findings::{Finding, count_errors};
 use crate::model::{self, FileIdentity, Outcome, PostingRecord};
 use chrono::Utc;
@@ -87,7 +87,7 @@ impl Ledger {
     async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
         match res {
             Ok(v) => {
-                self.commit().await?;
+                self.commit(None).await?;
                 Ok(v)
             }
             Err(e) => {
@@ -97,14 +97,63 @@ impl Ledger {
         }
     }
 
+    /// [`Self::end`] of a run's transaction: a COMMIT whose answer was lost names the run.
+    async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
+        match res {
+            Ok(run_id) => {
+                self.commit(Some(run_id)).await?;
+                Ok(run_id)
+            }
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
     /// Commits; a failed COMMIT is followed by a ROLLBACK (its error ignored), so that the
-    /// connection is never left inside a transaction SQLite kept open.
-    async fn commit(&mut self) -> Result<()> {
+    /// connection is never left inside a transaction SQLite kept open. A COMMIT that failed
+    /// with the connection (not with an error the server sent) may have committed or not:
+    /// [`LedgerError::CommitUnknown`].
+    async fn commit(&mut self, run_id: Option<i64>) -> Result<()> {
+        if run_id.is_some() {
+            self.store.fault_drop("pg_drop_at_commit").await;
+        }
         let res = self.store.commit().await.during("committing");
         if res.is_err() {
             let _ = self.store.rollback().await;
         }
-        res
+        res.map_err(|e| match e {
+            LedgerError::Database { source, context } if lost_connection(&source) => {
+                LedgerError::CommitUnknown {
+                    run_id,
+                    source: Box::new(LedgerError::Database { source, context }),
+                }
+            }
+            e => e,
+        })?;
+        if run_id.is_some() {
+            self.store.fault_drop("pg_drop_after_commit").await;
+        }
+        Ok(())
+    }
+
+    /// Ends the session cleanly (PostgreSQL: a Terminate message). Dropping a ledger
+    /// without it is safe, only noisy in the server's log.
+    pub async fn close(self) {
+        self.store.close().await
+    }
+
+    /// Reads run `run_id` back after its commit: a failure here is
+    /// [`LedgerError::AfterCommit`], never "nothing committed".
+    async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
+        self.fetch_run(run_id)
+            .await
+            .map_err(|e| LedgerError::AfterCommit {
+                run_id,
+                rejected,
+                source: Box::new(e),
+            })
     }
 
     /// Opens the run's transaction, records the run, claims the file identity.
@@ -455,7 +504,7 @@ impl Ledger {
         }
         res?;
         crate::fault::point("before_commit");
-        self.commit().await?;
+        self.commit(Some(run.run_id)).await?;
         crate::fault::point("after_commit");
         if run.counts.records >= ANALYZE_AFTER_RECORDS {
             // Fresh statistics before the report is read: a planner that believes
@@ -466,7 +515,7 @@ impl Ledger {
                 tracing::warn!(error = %e, "ANALYZE after a bulk run failed");
             }
         }
-        self.fetch_run(run.run_id).await
+        self.committed(run.run_id, false).await
     }
 
     async fn complete(&mut self, run: &OpenRun, finish: &RunFinish) -> Result<()> {
@@ -572,9 +621,9 @@ impl Ledger {
             .await
             .during("starting the ingest transaction")?;
         let res = self.replay(start, prior, finish).await;
-        let run_id = self.end(res).await?;
+        let run_id = self.end_run(res).await?;
         crate::fault::point("after_commit");
-        self.fetch_run(run_id).await
+        self.committed(run_id, false).await
     }
 
     async fn replay(
@@ -620,8 +669,8 @@ impl Ledger {
             .await
             .during("starting the rejection transaction")?;
         let res = self.reject(rej).await;
-        let run_id = self.end(res).await?;
-        self.fetch_run(run_id).await
+        let run_id = self.end_run(res).await?;
+        self.committed(run_id, true).await
     }
 
     async fn reject(&mut self, rej: &Rejection) -> Result<i64> {
@@ -656,6 +705,7 @@ impl Ledger {
         run_id: i64,
         row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
+        self.store.fault_drop("pg_drop_before_report").await;
         self.store
             .report_rows(&sql::report(), &args![run_id, tenant], row)
             .await
@@ -747,4 +797,13 @@ impl Ledger {
         let rows = self.store.query(&sql::lookup(cond), &a).await?;
         rows.iter().map(sql::posting).collect()
     }
+}
+
+/// A PostgreSQL failure of the connection itself (the socket closed, the session ended),
+/// as against an error the server answered with.
+fn lost_connection(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed
+    ) || matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("57P01"))
 }

@@ -189,6 +189,25 @@ impl Store {
                 .map(|_| ()),
         }
     }
+    /// Ends the session: PostgreSQL gets its Terminate message (without it the server logs
+    /// every invocation as a connection reset); SQLite closes the file.
+    pub async fn close(self) {
+        match self {
+            Store::Sqlite(s) => drop(s),
+            Store::Postgres(s) => s.close().await,
+        }
+    }
+    /// Test fault (see `crate::fault`): when `point` is armed, the PostgreSQL server ends
+    /// this session; the next statement fails as after a lost connection.
+    pub async fn fault_drop(&mut self, point: &str) {
+        if let Store::Postgres(s) = self
+            && crate::fault::armed(point)
+        {
+            let _ = s
+                .execute("SELECT pg_terminate_backend(pg_backend_pid())", &[])
+                .await;
+        }
+    }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
     pub async fn analyze(&mut self) -> Result<()> {
         match self {

@@ -1,0 +1,52 @@
+//! SIGBUS: SQLite maps the `-shm` file of a WAL database into memory (the WAL index). If
+//! that file is truncated or its storage vanishes under a running process (another tool
+//! "cleaning up", a volume unmounted, a full tmpfs), the next access to the mapping raises
+//! SIGBUS, which by default kills the process with no word (exit 135). The handler below
+//! turns it into a said infrastructure failure, exit 4.
+//!
+//! Nothing can safely continue inside SQLite after that, so the handler writes one fixed
+//! message and ends the process at once (`_exit`, async-signal-safe), as a crash would:
+//! SQLite's atomic commit makes that safe. A run not yet in its COMMIT left nothing; a run
+//! whose COMMIT was under way may have committed (SQLite writes the commit frame to the
+//! WAL before it updates the index), so the message says the outcome is unknown and that a
+//! rerun is safe: the natural keys find whatever committed.
+//!
+//! The one module allowed `unsafe` (Cargo.toml denies it elsewhere): three libc calls.
+#![allow(unsafe_code)]
+
+/// What the handler writes on standard error.
+const MESSAGE: &[u8] = b"clearledger: infrastructure failure: the database's memory-mapped \
+file (SQLite's -shm beside a WAL database) was truncated or became unreadable under this \
+process (SIGBUS); it stopped at once. A run whose COMMIT was under way may have committed: \
+`clearledger runs` shows it if it did; a rerun is safe (what committed is found by its keys \
+and posts nothing twice)\n";
+
+extern "C" fn on_sigbus(_: libc::c_int) {
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; MESSAGE is a static.
+    unsafe {
+        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::_exit(super::exit::INFRASTRUCTURE as libc::c_int);
+    }
+}
+
+/// Installs the SIGBUS handler (once, at start, before any database is opened).
+pub fn install() {
+    // SAFETY: a plain sigaction with a handler that only calls async-signal-safe
+    // functions; it replaces the standard library's SIGBUS handler, which only reports
+    // stack overflows (Linux raises SIGSEGV for those, whose handler stays).
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Stops the process (SIGSTOP) until a SIGCONT: the test fault `stop:NAME`
+/// (`crate::fault`).
+pub fn stop_self() {
+    // SAFETY: raise(3) with a standard signal, no handler involved.
+    unsafe {
+        libc::raise(libc::SIGSTOP);
+    }
+}
