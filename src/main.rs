@@ -38,6 +38,9 @@ fn main() -> ExitCode {
             Command::Report(a) => cli::report::run(&cli.global, a).await,
             Command::Runs(a) => cli::runs::run(&cli.global, a).await,
             Command::Lookup(a) => cli::lookup::run(&cli.global, a).await,
+            Command::Held(a) => cli::actions::held(&cli.global, a).await,
+            Command::Resolve(a) => cli::actions::resolve(&cli.global, a).await,
+            Command::Reverse(a) => cli::actions::reverse(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

@@ -21,6 +21,7 @@ macro_rules! errln {
     };
 }
 
+pub mod actions;
 pub mod check;
 pub mod db;
 pub mod generate;
@@ -165,6 +166,16 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Find postings by trace number, file_id and record_no, posting key, UETR or EndToEndId.
     Lookup(lookup::LookupArgs),
+    /// Every held record waiting for a decision (run, record, key, amount, reason, the
+    /// posting it resembles).
+    Held(actions::HeldArgs),
+    /// Decide on a held record: post it under its own key, or reject it; journaled with
+    /// who, when and why. The same decision again is "already resolved" (exit 0); the
+    /// opposite one is refused (exit 1).
+    Resolve(actions::ResolveArgs),
+    /// Compensate a run's postings (or one posting, --key): new postings with the accounts
+    /// swapped and key `{posting_key}:compensate`; reversing again posts nothing.
+    Reverse(actions::ReverseArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.

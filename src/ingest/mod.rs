@@ -352,6 +352,8 @@ pub async fn ingest_file(
                     .iter()
                     .filter(|f| f.severity == Severity::Warning)
                     .count() as i64,
+                kind: crate::ledger::RunKind::Ingest,
+                totals: Vec::new(),
             };
             return Ok(IngestOutcome::Rejected {
                 run,
@@ -381,7 +383,7 @@ pub async fn ingest_file(
                 Ok(())
             })
             .await;
-        let (file, counts) = (open.file.clone(), open.counts);
+        let (file, counts) = (open.file.clone(), open.counts.clone());
         ledger.rollback_run(open).await?;
         res?.map_err(|e| IngestError::Internal(e.to_string()))?;
         return Ok(IngestOutcome::DryRun {

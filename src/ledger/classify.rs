@@ -210,7 +210,7 @@ pub(crate) fn tally(
             }
             _ => Outcome::Posted,
         };
-        run.counts.add(outcome, r.amount_minor)?;
+        run.counts.add(outcome, r.amount_minor, &r.currency)?;
         outcomes.push(outcome);
     }
     Ok(())

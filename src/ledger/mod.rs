@@ -19,6 +19,7 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
+mod actions;
 mod classify;
 mod postgres;
 mod protocol;
@@ -82,6 +83,13 @@ pub enum LedgerError {
         rejected: bool,
         source: Box<LedgerError>,
     },
+    /// A compensation could not be posted for every posting it was asked for (something
+    /// else holds a compensation's key or source): nothing of it committed.
+    #[error(
+        "{compensated} of {targets} postings could be compensated (another posting holds the key or \
+         source of the rest); nothing was posted"
+    )]
+    CompensationIncomplete { targets: i64, compensated: i64 },
     /// A column of an unexpected type (a database not written by this program?).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
@@ -94,6 +102,9 @@ pub type Result<T> = std::result::Result<T, LedgerError>;
 
 use crate::findings::Finding;
 use crate::model::{FileIdentity, Outcome};
+pub use actions::{
+    Actor, Decision, DecisionKind, HeldRecord, Resembles, Resolution, Reversal, ReverseTarget,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -169,19 +180,31 @@ pub struct OpenRun {
 }
 
 /// Per-outcome counts of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub records: u64,
     pub posted: u64,
     pub duplicates: u64,
     pub conflicts: u64,
     pub held: u64,
+    /// The posted amounts added up across currencies: kept for older readers of `runs`;
+    /// [`Counts::by_currency`] is the figure to use.
     pub posted_amount_minor: i64,
+    /// What posted, per currency, in the order the currencies first appeared.
+    pub by_currency: Vec<CurrencyTotal>,
+}
+
+/// What a run posted in one currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CurrencyTotal {
+    pub currency: String,
+    pub posted: u64,
+    pub amount_minor: i64,
 }
 
 impl Counts {
     /// Counts one record; a posted total past `i64::MAX` is an error, never a wrapped number.
-    pub fn add(&mut self, outcome: Outcome, amount_minor: i64) -> Result<()> {
+    pub fn add(&mut self, outcome: Outcome, amount_minor: i64, currency: &str) -> Result<()> {
         self.records += 1;
         match outcome {
             Outcome::Posted => {
@@ -190,6 +213,20 @@ impl Counts {
                     .posted_amount_minor
                     .checked_add(amount_minor)
                     .ok_or(LedgerError::TotalOverflow)?;
+                let t = match self.by_currency.iter().position(|t| t.currency == currency) {
+                    Some(i) => &mut self.by_currency[i],
+                    None => {
+                        self.by_currency.push(CurrencyTotal {
+                            currency: currency.to_string(),
+                            posted: 0,
+                            amount_minor: 0,
+                        });
+                        self.by_currency.last_mut().ok_or(LedgerError::NoRow)?
+                    }
+                };
+                t.posted += 1;
+                // Never past the sum across currencies, which was checked just above.
+                t.amount_minor += amount_minor;
             }
             Outcome::Duplicate => self.duplicates += 1,
             Outcome::Conflict => self.conflicts += 1,
@@ -249,6 +286,40 @@ pub struct RunInfo {
     pub posted_amount_minor: i64,
     pub errors: i64,
     pub warnings: i64,
+    /// What the run was: an ingest, a decision on a held record, a compensation.
+    pub kind: RunKind,
+    /// What it posted per currency.
+    pub totals: Vec<CurrencyTotal>,
+}
+
+/// What a run was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// A file ingested (`clearledger ingest`).
+    Ingest,
+    /// An operator's decision on a held record (`clearledger resolve`).
+    Resolve,
+    /// Compensating postings (`clearledger reverse`).
+    Reverse,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Ingest => "ingest",
+            RunKind::Resolve => "resolve",
+            RunKind::Reverse => "reverse",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "ingest" => RunKind::Ingest,
+            "resolve" => RunKind::Resolve,
+            "reverse" => RunKind::Reverse,
+            _ => return None,
+        })
+    }
 }
 
 /// Where a run stands.
@@ -305,6 +376,12 @@ pub struct ReportRow {
     pub original_posted_at: Option<String>,
     pub differences: Option<String>,
     pub reason: Option<String>,
+    /// `record` (a record of a file, or a held one posted by decision), or
+    /// `compensation` (a reversing posting made by `clearledger reverse`; a NACHA return
+    /// or a pacs.004 is a `record`).
+    pub kind: String,
+    /// A held record's decision (`post by NAME at TIME (run N): REASON`), if one was made.
+    pub decision: Option<String>,
 }
 
 /// A finding as stored with its run.

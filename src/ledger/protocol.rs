@@ -10,8 +10,8 @@ use super::classify::{
 use super::sql::{self, FindingRow};
 use super::store::{Arg, Begin, args};
 use super::{
-    Counts, ExactUpload, Ledger, Lookup, OpenRun, Posting, Rejection, ReportRow, Result, RunFinish,
-    RunInfo, RunStart, StoredFinding,
+    Counts, CurrencyTotal, ExactUpload, Ledger, Lookup, OpenRun, Posting, Rejection, ReportRow,
+    Result, RunFinish, RunInfo, RunStart, StoredFinding,
 };
 use super::{During, LedgerError};
 use crate::findings::{Finding, count_errors};
@@ -98,7 +98,7 @@ impl Ledger {
     }
 
     /// [`Self::end`] of a run's transaction: a COMMIT whose answer was lost names the run.
-    async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
+    pub(super) async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
         match res {
             Ok(run_id) => {
                 self.commit(Some(run_id)).await?;
@@ -146,7 +146,7 @@ impl Ledger {
 
     /// Reads run `run_id` back after its commit: a failure here is
     /// [`LedgerError::AfterCommit`], never "nothing committed".
-    async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
+    pub(super) async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
         self.fetch_run(run_id)
             .await
             .map_err(|e| LedgerError::AfterCommit {
@@ -360,7 +360,19 @@ impl Ledger {
                 legacy: &legacy,
             };
             let journal = classify(run, &rest, &seen);
-            let rows: Vec<[Arg; 15]> = journal.iter().map(|j| sql::journal_args(run, j)).collect();
+            let dates: Vec<Option<String>> = journal
+                .iter()
+                .map(|j| {
+                    (j.outcome == Outcome::Held)
+                        .then(|| j.r.effective_date.map(|d| d.to_string()))
+                        .flatten()
+                })
+                .collect();
+            let rows: Vec<[Arg; 17]> = journal
+                .iter()
+                .zip(&dates)
+                .map(|(j, d)| sql::journal_args(run, j, d.as_deref()))
+                .collect();
             self.store
                 .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
                 .await?;
@@ -519,7 +531,7 @@ impl Ledger {
     }
 
     async fn complete(&mut self, run: &OpenRun, finish: &RunFinish) -> Result<()> {
-        let c = run.counts;
+        let c = &run.counts;
         let finished = ts(&finish.finished_at);
         let sha = finish.sha256.as_str();
         let a = args![
@@ -558,6 +570,21 @@ impl Ledger {
                 .await
         };
         claim.during("completing the file claim")?;
+        let totals: Vec<[Arg; 4]> = c
+            .by_currency
+            .iter()
+            .map(|t| {
+                args![
+                    run.run_id,
+                    t.currency.as_str(),
+                    t.posted as i64,
+                    t.amount_minor
+                ]
+            })
+            .collect();
+        self.store
+            .insert_rows(sql::INSERT_RUN_TOTALS, &totals, "writing the run's totals")
+            .await?;
         self.insert_findings(run.run_id, &finish.findings).await
     }
 
@@ -582,7 +609,26 @@ impl Ledger {
             .store
             .query_one(&sql::run_by_id(), &args![run_id])
             .await?;
-        sql::run_info(&row)
+        self.with_totals(sql::run_info(&row)?).await
+    }
+
+    /// The run with its per-currency totals.
+    async fn with_totals(&mut self, mut run: RunInfo) -> Result<RunInfo> {
+        let rows = self
+            .store
+            .query(sql::RUN_TOTALS, &args![run.run_id])
+            .await?;
+        run.totals = rows
+            .iter()
+            .map(|r| {
+                Ok(CurrencyTotal {
+                    currency: r.text(0)?,
+                    posted: r.int(1)? as u64,
+                    amount_minor: r.int(2)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(run)
     }
 
     /// A completed earlier ingest of exactly these bytes (same SHA-256, same tenant) whose
@@ -716,7 +762,10 @@ impl Ledger {
             .store
             .query_opt(&sql::run_of_tenant(), &args![run_id, tenant])
             .await?;
-        row.as_ref().map(sql::run_info).transpose()
+        match row {
+            Some(r) => Ok(Some(self.with_totals(sql::run_info(&r)?).await?)),
+            None => Ok(None),
+        }
     }
 
     pub async fn runs(
@@ -735,7 +784,11 @@ impl Ledger {
                 self.store.query(&sql::runs_of_tenant(false), &a).await?
             }
         };
-        rows.iter().map(sql::run_info).collect()
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in &rows {
+            runs.push(self.with_totals(sql::run_info(r)?).await?);
+        }
+        Ok(runs)
     }
 
     pub async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {

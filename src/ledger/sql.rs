@@ -2,14 +2,16 @@
 //! and the decoding of what they return.
 
 use super::store::{Arg, Row, args};
-use super::{Posting, ReportRow, Result, RunInfo, RunStatus, StoredFinding, classify::JournalRow};
+use super::{
+    Posting, ReportRow, Result, RunInfo, RunKind, RunStatus, StoredFinding, classify::JournalRow,
+};
 use crate::findings::Finding;
 use crate::model::Outcome;
 
 // ---- runs and file claims -------------------------------------------------------------
 
 pub(crate) const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, \
-     finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings";
+     finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings, kind";
 
 /// A new run, `running` until its completion mark. Binds: tenant, file_id, sha256,
 /// format, source_name, started_at.
@@ -39,6 +41,13 @@ pub(crate) const ISO_V1_KEYS_BELOW: &str =
 pub(crate) const COMPLETE_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, sha256 = $2, records = $3, \
      posted = $4, duplicates = $5, conflicts = $6, held = $7, posted_amount_minor = $8, errors = 0, warnings = $9 \
      WHERE run_id = $10";
+
+/// A run's posted count and amount per currency (`runs`, the summary).
+pub(crate) const INSERT_RUN_TOTALS: &str =
+    "INSERT INTO run_totals (run_id, currency, posted, amount_minor)";
+
+pub(crate) const RUN_TOTALS: &str =
+    "SELECT currency, posted, amount_minor FROM run_totals WHERE run_id = $1 ORDER BY currency";
 
 /// The claim's fingerprint of the bytes, once its run completes. Binds: sha256,
 /// tenant, file_id, run_id.
@@ -119,6 +128,11 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
         posted_amount_minor: r.int(14)?,
         errors: r.int(15)?,
         warnings: r.int(16)?,
+        kind: RunKind::parse(&r.text(17)?).ok_or(super::LedgerError::Decode {
+            column: 17,
+            expected: "a run kind",
+        })?,
+        totals: Vec::new(),
     })
 }
 
@@ -204,12 +218,19 @@ pub(crate) const POSTING_COLUMNS: &str = "tenant, operation, posting_key, file_i
 
 pub(crate) const INSERT_JOURNAL: &str = "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id, \
      operation, posting_key, trace_number, debit_account, credit_account, amount_minor, currency, fingerprint, \
-     differences, reason)";
+     differences, reason, effective_date, detail)";
 
 /// One journal row's binds, in `INSERT_JOURNAL`'s order. A duplicate names only its
-/// original (its content is the original's: migrations/*/0003_slim_journal.sql).
-pub(crate) fn journal_args<'a>(run: &'a super::OpenRun, j: &'a JournalRow<'a>) -> [Arg<'a>; 15] {
+/// original (its content is the original's: migrations/*/0003_slim_journal.sql). A held
+/// record also keeps its effective date (`date`, as text) and fields: what posting it
+/// needs once an operator decides so (migrations/*/0005_operator_actions.sql).
+pub(crate) fn journal_args<'a>(
+    run: &'a super::OpenRun,
+    j: &'a JournalRow<'a>,
+    date: Option<&'a str>,
+) -> [Arg<'a>; 17] {
     let seen = j.seen();
+    let held = (j.outcome == Outcome::Held).then_some(j.r);
     args![
         run.run_id,
         j.r.record_no as i64,
@@ -226,6 +247,8 @@ pub(crate) fn journal_args<'a>(run: &'a super::OpenRun, j: &'a JournalRow<'a>) -
         seen.map(|r| r.fingerprint.as_str()),
         j.differences.as_deref(),
         j.reason.as_deref(),
+        held.and(date),
+        held.map(|r| r.detail.as_str()),
     ]
 }
 
@@ -234,15 +257,24 @@ pub(crate) fn journal_args<'a>(run: &'a super::OpenRun, j: &'a JournalRow<'a>) -
 /// original's. Binds: run id, tenant.
 pub(crate) fn report() -> String {
     let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
+    // A decision on a held record, as one text (`Decision::describe`).
+    let decision = "(SELECT d.decision || ' by ' || d.decided_by || ' at ' || d.decided_at || ' (run ' || \
+         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
+         AND d.operation = j.operation AND d.posting_key = j.posting_key)";
+    // A compensation names the posting it compensates in the original_* columns.
     format!(
         "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
-         p.amount_minor, p.currency, p.debit_account, p.credit_account, NULL AS original_file_id, \
-         NULL AS original_record_no, NULL AS original_run_id, NULL AS original_posted_at, \
-         NULL AS differences, NULL AS reason \
-         FROM postings p WHERE p.run_id = $1 AND p.tenant = $2 \
+         p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
+         c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
+         NULL AS differences, NULL AS reason, \
+         CASE WHEN p.compensates IS NULL THEN 'record' ELSE 'compensation' END AS kind, NULL AS decision \
+         FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
+         WHERE p.run_id = $1 AND p.tenant = $2 \
          UNION ALL \
          SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
-         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason \
+         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason, \
+         CASE WHEN o.compensates IS NULL THEN 'record' ELSE 'compensation' END, \
+         CASE WHEN j.outcome = 'held' THEN {decision} END \
          FROM journal j JOIN runs r ON r.run_id = j.run_id \
          LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
          WHERE j.run_id = $1 AND j.tenant = $2 \
@@ -277,6 +309,8 @@ pub(crate) fn report_row(r: &Row) -> Result<ReportRow> {
         original_posted_at: r.opt_text(13)?,
         differences: r.opt_text(14)?,
         reason: r.opt_text(15)?,
+        kind: r.text(16)?,
+        decision: r.opt_text(17)?,
     })
 }
 
@@ -320,3 +354,125 @@ pub(crate) fn like_escape(s: &str) -> String {
         .replace('%', "\\%")
         .replace('_', "\\_")
 }
+
+// ---- operator actions (actions.rs) ----------------------------------------------------
+
+/// A run recording an operator's action (`resolve`, `reverse`). Binds: tenant, file_id,
+/// format, source_name, started_at, kind, reason, actor.
+pub(crate) const INSERT_ACTION_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, \
+     status, kind, reason, actor) VALUES ($1, $2, '', $3, $4, $5, 'running', $6, $7, $8) RETURNING run_id";
+
+/// An action's completion mark. Binds: finished_at, records, posted, duplicates,
+/// posted_amount_minor, run_id.
+pub(crate) const COMPLETE_ACTION_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
+     posted = $3, duplicates = $4, conflicts = 0, held = 0, posted_amount_minor = $5, errors = 0, warnings = 0 \
+     WHERE run_id = $6";
+
+/// An action run's totals, from what it posted. Binds: run_id.
+pub(crate) const ACTION_RUN_TOTALS: &str = "INSERT INTO run_totals (run_id, currency, posted, amount_minor) \
+     SELECT run_id, currency, count(*), sum(amount_minor) FROM postings WHERE run_id = $1 GROUP BY run_id, currency";
+
+/// The columns of a held record as `held` and `resolve` read it, from `j` (journal), `r`
+/// (its run), `o` (the posting it resembles, if any), `d` (a decision on its key, if any).
+const HELD_COLUMNS: &str = "j.run_id, j.record_no, r.file_id, r.format, j.operation, j.posting_key, j.trace_number, \
+     j.debit_account, j.credit_account, j.amount_minor, j.currency, j.fingerprint, j.effective_date, j.detail, \
+     j.reason, r.started_at, o.posting_id, o.file_id, o.record_no, o.run_id, \
+     d.decision, d.reason, d.decided_by, d.decided_at, d.run_id, d.posting_id, d.held_run_id, d.held_record_no, \
+     (SELECT p.posting_id FROM postings p WHERE p.tenant = j.tenant AND p.operation = j.operation \
+      AND p.posting_key = j.posting_key)";
+
+const HELD_FROM: &str = "FROM journal j JOIN runs r ON r.run_id = j.run_id \
+     LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
+     LEFT JOIN decisions d ON d.tenant = j.tenant AND d.operation = j.operation AND d.posting_key = j.posting_key";
+
+/// Every held record of the tenant, in run and record order (the open ones are those
+/// without a decision and whose key did not post since). Binds: tenant.
+pub(crate) fn held_of_tenant() -> String {
+    format!(
+        "SELECT {HELD_COLUMNS} {HELD_FROM} WHERE j.tenant = $1 AND j.outcome = 'held' ORDER BY j.run_id, j.record_no"
+    )
+}
+
+/// One record of a run as the journal has it, held or not. Binds: tenant, run_id,
+/// record_no.
+pub(crate) fn journal_record() -> String {
+    format!(
+        "SELECT {HELD_COLUMNS}, j.outcome {HELD_FROM} WHERE j.tenant = $1 AND j.run_id = $2 AND j.record_no = $3"
+    )
+}
+
+/// Held records of a file's record, for `lookup --file-id F --record-no N`. Binds:
+/// tenant, file_id, record_no.
+pub(crate) fn held_of_source() -> String {
+    format!(
+        "SELECT {HELD_COLUMNS} {HELD_FROM} WHERE j.tenant = $1 AND r.file_id = $2 AND j.record_no = $3 \
+         AND j.outcome = 'held' ORDER BY j.run_id"
+    )
+}
+
+/// The decision, insert-first: its primary key (tenant, operation, key) decides which of
+/// two concurrent decisions stands. Binds: tenant, operation, posting_key, held_run_id,
+/// held_record_no, decision, reason, decided_by, decided_at, run_id.
+pub(crate) const INSERT_DECISION: &str = "INSERT INTO decisions (tenant, operation, posting_key, held_run_id, \
+     held_record_no, decision, reason, decided_by, decided_at, run_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING run_id";
+
+pub(crate) const SET_DECISION_POSTING: &str = "UPDATE decisions SET posting_id = $1 \
+     WHERE tenant = $2 AND operation = $3 AND posting_key = $4";
+
+pub(crate) const DECISION_OF_KEY: &str = "SELECT decision, reason, decided_by, decided_at, run_id, posting_id, \
+     held_run_id, held_record_no FROM decisions WHERE tenant = $1 AND operation = $2 AND posting_key = $3";
+
+/// A held record posted by decision, under its own key, behind the same unique indexes.
+/// Binds: POSTING_COLUMNS' order.
+pub(crate) fn insert_decided_posting() -> String {
+    format!(
+        "INSERT INTO postings ({POSTING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT DO NOTHING RETURNING posting_id"
+    )
+}
+
+/// A posting by natural key, or by its source: what took a decided posting's place.
+/// Binds: tenant, operation, posting_key, file_id, record_no.
+pub(crate) const POSTING_IN_THE_WAY: &str = "SELECT posting_id, fingerprint, run_id, posting_key FROM postings \
+     WHERE tenant = $1 AND ((operation = $2 AND posting_key = $3) OR (file_id = $4 AND record_no = $5)) \
+     ORDER BY posting_id LIMIT 1";
+
+/// Compensations of the postings `{cond}` selects from `p` (its binds from `$4`): accounts
+/// swapped, key `{posting_key}:compensate`, source `compensate:{file_id}` and the same
+/// record number, the same unique indexes; one per posting (`postings_compensates`).
+/// Binds: tenant, run_id, posted_at.
+pub(crate) fn insert_compensations(cond: &str) -> String {
+    format!(
+        "INSERT INTO postings ({POSTING_COLUMNS}, compensates) \
+         SELECT p.tenant, p.operation, p.posting_key || ':compensate', 'compensate:' || p.file_id, p.record_no, \
+         p.trace_number, p.credit_account, p.debit_account, p.amount_minor, p.currency, p.effective_date, \
+         p.fingerprint, p.detail, $2, $3, p.posting_id \
+         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id \
+         ON CONFLICT DO NOTHING"
+    )
+}
+
+/// The postings `{cond}` selects that this run did not compensate because an earlier
+/// compensation did: journaled as duplicates of it. Binds: tenant, run_id, then `{cond}`'s
+/// (from `$3`).
+pub(crate) fn journal_compensated(cond: &str) -> String {
+    format!(
+        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+         SELECT $2, p.record_no, $1, 'duplicate', c.posting_id \
+         FROM postings p JOIN postings c ON c.compensates = p.posting_id \
+         WHERE p.tenant = $1 AND {cond} AND c.run_id <> $2"
+    )
+}
+
+/// How many postings `{cond}` selects, a file id
+/// and a run of theirs. Binds: tenant, then `{cond}`'s (from `$2`).
+pub(crate) fn count_targets(cond: &str) -> String {
+    format!(
+        "SELECT count(*), min(p.file_id), min(p.run_id) FROM postings p \
+         WHERE p.tenant = $1 AND {cond}"
+    )
+}
+
+/// What a compensating run posted: count and sum. Binds: run_id.
+pub(crate) const POSTED_BY_RUN: &str = "SELECT count(*), CAST(coalesce(sum(amount_minor), 0) AS BIGINT) FROM postings WHERE run_id = $1";

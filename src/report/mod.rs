@@ -47,6 +47,8 @@ pub const REPORT_COLUMNS: &[&str] = &[
     "original_posted_at",
     "differences",
     "reason",
+    "kind",
+    "decision",
 ];
 
 /// Writes report rows; a dry run's `posted` rows are written as `would_post`.
@@ -116,6 +118,8 @@ impl ReportWriter {
                 w.write_field(opt(&row.original_posted_at))?;
                 w.write_field(opt(&row.differences))?;
                 w.write_field(opt(&row.reason))?;
+                w.write_field(&row.kind)?;
+                w.write_field(opt(&row.decision))?;
                 w.write_record(None::<&[u8]>)?;
             }
             Inner::Jsonl(w) => {

@@ -1,0 +1,682 @@
+//! Operator actions (issue #12): what an operator decides about a held record
+//! (`resolve`), and compensations of postings made in error (`reverse`). Each action is a
+//! run of its own (`runs.kind`), in one transaction with its effect, behind the same
+//! unique indexes as an ingest:
+//! - A decision is insert-first into `decisions`, whose primary key is the held record's
+//!   key: of two concurrent decisions one stands, and the other is told which. `post`
+//!   inserts the held record under its own key and source (file, record number), so it can
+//!   no more post twice than any record can.
+//! - A compensation is a new posting (PRINCIPLES.md §10): accounts swapped, key
+//!   `{posting_key}:compensate`, source `compensate:{file_id}` + the record number, and
+//!   `compensates` naming the posting it reverses (unique). Reversing again inserts
+//!   nothing: every posting is journaled as a duplicate of its compensation.
+
+use super::classify::ts;
+use super::store::{Arg, Begin, Row, args};
+use super::{During, Ledger, LedgerError, Result, RunInfo, sql};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// A decision on a held record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionKind {
+    /// Post it, under its own key.
+    Post,
+    /// Never post it.
+    Reject,
+}
+
+impl DecisionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Post => "post",
+            DecisionKind::Reject => "reject",
+        }
+    }
+    fn parse(s: &str) -> Result<Self> {
+        match s {
+            "post" => Ok(DecisionKind::Post),
+            "reject" => Ok(DecisionKind::Reject),
+            _ => Err(LedgerError::Decode {
+                column: 0,
+                expected: "a decision",
+            }),
+        }
+    }
+}
+
+/// A decision as journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub decision: DecisionKind,
+    pub reason: String,
+    pub decided_by: String,
+    pub decided_at: String,
+    /// The run that recorded it (`runs.kind = resolve`).
+    pub run_id: i64,
+    /// `post`: the posting it made (or found made).
+    pub posting_id: Option<i64>,
+    /// The held record it was made on.
+    pub held_run_id: i64,
+    pub held_record_no: i64,
+}
+
+impl Decision {
+    /// "post by alice at 2026-12-01T…Z (run 7): checked with the originator".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} by {} at {} (run {}): {}",
+            self.decision.as_str(),
+            self.decided_by,
+            self.decided_at,
+            self.run_id,
+            self.reason
+        )
+    }
+}
+
+/// The posting a held record resembles (a re-sent entry's original).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resembles {
+    pub posting_id: i64,
+    pub file_id: String,
+    pub record_no: i64,
+    pub run_id: i64,
+}
+
+/// A record the ledger held back, with what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeldRecord {
+    pub run_id: i64,
+    pub record_no: i64,
+    pub file_id: Option<String>,
+    pub format: String,
+    pub operation: String,
+    pub posting_key: String,
+    pub trace_number: Option<String>,
+    pub debit_account: String,
+    pub credit_account: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub effective_date: Option<String>,
+    pub reason: Option<String>,
+    /// When its run started.
+    pub held_at: String,
+    pub resembles: Option<Resembles>,
+    pub decision: Option<Decision>,
+    /// Its key posted since (a decision, or the file sent again with `--accept-resent`).
+    pub posted_as: Option<i64>,
+    #[serde(skip)]
+    fingerprint: String,
+    #[serde(skip)]
+    detail: Option<String>,
+}
+
+impl HeldRecord {
+    /// Waiting for a decision: none made on its key, and the key not posted since.
+    pub fn is_open(&self) -> bool {
+        self.decision.is_none() && self.posted_as.is_none()
+    }
+
+    /// The held record from a row of `HELD_COLUMNS`.
+    fn of(r: &Row) -> Result<Self> {
+        let resembles = match r.opt_int(16)? {
+            Some(posting_id) => Some(Resembles {
+                posting_id,
+                file_id: r.text(17)?,
+                record_no: r.int(18)?,
+                run_id: r.int(19)?,
+            }),
+            None => None,
+        };
+        let decision = match r.opt_text(20)? {
+            Some(d) => Some(Decision {
+                decision: DecisionKind::parse(&d)?,
+                reason: r.text(21)?,
+                decided_by: r.text(22)?,
+                decided_at: r.text(23)?,
+                run_id: r.int(24)?,
+                posting_id: r.opt_int(25)?,
+                held_run_id: r.int(26)?,
+                held_record_no: r.int(27)?,
+            }),
+            None => None,
+        };
+        Ok(HeldRecord {
+            run_id: r.int(0)?,
+            record_no: r.int(1)?,
+            file_id: r.opt_text(2)?,
+            format: r.text(3)?,
+            operation: r.text(4)?,
+            posting_key: r.text(5)?,
+            trace_number: r.opt_text(6)?,
+            debit_account: r.text(7)?,
+            credit_account: r.text(8)?,
+            amount_minor: r.int(9)?,
+            currency: r.text(10)?,
+            fingerprint: r.text(11)?,
+            effective_date: r.opt_text(12)?,
+            detail: r.opt_text(13)?,
+            reason: r.opt_text(14)?,
+            held_at: r.text(15)?,
+            resembles,
+            decision,
+            posted_as: r.opt_int(28)?,
+        })
+    }
+}
+
+/// What `resolve` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Decided now, journaled in run `run`. `found_posted`: `post` found the key already
+    /// posted with the same content (posting named in the decision), and posted nothing.
+    Decided {
+        decision: Decision,
+        run: Box<RunInfo>,
+        found_posted: bool,
+    },
+    /// The same decision was made before: nothing done.
+    AlreadyResolved(Decision),
+    /// The opposite decision was made before: refused.
+    Contradicts(Decision),
+    /// The record is in the journal, but was not held (a duplicate or a conflict).
+    NotHeld { outcome: String },
+    /// No such record in the tenant's journal.
+    NotFound,
+    /// `post` could not post it: what stands in the way (nothing was recorded).
+    Refused { why: String },
+}
+
+/// What `reverse` compensates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReverseTarget {
+    /// Every posting a run made.
+    Run(i64),
+    /// One posting, by its key (and operation, when the key is not unique without it).
+    Key {
+        posting_key: String,
+        operation: Option<String>,
+    },
+}
+
+/// What `reverse` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reversal {
+    /// Run `run` compensated what it could; the rest was compensated before (duplicates).
+    Reversed(Box<RunInfo>),
+    /// Nothing to compensate: the run posted nothing, or no posting has that key.
+    NothingToReverse,
+    /// The key names postings of several operations: `--operation` must say which.
+    Ambiguous(Vec<String>),
+}
+
+/// Who decides, and why.
+#[derive(Debug, Clone)]
+pub struct Actor<'a> {
+    pub tenant: &'a str,
+    pub reason: &'a str,
+    pub by: &'a str,
+    pub at: DateTime<Utc>,
+}
+
+impl Ledger {
+    /// Every held record of the tenant, in run and record order, with its decision.
+    pub async fn held(&mut self, tenant: &str) -> Result<Vec<HeldRecord>> {
+        let rows = self
+            .store
+            .query(&sql::held_of_tenant(), &args![tenant])
+            .await?;
+        rows.iter().map(HeldRecord::of).collect()
+    }
+
+    /// The held records of a file's record (`lookup --file-id F --record-no N`).
+    pub async fn held_of_source(
+        &mut self,
+        tenant: &str,
+        file_id: &str,
+        record_no: i64,
+    ) -> Result<Vec<HeldRecord>> {
+        let rows = self
+            .store
+            .query(&sql::held_of_source(), &args![tenant, file_id, record_no])
+            .await?;
+        rows.iter().map(HeldRecord::of).collect()
+    }
+
+    /// Decides on held record `record_no` of run `run_id`: one transaction records the
+    /// run, the decision and (`post`) the posting.
+    pub async fn resolve(
+        &mut self,
+        who: &Actor<'_>,
+        run_id: i64,
+        record_no: i64,
+        decision: DecisionKind,
+    ) -> Result<Resolution> {
+        let row = self
+            .store
+            .query_opt(
+                &sql::journal_record(),
+                &args![who.tenant, run_id, record_no],
+            )
+            .await?;
+        let Some(row) = row else {
+            let posted = self
+                .store
+                .query_opt(
+                    "SELECT posting_id FROM postings WHERE run_id = $1 AND record_no = $2 AND tenant = $3",
+                    &args![run_id, record_no, who.tenant],
+                )
+                .await?;
+            return Ok(match posted {
+                Some(_) => Resolution::NotHeld {
+                    outcome: "posted record".to_string(),
+                },
+                None => Resolution::NotFound,
+            });
+        };
+        let outcome = row.text(29)?;
+        if outcome != "held" {
+            return Ok(Resolution::NotHeld { outcome });
+        }
+        // Held by a later run of the same file: the decision is on the key, whichever run
+        // is named.
+        let held = HeldRecord::of(&row)?;
+        if let Some(d) = held.decision.clone() {
+            return Ok(earlier(d, decision));
+        }
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the decision's transaction")?;
+        let res = self.decide(who, &held, decision).await;
+        match res {
+            Ok(Ok((run_id, found_posted))) => {
+                self.end_run(Ok(run_id)).await?;
+                let run = self.committed(run_id, false).await?;
+                let d = self
+                    .decision_of(who.tenant, &held.operation, &held.posting_key)
+                    .await
+                    .map_err(|e| LedgerError::AfterCommit {
+                        run_id,
+                        rejected: false,
+                        source: Box::new(e),
+                    })?
+                    .ok_or(LedgerError::AfterCommit {
+                        run_id,
+                        rejected: false,
+                        source: Box::new(LedgerError::NoRow),
+                    })?;
+                Ok(Resolution::Decided {
+                    decision: d,
+                    run: Box::new(run),
+                    found_posted,
+                })
+            }
+            Ok(Err(lost)) => {
+                let _ = self.store.rollback().await;
+                Ok(lost)
+            }
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Inside the transaction: `Ok((run_id, found_posted))` to commit, `Err(resolution)`
+    /// to roll back and answer with.
+    async fn decide(
+        &mut self,
+        who: &Actor<'_>,
+        held: &HeldRecord,
+        decision: DecisionKind,
+    ) -> Result<std::result::Result<(i64, bool), Resolution>> {
+        let at = ts(&who.at);
+        let source = format!(
+            "resolve run {} record {}: {}",
+            held.run_id,
+            held.record_no,
+            decision.as_str()
+        );
+        let a = args![
+            who.tenant,
+            held.file_id.as_deref(),
+            held.format.as_str(),
+            source.as_str(),
+            at.as_str(),
+            "resolve",
+            who.reason,
+            who.by,
+        ];
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_ACTION_RUN, &a)
+            .await?
+            .int(0)?;
+        let a = args![
+            who.tenant,
+            held.operation.as_str(),
+            held.posting_key.as_str(),
+            held.run_id,
+            held.record_no,
+            decision.as_str(),
+            who.reason,
+            who.by,
+            at.as_str(),
+            run_id,
+        ];
+        let claimed = self
+            .store
+            .query_opt(sql::INSERT_DECISION, &a)
+            .await
+            .during("recording the decision")?;
+        if claimed.is_none() {
+            // Another decision on the same key committed first.
+            let d = self
+                .decision_of(who.tenant, &held.operation, &held.posting_key)
+                .await?
+                .ok_or(LedgerError::NoRow)?;
+            return Ok(Err(earlier(d, decision)));
+        }
+        let (mut posted, mut duplicates, mut amount) = (0i64, 0i64, 0i64);
+        let mut found_posted = false;
+        if decision == DecisionKind::Post {
+            let file_id = held.file_id.clone().unwrap_or_default();
+            let detail = held.detail.as_deref().unwrap_or("{}");
+            let a: [Arg; 15] = args![
+                who.tenant,
+                held.operation.as_str(),
+                held.posting_key.as_str(),
+                file_id.as_str(),
+                held.record_no,
+                held.trace_number.as_deref(),
+                held.debit_account.as_str(),
+                held.credit_account.as_str(),
+                held.amount_minor,
+                held.currency.as_str(),
+                held.effective_date.as_deref(),
+                held.fingerprint.as_str(),
+                detail,
+                run_id,
+                at.as_str(),
+            ];
+            let inserted = self
+                .store
+                .query_opt(&sql::insert_decided_posting(), &a)
+                .await
+                .during("posting the held record")?;
+            let posting_id = match inserted {
+                Some(r) => {
+                    posted = 1;
+                    amount = held.amount_minor;
+                    r.int(0)?
+                }
+                None => {
+                    // Insert-first lost: what took its place?
+                    let a = args![
+                        who.tenant,
+                        held.operation.as_str(),
+                        held.posting_key.as_str(),
+                        file_id.as_str(),
+                        held.record_no,
+                    ];
+                    let other = self.store.query_one(sql::POSTING_IN_THE_WAY, &a).await?;
+                    let (id, fingerprint, other_run, key) =
+                        (other.int(0)?, other.text(1)?, other.int(2)?, other.text(3)?);
+                    if key == held.posting_key && fingerprint == held.fingerprint {
+                        found_posted = true;
+                        duplicates = 1;
+                        let a = args![run_id, held.record_no, who.tenant, "duplicate", id];
+                        self.store
+                            .execute(
+                                "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+                                 VALUES ($1, $2, $3, $4, $5)",
+                                &a,
+                            )
+                            .await?;
+                        id
+                    } else if key == held.posting_key {
+                        return Ok(Err(Resolution::Refused {
+                            why: format!(
+                                "its key {key} was posted since with other content (posting {id}, run \
+                                 {other_run}): a conflict, never posted"
+                            ),
+                        }));
+                    } else {
+                        return Ok(Err(Resolution::Refused {
+                            why: format!(
+                                "record {} of file {file_id} is posting {id} (key {key}, run {other_run}): \
+                                 one record of a file posts once",
+                                held.record_no
+                            ),
+                        }));
+                    }
+                }
+            };
+            let a = args![
+                posting_id,
+                who.tenant,
+                held.operation.as_str(),
+                held.posting_key.as_str()
+            ];
+            self.store.execute(sql::SET_DECISION_POSTING, &a).await?;
+        }
+        let finished = ts(&Utc::now());
+        let a = args![
+            finished.as_str(),
+            posted + duplicates,
+            posted,
+            duplicates,
+            amount,
+            run_id
+        ];
+        self.store.execute(sql::COMPLETE_ACTION_RUN, &a).await?;
+        self.store
+            .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
+            .await?;
+        Ok(Ok((run_id, found_posted)))
+    }
+
+    async fn decision_of(
+        &mut self,
+        tenant: &str,
+        operation: &str,
+        posting_key: &str,
+    ) -> Result<Option<Decision>> {
+        let row = self
+            .store
+            .query_opt(sql::DECISION_OF_KEY, &args![tenant, operation, posting_key])
+            .await?;
+        row.map(|r| {
+            Ok(Decision {
+                decision: DecisionKind::parse(&r.text(0)?)?,
+                reason: r.text(1)?,
+                decided_by: r.text(2)?,
+                decided_at: r.text(3)?,
+                run_id: r.int(4)?,
+                posting_id: r.opt_int(5)?,
+                held_run_id: r.int(6)?,
+                held_record_no: r.int(7)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Compensates the postings of `target` (PRINCIPLES.md §10): one run, one transaction.
+    pub async fn reverse(&mut self, who: &Actor<'_>, target: &ReverseTarget) -> Result<Reversal> {
+        // The condition on `p`, its binds numbered from `first`.
+        let (cond, binds): (Box<dyn Fn(usize) -> String>, Vec<Bind>) = match target {
+            ReverseTarget::Run(id) => (
+                Box::new(|n| format!("p.run_id = ${n}")),
+                vec![Bind::Int(*id)],
+            ),
+            ReverseTarget::Key {
+                posting_key,
+                operation: None,
+            } => {
+                let ops = self
+                    .store
+                    .query(
+                        "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
+                         ORDER BY operation",
+                        &args![who.tenant, posting_key.as_str()],
+                    )
+                    .await?;
+                let ops: Vec<String> = ops.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
+                match ops.as_slice() {
+                    [] => return Ok(Reversal::NothingToReverse),
+                    [op] => (
+                        Box::new(|n| format!("p.posting_key = ${n} AND p.operation = ${}", n + 1)),
+                        vec![Bind::Text(posting_key.clone()), Bind::Text(op.clone())],
+                    ),
+                    _ => return Ok(Reversal::Ambiguous(ops)),
+                }
+            }
+            ReverseTarget::Key {
+                posting_key,
+                operation: Some(op),
+            } => (
+                Box::new(|n| format!("p.posting_key = ${n} AND p.operation = ${}", n + 1)),
+                vec![Bind::Text(posting_key.clone()), Bind::Text(op.clone())],
+            ),
+        };
+        let mut a: Vec<Arg> = vec![Arg::Text(who.tenant)];
+        a.extend(binds.iter().map(Bind::arg));
+        let counted = self
+            .store
+            .query_one(&sql::count_targets(&cond(2)), &a)
+            .await?;
+        // A run's postings have distinct record numbers, and a key posts once: the
+        // compensations' report rows (by record number) cannot collide.
+        let targets = counted.int(0)?;
+        if targets == 0 {
+            return Ok(Reversal::NothingToReverse);
+        }
+        let (file_id, format_of) = (counted.opt_text(1)?, counted.int(2)?);
+        let format = self
+            .store
+            .query_one(
+                "SELECT format FROM runs WHERE run_id = $1",
+                &args![format_of],
+            )
+            .await?
+            .text(0)?;
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the compensation's transaction")?;
+        let res = self
+            .compensate(
+                who,
+                target,
+                &cond,
+                &binds,
+                file_id.as_deref(),
+                &format,
+                targets,
+            )
+            .await;
+        let run_id = self.end_run(res).await?;
+        let run = self.committed(run_id, false).await?;
+        Ok(Reversal::Reversed(Box::new(run)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn compensate(
+        &mut self,
+        who: &Actor<'_>,
+        target: &ReverseTarget,
+        cond: &dyn Fn(usize) -> String,
+        binds: &[Bind],
+        file_id: Option<&str>,
+        format: &str,
+        targets: i64,
+    ) -> Result<i64> {
+        let at = ts(&who.at);
+        let source = match target {
+            ReverseTarget::Run(id) => format!("reverse run {id}"),
+            ReverseTarget::Key { posting_key, .. } => format!("reverse {posting_key}"),
+        };
+        let a = args![
+            who.tenant,
+            file_id,
+            format,
+            source.as_str(),
+            at.as_str(),
+            "reverse",
+            who.reason,
+            who.by,
+        ];
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_ACTION_RUN, &a)
+            .await?
+            .int(0)?;
+        let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id), Arg::Text(&at)];
+        a.extend(binds.iter().map(Bind::arg));
+        self.store
+            .execute(&sql::insert_compensations(&cond(4)), &a)
+            .await
+            .during("posting the compensations")?;
+        let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id)];
+        a.extend(binds.iter().map(Bind::arg));
+        let duplicates = self
+            .store
+            .execute(&sql::journal_compensated(&cond(3)), &a)
+            .await
+            .during("journaling what was compensated before")? as i64;
+        let done = self
+            .store
+            .query_one(sql::POSTED_BY_RUN, &args![run_id])
+            .await?;
+        let (posted, amount) = (done.int(0)?, done.int(1)?);
+        if posted + duplicates != targets {
+            // A posting neither compensated now nor before: something else holds its
+            // compensation's key or source. Nothing is committed.
+            return Err(LedgerError::CompensationIncomplete {
+                targets,
+                compensated: posted + duplicates,
+            });
+        }
+        let finished = ts(&Utc::now());
+        let a = args![
+            finished.as_str(),
+            targets,
+            posted,
+            duplicates,
+            amount,
+            run_id
+        ];
+        self.store.execute(sql::COMPLETE_ACTION_RUN, &a).await?;
+        self.store
+            .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
+            .await?;
+        Ok(run_id)
+    }
+}
+
+/// An owned bind of a condition built at run time.
+enum Bind {
+    Int(i64),
+    Text(String),
+}
+
+impl Bind {
+    fn arg(&self) -> Arg<'_> {
+        match self {
+            Bind::Int(v) => Arg::Int(*v),
+            Bind::Text(v) => Arg::Text(v),
+        }
+    }
+}
+
+/// The answer to a decision when `d` was made before.
+fn earlier(d: Decision, asked: DecisionKind) -> Resolution {
+    if d.decision == asked {
+        Resolution::AlreadyResolved(d)
+    } else {
+        Resolution::Contradicts(d)
+    }
+}
