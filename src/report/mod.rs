@@ -232,6 +232,8 @@ mod tests {
             original_posted_at: Some("2026-11-29T00:00:00.000000Z".into()),
             differences: Some("amount: 1250 != 1251".into()),
             reason: Some("same key, different content".into()),
+            kind: "record".into(),
+            decision: None,
         }
     }
 
@@ -261,7 +263,7 @@ mod tests {
         assert_eq!(lines[0], REPORT_COLUMNS.join(","));
         assert_eq!(
             lines[1],
-            "2,nacha:a:b:190624:0000:A,1,conflict,nacha:a:b:190624:0000:A:1,121042880000001,1251,USD,d,c,nacha:a:b:190624:0000:A,1,1,2026-11-29T00:00:00.000000Z,amount: 1250 != 1251,\"same key, different content\""
+            "2,nacha:a:b:190624:0000:A,1,conflict,nacha:a:b:190624:0000:A:1,121042880000001,1251,USD,d,c,nacha:a:b:190624:0000:A,1,1,2026-11-29T00:00:00.000000Z,amount: 1250 != 1251,\"same key, different content\",record,"
         );
     }
 
