@@ -293,7 +293,8 @@ pub async fn ingest_one(
                     "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
                     "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
                     "conflicts": run.conflicts, "held": run.held,
-                    "posted_amount_minor": run.posted_amount_minor, "warnings": run.warnings,
+                    "posted_amount_minor": run.posted_amount_minor, "totals": run.totals,
+                    "warnings": run.warnings,
                     "bytes": bytes, "seconds": secs, "fast_path": fast_path,
                     "records_per_second": rate(run.records as f64, secs),
                     "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
@@ -304,7 +305,7 @@ pub async fn ingest_one(
                 outln!("{v}")
             } else if !g.quiet {
                 outln!(
-                    "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held \
+                    "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held{} \
                      (file_id {}, sha256 {}{}) in {:.2} s, {:.0} records/s",
                     run.run_id,
                     run.records,
@@ -312,6 +313,7 @@ pub async fn ingest_one(
                     run.duplicates,
                     run.conflicts,
                     run.held,
+                    super::actions::totals_text(&run),
                     run.file_id.as_deref().unwrap_or("-"),
                     run.sha256,
                     if fast_path {

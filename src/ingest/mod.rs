@@ -353,6 +353,8 @@ pub async fn ingest_file(
                     .filter(|f| f.severity == Severity::Warning)
                     .count() as i64,
                 kind: crate::ledger::RunKind::Ingest,
+                reason: None,
+                actor: None,
                 totals: Vec::new(),
             };
             return Ok(IngestOutcome::Rejected {

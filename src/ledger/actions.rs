@@ -476,6 +476,7 @@ impl Ledger {
         self.store
             .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
+        crate::fault::point("before_commit");
         Ok(Ok((run_id, found_posted)))
     }
 
@@ -653,6 +654,7 @@ impl Ledger {
         self.store
             .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
+        crate::fault::point("before_commit");
         Ok(run_id)
     }
 }

@@ -118,7 +118,8 @@ impl<'a> JournalRow<'a> {
     }
 }
 
-/// In order: an entry re-sent from another file of its origin is held, naming the entry
+/// In order: an entry re-sent from another file of its origin is held (unless its own key
+/// posted since with the same content, by an operator's decision: then a duplicate), naming the entry
 /// it equals; same key and fingerprint: duplicate; same key, other fingerprint: conflict
 /// (naming the differing fields); the same by the legacy key against a posting of the
 /// earlier keying rule (its fingerprint being the earlier rule's); no original at all
@@ -130,7 +131,13 @@ pub(crate) fn classify<'a>(
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
         .map(|&r| {
-            if let Some((o, reason)) = seen.resent.get(&r.record_no) {
+            // A re-sent entry whose own key posted since (an operator posted it, issue
+            // #12) is a duplicate of that posting, not held again.
+            let posted_since = original_of(seen.originals, r)
+                .is_some_and(|o| o.fingerprint == r.fingerprint);
+            if let Some((o, reason)) = seen.resent.get(&r.record_no)
+                && !posted_since
+            {
                 return JournalRow {
                     r,
                     outcome: Outcome::Held,

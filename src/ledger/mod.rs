@@ -288,6 +288,9 @@ pub struct RunInfo {
     pub warnings: i64,
     /// What the run was: an ingest, a decision on a held record, a compensation.
     pub kind: RunKind,
+    /// An operator's run: why, and who (`--reason`, `--by`).
+    pub reason: Option<String>,
+    pub actor: Option<String>,
     /// What it posted per currency.
     pub totals: Vec<CurrencyTotal>,
 }

@@ -376,7 +376,10 @@ impl Ledger {
             self.store
                 .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
                 .await?;
-            run.resent_held += resent.len() as u64;
+            run.resent_held += journal
+                .iter()
+                .filter(|j| j.outcome == Outcome::Held && resent.contains_key(&j.r.record_no))
+                .count() as u64;
             let journaled: Vec<(u64, Outcome)> =
                 journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
             tally(run, chunk, &journaled, &mut outcomes)?;

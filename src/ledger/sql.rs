@@ -11,7 +11,8 @@ use crate::model::Outcome;
 // ---- runs and file claims -------------------------------------------------------------
 
 pub(crate) const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, \
-     finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings, kind";
+     finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings, kind, \
+     reason, actor";
 
 /// A new run, `running` until its completion mark. Binds: tenant, file_id, sha256,
 /// format, source_name, started_at.
@@ -132,6 +133,8 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
             column: 17,
             expected: "a run kind",
         })?,
+        reason: r.opt_text(18)?,
+        actor: r.opt_text(19)?,
         totals: Vec::new(),
     })
 }
