@@ -11,6 +11,7 @@ on_both_backends!(
     a_run_is_reversed_once_and_again_is_all_duplicates,
     one_posting_is_reversed_by_key,
     totals_are_given_per_currency,
+    two_opposite_decisions_at_once_leave_one,
 );
 
 /// The payroll sample, and the same file regenerated with file ID modifier `B` (same
@@ -142,6 +143,35 @@ fn held_records_are_listed_and_resolved_once(db: TestDb) {
     assert_eq!(all[1]["decision"]["decision"], "reject");
     assert_eq!(all[1]["open"], false);
 
+    // `lookup` finds a held record by its file and record number, with its decision.
+    let l = db.cl(&[
+        "lookup",
+        "--file-id",
+        "nacha:231380104:1210428821:261129:0900:B",
+        "--record-no",
+        "2",
+    ]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    assert!(
+        l.stdout.starts_with(
+            "held: run 2 record 2 key nacha:231380104:1210428821:261129:0900:B:2: 1875.50 USD: re-sent"
+        ) && l.stdout.contains("; decided: reject by bob at "),
+        "{}",
+        l.stdout
+    );
+    let l = db.cl(&[
+        "lookup",
+        "--json",
+        "--file-id",
+        "nacha:231380104:1210428821:261129:0900:B",
+        "--record-no",
+        "4",
+    ]);
+    let v = json(&l);
+    assert_eq!(
+        (v["outcome"].as_str(), v["open"].as_bool()),
+        (Some("held"), Some(true))
+    );
     // The held run's report shows each decision; the decision's run reports its posting.
     let rep = db.file("r2.csv");
     assert_eq!(db.cl(&["report", "2", "-o", rep.to_str().unwrap()]).code, 0);
@@ -387,4 +417,35 @@ fn totals_are_given_per_currency(db: TestDb) {
     assert_eq!(runs[0]["totals"], v["totals"]);
     let text = db.cl(&["ingest", &a]);
     assert!(text.stdout.contains("records/s"), "{}", text.stdout);
+}
+
+fn two_opposite_decisions_at_once_leave_one(db: TestDb) {
+    setup(&db);
+    let spawn = |decision: &str| {
+        std::process::Command::new(common::bin())
+            .args([
+                "--db", &db.url, "resolve", "2", "1", decision, "--reason", "race", "--json",
+            ])
+            .env_remove("CLEARLEDGER_FAULT")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (p, r) = (spawn("--post"), spawn("--reject"));
+    let (p, r) = (p.wait_with_output().unwrap(), r.wait_with_output().unwrap());
+    let mut codes = [p.status.code().unwrap(), r.status.code().unwrap()];
+    codes.sort();
+    assert_eq!(
+        codes,
+        [0, 1],
+        "one decides, the other is refused: {p:?} {r:?}"
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM decisions"), 1);
+    let posted = db.scalar("SELECT count(*) FROM decisions WHERE decision = 'post'");
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4 + posted);
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM runs WHERE kind = 'resolve'"),
+        1
+    );
 }

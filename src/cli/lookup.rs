@@ -59,6 +59,12 @@ async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) 
         Err(e) => return infra_error(&e),
     };
     if found.is_empty() {
+        // A file's record that did not post may be held: shown with its decision.
+        if let Lookup::Source { file_id, record_no } = q {
+            if let Some(code) = held_record(g, a, ledger, file_id, *record_no).await {
+                return code;
+            }
+        }
         errln!("clearledger: no posting found for tenant {:?}", g.tenant);
         return exit::NOT_FOUND;
     }
@@ -89,4 +95,49 @@ async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) 
         }
     }
     exit::OK
+}
+
+/// `lookup --file-id F --record-no N` of a held record: printed with its state, exit 0;
+/// `None` when the record is not held either.
+async fn held_record(
+    g: &GlobalOpts,
+    a: &LookupArgs,
+    ledger: &mut Ledger,
+    file_id: &str,
+    record_no: i64,
+) -> Option<u8> {
+    let held = match ledger.held_of_source(&g.tenant, file_id, record_no).await {
+        Ok(h) => h,
+        Err(e) => return Some(infra_error(&e)),
+    };
+    if held.is_empty() {
+        return None;
+    }
+    for h in &held {
+        let res = if a.json {
+            let mut v = serde_json::to_value(h).unwrap_or_default();
+            v["outcome"] = serde_json::json!("held");
+            v["open"] = serde_json::json!(h.is_open());
+            outln!("{v}")
+        } else {
+            let state = match (&h.decision, h.posted_as) {
+                (Some(d), _) => format!("decided: {}", d.describe()),
+                (None, Some(p)) => format!("posted since as posting {p}"),
+                (None, None) => "waiting for a decision (`clearledger resolve`)".to_string(),
+            };
+            outln!(
+                "held: run {} record {} key {}: {} {}: {}; {state}",
+                h.run_id,
+                h.record_no,
+                h.posting_key,
+                format_minor(h.amount_minor, &h.currency),
+                h.currency,
+                h.reason.as_deref().unwrap_or("held"),
+            )
+        };
+        if let Err(e) = res {
+            return Some(out::stdout_failed(&e, exit::OK));
+        }
+    }
+    Some(exit::OK)
 }
