@@ -69,10 +69,60 @@ fn push_bind<'q>(
     };
 }
 
+/// The query parameters sqlx-postgres 0.8 reads from a URL (`options/parse.rs`), besides
+/// `options[NAME]`. It ignores any other with a warning that logs the parameter's value,
+/// which may be a password under a misspelt key (`pasword=`): such parameters are taken
+/// out here and logged by their key alone.
+const PG_URL_PARAMETERS: &[&str] = &[
+    "sslmode",
+    "ssl-mode",
+    "sslrootcert",
+    "ssl-root-cert",
+    "ssl-ca",
+    "sslcert",
+    "ssl-cert",
+    "sslkey",
+    "ssl-key",
+    "statement-cache-capacity",
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "application_name",
+    "options",
+];
+
+/// `url` without the query parameters sqlx would ignore (see [`PG_URL_PARAMETERS`]).
+fn known_parameters_only(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.into();
+    };
+    let mut kept = Vec::new();
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let raw = kv.split_once('=').map_or(kv, |(k, _)| k);
+        let key = super::sqlite::percent_decode(&raw.replace('+', " "))
+            .unwrap_or_else(|| raw.to_string());
+        if PG_URL_PARAMETERS.contains(&key.as_str()) || key.starts_with("options[") {
+            kept.push(kv);
+        } else {
+            tracing::warn!(%key, "ignoring unrecognized connect parameter (value not shown)");
+        }
+    }
+    if kept.len() == query.split('&').filter(|kv| !kv.is_empty()).count() {
+        return url.into();
+    }
+    match kept.as_slice() {
+        [] => base.to_string().into(),
+        _ => format!("{base}?{}", kept.join("&")).into(),
+    }
+}
+
 /// The session options of `url` (see [`PgStore::connect`]).
 fn connect_options(url: &str, timeouts: PgTimeouts) -> Result<PgConnectOptions> {
     let ms = |d: Duration| format!("{}ms", d.as_millis());
-    Ok(PgConnectOptions::from_str(url)
+    Ok(PgConnectOptions::from_str(&known_parameters_only(url))
         .ctx("parsing the database URL")?
         .application_name("clearledger")
         .options([
@@ -399,5 +449,37 @@ impl PgStore {
             }
         }
         Ok(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_parameters_only;
+
+    #[test]
+    fn parameters_sqlx_would_ignore_are_taken_out() {
+        let table = [
+            ("postgres://u@h/d", "postgres://u@h/d"),
+            (
+                "postgres://u@h/d?sslmode=require",
+                "postgres://u@h/d?sslmode=require",
+            ),
+            ("postgres://u@h/d?pasword=s3cret", "postgres://u@h/d"),
+            (
+                "postgres://u@h/d?sslmode=require&pasword=s3cret&options[search_path]=x",
+                "postgres://u@h/d?sslmode=require&options[search_path]=x",
+            ),
+            (
+                "postgres://u@h/d?options%5Bsearch_path%5D=x&connect_timeout=5",
+                "postgres://u@h/d?options%5Bsearch_path%5D=x",
+            ),
+            (
+                "postgres://u@h/d?password=p&",
+                "postgres://u@h/d?password=p&",
+            ),
+        ];
+        for (url, want) in table {
+            assert_eq!(known_parameters_only(url), want, "{url}");
+        }
     }
 }

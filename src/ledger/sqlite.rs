@@ -63,7 +63,7 @@ fn placeholders(sql: &str) -> Cow<'_, str> {
 /// `%XX` escapes of a URL's path, decoded (as sqlx did): `ledger%20prod.db` is the file
 /// `ledger prod.db`, never a new one named with the escape. A `%` not followed by two hex
 /// digits is refused.
-fn percent_decode(path: &str) -> Option<String> {
+pub(crate) fn percent_decode(path: &str) -> Option<String> {
     let b = path.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
