@@ -4,6 +4,10 @@
 # As root on a Debian machine with PostgreSQL installed: the packaged cluster
 # (pg_ctlcluster), with a `clearledger` login role (password `clearledger`, CREATEDB).
 # As another user: a private cluster under target/pgtest (initdb, trust auth, port 55432).
+# Either way the URL names the database `clearledger`, owned by the role `clearledger`, so
+# `clearledger --db URL ingest FILE` works as printed (PostgreSQL 15 grants CREATE on
+# schema public to a database's owner only, so `postgres` would refuse the tables); the
+# tests use it as the admin URL from which they create their own databases.
 # Idempotent: a server already running is reused. Leftover test databases (cl_test_*)
 # from an interrupted run are dropped.
 set -euo pipefail
@@ -35,8 +39,8 @@ DO $$ BEGIN
   END IF;
 END $$;
 SQL
-    url="postgres://clearledger:clearledger@127.0.0.1:$port/postgres"
     psqlcmd=(runuser -u postgres -- psql -qAt -p "$port")
+    url="postgres://clearledger:clearledger@127.0.0.1:$port/clearledger"
 else
     dir=$PWD/target/pgtest
     port=55432
@@ -48,9 +52,17 @@ else
         "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w \
             -o "-p $port -k $dir -c listen_addresses=127.0.0.1" start >&2
     fi
-    url="postgres://clearledger@127.0.0.1:$port/postgres"
     psqlcmd=(psql -qAt -h 127.0.0.1 -p "$port" -U clearledger)
+    url="postgres://clearledger@127.0.0.1:$port/clearledger"
 fi
+
+# The database the URL names, owned by the role (CREATE DATABASE cannot run inside a DO
+# block: \gexec runs it only when it is missing; the owner is set either way).
+"${psqlcmd[@]}" -d postgres -v ON_ERROR_STOP=1 >&2 <<'SQL'
+SELECT 'CREATE DATABASE clearledger OWNER clearledger'
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'clearledger')\gexec
+ALTER DATABASE clearledger OWNER TO clearledger;
+SQL
 
 # Drop the databases an interrupted run left behind: cl_test_PID_N whose test process PID
 # is gone (a suite running beside this one keeps its databases).

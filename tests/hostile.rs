@@ -160,8 +160,10 @@ fn awkward_paths_and_inputs() {
     }
 }
 
+/// A database the process may not write (here opened `mode=ro`; for a service user, a file
+/// or directory it lacks write permission on): a retry cannot fix it, so exit 7.
 #[test]
-fn a_read_only_database_is_an_infrastructure_failure() {
+fn a_read_only_database_is_a_configuration_error() {
     let db = TestDb::sqlite();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     let ro = format!("{}?mode=ro", db.url);
@@ -174,14 +176,18 @@ fn a_read_only_database_is_an_infrastructure_failure() {
         ],
         &[],
     );
-    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert_eq!(out.code, 7, "{}", out.stderr);
     assert!(
-        out.stderr
-            .contains("infrastructure failure (safe to retry)"),
+        out.stderr.contains("configuration error (not retryable)"),
         "{}",
         out.stderr
     );
     assert!(out.stderr.contains("readonly database"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("or the URL says mode=ro"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
 }
 

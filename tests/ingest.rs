@@ -635,10 +635,11 @@ fn an_unreachable_or_locked_sqlite_database_is_an_infrastructure_failure() {
         ],
         &[],
     );
-    assert_eq!(out.code, 4);
+    // A directory that does not exist is a configuration error (tests/config.rs), not
+    // something a retry fixes.
+    assert_eq!(out.code, 7);
     assert!(
-        out.stderr
-            .contains("infrastructure failure (safe to retry)"),
+        out.stderr.contains("configuration error (not retryable)"),
         "{}",
         out.stderr
     );

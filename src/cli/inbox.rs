@@ -161,7 +161,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             // Nothing committed: the next pass retries the file.
             drop(writer);
             let _ = fs::remove_file(&tmp_report);
-            tracing::warn!(file = %path.display(), "infrastructure failure: file left in the inbox for the next pass");
+            tracing::warn!(file = %path.display(), code = r.code, "nothing committed: file left in the inbox for the next pass");
             break;
         }
         // From here on the file's run committed (or nothing of it will ever commit: a

@@ -164,8 +164,8 @@ async fn ingest_files(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger) -> u8
 pub struct FileResult {
     /// Exit code this file alone would give.
     pub code: u8,
-    /// Stop processing further files (infrastructure failure, or a failure after the
-    /// commit: then `code` is `exit::AFTER_COMMIT`).
+    /// Stop processing further files (infrastructure failure, configuration error, or a
+    /// failure after the commit: then `code` is `exit::AFTER_COMMIT`).
     pub stop: bool,
     /// The run id, when a run was committed (completed or rejected).
     pub run_id: Option<i64>,
@@ -521,9 +521,14 @@ pub async fn ingest_one(
         Err(IngestError::Ledger(e)) => {
             let c = infra_error(&e);
             if a.json {
+                let status = if e.is_configuration() {
+                    "configuration_error"
+                } else {
+                    "infrastructure_failure"
+                };
                 let _ = outln!(
                     "{}",
-                    json!({"file": name, "status": "infrastructure_failure", "error": e.to_string()})
+                    json!({"file": name, "status": status, "error": e.to_string()})
                 );
             }
             return FileResult {

@@ -49,11 +49,12 @@ pub mod exit {
     /// was posted.
     pub const REJECTED: u8 = 3;
     /// Infrastructure failure (database unreachable, locked, disk full, report not
-    /// writable): nothing of the failed run was committed; safe to retry. Two cases where
-    /// the process cannot know whether its COMMIT took effect say so in their message and
-    /// are exit 4 too, since a rerun is safe either way (the natural keys find what
-    /// committed): the PostgreSQL connection lost during COMMIT, and SQLite's WAL index
-    /// (`-shm`) truncated under the process (SIGBUS).
+    /// writable): nothing of the failed run was committed; safe to retry (a mistake in the
+    /// configuration is [`CONFIG`] instead). Two cases where the process cannot know
+    /// whether its COMMIT took effect say so in their message and are exit 4 too, since a
+    /// rerun is safe either way (the natural keys find what committed): the PostgreSQL
+    /// connection lost during COMMIT, and SQLite's WAL index (`-shm`) truncated under the
+    /// process (SIGBUS).
     pub const INFRASTRUCTURE: u8 = 4;
     /// Not found (`report`, `lookup`): no such run or posting for this tenant.
     pub const NOT_FOUND: u8 = 5;
@@ -63,6 +64,12 @@ pub mod exit {
     /// names the run; `clearledger report N` prints its report again. Ingesting the file
     /// again would post nothing (a new run, every record a duplicate).
     pub const AFTER_COMMIT: u8 = 6;
+    /// Configuration error, not retryable: a mistake only the operator can fix (an
+    /// unsupported or unparsable database URL, a wrong user or password, a PostgreSQL
+    /// database that does not exist, a missing privilege such as CREATE on schema
+    /// public, an SQLite file or directory that cannot be opened, created or written).
+    /// Nothing was committed; the message says what to fix. A retry loop should stop.
+    pub const CONFIG: u8 = 7;
 }
 
 const AFTER_HELP: &str = "\
@@ -77,6 +84,9 @@ EXIT CODES:
     6  failure after a commit (report or output not written, database lost while the
        report was read): the run is in the ledger; the message names it, and
        `clearledger report N` prints its report again
+    7  configuration error, not retryable (database URL, user or password, missing
+       database, missing privilege, SQLite file or directory): the message says
+       what to fix; nothing committed
 
 ENVIRONMENT:
     CLEARLEDGER_DB, DATABASE_URL   database URL when --db is not given
@@ -104,7 +114,8 @@ pub struct GlobalOpts {
     /// Database URL: sqlite://PATH (default sqlite://clearledger.db) or
     /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=require|verify-full]
     /// (password also from PGPASSWORD); also from CLEARLEDGER_DB or DATABASE_URL.
-    #[arg(long, global = true, env = "CLEARLEDGER_DB")]
+    /// Printed with its password as `***`.
+    #[arg(long, global = true, env = "CLEARLEDGER_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// Tenant the keys are scoped to: the same file under two tenants is two files.
     #[arg(
@@ -214,7 +225,7 @@ impl NachaRuleArgs {
 
 /// Opens the ledger, runs `body` on it and closes it whatever `body` returned (PostgreSQL
 /// then sees a Terminate message, not a reset connection). A ledger that cannot be opened
-/// is an infrastructure failure.
+/// is an infrastructure failure, or a configuration error ([`infra_error`]).
 pub async fn with_ledger(
     g: &GlobalOpts,
     body: impl AsyncFnOnce(&mut crate::ledger::Ledger) -> u8,
@@ -228,11 +239,21 @@ pub async fn with_ledger(
     code
 }
 
-/// Prints an error for a database failure and returns the infrastructure exit code. Only
-/// for a failure before anything was committed.
-pub fn infra_error(e: &dyn std::fmt::Display) -> u8 {
-    errln!("clearledger: infrastructure failure (safe to retry): {e}");
-    exit::INFRASTRUCTURE
+/// Prints an error for a database failure and returns its exit code: a configuration
+/// mistake ([`crate::ledger::LedgerError::is_configuration`]) is [`exit::CONFIG`], said
+/// "not retryable" with what to fix; anything else [`exit::INFRASTRUCTURE`], "safe to
+/// retry". Only for a failure before anything was committed.
+pub fn infra_error(e: &crate::ledger::LedgerError) -> u8 {
+    match e.configuration_fix() {
+        Some(fix) => {
+            errln!("clearledger: configuration error (not retryable): {e}; {fix}");
+            exit::CONFIG
+        }
+        None => {
+            errln!("clearledger: infrastructure failure (safe to retry): {e}");
+            exit::INFRASTRUCTURE
+        }
+    }
 }
 
 /// "run 3", or "runs 3, 4".

@@ -30,7 +30,9 @@ mod store;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {
-    /// The database could not be reached or failed: safe to retry.
+    /// The database could not be reached or failed: safe to retry, unless
+    /// [`LedgerError::is_configuration`] says the server refused what it was configured
+    /// with (authentication, a missing database, a privilege).
     #[error("database error while {context}: {source}")]
     Database {
         context: &'static str,
@@ -46,8 +48,20 @@ pub enum LedgerError {
     },
     #[error("migration {version} was changed after it was applied to this database")]
     MigrationChanged { version: i64 },
+    /// The URL names no backend (or a malformed SQLite URL). Holds the URL redacted
+    /// ([`redact_url`]): build it with [`LedgerError::unsupported_url`].
     #[error("unsupported database URL {0:?}: expected sqlite://PATH or postgres://USER@HOST/DB")]
     UnsupportedUrl(String),
+    /// `db migrate` could not create the missing PostgreSQL database `database`.
+    #[error("cannot create the database {database:?}: {source}")]
+    CreateDatabase {
+        database: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// `db backup` on PostgreSQL: not done by clearledger (pg_dump is).
+    #[error("clearledger backs up SQLite ledgers only; back up PostgreSQL with pg_dump")]
+    BackupUnsupported,
     #[error("could not connect to the database within {after:?}")]
     ConnectTimeout { after: std::time::Duration },
     /// A statement that returns a row returned none (a bug or a concurrent schema change).
@@ -460,27 +474,239 @@ pub struct Ledger {
     store: store::Store,
 }
 
+impl DbOptions {
+    fn pg_timeouts(&self) -> postgres::PgTimeouts {
+        postgres::PgTimeouts {
+            connect: self.connect_timeout,
+            lock: self.lock_timeout,
+            statement: self.statement_timeout,
+        }
+    }
+}
+
+/// The backend a database URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// `sqlite:…` or `postgres:…` / `postgresql:…`; `None` for any other scheme.
+    pub fn of_url(url: &str) -> Option<Backend> {
+        if url.starts_with("sqlite:") {
+            Some(Backend::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Some(Backend::Postgres)
+        } else {
+            None
+        }
+    }
+}
+
 /// Opens the ledger named by `url` (`sqlite://PATH` or `postgres://…`), creating and
-/// migrating it on first use.
+/// migrating it on first use. A PostgreSQL database that does not exist is an error
+/// (`3D000`, a configuration error): [`open_creating`] creates it.
 pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
-    let store = if url.starts_with("sqlite:") {
-        store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
-    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        let t = postgres::PgTimeouts {
-            connect: opts.connect_timeout,
-            lock: opts.lock_timeout,
-            statement: opts.statement_timeout,
-        };
-        store::Store::Postgres(postgres::PgStore::connect(url, t).await?)
-    } else {
-        return Err(LedgerError::UnsupportedUrl(url.to_string()));
+    let store = match Backend::of_url(url) {
+        Some(Backend::Sqlite) => {
+            store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
+        }
+        Some(Backend::Postgres) => {
+            store::Store::Postgres(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
+        }
+        None => return Err(LedgerError::unsupported_url(url)),
     };
     let mut l = Ledger { store };
     l.migrate().await?;
     Ok(l)
 }
 
+/// [`open`], first creating the PostgreSQL database the URL names when it does not exist
+/// (through the maintenance database, with the same credentials: the role needs CREATEDB).
+/// Returns the ledger and whether the database was created (`db migrate`).
+pub async fn open_creating(url: &str, opts: &DbOptions) -> Result<(Ledger, bool)> {
+    match open(url, opts).await {
+        Err(e) if e.is_missing_database() => {
+            postgres::create_database(url, opts.pg_timeouts()).await?;
+            Ok((open(url, opts).await?, true))
+        }
+        other => other.map(|l| (l, false)),
+    }
+}
+
+/// `url` with its password replaced by `***`, for every URL that is printed or logged: the
+/// userinfo's (`scheme://user:password@host…`; an SQLite URL is a path and has none) and
+/// any query parameter named `password` (or ending in it: `sslpassword`). A password
+/// holding `@`, `/`, `?` or `#` unescaped is still hidden whole (the userinfo ends at the
+/// last `@` before the path; over-redacting is the safe side).
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let before_query = &rest[..rest.find('?').unwrap_or(rest.len())];
+    let authority = &before_query[..before_query.find('/').unwrap_or(before_query.len())];
+    // An SQLite URL is a path, with no userinfo.
+    let at = if scheme.is_empty() || Backend::of_url(url) == Some(Backend::Sqlite) {
+        None
+    } else {
+        authority
+            .rfind('@')
+            .or_else(|| before_query.rfind('@'))
+            .or_else(|| rest.rfind('@'))
+    };
+    let mut out = String::with_capacity(url.len());
+    out.push_str(scheme);
+    let tail = match at {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            match userinfo.split_once(':') {
+                Some((user, password)) if !password.is_empty() => {
+                    out.push_str(user);
+                    out.push_str(":***");
+                }
+                _ => out.push_str(userinfo),
+            }
+            &rest[at..]
+        }
+        None => rest,
+    };
+    match tail.split_once('?') {
+        Some((path, query)) => {
+            out.push_str(path);
+            out.push('?');
+            let params: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, v))
+                        if !v.is_empty() && k.to_ascii_lowercase().ends_with("password") =>
+                    {
+                        format!("{k}=***")
+                    }
+                    _ => kv.to_string(),
+                })
+                .collect();
+            out.push_str(&params.join("&"));
+        }
+        None => out.push_str(tail),
+    }
+    out
+}
+
+/// SQLSTATEs of a PostgreSQL refusal no retry can fix, and what to fix.
+const PG_CONFIGURATION_ERRORS: &[(&str, &str)] = &[
+    (
+        "28P01",
+        "check the user name and password in the database URL (or PGPASSWORD)",
+    ),
+    (
+        "28000",
+        "the server refuses this role from this host: check the user in the database URL, \
+         that the role may log in, and the server's pg_hba.conf",
+    ),
+    (
+        "3D000",
+        "create it with `clearledger db migrate` (the role needs CREATEDB; otherwise an \
+         administrator runs CREATE DATABASE … OWNER the role), or fix the database name in the URL",
+    ),
+    (
+        "42501",
+        "give the role the privilege: make it the owner of the database (CREATE DATABASE … \
+         OWNER the role) or GRANT CREATE ON SCHEMA public TO the role (PostgreSQL 15 grants \
+         it to the owner only; README, Backends)",
+    ),
+];
+
+/// What to fix when an SQLite file cannot be opened or written.
+const SQLITE_CANNOT_OPEN: &str = "check that the file's directory exists and that this user may \
+     create and write files in it";
+const SQLITE_READ_ONLY: &str = "the SQLite file or its directory is not writable by this user, \
+     or the URL says mode=ro: fix the permissions or the URL";
+const SQLITE_NOT_A_DATABASE: &str =
+    "the file the URL names is not a SQLite database: check the path in the URL";
+const BAD_URL: &str = "fix the database URL (--db, CLEARLEDGER_DB or DATABASE_URL): \
+     sqlite://PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DB";
+
+fn pg_code(e: &sqlx::Error) -> Option<String> {
+    match e {
+        sqlx::Error::Database(d) => d.code().map(|c| c.into_owned()),
+        _ => None,
+    }
+}
+
+fn pg_configuration_fix(e: &sqlx::Error) -> Option<&'static str> {
+    if let sqlx::Error::Configuration(_) = e {
+        return Some(BAD_URL);
+    }
+    let code = pg_code(e)?;
+    PG_CONFIGURATION_ERRORS
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, fix)| *fix)
+}
+
+fn sqlite_configuration_fix(e: &rusqlite::Error) -> Option<&'static str> {
+    use rusqlite::ErrorCode;
+    /// SQLITE_READONLY itself (a write-protected file, `mode=ro`) and
+    /// SQLITE_READONLY_DIRECTORY; not its other extended codes (a hot journal to recover,
+    /// a lock not had, a file moved under the process), which a retry may fix.
+    const READONLY_CODES: [std::ffi::c_int; 2] = [8, 8 | (6 << 8)];
+    let err = e.sqlite_error()?;
+    match err.code {
+        ErrorCode::CannotOpen | ErrorCode::PermissionDenied => Some(SQLITE_CANNOT_OPEN),
+        ErrorCode::ReadOnly if READONLY_CODES.contains(&err.extended_code) => {
+            Some(SQLITE_READ_ONLY)
+        }
+        ErrorCode::NotADatabase => Some(SQLITE_NOT_A_DATABASE),
+        _ => None,
+    }
+}
+
 impl LedgerError {
+    /// An unsupported URL, redacted.
+    pub(crate) fn unsupported_url(url: &str) -> Self {
+        LedgerError::UnsupportedUrl(redact_url(url))
+    }
+
+    /// A configuration mistake that no retry can fix (CLI exit 7): an unsupported or
+    /// unparsable URL, an authentication failure (`28P01`, `28000`), a missing database
+    /// (`3D000`), a missing privilege (`42501`, e.g. CREATE on schema public), an SQLite
+    /// file that cannot be opened or created (missing directory, no permission),
+    /// written (read-only) or is not a database. A server down, a timeout, a lock, a
+    /// deadlock or a full disk are not: a retry may fix them.
+    pub fn is_configuration(&self) -> bool {
+        self.configuration_fix().is_some()
+    }
+
+    /// What the operator has to fix, for a configuration error; `None` otherwise.
+    pub fn configuration_fix(&self) -> Option<&'static str> {
+        match self {
+            LedgerError::UnsupportedUrl(_) => Some(BAD_URL),
+            LedgerError::Database { source, .. } => pg_configuration_fix(source),
+            LedgerError::Sqlite { source, .. } => sqlite_configuration_fix(source),
+            LedgerError::CreateDatabase { source, .. } => {
+                if pg_code(source).as_deref() == Some("42501") {
+                    Some(
+                        "the role may not create databases: grant it CREATEDB, or have an \
+                         administrator run CREATE DATABASE … OWNER the role",
+                    )
+                } else {
+                    pg_configuration_fix(source)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The PostgreSQL database the URL names does not exist (`3D000`).
+    pub fn is_missing_database(&self) -> bool {
+        match self {
+            LedgerError::Database { source, .. } => pg_code(source).as_deref() == Some("3D000"),
+            _ => false,
+        }
+    }
+
     /// A failure worth retrying as a whole run: deadlock, serialization failure.
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -491,6 +717,57 @@ impl LedgerError {
                 matches!(d.code().as_deref(), Some("40P01") | Some("40001"))
             }
             _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_url_hides_every_password() {
+        let table = [
+            (
+                "postgres://ledger:s3cret@db:5432/ledger?sslmode=require",
+                "postgres://ledger:***@db:5432/ledger?sslmode=require",
+            ),
+            ("postgres://ledger@db/ledger", "postgres://ledger@db/ledger"),
+            (
+                "postgres://ledger:@db/ledger",
+                "postgres://ledger:@db/ledger",
+            ),
+            ("postgres://db/ledger", "postgres://db/ledger"),
+            ("postgres://db:5432", "postgres://db:5432"),
+            ("postgresql://u:p%40ss@h/d", "postgresql://u:***@h/d"),
+            // Unescaped @ / ? # inside the password: hidden whole.
+            ("postgres://u:p@ss@h/d", "postgres://u:***@h/d"),
+            ("postgres://u:pa/ss@h/d", "postgres://u:***@h/d"),
+            ("postgres://u:pa?ss@h/d", "postgres://u:***@h/d"),
+            ("postgres://u:pa#ss@h/d", "postgres://u:***@h/d"),
+            (
+                "postgres://u@h/d?user=u&password=s3cret&sslmode=require",
+                "postgres://u@h/d?user=u&password=***&sslmode=require",
+            ),
+            (
+                "postgres://u:a@h/d?sslpassword=k&PASSWORD=x",
+                "postgres://u:***@h/d?sslpassword=***&PASSWORD=***",
+            ),
+            (
+                "postgres://u@h/d?sslrootcert=/etc/ca@x.pem",
+                "postgres://u@h/d?sslrootcert=/etc/ca@x.pem",
+            ),
+            ("postgress://u:s3cret@h/d", "postgress://u:***@h/d"),
+            ("sqlite://clearledger.db", "sqlite://clearledger.db"),
+            (
+                "sqlite:///srv/a@b.db?mode=ro",
+                "sqlite:///srv/a@b.db?mode=ro",
+            ),
+            ("sqlite:l.db", "sqlite:l.db"),
+            ("sqlite:///srv/a:b@c.db", "sqlite:///srv/a:b@c.db"),
+        ];
+        for (url, want) in table {
+            assert_eq!(redact_url(url), want, "{url}");
         }
     }
 }

@@ -69,6 +69,116 @@ fn push_bind<'q>(
     };
 }
 
+/// The query parameters sqlx-postgres 0.8 reads from a URL (`options/parse.rs`), besides
+/// `options[NAME]`. It ignores any other with a warning that logs the parameter's value,
+/// which may be a password under a misspelt key (`pasword=`): such parameters are taken
+/// out here and logged by their key alone.
+const PG_URL_PARAMETERS: &[&str] = &[
+    "sslmode",
+    "ssl-mode",
+    "sslrootcert",
+    "ssl-root-cert",
+    "ssl-ca",
+    "sslcert",
+    "ssl-cert",
+    "sslkey",
+    "ssl-key",
+    "statement-cache-capacity",
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "application_name",
+    "options",
+];
+
+/// `url` without the query parameters sqlx would ignore (see [`PG_URL_PARAMETERS`]).
+fn known_parameters_only(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.into();
+    };
+    let mut kept = Vec::new();
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let raw = kv.split_once('=').map_or(kv, |(k, _)| k);
+        let key = super::sqlite::percent_decode(&raw.replace('+', " "))
+            .unwrap_or_else(|| raw.to_string());
+        if PG_URL_PARAMETERS.contains(&key.as_str()) || key.starts_with("options[") {
+            kept.push(kv);
+        } else {
+            tracing::warn!(%key, "ignoring unrecognized connect parameter (value not shown)");
+        }
+    }
+    if kept.len() == query.split('&').filter(|kv| !kv.is_empty()).count() {
+        return url.into();
+    }
+    match kept.as_slice() {
+        [] => base.to_string().into(),
+        _ => format!("{base}?{}", kept.join("&")).into(),
+    }
+}
+
+/// The session options of `url` (see [`PgStore::connect`]).
+fn connect_options(url: &str, timeouts: PgTimeouts) -> Result<PgConnectOptions> {
+    let ms = |d: Duration| format!("{}ms", d.as_millis());
+    Ok(PgConnectOptions::from_str(&known_parameters_only(url))
+        .ctx("parsing the database URL")?
+        .application_name("clearledger")
+        .options([
+            ("lock_timeout", ms(timeouts.lock)),
+            ("statement_timeout", ms(timeouts.statement)),
+            ("jit", "off".to_string()),
+            ("work_mem", "64MB".to_string()),
+        ])
+        .log_statements(log::LevelFilter::Trace)
+        .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1)))
+}
+
+/// Connects within `timeout`.
+async fn connect_with(opts: &PgConnectOptions, timeout: Duration) -> Result<PgConnection> {
+    match tokio::time::timeout(timeout, PgConnection::connect_with(opts)).await {
+        Ok(c) => c.ctx("connecting to PostgreSQL"),
+        Err(_) => Err(LedgerError::ConnectTimeout { after: timeout }),
+    }
+}
+
+/// Creates the database `url` names (`db migrate` on a server without it), connected with
+/// the same credentials to the maintenance database `postgres` (`template1` where there
+/// is none, as `createdb` does). A database another process created meanwhile
+/// (`42P04`) is fine.
+pub(crate) async fn create_database(url: &str, timeouts: PgTimeouts) -> Result<()> {
+    let opts = connect_options(url, timeouts)?;
+    // Without a name in the URL the server takes the user's.
+    let name = opts
+        .get_database()
+        .unwrap_or(opts.get_username())
+        .to_string();
+    let maintenance = |db: &str| opts.clone().database(db);
+    let mut conn = match connect_with(&maintenance("postgres"), timeouts.connect).await {
+        Err(e) if e.is_missing_database() => {
+            connect_with(&maintenance("template1"), timeouts.connect).await?
+        }
+        other => other?,
+    };
+    let sql = format!("CREATE DATABASE \"{}\"", name.replace('"', "\"\""));
+    let res = conn.execute(sql.as_str()).await;
+    if let Err(e) = conn.close().await {
+        tracing::debug!(error = %e, "closing the PostgreSQL connection");
+    }
+    match res {
+        Ok(_) => {
+            tracing::info!(database = %name, "database created");
+            Ok(())
+        }
+        Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("42P04") => Ok(()),
+        Err(source) => Err(LedgerError::CreateDatabase {
+            database: name,
+            source,
+        }),
+    }
+}
+
 /// A row's values by their PostgreSQL type.
 fn cells(r: &PgRow) -> Result<Row> {
     let mut out = Vec::with_capacity(r.len());
@@ -97,27 +207,7 @@ impl PgStore {
     /// JIT compiled a 1 M-row report's query for a third of a second, and gains nothing back),
     /// `work_mem=64MB` (the report's sort of a 1 M-record run spills less).
     pub async fn connect(url: &str, timeouts: PgTimeouts) -> Result<Self> {
-        let ms = |d: Duration| format!("{}ms", d.as_millis());
-        let opts = PgConnectOptions::from_str(url)
-            .ctx("parsing the database URL")?
-            .application_name("clearledger")
-            .options([
-                ("lock_timeout", ms(timeouts.lock)),
-                ("statement_timeout", ms(timeouts.statement)),
-                ("jit", "off".to_string()),
-                ("work_mem", "64MB".to_string()),
-            ])
-            .log_statements(log::LevelFilter::Trace)
-            .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
-        let conn =
-            match tokio::time::timeout(timeouts.connect, PgConnection::connect_with(&opts)).await {
-                Ok(c) => c.ctx("connecting to PostgreSQL")?,
-                Err(_) => {
-                    return Err(LedgerError::ConnectTimeout {
-                        after: timeouts.connect,
-                    });
-                }
-            };
+        let conn = connect_with(&connect_options(url, timeouts)?, timeouts.connect).await?;
         Ok(PgStore { conn })
     }
 
@@ -359,5 +449,37 @@ impl PgStore {
             }
         }
         Ok(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_parameters_only;
+
+    #[test]
+    fn parameters_sqlx_would_ignore_are_taken_out() {
+        let table = [
+            ("postgres://u@h/d", "postgres://u@h/d"),
+            (
+                "postgres://u@h/d?sslmode=require",
+                "postgres://u@h/d?sslmode=require",
+            ),
+            ("postgres://u@h/d?pasword=s3cret", "postgres://u@h/d"),
+            (
+                "postgres://u@h/d?sslmode=require&pasword=s3cret&options[search_path]=x",
+                "postgres://u@h/d?sslmode=require&options[search_path]=x",
+            ),
+            (
+                "postgres://u@h/d?options%5Bsearch_path%5D=x&connect_timeout=5",
+                "postgres://u@h/d?options%5Bsearch_path%5D=x",
+            ),
+            (
+                "postgres://u@h/d?password=p&",
+                "postgres://u@h/d?password=p&",
+            ),
+        ];
+        for (url, want) in table {
+            assert_eq!(known_parameters_only(url), want, "{url}");
+        }
     }
 }

@@ -144,6 +144,16 @@ impl Ledger {
         self.store.close().await
     }
 
+    /// Writes a consistent copy of an SQLite ledger to the new file `path` (`VACUUM INTO`:
+    /// one read transaction, so writers go on meanwhile and the copy holds every committed
+    /// run, those still in the `-wal` file too). PostgreSQL: [`LedgerError::BackupUnsupported`].
+    pub async fn backup_into(&mut self, path: &str) -> Result<()> {
+        self.store
+            .vacuum_into(path)
+            .await
+            .during("writing the backup")
+    }
+
     /// Reads run `run_id` back after its commit: a failure here is
     /// [`LedgerError::AfterCommit`], never "nothing committed".
     pub(super) async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {

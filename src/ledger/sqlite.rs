@@ -63,7 +63,7 @@ fn placeholders(sql: &str) -> Cow<'_, str> {
 /// `%XX` escapes of a URL's path, decoded (as sqlx did): `ledger%20prod.db` is the file
 /// `ledger prod.db`, never a new one named with the escape. A `%` not followed by two hex
 /// digits is refused.
-fn percent_decode(path: &str) -> Option<String> {
+pub(crate) fn percent_decode(path: &str) -> Option<String> {
     let b = path.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -100,7 +100,7 @@ fn parse_url(url: &str) -> Result<(String, OpenFlags)> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
-        .ok_or_else(|| LedgerError::UnsupportedUrl(url.to_string()))?;
+        .ok_or_else(|| LedgerError::unsupported_url(url))?;
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     let base = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
     let mut flags = base | OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
@@ -109,12 +109,12 @@ fn parse_url(url: &str) -> Result<(String, OpenFlags)> {
             "mode=ro" => base | OpenFlags::SQLITE_OPEN_READ_ONLY,
             "mode=rw" => base | OpenFlags::SQLITE_OPEN_READ_WRITE,
             "mode=rwc" => base | OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-            _ => return Err(LedgerError::UnsupportedUrl(url.to_string())),
+            _ => return Err(LedgerError::unsupported_url(url)),
         };
     }
     match percent_decode(path) {
         Some(p) if !p.is_empty() => Ok((p, flags)),
-        _ => Err(LedgerError::UnsupportedUrl(url.to_string())),
+        _ => Err(LedgerError::unsupported_url(url)),
     }
 }
 

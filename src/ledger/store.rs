@@ -208,6 +208,16 @@ impl Store {
                 .await;
         }
     }
+    /// A consistent copy of the database in the new file `path` (SQLite's `VACUUM INTO`).
+    pub async fn vacuum_into(&mut self, path: &str) -> Result<()> {
+        match self {
+            Store::Sqlite(s) => s
+                .execute("VACUUM INTO $1", &[Arg::Text(path)])
+                .await
+                .map(|_| ()),
+            Store::Postgres(_) => Err(super::LedgerError::BackupUnsupported),
+        }
+    }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
     pub async fn analyze(&mut self) -> Result<()> {
         match self {
