@@ -723,3 +723,34 @@ fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) -> std::io::Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ingest::{Progress, Stage};
+
+    /// The bar names each stage as it begins (drawn only on a terminal: a hidden bar
+    /// keeps the same state).
+    #[test]
+    fn the_progress_bar_names_each_stage_in_turn() {
+        let pb = indicatif::ProgressBar::hidden();
+        pb.set_prefix("a.ach");
+        let said: Vec<String> = [Stage::Parsing, Stage::Committing, Stage::WritingReport]
+            .into_iter()
+            .map(|s| {
+                Progress::stage(&pb, s);
+                format!("{}: {}", pb.prefix(), pb.message())
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "a.ach: parsing",
+                "a.ach: committing",
+                "a.ach: writing report"
+            ]
+        );
+        Progress::set_length(&pb, 100);
+        Progress::read(&pb, 40);
+        assert_eq!((pb.length(), pb.position()), (Some(100), 40));
+    }
+}
