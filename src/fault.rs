@@ -21,10 +21,9 @@ pub fn point(name: &str) {
     if v.strip_prefix("stop:") == Some(name) {
         crate::cli::signals::stop_self();
     } else if v == name {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "clearledger: fault point {name} reached (CLEARLEDGER_FAULT): aborting"
+        crate::cli::out::err_line(
+            tracing::Level::ERROR,
+            format_args!("clearledger: fault point {name} reached (CLEARLEDGER_FAULT): aborting"),
         );
         std::process::abort();
     }

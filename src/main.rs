@@ -1,32 +1,30 @@
 use clap::Parser;
 use clearledger::cli::{self, Cli, Command, LogFormat};
 use std::process::ExitCode;
-use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    cli::signals::install();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // A log line that cannot be written (standard error closed or full) is dropped:
-        // reporting it would be `eprintln!`, which panics on the same standard error.
-        .log_internal_errors(false);
-    match cli.global.log_format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A refused command line under `--log-format json` is a JSON event too.
+        Err(e) if e.use_stderr() && cli::events::json_requested(std::env::args_os()) => {
+            cli::events::init(LogFormat::Json);
+            let text = e.render().to_string();
+            cli::out::err_line(tracing::Level::ERROR, format_args!("{}", text.trim_end()));
+            return ExitCode::from(cli::exit::USAGE);
+        }
+        Err(e) => e.exit(),
+    };
+    cli::events::init(cli.global.log_format);
+    cli::signals::install(cli.global.log_format == LogFormat::Json);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "clearledger: cannot start the runtime: {e}"
+            cli::out::err_line(
+                tracing::Level::ERROR,
+                format_args!("clearledger: cannot start the runtime: {e}"),
             );
             return ExitCode::from(cli::exit::INFRASTRUCTURE);
         }
@@ -41,6 +39,7 @@ fn main() -> ExitCode {
             Command::Held(a) => cli::actions::held(&cli.global, a).await,
             Command::Resolve(a) => cli::actions::resolve(&cli.global, a).await,
             Command::Reverse(a) => cli::actions::reverse(&cli.global, a).await,
+            Command::Tenant(a) => cli::tenant::run(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

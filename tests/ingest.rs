@@ -412,6 +412,9 @@ fn two_concurrent_processes_on_the_same_file_post_each_entry_once(db: TestDb) {
 
 fn tenants_are_isolated(db: TestDb) {
     let payroll = sample("ppd-payroll-credits.ach");
+    for t in ["alpha", "beta"] {
+        assert_eq!(db.cl(&["tenant", "add", t]).code, 0);
+    }
     assert_eq!(db.cl(&["--tenant", "alpha", "ingest", &payroll]).code, 0);
     let out = db.cl(&["--tenant", "beta", "ingest", &payroll, "--json"]);
     assert_eq!(out.code, 0);
@@ -437,8 +440,12 @@ fn tenants_are_isolated(db: TestDb) {
         (p["tenant"].as_str(), p["run_id"].as_i64()),
         (Some("beta"), Some(2))
     );
+    // A tenant nobody added is refused, reads included; once added it is empty.
     let out = db.cl(&["--tenant", "gamma", "runs", "--json"]);
-    assert_eq!(out.stdout.trim(), "");
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{}", out.stderr);
+    assert_eq!(db.cl(&["tenant", "add", "gamma"]).code, 0);
+    let out = db.cl(&["--tenant", "gamma", "runs", "--json"]);
+    assert_eq!((out.code, out.stdout.trim()), (0, ""), "{}", out.stderr);
 }
 
 fn report_reproduces_the_ingest_report_byte_for_byte(db: TestDb) {

@@ -253,6 +253,8 @@ fn two_regenerated_files_at_once_post_one_payroll(db: TestDb) {
     let a = variant(&db, "a.ach", &[(0, 30, "0915B")]);
     let b = variant(&db, "b.ach", &[(0, 30, "0916C")]);
     for round in 0..3 {
+        let tenant = format!("t{round}");
+        assert_eq!(db.cl(&["tenant", "add", &tenant]).code, 0);
         let spawn = |p: &PathBuf| {
             std::process::Command::new(common::bin())
                 .args([

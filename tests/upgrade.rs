@@ -211,8 +211,71 @@ fn a_ledger_from_before_the_key_rule_changes_still_finds_its_files(db: TestDb) {
 
 on_both_backends!(
     a_previous_release_ledger_upgrades_and_reports_the_same,
-    a_ledger_from_before_the_key_rule_changes_still_finds_its_files
+    a_ledger_from_before_the_key_rule_changes_still_finds_its_files,
+    an_upgraded_ledger_knows_every_tenant_it_holds
 );
+
+/// Migration 0006 registers every tenant the ledger already holds runs for (created when
+/// its first run started) and `default`: an upgraded ledger goes on working under each of
+/// its tenants, and only a name it never held is refused.
+fn an_upgraded_ledger_knows_every_tenant_it_holds(db: TestDb) {
+    restore(&db);
+    // The release before tenants were known took any name: two more tenants' runs.
+    db.exec_script(
+        "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, finished_at, status) VALUES \
+         ('acme', NULL, '', 'nacha', 'a.ach', '2026-11-30T09:00:00.000000Z', '2026-11-30T09:00:01.000000Z', 'completed'), \
+         ('acme', NULL, '', 'nacha', 'b.ach', '2026-11-30T08:00:00.000000Z', '2026-11-30T08:00:01.000000Z', 'completed'), \
+         ('Nordbank_1', NULL, '', 'nacha', 'c.ach', '2026-11-28T07:00:00.000000Z', '2026-11-28T07:00:01.000000Z', 'completed');",
+    );
+    let r = db.cl(&["tenant", "list", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let default_created = match db.backend {
+        Backend::Sqlite => "2026-11-29T22:20:19.870699Z",
+        Backend::Postgres => "2026-11-29T22:20:24.427253Z",
+    };
+    let want = [
+        ("Nordbank_1", "2026-11-28T07:00:00.000000Z"),
+        ("default", default_created),
+        ("acme", "2026-11-30T08:00:00.000000Z"),
+    ]
+    .map(|(n, c)| format!("{{\"name\":\"{n}\",\"created_at\":\"{c}\"}}"))
+    .join("\n");
+    assert_eq!(r.stdout.trim(), want, "oldest first");
+    // Each goes on working: its runs are read, and it ingests.
+    let r = db.cl(&["--tenant", "acme", "runs", "--json"]);
+    assert_eq!((r.code, r.stdout.lines().count()), (0, 2), "{}", r.stderr);
+    let payroll = samples().join("ppd-payroll-credits.ach");
+    let r = db.cl(&[
+        "--tenant",
+        "acme",
+        "ingest",
+        "-q",
+        "--json",
+        payroll.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(summary(&r).0, 4, "acme's own ledger: the payroll posts");
+    let r = db.cl(&["ingest", "-q", "--json", payroll.to_str().unwrap()]);
+    assert_eq!(
+        summary(&r).1,
+        4,
+        "default's: every entry a duplicate of run 1"
+    );
+    // A name it never held is refused, naming those it knows.
+    let r = db.cl(&[
+        "--tenant",
+        "acmee",
+        "ingest",
+        "-q",
+        payroll.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "clearledger: unknown tenant \"acmee\"; known tenants: Nordbank_1, default, acme; \
+         add one with `clearledger tenant add NAME`\n"
+    );
+}
 
 fn a_previous_release_ledger_upgrades_and_reports_the_same(db: TestDb) {
     restore(&db);

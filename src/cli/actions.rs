@@ -1,7 +1,7 @@
 //! Operator actions: `clearledger held`, `resolve`, `reverse` (the ledger side is
 //! `ledger::actions`).
 
-use super::{GlobalOpts, after_commit, exit, infra_error, out, with_ledger};
+use super::{GlobalOpts, after_commit, exit, infra_error, out, require_tenant, with_ledger};
 use crate::ledger::{
     Actor, Decision, DecisionKind, HeldRecord, Ledger, LedgerError, Resolution, Reversal,
     ReverseTarget, RunInfo,
@@ -86,6 +86,9 @@ fn require_reason(reason: &str) -> Option<u8> {
 
 pub async fn held(g: &GlobalOpts, a: &HeldArgs) -> u8 {
     with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
         let records = match ledger.held(&g.tenant).await {
             Ok(r) => r,
             Err(e) => return infra_error(&e),
@@ -166,6 +169,9 @@ pub async fn resolve(g: &GlobalOpts, a: &ResolveArgs) -> u8 {
     };
     let by = actor_name(&a.by);
     with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
         let who = Actor {
             tenant: &g.tenant,
             reason: &a.reason,
@@ -305,6 +311,9 @@ pub async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
     };
     let by = actor_name(&a.by);
     with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
         if let ReverseTarget::Run(id) = target
             && let Some(c) = run_exists(g, ledger, id).await
         {

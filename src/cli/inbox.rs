@@ -17,6 +17,7 @@
 //! - Two passes on one inbox at once: the second finds the inbox lock (`DIR/.clearledger.lock`,
 //!   an OS file lock released when the process ends, however it ends) and exits 0 at once.
 
+use super::events::{self, FileEvent};
 use super::ingest::{IngestArgs, ingest_one};
 use super::{GlobalOpts, after_commit, exit, out, run_list};
 use crate::ledger::Ledger;
@@ -107,8 +108,9 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
             tracing::info!(inbox = %inbox.display(), "another clearledger pass holds the inbox; nothing to do");
-            if !g.quiet {
-                errln!(
+            // JSON logs say it even with --quiet: a pass that did nothing leaves a line.
+            if !g.quiet || events::json() {
+                errln!(info:
                     "clearledger: another clearledger pass holds {}; nothing to do",
                     inbox.display()
                 );
@@ -152,16 +154,37 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                     "clearledger: cannot write a report in {}: {e}",
                     archive.display()
                 );
+                let reason = format!(
+                    "cannot write a report in {}: {e}; left in the inbox for the next pass",
+                    archive.display()
+                );
+                events::file(&FileEvent {
+                    event: "failed",
+                    file: &path.display().to_string(),
+                    status: "infrastructure_failure",
+                    run_id: None,
+                    counts: None,
+                    reason: Some(&reason),
+                    error: None,
+                    to: None,
+                    seconds: None,
+                });
                 return code.max(exit::INFRASTRUCTURE);
             }
         };
-        let r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
+        let mut r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
         code = code.max(r.code);
         if r.stop && r.code != exit::AFTER_COMMIT {
             // Nothing committed: the next pass retries the file.
             drop(writer);
             let _ = fs::remove_file(&tmp_report);
-            tracing::warn!(file = %path.display(), code = r.code, "nothing committed: file left in the inbox for the next pass");
+            if events::json() {
+                let reason = r.reason.take().unwrap_or_default();
+                r.reason = Some(format!("{reason}; left in the inbox for the next pass"));
+                events::file(&r.event("failed", None));
+            } else {
+                tracing::warn!(file = %path.display(), code = r.code, "nothing committed: file left in the inbox for the next pass");
+            }
             break;
         }
         // From here on the file's run committed (or nothing of it will ever commit: a
@@ -189,6 +212,13 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                 .and_then(|_| move_file(path, &dest));
             if let Err(e) = res {
                 let what = format!("cannot quarantine {}: {e}", path.display());
+                r.reason = Some(format!("{what}; it stays in the inbox"));
+                r.status = if r.run_id.is_some() {
+                    "after_commit"
+                } else {
+                    "infrastructure_failure"
+                };
+                events::file(&r.event("failed", None));
                 return code.max(match r.run_id {
                     Some(id) => after_commit(&format_args!("{what}; rejected, nothing posted"), id),
                     None => {
@@ -197,7 +227,11 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                     }
                 });
             }
-            tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
+            if events::json() {
+                events::file(&r.event("quarantined", Some(&dest.display().to_string())));
+            } else {
+                tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
+            }
             quarantined += 1;
             if r.stop {
                 break;
@@ -219,6 +253,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             match writer.finish() {
                 Ok(()) => true,
                 Err(e) => {
+                    r.error = Some(format!("the report could not be written ({e})"));
                     code = code.max(after_commit(
                         &format_args!("cannot write the report of {}: {e}", path.display()),
                         run_id,
@@ -237,6 +272,12 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             .unwrap_or_default();
         if let Err(e) = move_file(path, &dest) {
             let _ = fs::remove_file(&tmp_report);
+            r.status = "after_commit";
+            r.reason = Some(format!(
+                "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
+                path.display()
+            ));
+            events::file(&r.event("failed", None));
             return code.max(after_commit(
                 &format_args!(
                     "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
@@ -249,6 +290,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             && let Err(e) = fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv")))
         {
             let _ = fs::remove_file(&tmp_report);
+            r.error = Some(format!("the report could not be moved beside it ({e})"));
             code = code.max(after_commit(
                 &format_args!(
                     "cannot move the report of {} beside it: {e}",
@@ -262,7 +304,11 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                 dest.display()
             );
         }
-        tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
+        if events::json() {
+            events::file(&r.event("archived", Some(&dest.display().to_string())));
+        } else {
+            tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
+        }
         archived += 1;
         if r.code == exit::ATTENTION {
             attention += 1;
@@ -271,6 +317,15 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
             break;
         }
     }
+    let taken = archived + quarantined;
+    events::inbox_pass(
+        &inbox.display().to_string(),
+        taken,
+        archived,
+        attention,
+        quarantined,
+        incomplete,
+    );
     let printed = if a.json {
         outln!(
             "{}",

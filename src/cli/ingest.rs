@@ -1,9 +1,12 @@
 //! `clearledger ingest`: post files, one run each, and report every record.
 
-use super::{GlobalOpts, after_commit, exit, infra_error, out, run_list, with_ledger};
+use super::events::{self, FileCounts, FileEvent};
+use super::{
+    GlobalOpts, after_commit, exit, infra_error, out, require_tenant, run_list, with_ledger,
+};
 use crate::findings::{Finding, Severity};
 use crate::formats::detect::FileFormat;
-use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, ingest_file};
+use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, Stage, ingest_file};
 use crate::ledger::Ledger;
 use crate::report::{JsonFinding, ReportFormat, ReportWriter, finding_line};
 use clap::{Args, ValueEnum};
@@ -95,9 +98,15 @@ impl Format {
 }
 
 pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
-    with_ledger(g, async |ledger| match &a.inbox {
-        Some(inbox) => super::inbox::run(g, a, ledger, inbox).await,
-        None => ingest_files(g, a, ledger).await,
+    with_ledger(g, async |ledger| {
+        // Once, before any file (or the inbox) is read: an unknown tenant is a usage error.
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
+        match &a.inbox {
+            Some(inbox) => super::inbox::run(g, a, ledger, inbox).await,
+            None => ingest_files(g, a, ledger).await,
+        }
     })
     .await
 }
@@ -127,6 +136,7 @@ async fn ingest_files(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger) -> u8
     let mut reported = Vec::new();
     for file in &a.files {
         let r = ingest_one(g, a, ledger, file, writer.as_mut()).await;
+        events::file(&r.event(r.event, None));
         code = code.max(r.code);
         if !r.rejected {
             reported.extend(r.run_id);
@@ -162,6 +172,8 @@ async fn ingest_files(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger) -> u8
 /// How one file ended, for the caller (plain or inbox mode).
 #[derive(Debug)]
 pub struct FileResult {
+    /// The file as named in messages (`-` for standard input).
+    pub file: String,
     /// Exit code this file alone would give.
     pub code: u8,
     /// Stop processing further files (infrastructure failure, configuration error, or a
@@ -175,6 +187,86 @@ pub struct FileResult {
     pub report_failed: bool,
     /// Why the file was rejected, one finding or message a line.
     pub rejection: Vec<String>,
+    /// What became of the file, for its log event (`events::FileEvent`): `ingested`,
+    /// `dry_run`, `rejected` or `failed`.
+    pub event: &'static str,
+    /// The run's status word (`RunInfo::status_word`, `dry_run`), or what failed.
+    pub status: &'static str,
+    pub counts: Option<FileCounts>,
+    /// Why it was rejected or failed, in one line.
+    pub reason: Option<String>,
+    /// What failed after the run committed.
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+impl FileResult {
+    /// The file's log event; `event` and `to` as the caller (the inbox) names them.
+    pub fn event<'a>(&'a self, event: &'static str, to: Option<&'a str>) -> FileEvent<'a> {
+        FileEvent {
+            event,
+            file: &self.file,
+            status: self.status,
+            run_id: self.run_id,
+            counts: self.counts,
+            reason: self.reason.as_deref(),
+            error: self.error.as_deref(),
+            to,
+            seconds: Some(self.seconds),
+        }
+    }
+
+    /// Ends the file as a failure before anything committed: `code`, stop, `status` and
+    /// `reason` for its event.
+    fn failed(self, code: u8, status: &'static str, reason: String) -> Self {
+        FileResult {
+            code,
+            stop: true,
+            event: "failed",
+            status,
+            reason: Some(reason),
+            ..self
+        }
+    }
+}
+
+/// The stages of a file's run as the progress bar shows them: the bytes read while
+/// parsing (with their rate and ETA), then a spinner for the stages that read nothing.
+impl crate::ingest::Progress for indicatif::ProgressBar {
+    fn set_length(&self, bytes: u64) {
+        indicatif::ProgressBar::set_length(self, bytes);
+    }
+    fn read(&self, bytes: u64) {
+        self.inc(bytes);
+    }
+    fn stage(&self, stage: Stage) {
+        if stage != Stage::Parsing {
+            self.set_style(
+                indicatif::ProgressStyle::with_template("{prefix}: {msg} {spinner} {elapsed}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            self.enable_steady_tick(std::time::Duration::from_millis(120));
+        }
+        self.set_message(stage.as_str());
+    }
+}
+
+/// The progress bar of one file: drawn on standard error when it is a terminal, not with
+/// `--quiet`, nor with JSON logs (whose standard error carries JSON alone).
+fn progress_bar(g: &GlobalOpts, name: &str) -> Option<indicatif::ProgressBar> {
+    if g.quiet || events::json() || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(0);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix}: {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    pb.set_prefix(name.to_string());
+    crate::ingest::Progress::stage(&pb, Stage::Parsing);
+    Some(pb)
 }
 
 /// Ingests one file: one run, its summary printed, its report rows written to `writer`.
@@ -193,37 +285,37 @@ pub async fn ingest_one(
         format: a.format.file_format(),
     };
     let now = || chrono::Utc::now();
-    let mut result = FileResult {
-        code: exit::OK,
-        stop: false,
-        run_id: None,
-        rejected: false,
-        report_failed: false,
-        rejection: Vec::new(),
-    };
     let input = if file.as_os_str() == "-" {
         Input::Stdin
     } else {
         Input::Path(file.to_path_buf())
     };
     let name = input.name();
-    let progress = (!g.quiet && std::io::stderr().is_terminal()).then(|| {
-        let pb = indicatif::ProgressBar::new(0);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb.set_message(name.clone());
-        pb
-    });
+    let mut result = FileResult {
+        file: name.clone(),
+        code: exit::OK,
+        stop: false,
+        run_id: None,
+        rejected: false,
+        report_failed: false,
+        rejection: Vec::new(),
+        event: "failed",
+        status: "infrastructure_failure",
+        counts: None,
+        reason: None,
+        error: None,
+        seconds: 0.0,
+    };
+    let progress = progress_bar(g, &name);
+    let sink = progress
+        .clone()
+        .map(|pb| std::sync::Arc::new(pb) as std::sync::Arc<dyn crate::ingest::Progress>);
     let t0 = Instant::now();
     // A retryable database failure (deadlock, serialization failure) rolled the whole
     // run back; a file on disk can be read again, so the run is retried, bounded.
     let mut attempt = 1;
     let res = loop {
-        let res = ingest_file(ledger, &input, &opts, &now, progress.clone()).await;
+        let res = ingest_file(ledger, &input, &opts, &now, sink.clone()).await;
         match &res {
             Err(IngestError::Ledger(e))
                 if e.is_retryable()
@@ -237,10 +329,28 @@ pub async fn ingest_one(
             _ => break res,
         }
     };
-    if let Some(pb) = progress {
-        pb.finish_and_clear();
-    }
     let secs = t0.elapsed().as_secs_f64();
+    result.seconds = secs;
+    // The bar stays for the report of a run that has one to write (showing that stage),
+    // and goes before anything else is said.
+    let keep_bar = writer.is_some()
+        && matches!(
+            res,
+            Ok(IngestOutcome::Completed { .. } | IngestOutcome::DryRun { .. })
+        );
+    let progress = match progress {
+        Some(pb) if keep_bar => Some(pb),
+        Some(pb) => {
+            pb.finish_and_clear();
+            None
+        }
+        None => None,
+    };
+    // Lines said while the bar is drawn: the bar steps aside for them.
+    let said = |f: &mut dyn FnMut()| match &progress {
+        Some(pb) => pb.suspend(f),
+        None => f(),
+    };
     match res {
         Ok(IngestOutcome::Completed {
             run,
@@ -248,21 +358,29 @@ pub async fn ingest_one(
             bytes,
             fast_path,
         }) => {
-            let attention = run.conflicts > 0 || run.held > 0;
-            if attention {
+            let status = run.status_word();
+            if status == "needs_attention" {
                 result.code = exit::ATTENTION;
             }
             result.run_id = Some(run.run_id);
+            result.event = "ingested";
+            result.status = status;
+            result.counts = Some(FileCounts::of_run(&run));
             // Said before anything that can fail (the report, the summary): whatever fails
             // next, the run is known. With --quiet, a failure's message names it.
-            if !g.quiet {
-                errln!("clearledger: {name}: committed as run {}", run.run_id);
-            }
-            print_warnings(a, &name, &findings);
+            said(&mut || {
+                if !g.quiet {
+                    errln!(info: "clearledger: {name}: committed as run {}", run.run_id);
+                }
+                print_warnings(a, &name, &findings);
+            });
             // Everything from here on is after the commit: a failure is `AFTER_COMMIT`,
             // never the "nothing committed, safe to retry" of `INFRASTRUCTURE`.
             let mut report_error = None;
             if let Some(w) = writer.as_deref_mut() {
+                if let Some(pb) = &progress {
+                    crate::ingest::Progress::stage(pb, Stage::WritingReport);
+                }
                 let res = ledger
                     .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
                     .await;
@@ -277,16 +395,15 @@ pub async fn ingest_one(
                     )),
                 };
             }
+            if let Some(pb) = &progress {
+                pb.finish_and_clear();
+            }
             if let Some(msg) = &report_error {
                 result.code = after_commit(&format_args!("{name}: {msg}"), run.run_id);
                 result.stop = true;
                 result.report_failed = true;
+                result.error = Some(msg.clone());
             }
-            let status = if attention {
-                "needs_attention"
-            } else {
-                "completed"
-            };
             let printed = if a.json {
                 let mut v = json!({
                     "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
@@ -328,9 +445,10 @@ pub async fn ingest_one(
                 Ok(())
             };
             if let Err(e) = printed {
-                result.code =
-                    after_commit(&format_args!("{name}: {}", out::describe(&e)), run.run_id);
+                let what = out::describe(&e);
+                result.code = after_commit(&format_args!("{name}: {what}"), run.run_id);
                 result.stop = true;
+                result.error.get_or_insert(what);
             }
         }
         Ok(IngestOutcome::DryRun {
@@ -344,20 +462,35 @@ pub async fn ingest_one(
             if counts.conflicts > 0 || counts.held > 0 {
                 result.code = exit::ATTENTION;
             }
-            print_warnings(a, &name, &findings);
+            result.event = "dry_run";
+            result.status = "dry_run";
+            result.counts = Some(FileCounts {
+                records: counts.records as i64,
+                posted: 0,
+                would_post: Some(counts.posted as i64),
+                duplicates: counts.duplicates as i64,
+                conflicts: counts.conflicts as i64,
+                held: counts.held as i64,
+                errors: 0,
+                warnings: findings.len() as i64,
+            });
+            said(&mut || print_warnings(a, &name, &findings));
             // A dry run commits nothing: a failure here is `INFRASTRUCTURE`, safe to retry.
             if let Some(w) = writer {
+                if let Some(pb) = &progress {
+                    crate::ingest::Progress::stage(pb, Stage::WritingReport);
+                }
                 let res = rows
                     .iter()
                     .try_for_each(|row| w.write(row))
                     .and_then(|()| w.flush());
+                if let Some(pb) = &progress {
+                    pb.finish_and_clear();
+                }
                 if let Err(e) = res {
                     errln!("clearledger: cannot write the report: {e}");
-                    return FileResult {
-                        code: exit::INFRASTRUCTURE,
-                        stop: true,
-                        ..result
-                    };
+                    let reason = format!("cannot write the report: {e}");
+                    return result.failed(exit::INFRASTRUCTURE, "infrastructure_failure", reason);
                 }
             }
             let printed = if a.json {
@@ -391,6 +524,7 @@ pub async fn ingest_one(
                 return FileResult {
                     code: out::stdout_failed(&e, result.code),
                     stop: true,
+                    error: Some(out::describe(&e)),
                     ..result
                 };
             }
@@ -408,6 +542,15 @@ pub async fn ingest_one(
                 .iter()
                 .filter(|f| f.severity == Severity::Error)
                 .count();
+            result.event = "rejected";
+            result.status = "rejected";
+            result.counts = Some(FileCounts {
+                records: run.records,
+                errors: errors as i64,
+                warnings: (findings.len() - errors) as i64,
+                ..FileCounts::default()
+            });
+            result.reason = Some(rejection_reason(&name, &findings, errors));
             if a.json {
                 let printed = outln!(
                     "{}",
@@ -421,6 +564,7 @@ pub async fn ingest_one(
                 );
                 if let Err(e) = printed {
                     result.stop = true;
+                    result.error = Some(out::describe(&e));
                     result.code = match result.run_id {
                         // The rejection was journaled: that is a commit.
                         Some(id) => {
@@ -436,7 +580,7 @@ pub async fn ingest_one(
                 }
             } else {
                 for f in &findings {
-                    errln!("{}", finding_line(&name, f));
+                    events::finding(&name, f);
                 }
                 errln!(
                     "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
@@ -454,6 +598,9 @@ pub async fn ingest_one(
             result.code = exit::REJECTED;
             result.rejected = true;
             result.rejection.push(format!("{path}: {msg}"));
+            result.event = "rejected";
+            result.status = "rejected";
+            result.reason = Some(msg.clone());
             if let Err(e) = report_unreadable(a, &path, &msg) {
                 result.code = out::stdout_failed(&e, result.code);
                 result.stop = true;
@@ -469,11 +616,7 @@ pub async fn ingest_one(
                     json!({"file": name, "status": "changed_while_read", "error": e.to_string()})
                 );
             }
-            return FileResult {
-                code: exit::INFRASTRUCTURE,
-                stop: true,
-                ..result
-            };
+            return result.failed(exit::INFRASTRUCTURE, "changed_while_read", e.to_string());
         }
         Err(IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow)) => {
             // The file's fault, not the database's: refused whole, and not worth a retry.
@@ -481,6 +624,9 @@ pub async fn ingest_one(
             result.code = exit::REJECTED;
             result.rejected = true;
             result.rejection.push(format!("{name}: {msg}"));
+            result.event = "rejected";
+            result.status = "rejected";
+            result.reason = Some(msg.clone());
             if let Err(e) = report_unreadable(a, &name, &msg) {
                 result.code = out::stdout_failed(&e, result.code);
                 result.stop = true;
@@ -508,7 +654,14 @@ pub async fn ingest_one(
                 result.rejection.push(format!(
                     "{name}: rejected (run {run_id}): its findings: `clearledger report {run_id}`"
                 ));
+                result.event = "rejected";
+                result.status = "rejected";
+                result.reason = Some(format!("its findings: `clearledger report {run_id}`"));
+            } else {
+                result.event = "ingested";
+                result.status = "committed";
             }
+            result.error = Some(format!("reading the run back failed ({source})"));
             result.code = after_commit(&what, run_id);
             if a.json {
                 let _ = outln!(
@@ -531,22 +684,27 @@ pub async fn ingest_one(
                     json!({"file": name, "status": status, "error": e.to_string()})
                 );
             }
-            return FileResult {
-                code: c,
-                stop: true,
-                ..result
-            };
+            return result.failed(c, "infrastructure_failure", e.to_string());
         }
         Err(e @ IngestError::Internal(_)) => {
             errln!("clearledger: {name}: {e}");
-            return FileResult {
-                code: exit::INFRASTRUCTURE,
-                stop: true,
-                ..result
-            };
+            return result.failed(
+                exit::INFRASTRUCTURE,
+                "infrastructure_failure",
+                e.to_string(),
+            );
         }
     }
     result
+}
+
+/// A rejection in one line: how many errors and warnings, and the first error.
+fn rejection_reason(name: &str, findings: &[Finding], errors: usize) -> String {
+    let counts = format!("{errors} errors, {} warnings", findings.len() - errors);
+    match findings.iter().find(|f| f.severity == Severity::Error) {
+        Some(f) => format!("{counts}; the first: {}", finding_line(name, f)),
+        None => counts,
+    }
 }
 
 fn rate(n: f64, secs: f64) -> f64 {
@@ -556,7 +714,7 @@ fn rate(n: f64, secs: f64) -> f64 {
 fn print_warnings(a: &IngestArgs, name: &str, findings: &[Finding]) {
     if !a.json {
         for f in findings {
-            errln!("{}", finding_line(name, f));
+            events::finding(name, f);
         }
     }
 }
@@ -571,4 +729,35 @@ fn report_unreadable(a: &IngestArgs, name: &str, msg: &str) -> std::io::Result<(
         errln!("{name}: rejected: {msg}; nothing posted");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ingest::{Progress, Stage};
+
+    /// The bar names each stage as it begins (drawn only on a terminal: a hidden bar
+    /// keeps the same state).
+    #[test]
+    fn the_progress_bar_names_each_stage_in_turn() {
+        let pb = indicatif::ProgressBar::hidden();
+        pb.set_prefix("a.ach");
+        let said: Vec<String> = [Stage::Parsing, Stage::Committing, Stage::WritingReport]
+            .into_iter()
+            .map(|s| {
+                Progress::stage(&pb, s);
+                format!("{}: {}", pb.prefix(), pb.message())
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "a.ach: parsing",
+                "a.ach: committing",
+                "a.ach: writing report"
+            ]
+        );
+        Progress::set_length(&pb, 100);
+        Progress::read(&pb, 40);
+        assert_eq!((pb.length(), pb.position()), (Some(100), 40));
+    }
 }

@@ -1,7 +1,7 @@
 //! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
 
-use super::{GlobalOpts, exit, infra_error, out, with_ledger};
-use crate::ledger::{Ledger, Lookup};
+use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
+use crate::ledger::{Ledger, Lookup, RepeatCounts};
 use crate::money::format_minor;
 use clap::Args;
 
@@ -54,6 +54,9 @@ pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
 }
 
 async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) -> u8 {
+    if let Some(code) = require_tenant(g, ledger).await {
+        return code;
+    }
     let found = match ledger.lookup(&g.tenant, q).await {
         Ok(p) => p,
         Err(e) => return infra_error(&e),
@@ -73,7 +76,7 @@ async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) 
             outln!("{}", serde_json::to_string(p).unwrap_or_default())
         } else {
             outln!(
-                "posting {} key {} ({}): {} {} debit {} credit {}, effective {}, trace {}, from {} record {} by run {} at {}; seen again {} times",
+                "posting {} key {} ({}): {} {} debit {} credit {}, effective {}, trace {}, from {} record {} by run {} at {}; {}",
                 p.posting_id,
                 p.posting_key,
                 p.operation,
@@ -87,7 +90,7 @@ async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) 
                 p.record_no,
                 p.run_id,
                 p.posted_at,
-                p.repeats
+                seen_again(p.repeats, &p.repeats_by_outcome)
             )
         };
         if let Err(e) = res {
@@ -140,4 +143,51 @@ async fn held_record(
         }
     }
     Some(exit::OK)
+}
+
+/// `seen again 3 times: 1 duplicate, 2 conflicts` (outcomes that did not occur left out).
+fn seen_again(total: i64, by: &RepeatCounts) -> String {
+    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let parts: Vec<String> = [
+        (by.duplicate, "duplicate", "duplicates"),
+        (by.conflict, "conflict", "conflicts"),
+        (by.held, "held", "held"),
+    ]
+    .into_iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, one, many)| plural(n, one, many))
+    .collect();
+    let times = plural(total, "time", "times");
+    if parts.is_empty() {
+        format!("seen again {times}")
+    } else {
+        format!("seen again {times}: {}", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_counted_by_outcome() {
+        let by = |duplicate, conflict, held| RepeatCounts {
+            duplicate,
+            conflict,
+            held,
+        };
+        assert_eq!(seen_again(0, &by(0, 0, 0)), "seen again 0 times");
+        assert_eq!(
+            seen_again(1, &by(1, 0, 0)),
+            "seen again 1 time: 1 duplicate"
+        );
+        assert_eq!(
+            seen_again(3, &by(1, 2, 0)),
+            "seen again 3 times: 1 duplicate, 2 conflicts"
+        );
+        assert_eq!(
+            seen_again(5, &by(2, 1, 2)),
+            "seen again 5 times: 2 duplicates, 1 conflict, 2 held"
+        );
+    }
 }

@@ -14,16 +14,25 @@ macro_rules! outln {
     };
 }
 
-/// Writes one line on standard error; a failure is ignored, never a panic.
+/// Writes one line on standard error; a failure is ignored, never a panic. Under
+/// `--log-format json` it is one JSON event (`events`), at level `error`, or the level
+/// named first: `errln!(info: "…")`, `errln!(warn: "…")`.
 macro_rules! errln {
+    (info: $($arg:tt)*) => {
+        $crate::cli::out::err_line(tracing::Level::INFO, format_args!($($arg)*))
+    };
+    (warn: $($arg:tt)*) => {
+        $crate::cli::out::err_line(tracing::Level::WARN, format_args!($($arg)*))
+    };
     ($($arg:tt)*) => {
-        $crate::cli::out::err_line(format_args!($($arg)*))
+        $crate::cli::out::err_line(tracing::Level::ERROR, format_args!($($arg)*))
     };
 }
 
 pub mod actions;
 pub mod check;
 pub mod db;
+pub mod events;
 pub mod generate;
 pub mod inbox;
 pub mod ingest;
@@ -32,6 +41,7 @@ pub mod out;
 pub mod report;
 pub mod runs;
 pub mod signals;
+pub mod tenant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
@@ -43,7 +53,7 @@ pub mod exit {
     /// Processed, but needs attention: conflicts or held records (or, for `check`,
     /// warnings only).
     pub const ATTENTION: u8 = 1;
-    /// Command-line usage error (from clap).
+    /// Command-line usage error (from clap), or a `--tenant` the ledger does not know.
     pub const USAGE: u8 = 2;
     /// A file was rejected: it failed validation or could not be read. Nothing of it
     /// was posted.
@@ -76,7 +86,7 @@ const AFTER_HELP: &str = "\
 EXIT CODES:
     0  processed: every record posted or a true duplicate
     1  processed with conflicts or held records: needs attention (check: warnings only)
-    2  usage error
+    2  usage error (also an unknown --tenant: `clearledger tenant add NAME`)
     3  file rejected: failed validation or unreadable; nothing of it posted
     4  infrastructure failure (database unreachable or locked, disk full): nothing of
        the failed run committed; safe to retry
@@ -117,7 +127,8 @@ pub struct GlobalOpts {
     /// Printed with its password as `***`.
     #[arg(long, global = true, env = "CLEARLEDGER_DB", hide_env_values = true)]
     pub db: Option<String>,
-    /// Tenant the keys are scoped to: the same file under two tenants is two files.
+    /// Tenant the keys are scoped to: the same file under two tenants is two files. It
+    /// must be known to the ledger (`clearledger tenant add NAME`; `default` always is).
     #[arg(
         long,
         global = true,
@@ -187,6 +198,8 @@ pub enum Command {
     /// Compensate a run's postings (or one posting, --key): new postings with the accounts
     /// swapped and key `{posting_key}:compensate`; reversing again posts nothing.
     Reverse(actions::ReverseArgs),
+    /// The tenants this ledger knows: add one, list them.
+    Tenant(tenant::TenantArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.
@@ -239,6 +252,50 @@ pub async fn with_ledger(
     code
 }
 
+/// How many known tenants the message about an unknown one names (the rest are counted:
+/// `clearledger tenant list` shows them all); a ledger of thousands of tenants would
+/// otherwise print them all for one typo.
+const TENANTS_NAMED_MAX: usize = 20;
+
+/// The check a command that writes to or reads from `--tenant` makes once, after the
+/// ledger is opened and before anything else: `None` when the tenant is known; else the
+/// exit code, the message said (an unknown tenant is a usage error, naming the known ones;
+/// a database failure an infrastructure one).
+pub async fn require_tenant(g: &GlobalOpts, ledger: &mut crate::ledger::Ledger) -> Option<u8> {
+    match ledger.tenant_known(&g.tenant).await {
+        Ok(true) => return None,
+        Ok(false) => {}
+        Err(e) => return Some(infra_error(&e)),
+    }
+    let known = match ledger.known_tenants().await {
+        Ok(t) => t,
+        Err(e) => return Some(infra_error(&e)),
+    };
+    errln!(
+        "clearledger: {}",
+        unknown_tenant(&g.tenant, known.iter().map(|t| t.name.as_str()))
+    );
+    Some(exit::USAGE)
+}
+
+/// `unknown tenant "defualt"; known tenants: default, acme; add one with …`.
+fn unknown_tenant<'a>(tenant: &str, known: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let n = known.len();
+    let mut names: Vec<&str> = known.take(TENANTS_NAMED_MAX).collect();
+    let more = format!("and {} more", n.saturating_sub(TENANTS_NAMED_MAX));
+    if n > TENANTS_NAMED_MAX {
+        names.push(&more);
+    }
+    let names = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
+    format!(
+        "unknown tenant {tenant:?}; known tenants: {names}; add one with `clearledger tenant add NAME`"
+    )
+}
+
 /// Prints an error for a database failure and returns its exit code: a configuration
 /// mistake ([`crate::ledger::LedgerError::is_configuration`]) is [`exit::CONFIG`], said
 /// "not retryable" with what to fix; anything else [`exit::INFRASTRUCTURE`], "safe to
@@ -273,4 +330,25 @@ pub fn after_commit(what: &dyn std::fmt::Display, run_id: i64) -> u8 {
          `clearledger report {run_id}`"
     );
     exit::AFTER_COMMIT
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unknown_tenant_names_the_known_ones() {
+        assert_eq!(
+            super::unknown_tenant("defualt", ["default", "acme"].into_iter()),
+            "unknown tenant \"defualt\"; known tenants: default, acme; add one with \
+             `clearledger tenant add NAME`"
+        );
+        let many: Vec<String> = (0..25).map(|i| format!("t{i}")).collect();
+        let msg = super::unknown_tenant("x", many.iter().map(String::as_str));
+        assert!(
+            msg.contains(
+                "known tenants: t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, \
+                          t14, t15, t16, t17, t18, t19, and 5 more;"
+            ),
+            "{msg}"
+        );
+    }
 }

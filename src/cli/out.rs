@@ -17,8 +17,14 @@ pub fn line(args: fmt::Arguments) -> io::Result<()> {
     o.flush()
 }
 
-/// Writes `args` and a newline on standard error; a failure is ignored.
-pub fn err_line(args: fmt::Arguments) {
+/// Writes `args` and a newline on standard error; a failure is ignored. Under
+/// `--log-format json` the line is an event instead (`level`, the text as `message`
+/// without its `clearledger: ` prefix): see [`super::events`].
+pub fn err_line(level: tracing::Level, args: fmt::Arguments) {
+    if super::events::json() {
+        super::events::message(level, args);
+        return;
+    }
     let mut e = io::stderr().lock();
     let _ = e.write_fmt(args).and_then(|()| e.write_all(b"\n"));
 }

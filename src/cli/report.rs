@@ -1,6 +1,6 @@
 //! `clearledger report`: the per-record report of a run, produced again from the ledger.
 
-use super::{GlobalOpts, exit, infra_error, out, with_ledger};
+use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
 use crate::ledger::{self, Ledger, RunInfo};
 use crate::report::{ReportFormat, ReportWriter};
 use clap::Args;
@@ -24,6 +24,9 @@ pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
 }
 
 async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
+    if let Some(code) = require_tenant(g, ledger).await {
+        return code;
+    }
     let runs: Vec<RunInfo> = match a.id.parse::<i64>() {
         Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
             Ok(Some(r)) => vec![r],
@@ -73,6 +76,14 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
         }
     };
     for run in &runs {
+        if run.status_word() == "needs_attention" && !g.quiet {
+            errln!(warn:
+                "run {} needs_attention: {} conflicts, {} held; their rows say why",
+                run.run_id,
+                run.conflicts,
+                run.held
+            );
+        }
         if run.status == ledger::RunStatus::Rejected {
             errln!(
                 "run {}: file rejected, nothing posted; its findings:",

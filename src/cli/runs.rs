@@ -1,6 +1,6 @@
 //! `clearledger runs`: recent ingests.
 
-use super::{GlobalOpts, exit, infra_error, out, with_ledger};
+use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
 use crate::ledger;
 use clap::Args;
 
@@ -19,6 +19,9 @@ pub struct RunsArgs {
 
 pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
     with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
         let runs = match ledger.runs(&g.tenant, a.file_id.as_deref(), a.limit).await {
             Ok(r) => r,
             Err(e) => return infra_error(&e),
@@ -34,11 +37,14 @@ pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
 fn print(a: &RunsArgs, runs: &[ledger::RunInfo]) -> std::io::Result<()> {
     if a.json {
         for r in runs {
-            outln!("{}", serde_json::to_string(r).unwrap_or_default())?;
+            // The status as the ingest summary says it (`needs_attention`).
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["status"] = serde_json::Value::from(r.status_word());
+            outln!("{v}")?;
         }
     } else {
         outln!(
-            "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  source",
+            "{:>6}  {:<15}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  source",
             "run",
             "status",
             "records",
@@ -51,9 +57,9 @@ fn print(a: &RunsArgs, runs: &[ledger::RunInfo]) -> std::io::Result<()> {
         )?;
         for r in runs {
             outln!(
-                "{:>6}  {:<10}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  {}",
+                "{:>6}  {:<15}  {:>8}  {:>8}  {:>8}  {:>8}  {:>6}  {:<27}  {:<45}  {}",
                 r.run_id,
-                r.status,
+                r.status_word(),
                 r.records,
                 r.posted,
                 r.duplicates,

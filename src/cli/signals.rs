@@ -21,16 +21,32 @@ process (SIGBUS); it stopped at once. A run whose COMMIT was under way may have 
 `clearledger runs` shows it if it did; a rerun is safe (what committed is found by its keys \
 and posts nothing twice)\n";
 
+/// MESSAGE as one JSON event (`--log-format json`: `super::events`), built at start, when
+/// allocating is allowed; the handler only reads it. It has no timestamp (formatting a
+/// time is not async-signal-safe).
+static MESSAGE_JSON: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 extern "C" fn on_sigbus(_: libc::c_int) {
-    // SAFETY: write(2) and _exit(2) are async-signal-safe; MESSAGE is a static.
+    let msg = MESSAGE_JSON.get().map_or(MESSAGE, Vec::as_slice);
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; `msg` is a static or the
+    // bytes MESSAGE_JSON holds, set once before the handler was installed, never freed.
     unsafe {
-        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::write(2, msg.as_ptr().cast(), msg.len());
         libc::_exit(super::exit::INFRASTRUCTURE as libc::c_int);
     }
 }
 
-/// Installs the SIGBUS handler (once, at start, before any database is opened).
-pub fn install() {
+/// Installs the SIGBUS handler (once, at start, before any database is opened); `json`:
+/// its message is a JSON event.
+pub fn install(json: bool) {
+    if json {
+        let text = String::from_utf8_lossy(MESSAGE);
+        let text = text.trim_end().trim_start_matches("clearledger: ");
+        let event = serde_json::json!({
+            "level": "ERROR", "message": text, "target": super::events::TARGET,
+        });
+        let _ = MESSAGE_JSON.set(format!("{event}\n").into_bytes());
+    }
     // SAFETY: a plain sigaction with a handler that only calls async-signal-safe
     // functions; it replaces the standard library's SIGBUS handler, which only reports
     // stack overflows (Linux raises SIGSEGV for those, whose handler stays).

@@ -107,17 +107,50 @@ pub(crate) struct ParseDone {
     bytes: u64,
 }
 
+/// The stages of one file's run, in order, as a progress display names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Reading the file: parsing, validating, and applying each chunk to the open run.
+    Parsing,
+    /// The whole file read: the completion mark, COMMIT, the run read back (PostgreSQL:
+    /// fresh statistics after a bulk run). Reads no byte, however long it takes.
+    Committing,
+    /// The committed run's per-record report, read back and written (`--report`).
+    WritingReport,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Parsing => "parsing",
+            Stage::Committing => "committing",
+            Stage::WritingReport => "writing report",
+        }
+    }
+}
+
+/// Where an ingest tells its progress (the CLI's progress bar): the input's length when
+/// known, the bytes read so far, and each stage as it begins.
+pub trait Progress: Send + Sync {
+    fn set_length(&self, bytes: u64);
+    fn read(&self, bytes: u64);
+    fn stage(&self, stage: Stage);
+}
+
+/// A [`Progress`] shared by the writer and the parser thread.
+pub type ProgressSink = std::sync::Arc<dyn Progress>;
+
 /// Counts the bytes read, for the progress bar.
 struct Counted<R> {
     inner: R,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressSink>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        if let Some(pb) = &self.progress {
-            pb.inc(n as u64);
+        if let Some(p) = &self.progress {
+            p.read(n as u64);
         }
         Ok(n)
     }
@@ -134,7 +167,8 @@ pub enum IngestOutcome {
         bytes: u64,
         fast_path: bool,
     },
-    /// Dry run: classified, nothing kept. `rows` is the would-be report.
+    /// Dry run: classified, nothing kept. `rows` is the would-be report (its `run_id` 0:
+    /// a dry run has no run).
     DryRun {
         file: FileIdentity,
         counts: Counts,
@@ -162,13 +196,13 @@ enum Msg {
 }
 
 /// Ingests one file (NACHA or ISO 20022). `now` is the clock (passed in so runs are reproducible in
-/// tests); `progress` is told the bytes read so far.
+/// tests); `progress` is told the bytes read so far and each [`Stage`].
 pub async fn ingest_file(
     ledger: &mut Ledger,
     input: &Input,
     opts: &IngestOptions,
     now: &(dyn Fn() -> DateTime<Utc> + Sync),
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressSink>,
 ) -> Result<IngestOutcome, IngestError> {
     let started_at = now();
     let name = input.name();
@@ -214,9 +248,10 @@ pub async fn ingest_file(
             (source, size, None)
         }
     };
-    if let (Some(pb), Some(size)) = (&progress, size) {
-        pb.set_length(size);
+    if let (Some(p), Some(size)) = (&progress, size) {
+        p.set_length(size);
     }
+    let stages = progress.clone();
     let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);
     let parser = std::thread::Builder::new()
         .name("parser".into())
@@ -386,8 +421,18 @@ pub async fn ingest_file(
             })
             .await;
         let (file, counts) = (open.file.clone(), open.counts.clone());
+        let run_id = open.run_id;
         ledger.rollback_run(open).await?;
         res?.map_err(|e| IngestError::Internal(e.to_string()))?;
+        // Nothing of the dry run stays: no row names its run (0: none), nor a record of
+        // this file as an original in it (the next real run will take that id).
+        for r in &mut rows {
+            r.run_id = 0;
+            if r.original_run_id == Some(run_id) {
+                r.original_run_id = None;
+                r.original_posted_at = None;
+            }
+        }
         return Ok(IngestOutcome::DryRun {
             file,
             counts,
@@ -402,6 +447,9 @@ pub async fn ingest_file(
         finished_at: now(),
         findings: findings.clone(),
     };
+    if let Some(p) = &stages {
+        p.stage(Stage::Committing);
+    }
     let info = ledger.commit_run(open, &finish).await?;
     Ok(IngestOutcome::Completed {
         run: info,
@@ -430,7 +478,7 @@ fn parse_thread(
     validate: nacha::ValidateOptions,
     hash: bool,
     tx: mpsc::Sender<Msg>,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressSink>,
 ) {
     let mut input = if hash {
         HashingReader::new(source)
@@ -454,7 +502,7 @@ fn parse(
     format: Option<FileFormat>,
     validate: nacha::ValidateOptions,
     tx: &mpsc::Sender<Msg>,
-    progress: Option<indicatif::ProgressBar>,
+    progress: Option<ProgressSink>,
 ) -> std::io::Result<ParseSummary> {
     let counted = Counted {
         inner: input,

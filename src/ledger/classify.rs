@@ -245,10 +245,21 @@ mod tests {
                 .map(|m| m.version)
                 .collect()
         };
-        assert_eq!(versions(&[]), vec![1, 2, 3, 4, 5]);
-        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3, 4, 5]);
+        assert_eq!(versions(&[]), vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3, 4, 5, 6]);
         assert_eq!(
-            versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4)), (5, sum(5))]),
+            versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
+            vec![5, 6]
+        );
+        assert_eq!(
+            versions(&[
+                (1, sum(1)),
+                (2, sum(2)),
+                (3, sum(3)),
+                (4, sum(4)),
+                (5, sum(5)),
+                (6, sum(6))
+            ]),
             Vec::<i64>::new()
         );
         match migrations_to_apply(&migrator, &[(1, sum(1)), (2, b"edited".to_vec())]) {

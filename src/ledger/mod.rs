@@ -26,6 +26,9 @@ mod protocol;
 mod sql;
 mod sqlite;
 mod store;
+mod tenants;
+
+pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -339,6 +342,18 @@ impl RunKind {
     }
 }
 
+impl RunInfo {
+    /// The word the ingest summary, `runs` and `report` say a run's status with: a
+    /// completed run with conflicts or held records is `needs_attention` (the ingest's exit
+    /// code 1); otherwise its stored status.
+    pub fn status_word(&self) -> &'static str {
+        match self.status {
+            RunStatus::Completed if self.conflicts > 0 || self.held > 0 => "needs_attention",
+            s => s.as_str(),
+        }
+    }
+}
+
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -437,6 +452,16 @@ pub struct Posting {
     pub posted_at: String,
     /// How many times the key was seen again (journal rows naming it).
     pub repeats: i64,
+    /// The same, by what each sighting was.
+    pub repeats_by_outcome: RepeatCounts,
+}
+
+/// Sightings of a posting again, by outcome (`Posting::repeats_by_outcome`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RepeatCounts {
+    pub duplicate: i64,
+    pub conflict: i64,
+    pub held: i64,
 }
 
 /// Ways to find a posting: every write has a read (PRINCIPLES.md §8).

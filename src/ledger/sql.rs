@@ -3,7 +3,8 @@
 
 use super::store::{Arg, Row, args};
 use super::{
-    Posting, ReportRow, Result, RunInfo, RunKind, RunStatus, StoredFinding, classify::JournalRow,
+    Posting, RepeatCounts, ReportRow, Result, RunInfo, RunKind, RunStatus, StoredFinding,
+    classify::JournalRow,
 };
 use crate::findings::Finding;
 use crate::model::Outcome;
@@ -144,6 +145,19 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
 pub(crate) const APPLIED_MIGRATIONS: &str = "SELECT version, checksum FROM schema_migrations";
 pub(crate) const RECORD_MIGRATION: &str = "INSERT INTO schema_migrations (version, description, checksum, applied_at) \
      VALUES ($1, $2, $3, $4)";
+
+// ---- tenants --------------------------------------------------------------------------
+
+/// Every known tenant, oldest first (migrations/*/0006_tenants.sql).
+pub(crate) const KNOWN_TENANTS: &str =
+    "SELECT name, created_at FROM tenants ORDER BY created_at, name";
+
+/// One tenant by name. Binds: name.
+pub(crate) const TENANT_BY_NAME: &str = "SELECT name, created_at FROM tenants WHERE name = $1";
+
+/// A new tenant, insert-first: the primary key decides. Binds: name, created_at.
+pub(crate) const ADD_TENANT: &str =
+    "INSERT INTO tenants (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
 
 // ---- findings -------------------------------------------------------------------------
 
@@ -325,8 +339,21 @@ pub(crate) fn lookup(cond: &str) -> String {
         "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
          p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
          p.run_id, p.posted_at, \
-         (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats \
-         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id"
+         (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats, \
+         {} AS repeat_duplicates, {} AS repeat_conflicts, {} AS repeat_held \
+         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id",
+        repeats_of("duplicate"),
+        repeats_of("conflict"),
+        repeats_of("held"),
+    )
+}
+
+/// How many journal rows name posting `p` with this outcome (the `journal_original`
+/// index, as the total).
+fn repeats_of(outcome: &str) -> String {
+    format!(
+        "(SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id \
+         AND j.outcome = '{outcome}')"
     )
 }
 
@@ -348,6 +375,11 @@ pub(crate) fn posting(r: &Row) -> Result<Posting> {
         run_id: r.int(13)?,
         posted_at: r.text(14)?,
         repeats: r.int(15)?,
+        repeats_by_outcome: RepeatCounts {
+            duplicate: r.int(16)?,
+            conflict: r.int(17)?,
+            held: r.int(18)?,
+        },
     })
 }
 

@@ -51,7 +51,8 @@ pub const REPORT_COLUMNS: &[&str] = &[
     "decision",
 ];
 
-/// Writes report rows; a dry run's `posted` rows are written as `would_post`.
+/// Writes report rows; a dry run's `posted` rows are written as `would_post`, and its
+/// rows carry no run id (empty, `null`).
 pub struct ReportWriter {
     inner: Inner,
     dry_run: bool,
@@ -96,7 +97,13 @@ impl ReportWriter {
                 fn opt(v: &Option<String>) -> &str {
                     v.as_deref().unwrap_or("")
                 }
-                w.write_field(num.format(row.run_id))?;
+                // A dry run has no run: the id its rolled-back transaction held is the next
+                // real run's.
+                if self.dry_run {
+                    w.write_field("")?;
+                } else {
+                    w.write_field(num.format(row.run_id))?;
+                }
                 w.write_field(&row.file_id)?;
                 w.write_field(num.format(row.record_no))?;
                 w.write_field(outcome)?;
@@ -125,6 +132,9 @@ impl ReportWriter {
             Inner::Jsonl(w) => {
                 let mut v = serde_json::to_value(row).map_err(io::Error::other)?;
                 v["outcome"] = serde_json::Value::String(outcome.to_string());
+                if self.dry_run {
+                    v["run_id"] = serde_json::Value::Null;
+                }
                 serde_json::to_writer(&mut *w, &v).map_err(io::Error::other)?;
                 w.write_all(b"\n")?;
             }

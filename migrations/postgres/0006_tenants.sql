@@ -1,0 +1,17 @@
+-- Known tenants (issue #12). A run, a posting, a report is scoped to a tenant; before this
+-- migration any `--tenant` name was taken as given, so a typo (`--tenant defualt`) posted
+-- into a tenant nobody created. From here on a command that writes or reads a tenant
+-- refuses one that is not in this table (`clearledger tenant add NAME` creates one).
+-- Every tenant an existing ledger already holds runs for is registered here, created when
+-- its first run started, and so is `default` (the CLI's default tenant), so an upgraded
+-- ledger goes on working as it did. Times are RFC 3339 UTC text with microseconds, as
+-- everywhere in the ledger.
+CREATE TABLE tenants (
+    name        TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    created_at  TEXT NOT NULL
+);
+INSERT INTO tenants (name, created_at)
+SELECT tenant, min(started_at) FROM runs GROUP BY tenant;
+INSERT INTO tenants (name, created_at)
+SELECT 'default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE name = 'default');
