@@ -63,10 +63,10 @@ async fn print(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, q: &Lookup) 
     };
     if found.is_empty() {
         // A file's record that did not post may be held: shown with its decision.
-        if let Lookup::Source { file_id, record_no } = q {
-            if let Some(code) = held_record(g, a, ledger, file_id, *record_no).await {
-                return code;
-            }
+        if let Lookup::Source { file_id, record_no } = q
+            && let Some(code) = held_record(g, a, ledger, file_id, *record_no).await
+        {
+            return code;
         }
         errln!("clearledger: no posting found for tenant {:?}", g.tenant);
         return exit::NOT_FOUND;
