@@ -51,6 +51,21 @@ pub struct XmlPosition {
     pub path: String,
 }
 
+/// Where a finding in a line-oriented tag grammar sits (BAI2 records, SWIFT MT940/MT942
+/// fields): the line and column of the offending text, its byte, and the record or tag it
+/// belongs to (`16`, `:61:`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TextPosition {
+    /// 0-based byte offset of the offending text.
+    pub byte_offset: u64,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column (in bytes) on that line.
+    pub column: u64,
+    /// The BAI2 record code or MT tag the text belongs to (`88`, `:61:`), when known.
+    pub tag: Option<String>,
+}
+
 /// Where a finding about the file as a whole sits (a file of a kind no reader reads):
 /// a byte and its line, in no record and no element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -69,6 +84,7 @@ pub enum Position {
     Record(RecordPosition),
     Xml(XmlPosition),
     File(FilePosition),
+    Text(TextPosition),
 }
 
 impl Position {
@@ -78,6 +94,7 @@ impl Position {
             Position::Record(p) => p.line,
             Position::Xml(p) => p.line,
             Position::File(p) => p.line,
+            Position::Text(p) => p.line,
         }
     }
     /// 0-based byte offset.
@@ -86,13 +103,14 @@ impl Position {
             Position::Record(p) => p.byte_offset,
             Position::Xml(p) => p.byte_offset,
             Position::File(p) => p.byte_offset,
+            Position::Text(p) => p.byte_offset,
         }
     }
     /// The physical record's 0-based index, in a record file.
     pub fn record_index(&self) -> Option<u64> {
         match self {
             Position::Record(p) => Some(p.record_index),
-            Position::Xml(_) | Position::File(_) => None,
+            Position::Xml(_) | Position::File(_) | Position::Text(_) => None,
         }
     }
     /// The element path, in an XML document.
@@ -100,6 +118,7 @@ impl Position {
         match self {
             Position::Record(_) | Position::File(_) => None,
             Position::Xml(p) => Some(&p.path),
+            Position::Text(p) => p.tag.as_deref(),
         }
     }
 }
@@ -113,6 +132,22 @@ impl From<RecordPosition> for Position {
 impl From<XmlPosition> for Position {
     fn from(p: XmlPosition) -> Self {
         Position::Xml(p)
+    }
+}
+
+impl Position {
+    /// The 1-based column of a tag grammar's position.
+    pub fn column(&self) -> Option<u64> {
+        match self {
+            Position::Text(p) => Some(p.column),
+            _ => None,
+        }
+    }
+}
+
+impl From<TextPosition> for Position {
+    fn from(p: TextPosition) -> Self {
+        Position::Text(p)
     }
 }
 
@@ -132,6 +167,17 @@ impl fmt::Display for Position {
             ),
             Position::Xml(p) => write!(f, "line {}, byte {}, {}", p.line, p.byte_offset, p.path),
             Position::File(p) => write!(f, "line {}, byte {}", p.line, p.byte_offset),
+            Position::Text(p) => {
+                write!(
+                    f,
+                    "line {}, column {}, byte {}",
+                    p.line, p.column, p.byte_offset
+                )?;
+                match &p.tag {
+                    Some(t) => write!(f, ", {t}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -250,6 +296,29 @@ pub enum FindingCode {
     BicFormat,
     IbanFormat,
     UetrFormat,
+    // Bank statements (camt.052/053/054, BAI2, MT940/MT942).
+    /// A line or field that breaks the tag grammar (BAI2, MT940): the expected token.
+    TagSyntax,
+    /// A required record or tag is missing (`:20:`, `:25:`, `:60F:`, BAI2 `49`).
+    MissingTag,
+    /// A record or tag out of its place (a `16` before its account's `03`).
+    RecordOrder,
+    /// A record or tag no reader knows (a warning: skipped).
+    UnknownTag,
+    /// Opening balance + credits − debits ≠ closing balance.
+    BalanceMismatch,
+    /// A statement's opening balance ≠ the previous statement's closing balance of the
+    /// same account (or a page's `:60M:` ≠ the previous page's `:62M:`).
+    BalanceChain,
+    /// A statement sequence number skipped for the account (a warning).
+    SequenceGap,
+    /// A control total (BAI2 49/98/99, MT942 `:90D:`/`:90C:`, camt `TtlNtries`) ≠ the sum
+    /// of what it controls.
+    ControlTotalMismatch,
+    /// A control count (records, accounts, groups, entries) ≠ what it counts.
+    ControlCountMismatch,
+    /// A file with no statement in it.
+    NoStatements,
 }
 
 impl FindingCode {
@@ -319,6 +388,16 @@ impl FindingCode {
             BicFormat => "bic_format",
             IbanFormat => "iban_format",
             UetrFormat => "uetr_format",
+            TagSyntax => "tag_syntax",
+            MissingTag => "missing_tag",
+            RecordOrder => "record_order",
+            UnknownTag => "unknown_tag",
+            BalanceMismatch => "balance_mismatch",
+            BalanceChain => "balance_chain",
+            SequenceGap => "sequence_gap",
+            ControlTotalMismatch => "control_total_mismatch",
+            ControlCountMismatch => "control_count_mismatch",
+            NoStatements => "no_statements",
         }
     }
 }

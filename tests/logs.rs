@@ -216,8 +216,14 @@ fn the_readme_cron_line_against_an_unreachable_database_logs_json(db: TestDb) {
     // A server that is down is worth a retry (4); a SQLite path in a directory that does
     // not exist is a configuration mistake no retry fixes (7).
     let (want_code, want_start) = match db.backend {
-        Backend::Postgres => (4, "infrastructure failure (safe to retry): database error while "),
-        Backend::Sqlite => (7, "configuration error (not retryable): database error while "),
+        Backend::Postgres => (
+            4,
+            "infrastructure failure (safe to retry): database error while ",
+        ),
+        Backend::Sqlite => (
+            7,
+            "configuration error (not retryable): database error while ",
+        ),
     };
     assert_eq!(code, want_code, "{log}");
     let got = events(&log);

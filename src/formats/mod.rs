@@ -20,6 +20,7 @@
 pub mod detect;
 pub mod iso20022;
 pub mod nacha;
+pub mod statement;
 
 use crate::findings::{Finding, count_errors};
 

@@ -187,7 +187,10 @@ impl FindingRow {
                 .field
                 .map(|x| x.label())
                 .or_else(|| f.position.path().map(str::to_string)),
-            columns: f.field.map(|x| x.columns()),
+            columns: f
+                .field
+                .map(|x| x.columns())
+                .or_else(|| f.position.column().map(|c| c.to_string())),
         }
     }
     pub fn args<'a>(&'a self, run_id: i64, f: &'a Finding) -> [Arg<'a>; 11] {

@@ -173,6 +173,12 @@ pub fn finding_line(path: &str, f: &Finding) -> String {
         )),
         Position::Xml(p) => s.push_str(&format!("byte {}, {}", p.byte_offset, p.path)),
         Position::File(p) => s.push_str(&format!("byte {}", p.byte_offset)),
+        Position::Text(p) => {
+            s.push_str(&format!("column {}, byte {}", p.column, p.byte_offset));
+            if let Some(t) = &p.tag {
+                s.push_str(&format!(", {t}"));
+            }
+        }
     }
     if let Some(field) = &f.field {
         s.push_str(&format!(

@@ -1,0 +1,317 @@
+//! The bank's side, whatever the format: what the statement readers (camt.052/053/054,
+//! BAI2, MT940/MT942) emit, and the checks every format shares. A reader turns its bytes
+//! into [`Statement`]s (one per account and period: a camt `Stmt`/`Rpt`/`Ntfctn`, a BAI2
+//! account group `03`…`49`, an MT940 message, its pages joined) and findings; keys and
+//! storage are not its business (`crate::model` keys a statement, `crate::ledger` stores
+//! it).
+//!
+//! Money is integer minor units of the currency's ISO 4217 exponent (`crate::money`),
+//! never a float; an entry's amount is unsigned, its direction [`Entry::credit`].
+
+use crate::findings::{Finding, FindingCode, Position};
+use chrono::NaiveDate;
+use serde::Serialize;
+
+/// What kind of report of an account a statement is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    /// End of day, booked (camt.053, MT940, BAI2 prior-day / as-of-date modifier `01`).
+    Final,
+    /// Intraday, provisional (camt.052, MT942, BAI2 same-day / modifiers `02`…): its entries
+    /// are recorded as provisional, never booked, and a final statement absorbs them.
+    Intraday,
+    /// Debit/credit notifications (camt.054): entries, no balances.
+    Notification,
+}
+
+impl StatementKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatementKind::Final => "final",
+            StatementKind::Intraday => "intraday",
+            StatementKind::Notification => "notification",
+        }
+    }
+}
+
+/// A balance type, in the ISO 20022 vocabulary (`OPBD`, `CLBD`, …), which BAI2 and MT940
+/// map onto.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BalanceKind {
+    /// `OPBD` / `PRCD`, MT940 `:60F:`, BAI2 `010`.
+    OpeningBooked,
+    /// `CLBD`, MT940 `:62F:`, BAI2 `015`.
+    ClosingBooked,
+    /// An intermediate page's opening (MT940 `:60M:`).
+    IntermediateOpening,
+    /// An intermediate page's closing (MT940 `:62M:`).
+    IntermediateClosing,
+    /// `OPAV`, BAI2 `040`.
+    OpeningAvailable,
+    /// `CLAV`, MT940 `:64:`, BAI2 `045`.
+    ClosingAvailable,
+    /// `ITBD`, `ITAV`, `FWAV`, MT940 `:65:`, other BAI2 balance codes: shown, never checked.
+    Other,
+}
+
+/// One balance of a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Balance {
+    pub kind: BalanceKind,
+    /// The code as the file writes it (`CLBD`, `:62F:`, `015`).
+    pub code: String,
+    /// Signed: a debit balance is negative.
+    pub amount_minor: i64,
+    pub currency: String,
+    pub date: Option<NaiveDate>,
+    pub position: Position,
+}
+
+/// Whether an entry is booked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// `BOOK`; every entry of a final MT940 or BAI2 prior-day report.
+    Booked,
+    /// `PDNG`, and every entry of an intraday statement: provisional.
+    Pending,
+    /// `INFO`: for information, never booked.
+    Info,
+}
+
+/// One transaction detail of an entry (camt `TxDtls`: a batch booked as one entry).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Detail {
+    pub amount_minor: Option<i64>,
+    pub currency: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+    pub uetr: Option<String>,
+    pub account_servicer_ref: Option<String>,
+    pub remittance: Option<String>,
+    /// The original references of a return (`RtrInf`, `OrgnlEndToEndId`, …).
+    pub return_reason: Option<String>,
+}
+
+/// One line of a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// 1-based number of the entry in its file (all statements counted): its report row.
+    pub entry_no: u64,
+    pub amount_minor: u64,
+    pub currency: String,
+    /// Credit to the account (camt `CRDT`, MT940 `C`/`RD`, BAI2 type codes 100–399);
+    /// else a debit.
+    pub credit: bool,
+    /// A reversal of an earlier entry (camt `RvslInd`, MT940 `RC`/`RD`).
+    pub reversal: bool,
+    pub status: EntryStatus,
+    pub booking_date: Option<NaiveDate>,
+    pub value_date: Option<NaiveDate>,
+    /// The account servicer's (bank's) reference: camt `AcctSvcrRef`, BAI2 bank
+    /// reference, MT940 `:61:` reference after `//` — `None` when absent or `NONREF`.
+    pub bank_ref: Option<String>,
+    /// The customer's reference: MT940 `:61:` reference before `//` (`None` for
+    /// `NONREF`), BAI2 customer reference, camt `NtryRef`.
+    pub customer_ref: Option<String>,
+    pub end_to_end_id: Option<String>,
+    /// Bank transaction code: camt `BkTxCd` (`Domn/Cd/Fmly/Cd/SubFmlyCd` joined by `/`, or
+    /// `Prtry/Cd`), BAI2 type code, MT940 `:61:` transaction type (`NTRF`).
+    pub bank_tx_code: Option<String>,
+    /// Remittance or narrative text (camt `RmtInf/Ustrd`, `AddtlNtryInf`; BAI2 16 text;
+    /// MT940 `:86:`), whitespace runs collapsed.
+    pub remittance: Option<String>,
+    pub details: Vec<Detail>,
+    pub position: Position,
+}
+
+/// One statement of one account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Statement {
+    /// `camt.053`, `camt.052`, `camt.054`, `bai2`, `mt940`, `mt942`.
+    pub format: &'static str,
+    pub kind: StatementKind,
+    /// IBAN, else `Othr/Id`; BAI2 customer account number; MT940 `:25:` as written.
+    pub account: String,
+    /// The account's currency (camt `Acct/Ccy`, BAI2 03 currency or the group's, MT940
+    /// the opening balance's), when the file says it.
+    pub currency: Option<String>,
+    /// Who services the account (camt `Svcr` BIC, BAI2 originator id, MT940 sender BIC from
+    /// block 2), when known.
+    pub servicer: Option<String>,
+    /// The statement's own id: camt `Stmt/Id` (`Rpt`, `Ntfctn`), MT940 `:20:`, BAI2 file
+    /// id (`01` field 4) and group.
+    pub id: String,
+    /// Sequence: camt `ElctrncSeqNb` else `LglSeqNb`, MT940 `:28C:` (statement/page), BAI2
+    /// group as-of date and time.
+    pub sequence: Option<String>,
+    /// Statement date: camt `CreDtTm` (date part) or `FrToDt/ToDtTm`; MT940 closing
+    /// balance date; BAI2 as-of date.
+    pub date: Option<NaiveDate>,
+    pub from_date: Option<NaiveDate>,
+    pub to_date: Option<NaiveDate>,
+    /// camt `CpyDplctInd` `COPY`/`DUPL`: a copy of a statement already sent.
+    pub copy: bool,
+    pub balances: Vec<Balance>,
+    pub entries: Vec<Entry>,
+    pub position: Position,
+}
+
+impl Statement {
+    /// The first balance of that kind.
+    pub fn balance(&self, kind: BalanceKind) -> Option<&Balance> {
+        self.balances.iter().find(|b| b.kind == kind)
+    }
+
+    /// Booked credits minus booked debits, reversals included as booked.
+    pub fn booked_net(&self) -> Option<i64> {
+        let mut net: i64 = 0;
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.status == EntryStatus::Booked)
+        {
+            let a = i64::try_from(e.amount_minor).ok()?;
+            net = if e.credit {
+                net.checked_add(a)?
+            } else {
+                net.checked_sub(a)?
+            };
+        }
+        Some(net)
+    }
+}
+
+/// The balance check every format shares: opening booked + booked credits − booked debits
+/// = closing booked, when both balances exist in the entries' one currency (a statement
+/// whose balances are in another currency than its entries is not checked: no rate is
+/// invented). Returns the finding, at the closing balance.
+pub fn check_balance(s: &Statement) -> Option<Finding> {
+    let open = s
+        .balance(BalanceKind::OpeningBooked)
+        .or_else(|| s.balance(BalanceKind::IntermediateOpening))?;
+    let close = s
+        .balance(BalanceKind::ClosingBooked)
+        .or_else(|| s.balance(BalanceKind::IntermediateClosing))?;
+    if open.currency != close.currency
+        || s.entries
+            .iter()
+            .any(|e| e.status == EntryStatus::Booked && e.currency != open.currency)
+    {
+        return None;
+    }
+    let net = s.booked_net()?;
+    let want = open.amount_minor.checked_add(net)?;
+    (want != close.amount_minor).then(|| {
+        Finding::error(
+            FindingCode::BalanceMismatch,
+            close.position.clone(),
+            None,
+            format!(
+                "{} {} (opening {} {} + booked credits - debits {})",
+                close.code, want, open.code, open.amount_minor, net
+            ),
+            close.amount_minor.to_string(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::FilePosition;
+
+    fn pos() -> Position {
+        FilePosition::default().into()
+    }
+
+    fn entry(amount: u64, credit: bool) -> Entry {
+        Entry {
+            entry_no: 1,
+            amount_minor: amount,
+            currency: "EUR".into(),
+            credit,
+            reversal: false,
+            status: EntryStatus::Booked,
+            booking_date: None,
+            value_date: None,
+            bank_ref: None,
+            customer_ref: None,
+            end_to_end_id: None,
+            bank_tx_code: None,
+            remittance: None,
+            details: Vec::new(),
+            position: pos(),
+        }
+    }
+
+    fn balance(kind: BalanceKind, code: &str, amount: i64, ccy: &str) -> Balance {
+        Balance {
+            kind,
+            code: code.into(),
+            amount_minor: amount,
+            currency: ccy.into(),
+            date: None,
+            position: pos(),
+        }
+    }
+
+    fn statement(balances: Vec<Balance>, entries: Vec<Entry>) -> Statement {
+        Statement {
+            format: "camt.053",
+            kind: StatementKind::Final,
+            account: "NL26VAYB8060476890".into(),
+            currency: Some("EUR".into()),
+            servicer: None,
+            id: "S1".into(),
+            sequence: None,
+            date: None,
+            from_date: None,
+            to_date: None,
+            copy: false,
+            balances,
+            entries,
+            position: pos(),
+        }
+    }
+
+    #[test]
+    fn opening_plus_net_must_equal_closing() {
+        let ok = statement(
+            vec![
+                balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
+                balance(BalanceKind::ClosingBooked, "CLBD", 1250, "EUR"),
+            ],
+            vec![entry(500, true), entry(250, false)],
+        );
+        assert_eq!(check_balance(&ok), None);
+        let off = statement(
+            vec![
+                balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
+                balance(BalanceKind::ClosingBooked, "CLBD", 1255, "EUR"),
+            ],
+            vec![entry(500, true), entry(250, false)],
+        );
+        let f = check_balance(&off).unwrap();
+        assert_eq!(f.code, FindingCode::BalanceMismatch);
+        assert_eq!(
+            f.expected,
+            "CLBD 1250 (opening OPBD 1000 + booked credits - debits 250)"
+        );
+        assert_eq!(f.found, "1255");
+    }
+
+    #[test]
+    fn balances_in_another_currency_are_not_checked() {
+        let s = statement(
+            vec![
+                balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
+                balance(BalanceKind::ClosingBooked, "CLBD", 9, "SEK"),
+            ],
+            vec![entry(500, true)],
+        );
+        assert_eq!(check_balance(&s), None);
+    }
+}
