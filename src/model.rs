@@ -359,6 +359,14 @@ pub enum Outcome {
     /// A new key in a file whose identity was already ingested with other content:
     /// not posted, held for an operator (PRINCIPLES.md §1).
     Held,
+    /// A statement entry recorded by this run, booked (issue #13).
+    Recorded,
+    /// A statement entry recorded by this run, provisional: pending, or of an intraday
+    /// statement; never booked until a final statement confirms it.
+    Provisional,
+    /// A booked statement entry equal to a provisional one recorded before, which it
+    /// books: counted once.
+    Confirmed,
 }
 
 impl Outcome {
@@ -368,6 +376,9 @@ impl Outcome {
             Outcome::Duplicate => "duplicate",
             Outcome::Conflict => "conflict",
             Outcome::Held => "held",
+            Outcome::Recorded => "recorded",
+            Outcome::Provisional => "provisional",
+            Outcome::Confirmed => "confirmed",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -376,6 +387,9 @@ impl Outcome {
             "duplicate" => Outcome::Duplicate,
             "conflict" => Outcome::Conflict,
             "held" => Outcome::Held,
+            "recorded" => Outcome::Recorded,
+            "provisional" => Outcome::Provisional,
+            "confirmed" => Outcome::Confirmed,
             _ => return None,
         })
     }
@@ -675,6 +689,129 @@ fn iso_fields_v1(tx: &crate::formats::iso20022::IsoTx) -> Vec<(&'static str, Str
         ("return_reason", tx.return_reason.clone()),
     ];
     fields
+}
+
+// ---- bank statements (issue #13) ------------------------------------------------------
+
+/// A statement as the ledger stores it: its key, its fields, and its entries keyed.
+#[derive(Debug, Clone)]
+pub struct StatementRecord {
+    /// `{format family}:{account}:{currency}:{kind}:{id}:{sequence}:{from}:{to}`: what the
+    /// statement is, never the file it came in. The family (`camt`, `bai2`, `mt94x`) keeps
+    /// one bank's camt and MT940 renderings of a day apart; the kind keeps a camt.052 and
+    /// the camt.053 of the same day apart.
+    pub statement_key: String,
+    pub statement: crate::formats::statement::Statement,
+    /// SHA-256 of the statement's own fields and its entries' keys and fingerprints: a
+    /// statement sent again with other content (a corrected statement) is a conflict.
+    pub fingerprint: String,
+    pub entries: Vec<EntryRecord>,
+}
+
+/// A statement entry keyed.
+#[derive(Debug, Clone)]
+pub struct EntryRecord {
+    /// `ref:{bank reference}` when the bank gave one (`AcctSvcrRef`, BAI2 bank reference,
+    /// MT940 `//` reference; `NONREF` is none); else `fp:{fingerprint}:{n}`, n counting the
+    /// entries of equal fingerprint in the statement from 1 — so two real identical lines
+    /// are two entries, the same statement sent again is all duplicates, and an intraday
+    /// and an end-of-day statement of the same day count an entry the most times either
+    /// saw it, never the sum. Unique per (tenant, account).
+    pub entry_key: String,
+    pub fields: Vec<(&'static str, String)>,
+    pub fingerprint: String,
+    pub detail: String,
+    /// `booked`, `provisional` (pending, or any entry of an intraday statement) or `info`.
+    pub status: &'static str,
+}
+
+/// Keys a statement and its entries.
+pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRecord {
+    use crate::formats::statement::{EntryStatus, StatementKind};
+    let family = match s.format {
+        f if f.starts_with("camt") => "camt",
+        "mt940" | "mt942" => "mt94x",
+        other => other,
+    };
+    let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
+    let statement_key = format!(
+        "{family}:{}:{}:{}:{}:{}:{}:{}",
+        s.account,
+        s.currency.as_deref().unwrap_or(""),
+        s.kind.as_str(),
+        s.id,
+        s.sequence.as_deref().unwrap_or(""),
+        d(s.from_date),
+        d(s.to_date),
+    );
+    let mut seen: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let entries: Vec<EntryRecord> = s
+        .entries
+        .iter()
+        .map(|e| {
+            let dc = match (e.credit, e.reversal) {
+                (true, false) => "C",
+                (false, false) => "D",
+                (true, true) => "RD",
+                (false, true) => "RC",
+            };
+            let fields: Vec<(&'static str, String)> = vec![
+                ("account", s.account.clone()),
+                ("booking_date", d(e.booking_date)),
+                ("value_date", d(e.value_date)),
+                ("credit_debit", dc.to_string()),
+                ("amount_minor", e.amount_minor.to_string()),
+                ("currency", e.currency.clone()),
+                ("bank_tx_code", e.bank_tx_code.clone().unwrap_or_default()),
+                ("customer_ref", e.customer_ref.clone().unwrap_or_default()),
+                ("end_to_end_id", e.end_to_end_id.clone().unwrap_or_default()),
+                ("remittance", e.remittance.clone().unwrap_or_default()),
+            ];
+            let fp = fingerprint("stmt-entry-v1", &fields);
+            let entry_key = match &e.bank_ref {
+                Some(r) => format!("ref:{r}"),
+                None => {
+                    let n = seen.entry(fp.clone()).or_insert(0);
+                    *n += 1;
+                    format!("fp:{fp}:{n}")
+                }
+            };
+            let status = match (s.kind, e.status) {
+                (_, EntryStatus::Info) => "info",
+                (StatementKind::Intraday, _) | (_, EntryStatus::Pending) => "provisional",
+                _ => "booked",
+            };
+            let mut all = fields.clone();
+            all.push(("bank_ref", e.bank_ref.clone().unwrap_or_default()));
+            EntryRecord {
+                entry_key,
+                detail: detail_json(&all),
+                fingerprint: fp,
+                fields,
+                status,
+            }
+        })
+        .collect();
+    let mut own: Vec<(&'static str, String)> = vec![
+        ("statement_key", statement_key.clone()),
+        ("date", d(s.date)),
+        ("copy", s.copy.to_string()),
+    ];
+    for b in &s.balances {
+        own.push((
+            "balance",
+            format!("{}:{}:{}:{}", b.code, b.amount_minor, b.currency, d(b.date)),
+        ));
+    }
+    for e in &entries {
+        own.push(("entry", format!("{}={}", e.entry_key, e.fingerprint)));
+    }
+    StatementRecord {
+        fingerprint: fingerprint("stmt-v1", &own),
+        statement_key,
+        statement: s,
+        entries,
+    }
 }
 
 #[cfg(test)]

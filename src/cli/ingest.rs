@@ -357,6 +357,7 @@ pub async fn ingest_one(
             findings,
             bytes,
             fast_path,
+            statements,
         }) => {
             let status = run.status_word();
             if status == "needs_attention" {
@@ -419,7 +420,40 @@ pub async fn ingest_one(
                 if let Some(msg) = &report_error {
                     v["report_error"] = json!(msg);
                 }
+                if let Some(s) = &statements {
+                    v["kind"] = json!("statement");
+                    v["statements"] = json!({
+                        "total": s.statements, "new": s.statements_new,
+                        "duplicate": s.statements_duplicate, "conflict": s.statements_conflict,
+                    });
+                    v["entries"] = json!(s.entries);
+                    v["recorded"] = json!(s.recorded);
+                    v["provisional"] = json!(s.provisional);
+                    v["confirmed"] = json!(s.confirmed);
+                }
                 outln!("{v}")
+            } else if !g.quiet
+                && let Some(s) = &statements
+            {
+                outln!(
+                    "{name}: run {} {status}: {} statements ({} new, {} already recorded, {} recorded \
+                     before with other content): {} entries: {} recorded, {} provisional, {} confirmed, \
+                     {} duplicates, {} conflicts, {} held (sha256 {}) in {:.2} s",
+                    run.run_id,
+                    s.statements,
+                    s.statements_new,
+                    s.statements_duplicate,
+                    s.statements_conflict,
+                    s.entries,
+                    s.recorded,
+                    s.provisional,
+                    s.confirmed,
+                    s.duplicates,
+                    s.conflicts,
+                    s.held,
+                    run.sha256,
+                    secs,
+                )
             } else if !g.quiet {
                 outln!(
                     "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held{} \

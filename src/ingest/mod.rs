@@ -12,9 +12,12 @@
 
 use crate::findings::{Finding, Severity};
 use crate::formats::ParseSummary;
+mod statements;
+
 use crate::formats::detect::{self, Detected, FileFormat};
 use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event};
+use crate::formats::statement::StatementFormat;
 use crate::hash::HashingReader;
 use crate::ledger::{
     Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
@@ -166,6 +169,8 @@ pub enum IngestOutcome {
         findings: Vec<Finding>,
         bytes: u64,
         fast_path: bool,
+        /// A statement file's counts (issue #13); `None` for payments.
+        statements: Option<Box<crate::ledger::StatementRun>>,
     },
     /// Dry run: classified, nothing kept. `rows` is the would-be report (its `run_id` 0:
     /// a dry run has no run).
@@ -251,6 +256,27 @@ pub async fn ingest_file(
     if let (Some(p), Some(size)) = (&progress, size) {
         p.set_length(size);
     }
+    // A bank statement (issue #13) goes to the statement readers and the statement tables,
+    // not to the posting path.
+    let source = match (&prehashed, opts.format) {
+        (Some(hashed), None) => {
+            let (head, source) = detect::read_head(source).map_err(|source| IngestError::Read {
+                path: name.clone(),
+                source,
+            })?;
+            match detect::detect(&head) {
+                Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
+                    let (sha256, bytes) = (hashed.sha256.clone(), hashed.bytes);
+                    return statements::ingest(
+                        ledger, kind, source, &sha256, bytes, opts, name, started_at,
+                    )
+                    .await;
+                }
+                _ => Box::new(source) as Box<dyn Read + Send>,
+            }
+        }
+        _ => source,
+    };
     let stages = progress.clone();
     let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);
     let parser = std::thread::Builder::new()
@@ -456,6 +482,7 @@ pub async fn ingest_file(
         findings,
         bytes: read.bytes,
         fast_path: false,
+        statements: None,
     })
 }
 
@@ -766,6 +793,7 @@ async fn replay(
         findings: Vec::new(),
         bytes: hashed.bytes,
         fast_path: true,
+        statements: None,
     })
 }
 

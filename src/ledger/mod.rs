@@ -25,6 +25,7 @@ mod postgres;
 mod protocol;
 mod sql;
 mod sqlite;
+mod statements;
 mod store;
 mod tenants;
 
@@ -124,6 +125,7 @@ pub use actions::{
 };
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+pub use statements::{StatementRun, StatementStart};
 
 pub(crate) trait Context<T> {
     fn ctx(self, context: &'static str) -> Result<T>;
@@ -248,6 +250,8 @@ impl Counts {
             Outcome::Duplicate => self.duplicates += 1,
             Outcome::Conflict => self.conflicts += 1,
             Outcome::Held => self.held += 1,
+            // Statement entries are counted by `statements.rs`, never as postings.
+            Outcome::Recorded | Outcome::Provisional | Outcome::Confirmed => {}
         }
         Ok(())
     }
@@ -310,6 +314,35 @@ pub struct RunInfo {
     pub actor: Option<String>,
     /// What it posted per currency.
     pub totals: Vec<CurrencyTotal>,
+}
+
+impl RunInfo {
+    /// A value to fill in before the run is read back.
+    pub(crate) fn placeholder() -> Self {
+        RunInfo {
+            run_id: 0,
+            tenant: String::new(),
+            file_id: None,
+            sha256: String::new(),
+            format: String::new(),
+            source_name: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Running,
+            records: 0,
+            posted: 0,
+            duplicates: 0,
+            conflicts: 0,
+            held: 0,
+            posted_amount_minor: 0,
+            errors: 0,
+            warnings: 0,
+            kind: RunKind::Ingest,
+            reason: None,
+            actor: None,
+            totals: Vec::new(),
+        }
+    }
 }
 
 /// What a run was.

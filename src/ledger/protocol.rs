@@ -601,6 +601,14 @@ impl Ledger {
         self.insert_findings(run.run_id, &finish.findings).await
     }
 
+    pub(super) async fn insert_findings_of(
+        &mut self,
+        run_id: i64,
+        findings: &[Finding],
+    ) -> Result<()> {
+        self.insert_findings(run_id, findings).await
+    }
+
     async fn insert_findings(&mut self, run_id: i64, findings: &[Finding]) -> Result<()> {
         let stored: Vec<FindingRow> = findings
             .iter()

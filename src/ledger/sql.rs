@@ -298,6 +298,7 @@ pub(crate) fn report() -> String {
          FROM journal j JOIN runs r ON r.run_id = j.run_id \
          LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
          WHERE j.run_id = $1 AND j.tenant = $2 \
+         UNION ALL {STATEMENT_REPORT} \
          ORDER BY 3",
         seen("posting_key"),
         seen("trace_number"),
@@ -307,6 +308,27 @@ pub(crate) fn report() -> String {
         seen("credit_account"),
     )
 }
+
+/// The report rows of a statement run (issue #13): its entries recorded, and its journal
+/// with the entries they matched. `file_id` is the statement's key, `posting_key` the
+/// entry's, `trace_number` the bank's reference; the account is the debit or the credit
+/// account as the entry debits or credits it.
+const STATEMENT_REPORT: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
+     CASE WHEN e.status = 'provisional' THEN 'provisional' ELSE 'recorded' END, e.entry_key, e.bank_ref, \
+     e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
+     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, NULL, NULL, NULL, NULL, NULL, \
+     'statement_entry', NULL \
+     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
+     WHERE e.run_id = $1 AND e.tenant = $2 \
+     UNION ALL \
+     SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
+     j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
+     CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
+     j.differences, j.reason, 'statement_entry', NULL \
+     FROM statement_journal j LEFT JOIN statement_entries o ON o.entry_id = j.original_entry_id \
+     LEFT JOIN statements os ON os.statement_id = o.statement_id \
+     LEFT JOIN statements s ON s.statement_id = o.statement_id \
+     WHERE j.run_id = $1 AND j.tenant = $2";
 
 pub(crate) fn report_row(r: &Row) -> Result<ReportRow> {
     Ok(ReportRow {

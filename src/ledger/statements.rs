@@ -1,0 +1,354 @@
+//! Bank statements in the ledger (issue #13): the bank's side, in tables of their own
+//! (`statements`, `statement_entries`, `statement_journal`: migrations/*/0007), recorded
+//! in a run's one transaction like any file, behind unique indexes on the natural keys
+//! `model::statement_record` derives.
+//!
+//! Per entry, insert-first into `statement_entries` (unique on tenant, account, key):
+//! - inserted: `recorded` (a booked entry) or `provisional` (pending, or of an intraday
+//!   statement);
+//! - not inserted, same fingerprint: `duplicate` — unless the stored entry is provisional
+//!   and this one booked: then it is `confirmed` and the stored entry becomes booked (the
+//!   end-of-day statement absorbs the intraday one: counted once, never twice);
+//! - not inserted, other fingerprint: `conflict`, naming the fields that differ;
+//! - a statement already recorded with other content (a corrected statement), or marked a
+//!   copy (`CpyDplctInd`): its entries whose key is new are `held`, never recorded.
+
+use super::classify::ts;
+use super::store::{Arg, Begin, args};
+use super::{During, Ledger, Result, RunInfo};
+use crate::findings::Finding;
+use crate::model::{Outcome, StatementRecord, differing_fields};
+use chrono::{DateTime, Utc};
+
+/// A statement file about to be recorded.
+#[derive(Debug, Clone)]
+pub struct StatementStart<'a> {
+    pub tenant: &'a str,
+    pub format: &'static str,
+    pub sha256: &'a str,
+    pub source_name: &'a str,
+    pub started_at: DateTime<Utc>,
+    /// Warnings found while reading (an error would have rejected the file).
+    pub findings: &'a [Finding],
+}
+
+/// What a statement run did.
+#[derive(Debug, Clone)]
+pub struct StatementRun {
+    pub run: RunInfo,
+    pub statements: u64,
+    /// Statements new to the ledger / already recorded with the same content / with other
+    /// content.
+    pub statements_new: u64,
+    pub statements_duplicate: u64,
+    pub statements_conflict: u64,
+    pub entries: u64,
+    pub recorded: u64,
+    pub provisional: u64,
+    pub confirmed: u64,
+    pub duplicates: u64,
+    pub conflicts: u64,
+    pub held: u64,
+}
+
+impl Ledger {
+    /// Records the statements of one file: one run, one transaction.
+    pub async fn record_statements(
+        &mut self,
+        start: &StatementStart<'_>,
+        records: &[StatementRecord],
+    ) -> Result<StatementRun> {
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the statement transaction")?;
+        let res = self.statements_in(start, records).await;
+        let (run_id, mut counts) = match res {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                return Err(e);
+            }
+        };
+        crate::fault::point("before_commit");
+        self.end_run(Ok(run_id)).await?;
+        crate::fault::point("after_commit");
+        counts.run = self.committed(run_id, false).await?;
+        Ok(counts)
+    }
+
+    async fn statements_in(
+        &mut self,
+        start: &StatementStart<'_>,
+        records: &[StatementRecord],
+    ) -> Result<(i64, StatementRun)> {
+        let at = ts(&start.started_at);
+        let file_id = records
+            .first()
+            .map(|r| format!("statement:{}", r.statement_key));
+        let a = args![
+            start.tenant,
+            file_id.as_deref(),
+            start.sha256,
+            start.format,
+            start.source_name,
+            at.as_str(),
+        ];
+        let run_id = self
+            .store
+            .query_one(super::sql::INSERT_RUN, &a)
+            .await?
+            .int(0)?;
+        let mut c = StatementRun {
+            run: RunInfo::placeholder(),
+            statements: records.len() as u64,
+            statements_new: 0,
+            statements_duplicate: 0,
+            statements_conflict: 0,
+            entries: 0,
+            recorded: 0,
+            provisional: 0,
+            confirmed: 0,
+            duplicates: 0,
+            conflicts: 0,
+            held: 0,
+        };
+        for r in records {
+            let (statement_id, hold) = self.statement_row(start, run_id, &at, r, &mut c).await?;
+            for (e, k) in r.statement.entries.iter().zip(&r.entries) {
+                c.entries += 1;
+                let inserted = if hold {
+                    None
+                } else {
+                    let credit = i64::from(e.credit);
+                    let reversal = i64::from(e.reversal);
+                    let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+                    let (booking, value) = (d(e.booking_date), d(e.value_date));
+                    let a = args![
+                        start.tenant,
+                        r.statement.account.as_str(),
+                        k.entry_key.as_str(),
+                        statement_id,
+                        run_id,
+                        e.entry_no as i64,
+                        e.amount_minor as i64,
+                        e.currency.as_str(),
+                        credit,
+                        reversal,
+                        k.status,
+                        booking.as_deref(),
+                        value.as_deref(),
+                        e.bank_ref.as_deref(),
+                        e.customer_ref.as_deref(),
+                        e.end_to_end_id.as_deref(),
+                        e.bank_tx_code.as_deref(),
+                        k.fingerprint.as_str(),
+                        k.detail.as_str(),
+                        at.as_str(),
+                    ];
+                    self.store
+                        .query_opt(INSERT_ENTRY, &a)
+                        .await
+                        .during("recording statement entries")?
+                };
+                if inserted.is_some() {
+                    if k.status == "provisional" {
+                        c.provisional += 1;
+                    } else {
+                        c.recorded += 1;
+                    }
+                    continue;
+                }
+                let existing = self
+                    .store
+                    .query_opt(
+                        ENTRY_BY_KEY,
+                        &args![
+                            start.tenant,
+                            r.statement.account.as_str(),
+                            k.entry_key.as_str()
+                        ],
+                    )
+                    .await?;
+                let (outcome, original, differences, reason) = match existing {
+                    None => (
+                        Outcome::Held,
+                        None,
+                        None,
+                        Some(if r.statement.copy {
+                            "the statement is marked a copy (CpyDplctInd) and this entry was never recorded: not recorded"
+                                .to_string()
+                        } else {
+                            "the statement was recorded before with other content (a corrected statement?): \
+                             this entry, new in it, is not recorded"
+                                .to_string()
+                        }),
+                    ),
+                    Some(row) => {
+                        let (id, fp, status, detail) =
+                            (row.int(0)?, row.text(1)?, row.text(2)?, row.text(3)?);
+                        if fp != k.fingerprint {
+                            let diff = differing_fields(&detail, &k.fields).join("; ");
+                            (
+                                Outcome::Conflict,
+                                Some(id),
+                                Some(diff),
+                                Some("same entry key, different content".to_string()),
+                            )
+                        } else if status == "provisional" && k.status == "booked" {
+                            self.store
+                                .execute(
+                                    "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
+                                    &args![id],
+                                )
+                                .await?;
+                            (
+                                Outcome::Confirmed,
+                                Some(id),
+                                None,
+                                Some("booked: confirms the provisional entry".to_string()),
+                            )
+                        } else {
+                            (Outcome::Duplicate, Some(id), None, None)
+                        }
+                    }
+                };
+                match outcome {
+                    Outcome::Conflict => c.conflicts += 1,
+                    Outcome::Confirmed => c.confirmed += 1,
+                    Outcome::Held => c.held += 1,
+                    _ => c.duplicates += 1,
+                }
+                let credit = i64::from(e.credit);
+                let a: [Arg; 12] = args![
+                    run_id,
+                    e.entry_no as i64,
+                    start.tenant,
+                    outcome.as_str(),
+                    original,
+                    r.statement.account.as_str(),
+                    k.entry_key.as_str(),
+                    e.amount_minor as i64,
+                    e.currency.as_str(),
+                    credit,
+                    differences.as_deref(),
+                    reason.as_deref(),
+                ];
+                self.store
+                    .execute(INSERT_STATEMENT_JOURNAL, &a)
+                    .await
+                    .during("journaling statement entries")?;
+            }
+        }
+        let finished = ts(&Utc::now());
+        let a = args![
+            finished.as_str(),
+            start.sha256,
+            c.entries as i64,
+            (c.recorded + c.provisional + c.confirmed) as i64,
+            c.duplicates as i64,
+            c.conflicts as i64,
+            c.held as i64,
+            0i64,
+            start.findings.len() as i64,
+            run_id,
+        ];
+        self.store.execute(super::sql::COMPLETE_RUN, &a).await?;
+        self.insert_findings_of(run_id, start.findings).await?;
+        Ok((run_id, c))
+    }
+
+    /// The statement's own row, insert-first. Returns its id and whether its new entries
+    /// are held (a statement recorded before with other content, or a copy).
+    async fn statement_row(
+        &mut self,
+        start: &StatementStart<'_>,
+        run_id: i64,
+        at: &str,
+        r: &StatementRecord,
+        c: &mut StatementRun,
+    ) -> Result<(i64, bool)> {
+        use crate::formats::statement::BalanceKind;
+        let s = &r.statement;
+        let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+        let open = s
+            .balance(BalanceKind::OpeningBooked)
+            .or_else(|| s.balance(BalanceKind::IntermediateOpening));
+        let close = s
+            .balance(BalanceKind::ClosingBooked)
+            .or_else(|| s.balance(BalanceKind::IntermediateClosing));
+        let detail = serde_json::to_string(&serde_json::json!({
+            "balances": s.balances.iter().map(|b| serde_json::json!({
+                "code": b.code, "amount_minor": b.amount_minor, "currency": b.currency,
+                "date": b.date.map(|d| d.to_string()),
+            })).collect::<Vec<_>>(),
+        }))
+        .unwrap_or_default();
+        let (sd, fd, td) = (d(s.date), d(s.from_date), d(s.to_date));
+        let a = args![
+            start.tenant,
+            r.statement_key.as_str(),
+            s.format,
+            s.kind.as_str(),
+            s.account.as_str(),
+            s.currency.as_deref(),
+            s.servicer.as_deref(),
+            s.id.as_str(),
+            s.sequence.as_deref(),
+            sd.as_deref(),
+            fd.as_deref(),
+            td.as_deref(),
+            i64::from(s.copy),
+            open.map(|b| b.amount_minor),
+            close.map(|b| b.amount_minor),
+            open.or(close).map(|b| b.currency.as_str()),
+            s.entries.len() as i64,
+            r.fingerprint.as_str(),
+            detail.as_str(),
+            run_id,
+            at,
+        ];
+        let inserted = self
+            .store
+            .query_opt(INSERT_STATEMENT, &a)
+            .await
+            .during("recording statements")?;
+        if let Some(row) = inserted {
+            c.statements_new += 1;
+            return Ok((row.int(0)?, s.copy));
+        }
+        let row = self
+            .store
+            .query_one(
+                "SELECT statement_id, fingerprint FROM statements WHERE tenant = $1 AND statement_key = $2",
+                &args![start.tenant, r.statement_key.as_str()],
+            )
+            .await?;
+        let same = row.text(1)? == r.fingerprint;
+        if same {
+            c.statements_duplicate += 1;
+        } else {
+            c.statements_conflict += 1;
+        }
+        Ok((row.int(0)?, !same || s.copy))
+    }
+}
+
+const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, statement_key, format, kind, account, currency, \
+     servicer, stmt_id, sequence, stmt_date, from_date, to_date, copy, opening_minor, closing_minor, \
+     balance_currency, entries, fingerprint, detail, run_id, recorded_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
+     ON CONFLICT DO NOTHING RETURNING statement_id";
+
+const INSERT_ENTRY: &str = "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, \
+     entry_no, amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
+     customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
+     ON CONFLICT DO NOTHING RETURNING entry_id";
+
+const ENTRY_BY_KEY: &str = "SELECT entry_id, fingerprint, status, detail FROM statement_entries \
+     WHERE tenant = $1 AND account = $2 AND entry_key = $3";
+
+const INSERT_STATEMENT_JOURNAL: &str = "INSERT INTO statement_journal (run_id, entry_no, tenant, outcome, \
+     original_entry_id, account, entry_key, amount_minor, currency, credit, differences, reason) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
