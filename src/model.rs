@@ -781,11 +781,13 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
                 (StatementKind::Intraday, _) | (_, EntryStatus::Pending) => "provisional",
                 _ => "booked",
             };
-            let mut all = fields.clone();
-            all.push(("bank_ref", e.bank_ref.clone().unwrap_or_default()));
+            // Stored and compared with the bank's reference; fingerprinted without it (a
+            // referenced entry is keyed by it already).
+            let mut fields = fields;
+            fields.push(("bank_ref", e.bank_ref.clone().unwrap_or_default()));
             EntryRecord {
                 entry_key,
-                detail: detail_json(&all),
+                detail: detail_json(&fields),
                 fingerprint: fp,
                 fields,
                 status,
