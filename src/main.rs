@@ -40,6 +40,7 @@ fn main() -> ExitCode {
             Command::Resolve(a) => cli::actions::resolve(&cli.global, a).await,
             Command::Reverse(a) => cli::actions::reverse(&cli.global, a).await,
             Command::Tenant(a) => cli::tenant::run(&cli.global, a).await,
+            Command::Statements(a) => cli::statements::run(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

@@ -18,6 +18,7 @@ on_both_backends!(
     intraday_then_end_of_day_counts_each_entry_once,
     a_corrected_statement_is_conflicts_naming_the_fields,
     two_identical_lines_without_reference_are_two_entries,
+    statements_lists_balances_and_breaks_in_the_chain,
 );
 
 fn pos() -> Position {
@@ -230,4 +231,51 @@ fn two_identical_lines_without_reference_are_two_entries(db: TestDb) {
     );
     let again = record(&db, vec![s]);
     assert_eq!(counts(&again), (0, 0, 0, 2, 0, 0));
+}
+
+fn statements_lists_balances_and_breaks_in_the_chain(db: TestDb) {
+    record(&db, vec![day_statement()]);
+    // The next day's statement opens at 120,000 (the closing above): continuous.
+    let mut next = day_statement();
+    next.id = "S-2026-12-01".into();
+    next.date = NaiveDate::from_ymd_opt(2026, 12, 1);
+    next.balances[0].amount_minor = 120_000;
+    next.balances[1].amount_minor = 140_000;
+    next.entries = vec![entry(1, 20_000, true, Some("REF-9"), "invoice 9")];
+    record(&db, vec![next.clone()]);
+    let r = db.cl(&["statements", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["closing_minor"], 120000);
+    assert_eq!(rows[1]["opening_minor"], 120000);
+    assert!(rows.iter().all(|r| r["continuity"] == "ok"));
+    // A third that opens elsewhere breaks the chain: said, exit 1.
+    let mut gap = next;
+    gap.id = "S-2026-12-02".into();
+    gap.date = NaiveDate::from_ymd_opt(2026, 12, 2);
+    gap.balances[0].amount_minor = 150_000;
+    gap.balances[1].amount_minor = 150_000;
+    gap.entries = Vec::new();
+    record(&db, vec![gap]);
+    let r = db.cl(&["statements", "--account", "NL26VAYB8060476890"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let last = r.stdout.lines().last().unwrap();
+    assert!(
+        last.contains("; continuity: opening balance 150000 != the previous statement's closing balance 140000"),
+        "{last}"
+    );
+    // An entry found by the bank's reference.
+    let l = db.cl(&["lookup", "--bank-ref", "REF-9", "--json"]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let v: serde_json::Value = serde_json::from_str(l.stdout.trim()).unwrap();
+    assert_eq!(
+        (v["amount_minor"].as_i64(), v["credit"].as_bool()),
+        (Some(20000), Some(true))
+    );
+    assert_eq!(db.cl(&["lookup", "--account-servicer-ref", "NOPE"]).code, 5);
 }

@@ -6,8 +6,15 @@ use crate::money::format_minor;
 use clap::Args;
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key", "uetr", "end_to_end_id"])))]
+#[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key", "uetr", "end_to_end_id", "bank_ref", "account_servicer_ref"])))]
 pub struct LookupArgs {
+    /// A bank statement entry by the bank's reference (camt `AcctSvcrRef`, BAI2 bank
+    /// reference, MT940 `:61:` reference after `//`): every entry carrying it.
+    #[arg(long, value_name = "REF")]
+    pub bank_ref: Option<String>,
+    /// The same as --bank-ref, in ISO 20022's words.
+    #[arg(long, value_name = "REF")]
+    pub account_servicer_ref: Option<String>,
     /// By trace number (not unique: every posting carrying it is listed).
     #[arg(long)]
     pub trace: Option<String>,
@@ -33,6 +40,9 @@ pub struct LookupArgs {
 }
 
 pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
+    if let Some(r) = a.bank_ref.as_ref().or(a.account_servicer_ref.as_ref()) {
+        return with_ledger(g, async |ledger| statement_entries(g, a, ledger, r).await).await;
+    }
     let q = if let Some(t) = &a.trace {
         Lookup::TraceNumber(t.clone())
     } else if let (Some(f), Some(n)) = (&a.file_id, a.record_no) {
@@ -143,6 +153,50 @@ async fn held_record(
         }
     }
     Some(exit::OK)
+}
+
+/// Statement entries by the bank's reference.
+async fn statement_entries(g: &GlobalOpts, a: &LookupArgs, ledger: &mut Ledger, r: &str) -> u8 {
+    if let Some(code) = require_tenant(g, ledger).await {
+        return code;
+    }
+    let found = match ledger.entries_by_bank_ref(&g.tenant, r).await {
+        Ok(f) => f,
+        Err(e) => return infra_error(&e),
+    };
+    if found.is_empty() {
+        errln!(
+            "clearledger: no statement entry with bank reference {r:?} for tenant {:?}",
+            g.tenant
+        );
+        return exit::NOT_FOUND;
+    }
+    for e in &found {
+        let res = if a.json {
+            outln!("{}", serde_json::to_string(e).unwrap_or_default())
+        } else {
+            outln!(
+                "statement entry {} key {} of account {}: {} {} {}{}, {}, booked {}, value {}, entry {} of {} (run {})",
+                e.entry_id,
+                e.entry_key,
+                e.account,
+                format_minor(e.amount_minor, &e.currency),
+                e.currency,
+                if e.credit { "credit" } else { "debit" },
+                if e.reversal { " (reversal)" } else { "" },
+                e.status,
+                e.booking_date.as_deref().unwrap_or("-"),
+                e.value_date.as_deref().unwrap_or("-"),
+                e.entry_no,
+                e.statement_key,
+                e.run_id
+            )
+        };
+        if let Err(err) = res {
+            return out::stdout_failed(&err, exit::OK);
+        }
+    }
+    exit::OK
 }
 
 /// `seen again 3 times: 1 duplicate, 2 conflicts` (outcomes that did not occur left out).

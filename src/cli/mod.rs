@@ -41,6 +41,7 @@ pub mod out;
 pub mod report;
 pub mod runs;
 pub mod signals;
+pub mod statements;
 pub mod tenant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -200,6 +201,9 @@ pub enum Command {
     Reverse(actions::ReverseArgs),
     /// The tenants this ledger knows: add one, list them.
     Tenant(tenant::TenantArgs),
+    /// Bank statements recorded: balances and continuity per account (exit 1 when an
+    /// account's chain breaks).
+    Statements(statements::StatementsArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.
