@@ -73,6 +73,11 @@ fn check_one(file: &Path, name: &str, opts: nacha::ValidateOptions) -> std::io::
     let (summary, file_id, figures, line) = match detect::detect(&head) {
         Detected::Format(FileFormat::Nacha) => check_nacha(source, opts)?,
         Detected::Format(FileFormat::Iso20022) => check_iso(source)?,
+        Detected::Unsupported(kind)
+            if crate::formats::statement::StatementFormat::of(kind).is_some() =>
+        {
+            check_statements(kind, source)?
+        }
         Detected::Unsupported(kind) => unsupported(kind),
     };
     input.drain()?;
@@ -137,6 +142,50 @@ fn check_iso(source: impl std::io::Read) -> std::io::Result<Parsed> {
         findings: r.findings,
     };
     Ok((summary, header, figures, line))
+}
+
+/// A bank statement file: statements, entries, and the booked totals per currency.
+fn check_statements(
+    kind: Unsupported,
+    mut source: impl std::io::BufRead,
+) -> std::io::Result<Parsed> {
+    use crate::formats::statement::{self, EntryStatus};
+    let mut accounts = std::collections::BTreeSet::new();
+    let mut credits: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut debits: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut provisional = 0u64;
+    let r = statement::read(kind, &mut source, &mut |s| {
+        accounts.insert(s.account.clone());
+        for e in &s.entries {
+            if e.status != EntryStatus::Booked {
+                provisional += 1;
+                continue;
+            }
+            let side = if e.credit { &mut credits } else { &mut debits };
+            let t = side.entry(e.currency.clone()).or_default();
+            *t = t.saturating_add(e.amount_minor);
+        }
+    })?;
+    if r.statements == 0 && r.findings == vec![kind.finding()] {
+        return Ok(unsupported(kind));
+    }
+    let figures = json!({
+        "kind": "statement", "statements": r.statements, "entries": r.entries,
+        "accounts": accounts.len(), "provisional": provisional,
+        "booked_credits_minor_by_currency": credits, "booked_debits_minor_by_currency": debits,
+    });
+    let line = format!(
+        "{} statements of {} accounts, {} entries ({provisional} provisional)",
+        r.statements,
+        accounts.len(),
+        r.entries
+    );
+    let summary = ParseSummary {
+        format: r.format,
+        records: r.entries,
+        findings: r.findings,
+    };
+    Ok((summary, None, figures, line))
 }
 
 /// A file of a kind no reader reads: its one finding.
