@@ -223,6 +223,9 @@ struct BalanceB {
     date: Option<NaiveDate>,
 }
 
+/// An open `TxDtls`: its depth, the detail so far, its amount and currency.
+type OpenDetail = (usize, Detail, Option<(i64, String)>);
+
 /// The previous statement of an account: its closing booked balance and sequence number.
 struct Previous {
     closing: Option<(i64, String, String)>,
@@ -244,7 +247,8 @@ struct State<'a> {
     statement: Option<StatementB>,
     balance: Option<BalanceB>,
     entry: Option<EntryB>,
-    detail: Option<(usize, Detail, Option<(i64, String)>)>,
+    /// The open `TxDtls`: its depth, the detail, its amount.
+    detail: Option<OpenDetail>,
     batch: Option<(usize, Batch)>,
     statements: u64,
     entries: u64,
@@ -429,7 +433,7 @@ pub(super) fn read<R: BufRead>(
                 {
                     let text: &str = &t;
                     if !(f.text.is_empty() && text.bytes().all(|b| b.is_ascii_whitespace())) {
-                        f.text.push_str(&text);
+                        f.text.push_str(text);
                     }
                 }
                 if text_too_long(&mut stack) {
