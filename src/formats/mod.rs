@@ -17,6 +17,7 @@
     )
 )]
 
+pub mod camt;
 pub mod detect;
 pub mod iso20022;
 pub mod nacha;

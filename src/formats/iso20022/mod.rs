@@ -7,10 +7,10 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
-mod decode;
+pub(crate) mod decode;
 pub mod generate;
-mod reader;
-mod validate;
+pub(crate) mod reader;
+pub(crate) mod validate;
 
 use crate::findings::{Finding, FindingCode, FindingSink, Severity};
 use crate::money::{Currency, CurrencyError};

@@ -99,7 +99,7 @@ pub enum WalkEvent<'a> {
 }
 
 /// The input as the XML reader sees it: UTF-8 as read, or decoded to UTF-8.
-enum Input<R> {
+pub(crate) enum Input<R> {
     Plain(R),
     Decoded(Decoder<R>),
 }
@@ -129,7 +129,7 @@ impl<R: BufRead> BufRead for Input<R> {
 }
 
 /// Counts consumed bytes (per event and in all) and lines.
-struct Guard<R> {
+pub(crate) struct Guard<R> {
     inner: R,
     since_reset: Rc<Cell<u64>>,
     /// Set when an event outgrew [`EVENT_BYTES_MAX`]: the walk reports a size limit, not
@@ -140,6 +140,13 @@ struct Guard<R> {
     /// which quick-xml's own position may or may not count depending on read sizes).
     consumed: Rc<Cell<u64>>,
     total: u64,
+}
+
+impl<R> Guard<R> {
+    /// Bytes consumed in all.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
 }
 
 impl<R: BufRead> io::Read for Guard<R> {
@@ -276,9 +283,31 @@ fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Optio
     }
 }
 
-/// Walks `source`, calling `on` for each document, block and end. Stops at the first
-/// fatal problem, reported in the result.
-pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+/// The XML reader every ISO 20022 walk drives (pacs/pain here, camt statements in
+/// `crate::formats::camt`): the input decoded to UTF-8, behind the guard that counts lines
+/// and bytes and refuses an event longer than [`EVENT_BYTES_MAX`].
+pub(crate) type XmlReader<R> = NsReader<Guard<Input<io::Chain<io::Cursor<Vec<u8>>, R>>>>;
+
+/// A document opened for a walk: the reader and the guard's counters.
+pub(crate) struct Opened<R> {
+    pub reader: XmlReader<R>,
+    /// Bytes consumed since the counter was last reset (set it to 0 before each event).
+    pub since: Rc<Cell<u64>>,
+    /// 1-based line of the next byte.
+    pub lines: Rc<Cell<u64>>,
+    /// Bytes consumed: the file offset of the next event.
+    pub consumed: Rc<Cell<u64>>,
+    /// Set when an event outgrew [`EVENT_BYTES_MAX`].
+    pub over_limit: Rc<Cell<bool>>,
+}
+
+/// Opens `source` for a walk: its encoding from the byte-order mark or the declaration
+/// (a contradiction is passed to `on_warning`), decoded to UTF-8 when it is not, behind
+/// the guard. `Err` is the end of a walk that cannot start (an encoding not read).
+pub(crate) fn open<R: BufRead>(
+    mut source: R,
+    on_warning: &mut dyn FnMut(Finding),
+) -> io::Result<Result<Opened<R>, WalkEnd>> {
     // The encoding, from the byte-order mark or the declaration (within its first bytes).
     let mut head = Vec::with_capacity(256);
     while head.len() < HEAD_BYTES_MAX {
@@ -299,7 +328,7 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
             contradicted,
         }) => {
             if let Some((mark, label)) = contradicted {
-                on(WalkEvent::Warning(Finding::warning(
+                on_warning(Finding::warning(
                     FindingCode::EncodingMismatch,
                     Pos {
                         byte_offset: 0,
@@ -312,12 +341,12 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
                         "encoding=\"{label}\" after a {mark} byte-order mark (read as {mark}, \
                          as the mark says)"
                     ),
-                )));
+                ));
             }
             encoding
         }
         Err(label) => {
-            return Ok(WalkEnd {
+            return Ok(Err(WalkEnd {
                 bytes: head.len() as u64,
                 lines: 1,
                 fatal: Some(Finding::error(
@@ -327,7 +356,7 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
                     READ,
                     format!("XML declaring encoding=\"{label}\""),
                 )),
-            });
+            }));
         }
     };
     let source = io::Cursor::new(head).chain(source);
@@ -352,6 +381,28 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
     // positions depend on read sizes.
     reader.config_mut().trim_text(false);
     reader.config_mut().expand_empty_elements = true;
+    Ok(Ok(Opened {
+        reader,
+        since,
+        lines,
+        consumed,
+        over_limit,
+    }))
+}
+
+/// Walks `source`, calling `on` for each document, block and end. Stops at the first
+/// fatal problem, reported in the result.
+pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+    let Opened {
+        mut reader,
+        since,
+        lines,
+        consumed,
+        over_limit,
+    } = match open(source, &mut |f| on(WalkEvent::Warning(f)))? {
+        Ok(opened) => opened,
+        Err(end) => return Ok(end),
+    };
     let mut buf = Vec::with_capacity(8 * 1024);
     let mut stack = Stack::default();
     let mut name = String::new();
@@ -615,14 +666,14 @@ pub fn walk<R: BufRead>(mut source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io:
 }
 
 /// The local part of a qualified name (`ct:Ccy` → `Ccy`).
-fn local(qualified: &str) -> &str {
+pub(crate) fn local(qualified: &str) -> &str {
     qualified.rsplit(':').next().unwrap_or(qualified)
 }
 
 /// A malformed attribute list of the start tag `tag` read at `pos`: a duplicate
 /// (`duplicate_attribute`) at the second occurrence's byte, anything else (a value
 /// without quotes, a key without `=`) an `xml_syntax` error at its byte.
-fn attribute_error(
+pub(crate) fn attribute_error(
     tag: &quick_xml::events::BytesStart<'_>,
     pos: Pos,
     path: &str,
@@ -680,11 +731,11 @@ fn written(text: &str, from: usize) -> &str {
 }
 
 /// What a finding about a reference expects.
-const REFERENCES: &str = "a character reference (&#65; or &#x41;) or one of XML's predefined entities \
+pub(crate) const REFERENCES: &str = "a character reference (&#65; or &#x41;) or one of XML's predefined entities \
      (&amp; &lt; &gt; &quot; &apos;): no other entity can be declared without a DOCTYPE";
 
 /// The text a reference stands for.
-enum Resolved {
+pub(crate) enum Resolved {
     Char(char),
     Entity(&'static str),
 }
@@ -692,7 +743,7 @@ enum Resolved {
 /// A character reference (`&#65;`, `&#x41;`) to a character XML allows, or one of the five
 /// entities XML predefines. Any other entity could only be declared in a DTD, and a DOCTYPE
 /// is refused: `None`.
-fn resolve_reference(r: &BytesRef<'_>) -> Option<Resolved> {
+pub(crate) fn resolve_reference(r: &BytesRef<'_>) -> Option<Resolved> {
     if r.is_char_ref() {
         // XML 1.0 `Char`: tab, LF, CR, and from U+0020 on, less U+FFFE and U+FFFF (`char`
         // already excludes the surrogates).

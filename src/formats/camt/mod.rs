@@ -1,0 +1,43 @@
+//! ISO 20022 bank-to-customer cash management messages: camt.052 (account report,
+//! `BkToCstmrAcctRpt`: intraday), camt.053 (statement, `BkToCstmrStmt`: end of day) and
+//! camt.054 (debit/credit notification, `BkToCstmrDbtCdtNtfctn`), every version from
+//! .001.01 on, with a namespace or without, bare or after a business application header
+//! (`AppHdr`) in an envelope.
+//!
+//! Pure: bytes in, [`Statement`]s (one per `Rpt`/`Stmt`/`Ntfctn`, handed over as each
+//! ends) and findings out. The XML layer is the ISO 20022 payment reader's
+//! (`crate::formats::iso20022`): the same encodings and byte-order marks, the same
+//! refusals (DOCTYPE, entities other than XML's own, duplicate attributes) and limits
+//! (depth, event size), the same positions (byte, line, element path with indices).
+//!
+//! The mapping to the model, the checks and the decisions are in README.md, "Bank
+//! statements (issue #13)", "camt.052 / camt.053 / camt.054".
+
+pub mod generate;
+mod reader;
+
+use crate::findings::Finding;
+use crate::formats::statement::Statement;
+use std::io::{self, BufRead};
+
+/// What one pass gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementRead {
+    /// `camt.052`, `camt.053`, `camt.054`; `camt` when no camt message was found.
+    pub format: &'static str,
+    pub statements: u64,
+    pub entries: u64,
+    pub findings: Vec<Finding>,
+}
+
+/// Reads one camt document, calling `on_statement` once per statement as it completes.
+/// Errors in the input are findings; `Err` is an I/O error of `input` only.
+pub fn read<R: BufRead>(
+    input: R,
+    on_statement: &mut dyn FnMut(Statement),
+) -> io::Result<StatementRead> {
+    reader::read(input, on_statement)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,906 @@
+use super::*;
+use crate::findings::{FindingCode, Severity};
+use crate::formats::statement::{BalanceKind, EntryStatus, StatementKind};
+use std::io::BufReader;
+use std::path::PathBuf;
+
+fn corpus(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/iso20022")
+        .join(rel)
+}
+
+/// Reads `xml` through reads of `chunk` bytes.
+fn read_bytes(xml: &[u8], chunk: usize) -> (Vec<Statement>, StatementRead) {
+    let mut out = Vec::new();
+    let r = read(BufReader::with_capacity(chunk, xml), &mut |s| out.push(s)).unwrap();
+    (out, r)
+}
+
+fn read_corpus(rel: &str) -> (Vec<Statement>, StatementRead) {
+    let bytes = std::fs::read(corpus(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let whole = read_bytes(&bytes, 1 << 16);
+    // Positions and results do not move with read sizes.
+    for chunk in [1, 7] {
+        assert_eq!(
+            read_bytes(&bytes, chunk),
+            whole,
+            "{rel}: {chunk}-byte reads"
+        );
+    }
+    whole
+}
+
+/// (code, severity, path) of each finding.
+fn codes(r: &StatementRead) -> Vec<(FindingCode, Severity, String)> {
+    r.findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                f.severity,
+                f.position.path().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Credits and debits in minor units per currency, with their counts.
+fn totals(st: &[Statement]) -> Vec<(String, u64, u64, u64, u64)> {
+    let mut t: Vec<(String, u64, u64, u64, u64)> = Vec::new();
+    for e in st.iter().flat_map(|s| &s.entries) {
+        let i = match t.iter().position(|x| x.0 == e.currency) {
+            Some(i) => i,
+            None => {
+                t.push((e.currency.clone(), 0, 0, 0, 0));
+                t.len() - 1
+            }
+        };
+        if e.credit {
+            t[i].1 += e.amount_minor;
+            t[i].2 += 1;
+        } else {
+            t[i].3 += e.amount_minor;
+            t[i].4 += 1;
+        }
+    }
+    t
+}
+
+fn balances(s: &Statement) -> Vec<(&str, BalanceKind, i64, &str)> {
+    s.balances
+        .iter()
+        .map(|b| (b.code.as_str(), b.kind, b.amount_minor, b.currency.as_str()))
+        .collect()
+}
+
+const W: Severity = Severity::Warning;
+const E: Severity = Severity::Error;
+
+/// Every camt file of the corpus: format, statements, entries, totals per currency (from
+/// the MANIFEST's FACTS) and exactly the findings we decide.
+#[test]
+fn every_corpus_file_reads_as_the_manifest_says() {
+    type Row = (
+        &'static str,
+        &'static str,
+        u64,
+        u64,
+        &'static [(&'static str, u64, u64, u64, u64)],
+        &'static [(FindingCode, Severity, &'static str)],
+    );
+    use FindingCode::*;
+    let rows: &[Row] = &[
+        (
+            "camt052/genkgo-camt052.v1.xml",
+            "camt.052",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        // Btch NbOfTxs 20 but one TxDtls: a warning (details are optional and may be a
+        // subset of the batch; the entry's amount is what books).
+        (
+            "camt052/genkgo-camt052.v2.xml",
+            "camt.052",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[(
+                ControlCountMismatch,
+                W,
+                "/Document/BkToCstmrAcctRpt/Rpt[1]/Ntry[1]/NtryDtls[1]/Btch/NbOfTxs",
+            )],
+        ),
+        (
+            "camt052/genkgo-camt052.v4.xml",
+            "camt.052",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        // Btch NbOfTxs 20 without any TxDtls: nothing to count, no finding.
+        (
+            "camt052/genkgo-camt052.v8.xml",
+            "camt.052",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        (
+            "camt053/bsp-camt.053.001.02.xml",
+            "camt.053",
+            1,
+            3,
+            &[("SEK", 13567850, 2, 20000000, 1)],
+            &[],
+        ),
+        (
+            "camt053/bsp-camt053_duplicate_same_day.xml",
+            "camt.053",
+            1,
+            2,
+            &[("EUR", 0, 0, 900, 2)],
+            &[],
+        ),
+        (
+            "camt053/bsp-camt053_multicurrency.xml",
+            "camt.053",
+            2,
+            3,
+            &[("EUR", 125050, 1, 50025, 1), ("USD", 0, 0, 9999, 1)],
+            &[],
+        ),
+        // No namespace: the message element names the message; read (the peer reads it).
+        (
+            "camt053/bsp-camt053_no_namespace.xml",
+            "camt.053",
+            1,
+            1,
+            &[("GBP", 25000, 1, 0, 0)],
+            &[],
+        ),
+        // The peer decodes it; we reject it: 18.150 + 8.850 = 27.000, the CLBD says 27.050.
+        // (The 3-decimal amounts themselves are exact in cents: no amount finding.)
+        (
+            "camt053/genkgo-camt053.v2.five.decimals.xml",
+            "camt.053",
+            1,
+            1,
+            &[("EUR", 885, 1, 0, 0)],
+            &[(BalanceMismatch, E, "/Document/BkToCstmrStmt/Stmt[1]/Bal[2]")],
+        ),
+        (
+            "camt053/genkgo-camt053.v2.minimal.xml",
+            "camt.053",
+            1,
+            1,
+            &[("EUR", 885, 1, 0, 0)],
+            &[],
+        ),
+        (
+            "camt053/genkgo-camt053.v2.multi.statement.xml",
+            "camt.053",
+            2,
+            2,
+            &[("EUR", 885, 1, 700, 1)],
+            &[],
+        ),
+        (
+            "camt053/genkgo-camt053.v3.xml",
+            "camt.053",
+            1,
+            1,
+            &[("EUR", 885, 1, 0, 0)],
+            &[],
+        ),
+        (
+            "camt053/genkgo-camt053.v4.xml",
+            "camt.053",
+            1,
+            1,
+            &[("EUR", 885, 1, 0, 0)],
+            &[],
+        ),
+        (
+            "camt053/genkgo-camt053.v8.xml",
+            "camt.053",
+            1,
+            1,
+            &[("EUR", 885, 1, 0, 0)],
+            &[],
+        ),
+        (
+            "camt053/genkgo-camt53.only-Dt-with-DtTm.xml",
+            "camt.053",
+            1,
+            0,
+            &[],
+            &[],
+        ),
+        (
+            "camt053/prowide-camt.053.001.07-with-AppHdr.xml",
+            "camt.053",
+            1,
+            0,
+            &[],
+            &[],
+        ),
+        (
+            "camt054/ch-camt054-returns.xml",
+            "camt.054",
+            1,
+            1,
+            &[("CHF", 40000, 1, 0, 0)],
+            &[],
+        ),
+        (
+            "camt054/fi-camt_054_sample.xml",
+            "camt.054",
+            1,
+            6,
+            &[("EUR", 560000, 4, 523005, 2)],
+            &[],
+        ),
+        (
+            "camt054/genkgo-camt054.v2.with-account-name.xml",
+            "camt.054",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        (
+            "camt054/genkgo-camt054.v2.xml",
+            "camt.054",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        // Btch says 2 transactions of 6.30 CHF, the 3 TxDtls sum to 9.50: warnings, as for
+        // camt052.v2 (the peer accepts it; the batch describes the original payment batch,
+        // the entry's 200000 SEK is what books).
+        (
+            "camt054/genkgo-camt054.v4.xml",
+            "camt.054",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[
+                (
+                    ControlCountMismatch,
+                    W,
+                    "/Document/BkToCstmrDbtCdtNtfctn/Ntfctn[1]/Ntry[1]/NtryDtls[1]/Btch/NbOfTxs",
+                ),
+                (
+                    ControlTotalMismatch,
+                    W,
+                    "/Document/BkToCstmrDbtCdtNtfctn/Ntfctn[1]/Ntry[1]/NtryDtls[1]/Btch/TtlAmt",
+                ),
+            ],
+        ),
+        (
+            "camt054/genkgo-camt054.v8-with-UETR.xml",
+            "camt.054",
+            1,
+            1,
+            &[("SEK", 0, 0, 20000000, 1)],
+            &[],
+        ),
+        (
+            "invalid/bsp-camt053_garbled_amount.xml",
+            "camt.053",
+            1,
+            1,
+            &[("", 0, 1, 0, 0)],
+            &[(
+                AmountFormat,
+                E,
+                "/Document/BkToCstmrStmt/Stmt[1]/Ntry[1]/Amt",
+            )],
+        ),
+        (
+            "invalid/bsp-invalid.xml",
+            "camt",
+            0,
+            0,
+            &[],
+            &[(UnsupportedMessage, E, "/")],
+        ),
+        (
+            "invalid/genkgo-camt053.v2.wrong.xml",
+            "camt.053",
+            0,
+            0,
+            &[],
+            &[(NoStatements, E, "/")],
+        ),
+    ];
+    for (file, format, statements, entries, want_totals, want_findings) in rows {
+        let (st, r) = read_corpus(file);
+        assert_eq!(r.format, *format, "{file}");
+        assert_eq!((r.statements, r.entries), (*statements, *entries), "{file}");
+        assert_eq!(st.len() as u64, *statements, "{file}");
+        let want: Vec<_> = want_totals
+            .iter()
+            .map(|(c, a, b, d, e)| (c.to_string(), *a, *b, *d, *e))
+            .collect();
+        assert_eq!(totals(&st), want, "{file}");
+        let want: Vec<_> = want_findings
+            .iter()
+            .map(|(c, s, p)| (*c, *s, p.to_string()))
+            .collect();
+        assert_eq!(codes(&r), want, "{file}: {:#?}", r.findings);
+        // Entries are numbered across the file.
+        let nos: Vec<u64> = st
+            .iter()
+            .flat_map(|s| &s.entries)
+            .map(|e| e.entry_no)
+            .collect();
+        assert_eq!(nos, (1..=*entries).collect::<Vec<_>>(), "{file}");
+    }
+    // Every camt file of the corpus is in the table.
+    let mut seen = 0;
+    for dir in ["camt052", "camt053", "camt054"] {
+        for e in std::fs::read_dir(corpus(dir)).unwrap() {
+            let n = e.unwrap().file_name().into_string().unwrap();
+            if n.ends_with(".xml") {
+                assert!(
+                    rows.iter().any(|r| r.0 == format!("{dir}/{n}")),
+                    "{dir}/{n}"
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 22);
+}
+
+#[test]
+fn balances_and_statements_as_the_manifest_says() {
+    // Two statements, two accounts, both balance (OPBD + net = CLBD).
+    let (st, _) = read_corpus("camt053/bsp-camt053_multicurrency.xml");
+    assert_eq!(
+        (st[0].account.as_str(), st[1].account.as_str()),
+        ("DE89370400440532013000", "US-ACCT-0099")
+    );
+    assert_eq!(
+        balances(&st[0]),
+        [
+            ("OPBD", BalanceKind::OpeningBooked, 1000000, "EUR"),
+            ("CLBD", BalanceKind::ClosingBooked, 1075025, "EUR")
+        ]
+    );
+    assert_eq!(
+        balances(&st[1]),
+        [
+            ("OPBD", BalanceKind::OpeningBooked, 250000, "USD"),
+            ("CLBD", BalanceKind::ClosingBooked, 240001, "USD")
+        ]
+    );
+    assert_eq!(
+        st[0].entries[0].end_to_end_id.as_deref(),
+        Some("EUR-E2E-001")
+    );
+    // Four balances in four currencies: no check is possible and none is invented.
+    for v in ["v3", "v4", "v8", "v2.minimal"] {
+        let (st, r) = read_corpus(&format!("camt053/genkgo-camt053.{v}.xml"));
+        assert!(r.findings.is_empty(), "{v}");
+        let s = &st[0];
+        assert_eq!(
+            balances(s),
+            [
+                ("OPBD", BalanceKind::OpeningBooked, 1815, "EUR"),
+                ("CLBD", BalanceKind::ClosingBooked, -2700, "SEK"),
+                ("OPAV", BalanceKind::OpeningAvailable, 3500, "CHF"),
+                ("CLAV", BalanceKind::ClosingAvailable, -2700, "JPY")
+            ],
+            "{v}"
+        );
+        assert_eq!(
+            (s.id.as_str(), s.account.as_str(), s.sequence.as_deref()),
+            (
+                "253EURNL26VAYB8060476890",
+                "NL26VAYB8060476890",
+                Some("12312")
+            ),
+            "{v}"
+        );
+        assert_eq!(s.kind, StatementKind::Final);
+        assert_eq!(s.date, chrono::NaiveDate::from_ymd_opt(2015, 3, 10));
+        let e = &s.entries[0];
+        assert_eq!(
+            (e.amount_minor, e.credit, e.status),
+            (885, true, EntryStatus::Booked)
+        );
+        assert_eq!(
+            e.booking_date,
+            chrono::NaiveDate::from_ymd_opt(2014, 12, 31)
+        );
+        assert_eq!(e.value_date, chrono::NaiveDate::from_ymd_opt(2015, 1, 2));
+    }
+    // v3: a TxDtls amount of 105.750 EUR is exact in cents.
+    let (st, _) = read_corpus("camt053/genkgo-camt053.v3.xml");
+    assert_eq!(st[0].entries[0].details[0].amount_minor, Some(10575));
+    assert_eq!(st[0].servicer.as_deref(), Some("KREDBEBB"));
+    // The five-decimals file: the balance check names what was expected.
+    let (_, r) = read_corpus("camt053/genkgo-camt053.v2.five.decimals.xml");
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.expected.as_str(), f.found.as_str(), f.position.line()),
+        (
+            "CLBD 2700 (opening OPBD 1815 + booked credits - debits 885)",
+            "2705",
+            49
+        )
+    );
+    // 5442.09000 RON, dated with a DtTm inside Dt, nanoseconds, no time zone.
+    let (st, _) = read_corpus("camt053/genkgo-camt53.only-Dt-with-DtTm.xml");
+    assert_eq!(
+        balances(&st[0]),
+        [("OPBD", BalanceKind::OpeningBooked, 544209, "RON")]
+    );
+    assert_eq!(
+        st[0].balances[0].date,
+        chrono::NaiveDate::from_ymd_opt(2025, 7, 23)
+    );
+    assert_eq!(st[0].date, chrono::NaiveDate::from_ymd_opt(2025, 7, 24));
+    // The Document after a head.001 AppHdr in an envelope.
+    let (st, _) = read_corpus("camt053/prowide-camt.053.001.07-with-AppHdr.xml");
+    assert_eq!(
+        (st[0].id.as_str(), st[0].currency.as_deref()),
+        ("SDFSDF", Some("USD"))
+    );
+    // Without a date of its own, the statement has the group header's.
+    assert_eq!(st[0].date, chrono::NaiveDate::from_ymd_opt(2018, 4, 30));
+    // The second genkgo statement opens at the first one's closing (2700): no chain finding.
+    let (st, r) = read_corpus("camt053/genkgo-camt053.v2.multi.statement.xml");
+    assert!(r.findings.is_empty());
+    assert_eq!(st[1].balances[0].amount_minor, 2700);
+    // A DtTm booking date, the bank's reference, the domain code.
+    let (st, _) = read_corpus("camt053/bsp-camt.053.001.02.xml");
+    let e = &st[0].entries[1];
+    assert_eq!(
+        (
+            e.bank_ref.as_deref(),
+            e.bank_tx_code.as_deref(),
+            e.details.len()
+        ),
+        (Some("AAAASESS-FP-ACCR-01"), Some("PAYM/0001/0003"), 0)
+    );
+}
+
+#[test]
+fn intraday_entries_are_pending_and_notifications_keep_their_status() {
+    for v in ["v1", "v2", "v4", "v8"] {
+        let (st, _) = read_corpus(&format!("camt052/genkgo-camt052.{v}.xml"));
+        let s = &st[0];
+        assert_eq!((s.format, s.kind), ("camt.052", StatementKind::Intraday));
+        assert_eq!(s.account, "CH2801234000123456789", "{v}");
+        // BOOK (v1, v2, v8) or PDNG (v4): provisional either way.
+        assert_eq!(s.entries[0].status, EntryStatus::Pending, "{v}");
+        assert_eq!(s.entries[0].amount_minor, 20000000);
+        assert!(!s.entries[0].credit);
+    }
+    // v4: only an ITBD in CHF; the TxDtls in USD.
+    let (st, _) = read_corpus("camt052/genkgo-camt052.v4.xml");
+    assert_eq!(
+        balances(&st[0]),
+        [("ITBD", BalanceKind::Other, 1002215, "CHF")]
+    );
+    let e = &st[0].entries[0];
+    assert_eq!(
+        (e.details[0].amount_minor, e.details[0].currency.as_deref()),
+        (Some(410), Some("USD"))
+    );
+    assert_eq!(
+        e.end_to_end_id.as_deref(),
+        Some("UXC06140000015PI00001EE00001")
+    );
+    // camt.054 v8: Sts/Cd BOOK; a UETR.
+    let (st, _) = read_corpus("camt054/genkgo-camt054.v8-with-UETR.xml");
+    let e = &st[0].entries[0];
+    assert_eq!(
+        (st[0].kind, e.status),
+        (StatementKind::Notification, EntryStatus::Booked)
+    );
+    assert_eq!(
+        e.details[0].uetr.as_deref(),
+        Some("255ae394-9965-4438-ac86-f406feada396")
+    );
+    // The Finnish sample: an INFO reversal, returns with reasons, a batch of three.
+    let (st, _) = read_corpus("camt054/fi-camt_054_sample.xml");
+    let s = &st[0];
+    assert_eq!(
+        (
+            s.sequence.as_deref(),
+            s.servicer.as_deref(),
+            s.currency.as_deref()
+        ),
+        (Some("96"), Some("ESSEFIHX"), Some("EUR"))
+    );
+    let last = &s.entries[5];
+    assert_eq!(
+        (last.status, last.reversal, last.credit),
+        (EntryStatus::Info, true, true)
+    );
+    let reasons: Vec<_> = last
+        .details
+        .iter()
+        .map(|d| d.return_reason.as_deref())
+        .collect();
+    assert_eq!(reasons, [Some("AC01"), Some("CUST")]);
+    let batch: Vec<_> = s.entries[3]
+        .details
+        .iter()
+        .map(|d| d.amount_minor)
+        .collect();
+    assert_eq!(batch, [Some(200002), Some(100001), Some(123002)]);
+    // Three TxDtls sharing one EndToEndId: kept on each detail, none on the entry.
+    let (st, _) = read_corpus("camt054/genkgo-camt054.v2.xml");
+    let e = &st[0].entries[0];
+    assert_eq!(e.details.len(), 3);
+    assert!(
+        e.details
+            .iter()
+            .all(|d| d.end_to_end_id.as_deref() == Some("MUELL/FINP/RA12345"))
+    );
+    assert_eq!(e.end_to_end_id, None);
+    // A return: its reason and the entry's narrative.
+    let (st, _) = read_corpus("camt054/ch-camt054-returns.xml");
+    let e = &st[0].entries[0];
+    assert_eq!(e.details[0].return_reason.as_deref(), Some("AC01"));
+    assert_eq!(e.end_to_end_id.as_deref(), Some("EndToEndId-004-01-01"));
+    assert_eq!(e.bank_tx_code.as_deref(), Some("PMNT/ICDT/RRTN"));
+}
+
+#[test]
+fn the_garbled_amount_is_refused_where_it_is() {
+    let (_, r) = read_corpus("invalid/bsp-camt053_garbled_amount.xml");
+    let f = &r.findings[0];
+    assert_eq!(
+        (
+            f.found.as_str(),
+            f.position.line(),
+            f.position.byte_offset()
+        ),
+        ("12..34", 17, 409)
+    );
+}
+
+const NS: &str = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08";
+
+/// A camt.053 of statements given as (id, sequence, opening, closing, entries).
+fn stmt053(stmts: &[(&str, u64, &str, &str, &str)]) -> String {
+    let mut x = format!(
+        "<?xml version=\"1.0\"?>\n<Document xmlns=\"{NS}\"><BkToCstmrStmt><GrpHdr><MsgId>M</MsgId><CreDtTm>2026-01-02T10:00:00Z</CreDtTm></GrpHdr>\n"
+    );
+    for (id, seq, open, close, entries) in stmts {
+        x.push_str(&format!(
+            "<Stmt><Id>{id}</Id><ElctrncSeqNb>{seq}</ElctrncSeqNb><CreDtTm>2026-01-02T10:00:00Z</CreDtTm><Acct><Id><IBAN>NL26VAYB8060476890</IBAN></Id><Ccy>EUR</Ccy></Acct>\n\
+             <Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{open}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2026-01-01</Dt></Dt></Bal>\n\
+             <Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{close}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2026-01-02</Dt></Dt></Bal>\n{entries}</Stmt>\n"
+        ));
+    }
+    x.push_str("</BkToCstmrStmt></Document>\n");
+    x
+}
+
+fn ntry(amount: &str, ind: &str, date: &str) -> String {
+    format!(
+        "<Ntry><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>{ind}</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>{date}</Dt></BookgDt></Ntry>\n"
+    )
+}
+
+#[test]
+fn a_consistent_file_has_no_findings() {
+    let x = stmt053(&[
+        (
+            "S1",
+            1,
+            "10.00",
+            "15.00",
+            &ntry("5.00", "CRDT", "2026-01-02"),
+        ),
+        (
+            "S2",
+            2,
+            "15.00",
+            "14.50",
+            &ntry("0.50", "DBIT", "2026-01-03"),
+        ),
+    ]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(r.findings, []);
+    assert_eq!((r.statements, r.entries), (2, 2));
+    assert_eq!(st[1].entries[0].entry_no, 2);
+}
+
+#[test]
+fn the_balance_chain_and_sequence_numbers_are_checked_per_account() {
+    let x = stmt053(&[
+        (
+            "S1",
+            1,
+            "10.00",
+            "15.00",
+            &ntry("5.00", "CRDT", "2026-01-02"),
+        ),
+        ("S3", 3, "15.10", "15.10", ""),
+    ]);
+    let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+    let got: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                f.severity,
+                f.position.path().unwrap().to_string(),
+                f.found.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                FindingCode::BalanceChain,
+                E,
+                "/Document/BkToCstmrStmt/Stmt[2]/Bal[1]".to_string(),
+                "1510".to_string()
+            ),
+            (
+                FindingCode::SequenceGap,
+                W,
+                "/Document/BkToCstmrStmt/Stmt[2]".to_string(),
+                "3".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        r.findings[0].expected,
+        "OPBD 1500 EUR (the previous statement's CLBD for NL26VAYB8060476890)"
+    );
+    assert_eq!(
+        r.findings[1].expected,
+        "sequence number 2 (after 1 for NL26VAYB8060476890)"
+    );
+}
+
+#[test]
+fn amounts_dates_and_codes_are_refused_where_they_are_wrong() {
+    use FindingCode::*;
+    for (entry, code, path) in [
+        // Extra non-zero decimals for EUR; a trailing zero is fine.
+        (
+            ntry("5.001", "CRDT", "2026-01-02"),
+            AmountFormat,
+            "Ntry[1]/Amt",
+        ),
+        (
+            ntry("-5.00", "CRDT", "2026-01-02"),
+            AmountFormat,
+            "Ntry[1]/Amt",
+        ),
+        (
+            ntry("5.00", "CRDT", "2026-02-30"),
+            DateFormat,
+            "Ntry[1]/BookgDt/Dt",
+        ),
+        (
+            ntry("5.00", "CREDIT", "2026-01-02"),
+            InvalidValue,
+            "Ntry[1]/CdtDbtInd",
+        ),
+        (
+            ntry("5.00", "CRDT", "2026-01-02").replace("BOOK", "DONE"),
+            InvalidValue,
+            "Ntry[1]/Sts",
+        ),
+        (
+            ntry("5.00", "CRDT", "2026-01-02").replace("EUR", "EURO"),
+            CurrencyCode,
+            "Ntry[1]/Amt@Ccy",
+        ),
+        (
+            ntry("5.00", "CRDT", "2026-01-02").replace(" Ccy=\"EUR\"", ""),
+            MissingElement,
+            "Ntry[1]/Amt@Ccy",
+        ),
+        (
+            ntry("5.00", "CRDT", "2026-01-02").replace("<Sts>BOOK</Sts>", ""),
+            MissingElement,
+            "Ntry[1]",
+        ),
+    ] {
+        let x = stmt053(&[("S1", 1, "10.00", "15.00", &entry)]);
+        let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == code)
+            .unwrap_or_else(|| panic!("{entry}: {:#?}", r.findings));
+        assert!(f.is_error());
+        assert_eq!(
+            f.position.path(),
+            Some(format!("/Document/BkToCstmrStmt/Stmt[1]/{path}").as_str()),
+            "{entry}"
+        );
+    }
+    let x = stmt053(&[(
+        "S1",
+        1,
+        "10.00",
+        "15.00",
+        &ntry("5.000", "CRDT", "2026-01-02"),
+    )]);
+    assert_eq!(read_bytes(x.as_bytes(), 1 << 16).1.findings, []);
+}
+
+#[test]
+fn the_transaction_summary_is_checked_against_the_entries() {
+    let entries = format!(
+        "{}{}",
+        ntry("5.00", "CRDT", "2026-01-02"),
+        ntry("1.00", "DBIT", "2026-01-02")
+    );
+    let good = "<TxsSummry><TtlNtries><NbOfNtries>2</NbOfNtries><Sum>6.00</Sum></TtlNtries><TtlCdtNtries><NbOfNtries>1</NbOfNtries><Sum>5</Sum></TtlCdtNtries><TtlDbtNtries><NbOfNtries>1</NbOfNtries><Sum>1.0</Sum></TtlDbtNtries></TxsSummry>";
+    let x = stmt053(&[("S1", 1, "10.00", "14.00", &format!("{good}{entries}"))]);
+    assert_eq!(read_bytes(x.as_bytes(), 1 << 16).1.findings, []);
+    let bad = good
+        .replace("<NbOfNtries>2<", "<NbOfNtries>3<")
+        .replace("<Sum>1.0<", "<Sum>1.5<");
+    let x = stmt053(&[("S1", 1, "10.00", "14.00", &format!("{bad}{entries}"))]);
+    let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+    let got: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                f.position.path().unwrap().to_string(),
+                f.expected.clone(),
+                f.found.clone(),
+            )
+        })
+        .collect();
+    let at = "/Document/BkToCstmrStmt/Stmt[1]/TxsSummry";
+    assert_eq!(
+        got,
+        [
+            (
+                FindingCode::ControlCountMismatch,
+                format!("{at}/TtlNtries/NbOfNtries"),
+                "TxsSummry/TtlNtries/NbOfNtries 2 (the entries of the statement)".to_string(),
+                "3".to_string()
+            ),
+            (
+                FindingCode::ControlTotalMismatch,
+                format!("{at}/TtlDbtNtries/Sum"),
+                "TxsSummry/TtlDbtNtries/Sum 1 (the entries' amounts)".to_string(),
+                "1.5".to_string()
+            ),
+        ]
+    );
+    assert!(r.findings.iter().all(|f| f.is_error()));
+}
+
+#[test]
+fn hostile_documents_are_refused() {
+    use FindingCode::*;
+    let base = stmt053(&[("S1", 1, "10.00", "10.00", "")]);
+    let doctype = base.replace(
+        "<?xml version=\"1.0\"?>",
+        "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY x \"y\">]>",
+    );
+    let entity = base.replace("<Id>S1</Id>", "<Id>&x;</Id>");
+    let deep = base.replace(
+        "<Id>S1</Id>",
+        &format!("<Id>S1</Id>{}{}", "<a>".repeat(70), "</a>".repeat(70)),
+    );
+    let dup = base.replace("Ccy=\"EUR\"", "Ccy=\"EUR\" Ccy=\"USD\"");
+    let broken = base.replace("</Stmt>", "</Stm>");
+    for (x, code) in [
+        (doctype, DoctypeForbidden),
+        (entity, XmlSyntax),
+        (deep, DepthLimit),
+        (dup, DuplicateAttribute),
+        (broken, XmlSyntax),
+    ] {
+        let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+        assert_eq!(
+            r.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+            [code],
+            "{x}"
+        );
+        assert!(st.is_empty());
+    }
+    let (_, r) = read_bytes(b"", 1 << 16);
+    assert_eq!(
+        r.findings.iter().map(|f| f.code).collect::<Vec<_>>(),
+        [EmptyFile]
+    );
+    // A camt.053 namespace on a camt.052 message: refused by name.
+    let x = base
+        .replace("BkToCstmrStmt", "BkToCstmrAcctRpt")
+        .replace("<Stmt>", "<Rpt>")
+        .replace("</Stmt>", "</Rpt>");
+    let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(r.findings[0].code, UnsupportedMessage);
+    assert_eq!(r.findings[0].found, format!("namespace {NS}"));
+    // A pacs.008: not a statement.
+    let (_, r) = read_bytes(
+        b"<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08\"><FIToFICstmrCdtTrf/></Document>",
+        1 << 16,
+    );
+    assert_eq!(
+        (r.findings[0].code, r.findings[0].found.as_str()),
+        (UnsupportedMessage, "<FIToFICstmrCdtTrf>")
+    );
+}
+
+#[test]
+fn utf16_and_latin1_documents_read_alike() {
+    let x = stmt053(&[(
+        "S1",
+        1,
+        "10.00",
+        "15.00",
+        &ntry("5.00", "CRDT", "2026-01-02"),
+    )]);
+    let want = read_bytes(x.as_bytes(), 1 << 16);
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend(x.encode_utf16().flat_map(u16::to_le_bytes));
+    let got = read_bytes(&utf16, 3);
+    assert_eq!(got.1.findings, []);
+    assert_eq!(
+        got.0[0].entries[0].amount_minor,
+        want.0[0].entries[0].amount_minor
+    );
+    assert_eq!(got.1.entries, 1);
+}
+
+#[test]
+fn a_generated_statement_file_reads_back_without_findings() {
+    for (entries, statements) in [(0u64, 1u64), (1, 1), (2_500, 3)] {
+        let mut x = Vec::new();
+        generate::generate_camt053(entries, 42, &mut x).unwrap();
+        let (st, r) = read_bytes(&x, 1 << 16);
+        assert_eq!(r.findings, [], "{entries}");
+        assert_eq!(
+            (r.format, r.statements, r.entries),
+            ("camt.053", statements, entries)
+        );
+        // The balances chain.
+        for w in st.windows(2) {
+            assert_eq!(
+                w[0].balance(BalanceKind::ClosingBooked)
+                    .unwrap()
+                    .amount_minor,
+                w[1].balance(BalanceKind::OpeningBooked)
+                    .unwrap()
+                    .amount_minor
+            );
+        }
+        let mut again = Vec::new();
+        generate::generate_camt053(entries, 42, &mut again).unwrap();
+        assert_eq!(x, again, "deterministic");
+    }
+    // A wrong closing balance in a generated file is found: the test can fail.
+    let mut x = Vec::new();
+    generate::generate_camt053(10, 7, &mut x).unwrap();
+    let text = String::from_utf8(x).unwrap();
+    let at = text
+        .find("<Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">")
+        .unwrap()
+        + 45;
+    let mut bytes = text.into_bytes();
+    bytes[at] = if bytes[at] == b'9' { b'1' } else { b'9' };
+    let (_, r) = read_bytes(&bytes, 1 << 16);
+    assert_eq!(r.findings[0].code, FindingCode::BalanceMismatch);
+}
