@@ -257,13 +257,23 @@ pub fn read(
     input: &mut dyn std::io::BufRead,
     on_statement: &mut dyn FnMut(Statement),
 ) -> std::io::Result<StatementRead> {
-    let _ = (input, on_statement);
-    Ok(StatementRead {
-        format: kind.as_str(),
-        statements: 0,
-        entries: 0,
-        findings: vec![kind.finding()],
-    })
+    match StatementFormat::of(kind) {
+        Some(StatementFormat::Camt) => {
+            let r = crate::formats::camt::read(input, on_statement)?;
+            Ok(StatementRead {
+                format: r.format,
+                statements: r.statements,
+                entries: r.entries,
+                findings: r.findings,
+            })
+        }
+        _ => Ok(StatementRead {
+            format: kind.as_str(),
+            statements: 0,
+            entries: 0,
+            findings: vec![kind.finding()],
+        }),
+    }
 }
 
 #[cfg(test)]
