@@ -43,8 +43,11 @@ CREATE TABLE run_totals (
     amount_minor    BIGINT  NOT NULL,
     PRIMARY KEY (run_id, currency)
 );
+-- Only the totals that fit: a run of a release before issue #17 could post amounts whose
+-- sum passes 64 bits (sum of bigint is numeric here, so it cannot overflow).
 INSERT INTO run_totals (run_id, currency, posted, amount_minor)
-    SELECT run_id, currency, count(*), sum(amount_minor) FROM postings GROUP BY run_id, currency;
+    SELECT run_id, currency, count(*), sum(amount_minor) FROM postings GROUP BY run_id, currency
+    HAVING sum(amount_minor) <= 9223372036854775807;
 
 -- Why an operator's run was made, and by whom (NULL for an ingest).
 ALTER TABLE runs ADD COLUMN reason TEXT;

@@ -43,8 +43,13 @@ CREATE TABLE run_totals (
     amount_minor    INTEGER NOT NULL,
     PRIMARY KEY (run_id, currency)
 ) WITHOUT ROWID;
+-- Only the totals that fit: a run of a release before issue #17 could post amounts whose
+-- sum passes 64 bits (total() adds in floating point, so it cannot overflow).
 INSERT INTO run_totals (run_id, currency, posted, amount_minor)
-    SELECT run_id, currency, count(*), sum(amount_minor) FROM postings GROUP BY run_id, currency;
+    SELECT run_id, currency, count(*), sum(amount_minor) FROM postings
+    WHERE (run_id, currency) IN (SELECT run_id, currency FROM postings GROUP BY run_id, currency
+                                 HAVING total(amount_minor) < 9.2e18)
+    GROUP BY run_id, currency;
 
 -- Why an operator's run was made, and by whom (NULL for an ingest).
 ALTER TABLE runs ADD COLUMN reason TEXT;

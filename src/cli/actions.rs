@@ -335,6 +335,14 @@ pub async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
                 );
                 return exit::NOT_FOUND;
             }
+            Ok(Reversal::OfCompensation) => {
+                errln!(
+                    "clearledger: {what} is a compensation: a compensation is not reversed (that \
+                     would move the money back under a compensation's name); post the movement \
+                     anew instead"
+                );
+                return exit::USAGE;
+            }
             Ok(Reversal::Ambiguous(ops)) => {
                 errln!(
                     "clearledger: {what} names postings of several operations ({}): say which with \
@@ -407,6 +415,11 @@ fn action_error(e: &LedgerError) -> u8 {
             &format_args!("reading the run back failed ({source})"),
             *run_id,
         ),
+        // Not the database's fault: the same every time, so not "safe to retry".
+        e @ LedgerError::CompensationIncomplete { .. } => {
+            errln!("clearledger: {e}");
+            exit::ATTENTION
+        }
         e => infra_error(e),
     }
 }

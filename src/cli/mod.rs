@@ -90,7 +90,9 @@ EXIT CODES:
     2  usage error (also an unknown --tenant: `clearledger tenant add NAME`)
     3  file rejected: failed validation or unreadable; nothing of it posted
     4  infrastructure failure (database unreachable or locked, disk full): nothing of
-       the failed run committed; safe to retry
+       the failed run committed; safe to retry. Also when the outcome of a COMMIT is
+       unknown (the PostgreSQL connection lost during it; SQLite's -shm truncated:
+       SIGBUS): the message says so; a rerun is safe either way
     5  not found (report, lookup)
     6  failure after a commit (report or output not written, database lost while the
        report was read): the run is in the ledger; the message names it, and

@@ -210,6 +210,9 @@ pub enum Reversal {
     NothingToReverse,
     /// The key names postings of several operations: `--operation` must say which.
     Ambiguous(Vec<String>),
+    /// The postings are compensations themselves: reversing one would move the money
+    /// back under a `compensation` label. Refused; post the movement anew instead.
+    OfCompensation,
 }
 
 /// Who decides, and why.
@@ -285,6 +288,24 @@ impl Ledger {
         let held = HeldRecord::of(&row)?;
         if let Some(d) = held.decision.clone() {
             return Ok(earlier(d, decision));
+        }
+        if let (DecisionKind::Reject, Some(p)) = (decision, held.posted_as) {
+            return Ok(Resolution::Refused {
+                why: format!(
+                    "its key posted since as posting {p}: a posting is not rejected, it is \
+                     reversed (`clearledger reverse --key {}`)",
+                    held.posting_key
+                ),
+            });
+        }
+        if decision == DecisionKind::Post && held.detail.is_none() {
+            // Held before migration 0005, which kept no copy of a held record's fields: a
+            // posting without them could not be compared, nor found by a later re-send.
+            return Ok(Resolution::Refused {
+                why: "held before this version, which kept no copy of its fields: send its file \
+                      again with --accept-resent to post it"
+                    .to_string(),
+            });
         }
         self.store
             .begin(Begin::Write)
@@ -384,7 +405,7 @@ impl Ledger {
         let mut found_posted = false;
         if decision == DecisionKind::Post {
             let file_id = held.file_id.clone().unwrap_or_default();
-            let detail = held.detail.as_deref().unwrap_or("{}");
+            let detail = held.detail.as_deref().unwrap_or_default();
             let a: [Arg; 15] = args![
                 who.tenant,
                 held.operation.as_str(),
@@ -554,6 +575,9 @@ impl Ledger {
         let targets = counted.int(0)?;
         if targets == 0 {
             return Ok(Reversal::NothingToReverse);
+        }
+        if counted.int(3)? > 0 {
+            return Ok(Reversal::OfCompensation);
         }
         let (file_id, format_of) = (counted.opt_text(1)?, counted.int(2)?);
         let format = self

@@ -87,6 +87,9 @@ pub(crate) struct Seen<'a> {
     pub resent: &'a Held,
     /// By the records' legacy keys, among the postings of the earlier keying rule.
     pub legacy: &'a Originals,
+    /// Records whose key an operator rejected (`clearledger resolve --reject`), with the
+    /// decision: never posted, whatever flag the file comes with.
+    pub rejected: &'a HashMap<u64, String>,
 }
 
 /// The originals whose stored fields are needed: those a record conflicts with.
@@ -133,6 +136,15 @@ pub(crate) fn classify<'a>(
         .map(|&r| {
             // A re-sent entry whose own key posted since (an operator posted it, issue
             // #12) is a duplicate of that posting, not held again.
+            if let Some(decision) = seen.rejected.get(&r.record_no) {
+                return JournalRow {
+                    r,
+                    outcome: Outcome::Held,
+                    original: None,
+                    differences: None,
+                    reason: Some(format!("rejected by an operator's decision ({decision}): never posted")),
+                };
+            }
             let posted_since = original_of(seen.originals, r)
                 .is_some_and(|o| o.fingerprint == r.fingerprint);
             if let Some((o, reason)) = seen.resent.get(&r.record_no)

@@ -196,6 +196,9 @@ pub struct OpenRun {
     pub legacy_below: Option<i64>,
     /// Records held so far as re-sent entries.
     pub resent_held: u64,
+    /// The tenant has rejected held records (`resolve --reject`): each record's key is
+    /// looked up among the decisions, so a rejected record never posts.
+    pub rejections: bool,
 }
 
 /// Per-outcome counts of a run.

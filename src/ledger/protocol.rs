@@ -262,6 +262,14 @@ impl Ledger {
             Some(r) => Some(r.int(0)?),
             None => None,
         };
+        let rejections = self
+            .store
+            .query_opt(
+                "SELECT 1 FROM decisions WHERE tenant = $1 AND decision = 'reject' LIMIT 1",
+                &args![start.tenant.as_str()],
+            )
+            .await?
+            .is_some();
         Ok(OpenRun {
             run_id,
             tenant: start.tenant.clone(),
@@ -272,6 +280,7 @@ impl Ledger {
             resend_window_days,
             legacy_below,
             resent_held: 0,
+            rejections,
         })
     }
 
@@ -336,8 +345,28 @@ impl Ledger {
                     .during("reading the originals of the earlier keying rule")?,
                 None => Originals::new(),
             };
+            let mut rejected = std::collections::HashMap::new();
+            if run.rejections {
+                for r in chunk {
+                    let a = args![run.tenant.as_str(), r.operation, r.posting_key.as_str()];
+                    if let Some(d) = self.store.query_opt(sql::DECISION_OF_KEY, &a).await?
+                        && d.text(0)? == "reject"
+                    {
+                        let what = format!(
+                            "reject by {} at {} (run {}): {}",
+                            d.text(2)?,
+                            d.text(3)?,
+                            d.int(4)?,
+                            d.text(1)?
+                        );
+                        rejected.insert(r.record_no, what);
+                    }
+                }
+            }
             let held_back = |r: &PostingRecord| {
-                resent.contains_key(&r.record_no) || legacy_of(&legacy, r).is_some()
+                resent.contains_key(&r.record_no)
+                    || legacy_of(&legacy, r).is_some()
+                    || rejected.contains_key(&r.record_no)
             };
             // 2. Insert what is new; the unique indexes decide. A file identity seen before
             //    posts nothing new: its new keys are held (see `Outcome::Held`).
@@ -368,6 +397,7 @@ impl Ledger {
                 originals: &originals,
                 resent: &resent,
                 legacy: &legacy,
+                rejected: &rejected,
             };
             let journal = classify(run, &rest, &seen);
             let dates: Vec<Option<String>> = journal

@@ -529,7 +529,7 @@ pub(crate) fn journal_compensated(cond: &str) -> String {
 /// and a run of theirs. Binds: tenant, then `{cond}`'s (from `$2`).
 pub(crate) fn count_targets(cond: &str) -> String {
     format!(
-        "SELECT count(*), min(p.file_id), min(p.run_id) FROM postings p \
+        "SELECT count(*), min(p.file_id), min(p.run_id), count(p.compensates) FROM postings p \
          WHERE p.tenant = $1 AND {cond}"
     )
 }
