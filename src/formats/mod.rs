@@ -19,6 +19,7 @@
 
 pub mod detect;
 pub mod iso20022;
+pub mod mt940;
 pub mod nacha;
 pub mod statement;
 

@@ -1,0 +1,1 @@
+//! Unit tests of the MT940/MT942 reader.
