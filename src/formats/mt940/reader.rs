@@ -606,8 +606,10 @@ impl Reader<'_> {
 
     fn field_into(&mut self, page: &mut Page, f: &Field) {
         let tag = f.tag.as_str();
+        let mut out_of_order = false;
         if let Some(r) = rank(tag) {
             if r < page.rank {
+                out_of_order = true;
                 self.error(
                     FindingCode::RecordOrder,
                     f.at.clone(),
@@ -619,6 +621,9 @@ impl Reader<'_> {
             }
         }
         if once(tag) && page.seen.iter().any(|t| t == tag) {
+            if out_of_order {
+                return;
+            }
             self.error(
                 FindingCode::RecordOrder,
                 f.at.clone(),
