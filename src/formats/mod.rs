@@ -20,6 +20,7 @@
 pub mod camt;
 pub mod detect;
 pub mod iso20022;
+pub mod mt940;
 pub mod nacha;
 pub mod statement;
 

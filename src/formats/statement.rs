@@ -267,6 +267,15 @@ pub fn read(
                 findings: r.findings,
             })
         }
+        Some(StatementFormat::Mt940) => {
+            let r = crate::formats::mt940::read(input, on_statement)?;
+            Ok(StatementRead {
+                format: r.format,
+                statements: r.statements,
+                entries: r.entries,
+                findings: r.findings,
+            })
+        }
         _ => Ok(StatementRead {
             format: kind.as_str(),
             statements: 0,

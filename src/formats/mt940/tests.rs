@@ -1,0 +1,423 @@
+//! Unit tests of the MT940/MT942 reader: envelopes, pages, checks, positions, streaming.
+
+use super::*;
+use crate::findings::{FindingCode, Severity};
+use crate::formats::statement::{BalanceKind, EntryStatus, StatementKind};
+
+fn run_with(input: &[u8], capacity: usize) -> (StatementRead, Vec<Statement>) {
+    let mut sts = Vec::new();
+    let r = read(
+        std::io::BufReader::with_capacity(capacity, input),
+        &mut |s| sts.push(s),
+    )
+    .unwrap();
+    (r, sts)
+}
+
+fn run(input: &str) -> (StatementRead, Vec<Statement>) {
+    run_with(input.as_bytes(), 8192)
+}
+
+/// (severity, code, line, column, tag) of every finding, in file order.
+fn found(r: &StatementRead) -> Vec<(Severity, FindingCode, u64, u64, Option<String>)> {
+    let mut v: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.severity,
+                f.code,
+                f.position.line(),
+                f.position.column().unwrap_or(0),
+                f.position.path().map(str::to_string),
+            )
+        })
+        .collect();
+    v.sort_by_key(|x| (x.2, x.3));
+    v
+}
+
+fn tag(t: &str) -> Option<String> {
+    Some(t.to_string())
+}
+
+const ONE: &str = ":20:REF1\n:25:NL01BANK0123456789\n:28C:00001/001\n:60F:C250101EUR100,00\n\
+:61:2501020102C50,00NTRFCUST1//BANK1\n:86:first line\nsecond line\n\
+:61:2501020102D20,5NTRFNONREF\n:62F:C250102EUR129,50\n-\n";
+
+#[test]
+fn a_plain_statement_maps_onto_the_model() {
+    let (r, sts) = run(ONE);
+    assert_eq!(found(&r), vec![]);
+    assert_eq!((r.format, r.statements, r.entries), ("mt940", 1, 2));
+    let s = &sts[0];
+    assert_eq!((s.format, s.kind), ("mt940", StatementKind::Final));
+    assert_eq!(
+        (s.id.as_str(), s.account.as_str(), s.sequence.as_deref()),
+        ("REF1", "NL01BANK0123456789", Some("00001/001"))
+    );
+    assert_eq!(s.currency.as_deref(), Some("EUR"));
+    assert_eq!(s.date, NaiveDate::from_ymd_opt(2025, 1, 2));
+    assert_eq!(
+        s.balance(BalanceKind::OpeningBooked).unwrap().amount_minor,
+        10000
+    );
+    assert_eq!(
+        s.balance(BalanceKind::ClosingBooked).unwrap().amount_minor,
+        12950
+    );
+    let e = &s.entries[0];
+    assert_eq!(
+        (e.entry_no, e.amount_minor, e.credit, e.reversal),
+        (1, 5000, true, false)
+    );
+    assert_eq!(e.status, EntryStatus::Booked);
+    assert_eq!(
+        (
+            e.customer_ref.as_deref(),
+            e.bank_ref.as_deref(),
+            e.bank_tx_code.as_deref()
+        ),
+        (Some("CUST1"), Some("BANK1"), Some("NTRF"))
+    );
+    assert_eq!(e.remittance.as_deref(), Some("first line second line"));
+    let e = &s.entries[1];
+    assert_eq!((e.entry_no, e.amount_minor, e.credit), (2, 2050, false));
+    assert_eq!(
+        (
+            e.customer_ref.as_deref(),
+            e.bank_ref.as_deref(),
+            e.remittance.as_deref()
+        ),
+        (None, None, None)
+    );
+    assert_eq!(e.position.line(), 8);
+}
+
+use chrono::NaiveDate;
+
+#[test]
+fn reading_one_byte_at_a_time_gives_the_same() {
+    let crlf = ONE.replace('\n', "\r\n");
+    let (a, sa) = run(ONE);
+    let (b, sb) = run_with(crlf.as_bytes(), 1);
+    assert_eq!((a.statements, a.entries), (b.statements, b.entries));
+    assert_eq!(sa[0].entries.len(), sb[0].entries.len());
+    assert_eq!(sa[0].entries[0].remittance, sb[0].entries[0].remittance);
+    let at = crlf.find("\r\n:61:2501020102D").unwrap() as u64 + 2;
+    assert_eq!(sb[0].entries[1].position.byte_offset(), at, "CRLF counted");
+    assert_eq!(b.findings, vec![]);
+}
+
+#[test]
+fn the_envelope_gives_type_and_sender() {
+    let output = "{1:F01RECVBEBBAXXX0000000000}{2:O9401200250102SNDRDEFFAXXX00000000002501021200N}{3:{108:X}}{4:\r\n\
+:20:REF1\r\n:25:ACC\r\n:28C:1\r\n:60F:C250101EUR0,\r\n:62F:C250101EUR0,\r\n-}{5:{CHK:ABC}}\r\n";
+    let (r, sts) = run(output);
+    assert_eq!(found(&r), vec![]);
+    assert_eq!(sts[0].servicer.as_deref(), Some("SNDRDEFF"));
+    let input = "{1:F01SNDRDEFFA123000000000}{2:I942RECVBEBBXXXXN}{4:\n:20:R\n:25:ACC\n:28C:1/1\n\
+:34F:EURD0,00\n:13D:2501021200+0100\n:61:2501020102D1,00NTRFA//B\n:90D:1EUR1,00\n-}\n";
+    let (r, sts) = run(input);
+    assert_eq!(found(&r), vec![]);
+    assert_eq!(r.format, "mt942");
+    let s = &sts[0];
+    assert_eq!(
+        (s.format, s.kind, s.servicer.as_deref()),
+        ("mt942", StatementKind::Intraday, Some("SNDRDEFF123"))
+    );
+    assert_eq!(s.date, NaiveDate::from_ymd_opt(2025, 1, 2));
+    assert_eq!(s.entries[0].status, EntryStatus::Pending);
+    // `:20:` on the `{4:` line itself: its column counts the envelope.
+    let (r, sts) = run(
+        "{1:F01SNDRDEFFAXXX0000000000}{2:I950RECVBEBBXXXXN}{4::20:R\n:25:A\n:28C:1\n:60F:C250101EUR0,\n:62F:C250101EUR0,\n-}\n",
+    );
+    assert_eq!(sts[0].id, "R");
+    assert_eq!(
+        found(&r),
+        vec![(
+            Severity::Error,
+            FindingCode::UnsupportedMessage,
+            1,
+            34,
+            tag("{2:")
+        )]
+    );
+}
+
+#[test]
+fn pages_are_joined_and_chained() {
+    let pages = ":20:P1\n:25:ACC\n:28C:7/1\n:60F:C250101EUR10,\n:61:250102C5,NTRFA\n:62M:C250102EUR15,\n-\n\
+:20:P2\n:25:ACC\n:28C:7/2\n:60M:C250102EUR15,\n:61:250102D1,NTRFB\n:62F:C250102EUR14,\n-\n";
+    let (r, sts) = run(pages);
+    assert_eq!(found(&r), vec![]);
+    assert_eq!((r.statements, r.entries), (1, 2));
+    let s = &sts[0];
+    assert_eq!((s.id.as_str(), s.sequence.as_deref()), ("P1", Some("7/1")));
+    let codes: Vec<_> = s
+        .balances
+        .iter()
+        .map(|b| (b.code.as_str(), b.amount_minor))
+        .collect();
+    assert_eq!(codes, vec![(":60F:", 1000), (":62F:", 1400)]);
+    assert_eq!(
+        s.entries.iter().map(|e| e.entry_no).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    // A broken page chain and a page gap (the total across pages still adds up).
+    let bad = pages
+        .replace(":60M:C250102EUR15,", ":60M:C250102EUR16,")
+        .replace("7/2", "7/3");
+    let (r, sts) = run(&bad);
+    assert_eq!(sts.len(), 1);
+    assert_eq!(
+        found(&r),
+        vec![
+            (
+                Severity::Warning,
+                FindingCode::SequenceGap,
+                10,
+                1,
+                tag(":28C:")
+            ),
+            (
+                Severity::Error,
+                FindingCode::BalanceChain,
+                11,
+                1,
+                tag(":60M:")
+            ),
+        ]
+    );
+    // A last page that never comes: the statement is given with its :62M:, and a warning.
+    let (r, sts) = run(pages.split(":20:P2").next().unwrap());
+    assert_eq!(
+        sts[0]
+            .balance(BalanceKind::IntermediateClosing)
+            .unwrap()
+            .amount_minor,
+        1500
+    );
+    assert_eq!(
+        found(&r),
+        vec![(
+            Severity::Warning,
+            FindingCode::MissingTag,
+            6,
+            1,
+            tag(":62M:")
+        )]
+    );
+}
+
+#[test]
+fn statements_chain_and_number_per_account() {
+    let st = |n: u32, open: &str, close: &str| {
+        format!(":20:S{n}\n:25:ACC\n:28C:{n}\n:60F:C250101EUR{open}\n:62F:C250101EUR{close}\n")
+    };
+    let file = [st(1, "1,", "1,"), st(2, "1,", "1,"), st(4, "2,", "2,")].concat();
+    let (r, sts) = run(&file);
+    assert_eq!(sts.len(), 3);
+    assert_eq!(
+        found(&r),
+        vec![
+            (
+                Severity::Warning,
+                FindingCode::SequenceGap,
+                11,
+                1,
+                tag(":20:")
+            ),
+            (
+                Severity::Error,
+                FindingCode::BalanceChain,
+                14,
+                1,
+                tag(":60F:")
+            ),
+        ]
+    );
+    let chain = r
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::BalanceChain)
+        .unwrap();
+    assert_eq!(chain.found, "200 EUR");
+    assert!(
+        chain
+            .expected
+            .contains("closing balance 100 EUR of the previous statement S2")
+    );
+}
+
+#[test]
+fn reversals_and_funds_codes() {
+    let file = ":20:R\n:25:A\n:28C:1\n:60F:C250101EUR0,\n:61:250101RD1,NTRFA\n:61:250101RC2,NTRFA\n\
+:61:250101DR4,NTRFA\n:61:250101CR8,NTRFA\n:62F:C250101EUR3,\n";
+    let (r, sts) = run(file);
+    assert_eq!(found(&r), vec![]);
+    let e: Vec<_> = sts[0]
+        .entries
+        .iter()
+        .map(|e| (e.amount_minor, e.credit, e.reversal))
+        .collect();
+    assert_eq!(
+        e,
+        vec![
+            (100, true, true),
+            (200, false, true),
+            (400, false, false),
+            (800, true, false)
+        ]
+    );
+}
+
+#[test]
+fn mt942_controls_are_counted_and_summed() {
+    let file = ":20:R\n:25:A\n:28C:1\n:34F:EURD0,\n:13D:2501021200+0100\n:61:250102D1,NTRFA\n\
+:61:250102C2,NTRFA\n:61:250102RD3,NTRFA\n:90D:2EUR1,\n:90C:2EUR5,01\n";
+    let (r, _) = run(file);
+    assert_eq!(
+        found(&r),
+        vec![
+            (
+                Severity::Error,
+                FindingCode::ControlCountMismatch,
+                9,
+                1,
+                tag(":90D:")
+            ),
+            (
+                Severity::Error,
+                FindingCode::ControlTotalMismatch,
+                10,
+                1,
+                tag(":90C:")
+            ),
+        ]
+    );
+    let total = r
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::ControlTotalMismatch)
+        .unwrap();
+    assert_eq!(
+        (total.expected.as_str(), total.found.as_str()),
+        ("500 EUR (sum of the credit entries in minor units)", "501")
+    );
+}
+
+#[test]
+fn grammar_faults_have_line_column_and_tag() {
+    let file = "junk before\n:20:R\n:25:A\n:28C:1\n:60F:C250101EUR1,001\n:61:250101C1,00NTRFA\n\
+:99:x\ny\n:61:25013XC1,NTRFA\n:62F:C250101EUR2,\n:60F:C250101EUR1,\n";
+    let (r, sts) = run(file);
+    assert_eq!(sts[0].entries.len(), 1);
+    assert_eq!(
+        found(&r),
+        vec![
+            (
+                Severity::Error,
+                FindingCode::AmountFormat,
+                5,
+                16,
+                tag(":60F:")
+            ),
+            (
+                Severity::Warning,
+                FindingCode::UnknownTag,
+                7,
+                1,
+                tag(":99:")
+            ),
+            (Severity::Error, FindingCode::TagSyntax, 9, 5, tag(":61:")),
+            (
+                Severity::Error,
+                FindingCode::RecordOrder,
+                11,
+                1,
+                tag(":60F:")
+            ),
+        ]
+    );
+    // Missing tags, a field out of order, a known tag outside any message.
+    let (r, _) = run(":61:250101C1,NTRFA\n:20:R\n:28C:1\n:25:A\n:62F:C250101EUR2,\n");
+    assert_eq!(
+        found(&r),
+        vec![
+            (Severity::Error, FindingCode::RecordOrder, 1, 1, tag(":61:")),
+            (Severity::Error, FindingCode::MissingTag, 2, 1, tag(":20:")),
+            (Severity::Error, FindingCode::RecordOrder, 4, 1, tag(":25:")),
+        ]
+    );
+}
+
+#[test]
+fn limits_bound_lines_and_fields() {
+    let long = format!("{ONE}{}\n", "x".repeat(LINE_BYTES_MAX + 10));
+    let (r, _) = run(&long);
+    assert_eq!(
+        found(&r),
+        vec![(
+            Severity::Error,
+            FindingCode::SizeLimit,
+            11,
+            LINE_BYTES_MAX as u64 + 1,
+            None
+        )]
+    );
+    let many = ONE.replace("second line\n", &"more\n".repeat(FIELD_LINES_MAX + 5));
+    let (r, _) = run(&many);
+    let f = found(&r);
+    assert_eq!(
+        f[0],
+        (Severity::Warning, FindingCode::TagSyntax, 6, 1, tag(":86:"))
+    );
+    assert_eq!(
+        f[1],
+        (
+            Severity::Error,
+            FindingCode::SizeLimit,
+            6 + FIELD_LINES_MAX as u64,
+            1,
+            tag(":86:")
+        )
+    );
+}
+
+#[test]
+fn empty_and_messageless_files() {
+    let (r, _) = run("");
+    assert_eq!(
+        found(&r),
+        vec![(Severity::Error, FindingCode::EmptyFile, 1, 1, None)]
+    );
+    let (r, _) = run("hello\n\n");
+    assert_eq!(
+        found(&r),
+        vec![(Severity::Error, FindingCode::NoStatements, 2, 1, None)]
+    );
+}
+
+#[test]
+fn narrative_lines_join_at_full_lines_only() {
+    let full = "x".repeat(61);
+    assert_eq!(
+        remittance_text(&[(b"a b".as_slice(), 7), (b"c".as_slice(), 1)]),
+        "a b c"
+    );
+    assert_eq!(
+        remittance_text(&[(full.as_bytes(), 65), (b"yz".as_slice(), 2)]),
+        format!("{full}yz")
+    );
+    assert_eq!(
+        remittance_text(&[
+            (b"  a   ".as_slice(), 6),
+            (b"   ".as_slice(), 65),
+            (b"b".as_slice(), 1)
+        ]),
+        "a b"
+    );
+    assert_eq!(decode(b"caf\xe9"), "caf\u{e9}");
+    assert_eq!(decode("café".as_bytes()), "café");
+}
