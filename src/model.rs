@@ -696,10 +696,11 @@ fn iso_fields_v1(tx: &crate::formats::iso20022::IsoTx) -> Vec<(&'static str, Str
 /// A statement as the ledger stores it: its key, its fields, and its entries keyed.
 #[derive(Debug, Clone)]
 pub struct StatementRecord {
-    /// `{format family}:{account}:{currency}:{kind}:{id}:{sequence}:{from}:{to}`: what the
+    /// `{format family}:{account}:{currency}:{kind}:{id}:{sequence}:{date}:{from}:{to}`: what the
     /// statement is, never the file it came in. The family (`camt`, `bai2`, `mt94x`) keeps
     /// one bank's camt and MT940 renderings of a day apart; the kind keeps a camt.052 and
-    /// the camt.053 of the same day apart.
+    /// the camt.053 of the same day apart; the date keeps apart the statements of a bank
+    /// that reuses `:20:` and `:28C:` (Rabobank's `:28C:0` every day).
     pub statement_key: String,
     pub statement: crate::formats::statement::Statement,
     /// SHA-256 of the statement's own fields and its entries' keys and fingerprints: a
@@ -712,7 +713,8 @@ pub struct StatementRecord {
 #[derive(Debug, Clone)]
 pub struct EntryRecord {
     /// `ref:{bank reference}` when the bank gave one (`AcctSvcrRef`, BAI2 bank reference,
-    /// MT940 `//` reference; `NONREF` is none); else `fp:{fingerprint}:{n}`, n counting the
+    /// MT940 `//` reference; `NONREF` is none) that no other entry of the statement carries;
+    /// else `fp:{fingerprint}:{n}`, n counting the
     /// entries of equal fingerprint in the statement from 1 — so two real identical lines
     /// are two entries, the same statement sent again is all duplicates, and an intraday
     /// and an end-of-day statement of the same day count an entry the most times either
@@ -735,16 +737,26 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
     };
     let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
     let statement_key = format!(
-        "{family}:{}:{}:{}:{}:{}:{}:{}",
+        "{family}:{}:{}:{}:{}:{}:{}:{}:{}",
         s.account,
         s.currency.as_deref().unwrap_or(""),
         s.kind.as_str(),
         s.id,
         s.sequence.as_deref().unwrap_or(""),
+        d(s.date),
         d(s.from_date),
         d(s.to_date),
     );
     let mut seen: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    // A reference the bank gave two entries of one statement is no key (test files and
+    // some banks write a placeholder such as `//test`): those entries are keyed by their
+    // fingerprint like unreferenced ones.
+    let mut refs: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for e in &s.entries {
+        if let Some(r) = &e.bank_ref {
+            *refs.entry(r.as_str()).or_insert(0) += 1;
+        }
+    }
     let entries: Vec<EntryRecord> = s
         .entries
         .iter()
@@ -768,7 +780,11 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
                 ("remittance", e.remittance.clone().unwrap_or_default()),
             ];
             let fp = fingerprint("stmt-entry-v1", &fields);
-            let entry_key = match &e.bank_ref {
+            let unique_ref = e
+                .bank_ref
+                .as_ref()
+                .filter(|r| refs.get(r.as_str()) == Some(&1));
+            let entry_key = match unique_ref {
                 Some(r) => format!("ref:{r}"),
                 None => {
                     let n = seen.entry(fp.clone()).or_insert(0);
