@@ -17,6 +17,7 @@
     )
 )]
 
+pub mod bai2;
 pub mod detect;
 pub mod iso20022;
 pub mod nacha;
