@@ -19,6 +19,20 @@ fn generated_file_reads_back_without_findings() {
     assert_eq!(r.findings, vec![], "{}", String::from_utf8_lossy(&out));
     assert_eq!((r.statements, r.entries), (7, 175));
     assert_eq!(st.len(), 7);
+    assert!(
+        out.windows(3).any(|w| w == b"88,"),
+        "texts continued in 88s"
+    );
+    for seed in 1..4 {
+        let mut out = Vec::new();
+        generate_bai2(30, 40, seed, &mut out).unwrap();
+        let (_, r) = read_bytes(&out);
+        assert_eq!(
+            (r.findings.len(), r.statements, r.entries),
+            (0, 30, 1200),
+            "seed {seed}"
+        );
+    }
 }
 
 fn corpus(name: &str) -> std::path::PathBuf {
