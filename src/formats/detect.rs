@@ -238,6 +238,18 @@ fn camt_statement(xml: &[u8]) -> Option<Unsupported> {
             _ => None,
         };
     }
+    // No namespace at all (some banks' exports): the message element names it.
+    if memchr::memmem::find(xml, b"xmlns").is_none() {
+        for (element, kind) in [
+            (&b"<BkToCstmrAcctRpt"[..], Unsupported::Camt052),
+            (b"<BkToCstmrStmt", Unsupported::Camt053),
+            (b"<BkToCstmrDbtCdtNtfctn", Unsupported::Camt054),
+        ] {
+            if memchr::memmem::find(xml, element).is_some() {
+                return Some(kind);
+            }
+        }
+    }
     None
 }
 

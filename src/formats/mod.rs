@@ -17,6 +17,7 @@
     )
 )]
 
+pub mod bai2;
 pub mod camt;
 pub mod detect;
 pub mod iso20022;

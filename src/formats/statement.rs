@@ -251,7 +251,7 @@ impl StatementFormat {
 }
 
 /// Reads the statements of a file of kind `kind`, each handed to `on_statement` as it
-/// completes. A kind whose reader this build lacks gives the one finding that rejects it.
+/// completes. A kind that is no statement gives the one finding that rejects it.
 pub fn read(
     kind: crate::formats::detect::Unsupported,
     input: &mut dyn std::io::BufRead,
@@ -260,6 +260,15 @@ pub fn read(
     match StatementFormat::of(kind) {
         Some(StatementFormat::Camt) => {
             let r = crate::formats::camt::read(input, on_statement)?;
+            Ok(StatementRead {
+                format: r.format,
+                statements: r.statements,
+                entries: r.entries,
+                findings: r.findings,
+            })
+        }
+        Some(StatementFormat::Bai2) => {
+            let r = crate::formats::bai2::read(input, on_statement)?;
             Ok(StatementRead {
                 format: r.format,
                 statements: r.statements,
@@ -276,7 +285,7 @@ pub fn read(
                 findings: r.findings,
             })
         }
-        _ => Ok(StatementRead {
+        None => Ok(StatementRead {
             format: kind.as_str(),
             statements: 0,
             entries: 0,

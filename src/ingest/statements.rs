@@ -8,7 +8,7 @@ use crate::findings::count_errors;
 use crate::formats::detect::Unsupported;
 use crate::formats::statement::{self, Statement};
 use crate::ledger::{Ledger, Rejection, StatementStart};
-use crate::model::statement_record;
+use crate::model::statement_records;
 use chrono::{DateTime, Utc};
 use std::io::{BufReader, Read};
 
@@ -69,7 +69,7 @@ pub(super) async fn ingest(
             bytes,
         });
     }
-    let records: Vec<_> = statements.into_iter().map(statement_record).collect();
+    let records = statement_records(statements);
     let start = StatementStart {
         tenant: &opts.tenant,
         format: summary.format,

@@ -10,8 +10,9 @@
 //!   and this one booked: then it is `confirmed` and the stored entry becomes booked (the
 //!   end-of-day statement absorbs the intraday one: counted once, never twice);
 //! - not inserted, other fingerprint: `conflict`, naming the fields that differ;
-//! - a statement already recorded with other content (a corrected statement), or marked a
-//!   copy (`CpyDplctInd`): its entries whose key is new are `held`, never recorded.
+//! - a statement already recorded with other content (a corrected statement): its entries
+//!   whose key is new are `held`, never recorded. A copy (`CpyDplctInd`) is recorded like
+//!   any statement: of a statement recorded before, it is all duplicates.
 
 use super::classify::ts;
 use super::store::{Arg, Begin, args};
@@ -175,14 +176,11 @@ impl Ledger {
                         Outcome::Held,
                         None,
                         None,
-                        Some(if r.statement.copy {
-                            "the statement is marked a copy (CpyDplctInd) and this entry was never recorded: not recorded"
-                                .to_string()
-                        } else {
+                        Some(
                             "the statement was recorded before with other content (a corrected statement?): \
                              this entry, new in it, is not recorded"
-                                .to_string()
-                        }),
+                                .to_string(),
+                        ),
                     ),
                     Some(row) => {
                         let (id, fp, status, detail) =
@@ -259,7 +257,7 @@ impl Ledger {
     }
 
     /// The statement's own row, insert-first. Returns its id and whether its new entries
-    /// are held (a statement recorded before with other content, or a copy).
+    /// are held (a statement recorded before with other content).
     async fn statement_row(
         &mut self,
         start: &StatementStart<'_>,
@@ -315,7 +313,9 @@ impl Ledger {
             .during("recording statements")?;
         if let Some(row) = inserted {
             c.statements_new += 1;
-            return Ok((row.int(0)?, s.copy));
+            // A copy (`CpyDplctInd`) of a statement not recorded yet is the bank's word all
+            // the same: recorded; of one recorded, its entries are duplicates as always.
+            return Ok((row.int(0)?, false));
         }
         let row = self
             .store
@@ -330,7 +330,7 @@ impl Ledger {
         } else {
             c.statements_conflict += 1;
         }
-        Ok((row.int(0)?, !same || s.copy))
+        Ok((row.int(0)?, !same))
     }
 }
 

@@ -4,10 +4,10 @@
 
 use crate::findings::{FindingCode, show};
 use chrono::{Datelike, NaiveDate};
-use nom::IResult;
-use nom::branch::alt;
-use nom::bytes::complete::{tag, take_while, take_while_m_n};
-use nom::combinator::opt;
+use nom7::IResult;
+use nom7::branch::alt;
+use nom7::bytes::complete::{tag, take_while, take_while_m_n};
+use nom7::combinator::opt;
 
 /// One fault in a field value: where (byte offset in the value), what, expected, found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub(crate) fn to_minor(a: &RawAmount<'_>, exponent: u32, currency: &str) -> Resu
 
 fn currency<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], &'a str), Bad> {
     let (rest, c) = take_while_m_n(3, 3, |c: u8| c.is_ascii_uppercase())(i).map_err(
-        |_: nom::Err<nom::error::Error<&[u8]>>| {
+        |_: nom7::Err<nom7::error::Error<&[u8]>>| {
             syntax(full, i, "a currency code (3 capital letters)")
         },
     )?;
@@ -180,7 +180,7 @@ pub(crate) fn parse_balance(v: &[u8]) -> (Option<BalanceValue<'_>>, Vec<Bad>) {
     let mut bad = Vec::new();
     let r = (|| {
         let (i, mark) = alt((tag("C"), tag("D")))(v)
-            .map_err(|_: nom::Err<nom::error::Error<&[u8]>>| syntax(v, v, "C or D"))?;
+            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "C or D"))?;
         let (i, date) = date6(v, i, "balance date", &mut bad)?;
         let (i, currency) = currency(v, i)?;
         let (i, amount) = amount(v, i)?;
@@ -283,7 +283,7 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             _ => None,
         };
         let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))(i).map_err(
-            |_: nom::Err<nom::error::Error<&[u8]>>| {
+            |_: nom7::Err<nom7::error::Error<&[u8]>>| {
                 syntax(v, i, "debit/credit mark C, D, RC or RD")
             },
         )?;
@@ -294,7 +294,7 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             _ => Mark::Debit,
         };
         let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())(i)
-            .map_err(|_: nom::Err<nom::error::Error<&[u8]>>| syntax(v, i, "funds code"))?;
+            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "funds code"))?;
         let (i, amount) = amount(v, i)?;
         Ok((
             i,
@@ -363,7 +363,7 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
 /// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number.
 pub(crate) fn parse_statement_number(v: &[u8]) -> Result<(u32, Option<u32>), Bad> {
     let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(i);
-    let (i, stmt) = n(v).map_err(|_: nom::Err<nom::error::Error<&[u8]>>| {
+    let (i, stmt) = n(v).map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| {
         syntax(v, v, "statement number (1 to 5 digits)")
     })?;
     let (i, page) = opt(|i| {
@@ -387,7 +387,7 @@ pub(crate) struct ControlValue<'a> {
 
 pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
     let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(v).map_err(
-        |_: nom::Err<nom::error::Error<&[u8]>>| syntax(v, v, "number of entries (1 to 5 digits)"),
+        |_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "number of entries (1 to 5 digits)"),
     )?;
     let (i, currency) = currency(v, i)?;
     let (i, amount) = amount(v, i)?;
@@ -405,7 +405,7 @@ pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
 pub(crate) fn parse_floor_limit(v: &[u8]) -> Result<&str, Bad> {
     let (i, currency) = currency(v, v)?;
     let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')(i)
-        .map_err(|_: nom::Err<nom::error::Error<&[u8]>>| syntax(v, i, "D or C"))?;
+        .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "D or C"))?;
     let (i, _) = amount(v, i)?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field"));
@@ -428,7 +428,7 @@ pub(crate) fn parse_date_time(v: &[u8]) -> (Option<NaiveDate>, Vec<Bad>) {
             });
         }
         let (i, _) = alt((tag("+"), tag("-")))(i)
-            .map_err(|_: nom::Err<nom::error::Error<&[u8]>>| syntax(v, i, "+ or -"))?;
+            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "+ or -"))?;
         let (i, _) = digits(4)(i).map_err(|_| syntax(v, i, "UTC offset HHMM"))?;
         Ok((i, date))
     })();
