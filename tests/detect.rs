@@ -1,7 +1,6 @@
-//! Files of a kind clearledger does not read — an archive, a PDF, a BAI2 report, an MT940
-//! statement — are refused by `check` and `ingest` with one finding saying what they are,
-//! not a flood of NACHA errors about their bytes. BAI2 and MT940 are the real files of the
-//! shared corpus (`../shared/corpus`, or `CLEARLEDGER_CORPUS`); without it these tests fail.
+//! Files of a kind clearledger does not read — an archive, a PDF — are refused by `check`
+//! and `ingest` with one finding saying what they are, not a flood of NACHA errors about
+//! their bytes. (Bank statements are read since issue #13: tests/statement_corpus.rs.)
 
 mod common;
 
@@ -95,73 +94,6 @@ fn a_pdf_is_refused_as_such() {
 }
 
 #[test]
-fn a_bai2_report_is_refused_as_such() {
-    let db = db();
-    let dir = corpus_dir("bai2");
-    refused_with_one_finding(
-        &db,
-        &dir.join("moov-sample1.bai2"),
-        "bai2",
-        "a BAI2 balance and transaction report",
-    );
-}
-
-#[test]
-fn an_mt940_statement_is_refused_as_such() {
-    let db = db();
-    let dir = corpus_dir("mt940");
-    refused_with_one_finding(
-        &db,
-        &dir.join("jejik-knab.sta"),
-        "mt940",
-        "a SWIFT MT940 customer statement",
-    );
-}
-
-/// `check` of every statement file of the corpus: one finding naming its kind each.
-#[test]
-fn every_corpus_statement_is_recognised() {
-    let (bai2, mt940, mt942) = (corpus_dir("bai2"), corpus_dir("mt940"), corpus_dir("mt942"));
-    let db = TestDb::sqlite();
-    let mut files: Vec<(PathBuf, &str)> = Vec::new();
-    for (dir, ext) in [(&bai2, "bai2"), (&mt940, "sta"), (&mt942, "sta")] {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().and_then(|x| x.to_str()) == Some(ext) {
-                let name = path.file_name().unwrap().to_str().unwrap().to_string();
-                let found = match name.as_str() {
-                    // Not what their folder says (MANIFEST.md): a parse-error sample whose
-                    // first record is `00`, ten numbered lines, an empty file. Read as
-                    // NACHA, which refuses them for what they hold.
-                    "moov-sample-parseError.bai2"
-                    | "invalid_statement.sta"
-                    | "cmxl-mt942_1-empty.sta" => continue,
-                    // The only structurally real MT942 (`:34F:`, `:13D:`); the mBank
-                    // "mt942" is MT940-shaped.
-                    "special-mt942.sta" => "a SWIFT MT942 interim transaction report",
-                    _ if ext == "bai2" => "a BAI2 balance and transaction report",
-                    _ => "a SWIFT MT940 customer statement",
-                };
-                files.push((path, found));
-            }
-        }
-    }
-    assert_eq!(files.len(), 8 + 14 + 2, "statement files in the corpus");
-    for (path, found) in &files {
-        let p = path.to_str().unwrap();
-        let out = db.cl(&["check", p]);
-        assert_eq!(out.code, 3, "{p}: {}", out.stdout);
-        let lines = finding_lines(&out.stdout);
-        assert_eq!(lines.len(), 1, "{p}: {}", out.stdout);
-        assert!(
-            lines[0].ends_with(&format!("found \"{found}\"")),
-            "{p}: {}",
-            lines[0]
-        );
-    }
-}
-
-#[test]
 fn a_utf8_bom_before_xml_still_reads_and_utf16_xml_with_a_bom_too() {
     let db = db();
     let xml = std::fs::read(common::samples().join("pacs008-credit-transfers.xml")).unwrap();
@@ -232,45 +164,4 @@ fn the_inbox_quarantines_an_unsupported_file_saying_what_it_is() {
         note.contains("[unsupported_format] byte 0") && note.contains("found \"a PDF document\""),
         "{note}"
     );
-}
-
-/// The camt.052/053/054 files of the corpus: seen from their namespace, one finding each.
-#[test]
-fn every_corpus_camt_statement_is_recognised() {
-    let iso = corpus_dir("iso20022");
-    let db = TestDb::sqlite();
-    let mut seen = 0;
-    for (sub, found) in [
-        ("camt052", "an ISO 20022 camt.052 account report"),
-        (
-            "camt053",
-            "an ISO 20022 camt.053 bank-to-customer statement",
-        ),
-        ("camt054", "an ISO 20022 camt.054 debit/credit notification"),
-    ] {
-        for e in std::fs::read_dir(iso.join(sub)).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().and_then(|x| x.to_str()) != Some("xml") {
-                continue;
-            }
-            let p = path.to_str().unwrap();
-            let out = db.cl(&["check", p]);
-            assert_eq!(out.code, 3, "{p}: {}", out.stdout);
-            let lines = finding_lines(&out.stdout);
-            assert_eq!(lines.len(), 1, "{p}: {}", out.stdout);
-            if p.ends_with("bsp-camt053_no_namespace.xml") {
-                // No namespace to tell a camt by: the ISO 20022 reader refuses the Document.
-                assert!(lines[0].contains("[unsupported_message]"), "{}", lines[0]);
-            } else {
-                assert!(
-                    lines[0].contains("[unsupported_format] byte 0")
-                        && lines[0].ends_with(&format!("found \"{found}\"")),
-                    "{p}: {}",
-                    lines[0]
-                );
-            }
-            seen += 1;
-        }
-    }
-    assert!(seen >= 20, "{seen} camt files");
 }

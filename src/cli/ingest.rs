@@ -43,10 +43,11 @@ pub struct IngestArgs {
     /// Inbox mode: skip files modified less than this many seconds ago (still being written).
     #[arg(long, value_name = "SECONDS", default_value_t = 2)]
     pub min_age: u64,
-    /// Input format (auto: ISO 20022 when the file starts with `<` after an optional BOM,
-    /// NACHA otherwise; a gzip or zip archive, a PDF, UTF-16 text that is not XML with a
-    /// byte-order mark, UTF-32 text, BAI2, SWIFT MT940/MT942
-    /// or a camt.052/053/054 statement is rejected with one finding saying what it is).
+    /// Input format (auto: a bank statement — camt.052/053/054, BAI2 (`01,` first), SWIFT
+    /// MT940/MT942 — is detected from its content and recorded on the bank's side; else ISO
+    /// 20022 when the file starts with `<` after an optional BOM, NACHA otherwise; a gzip or
+    /// zip archive, a PDF, UTF-16 text that is not XML with a byte-order mark, UTF-32 text or
+    /// another SWIFT FIN message is rejected with one finding saying what it is).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,

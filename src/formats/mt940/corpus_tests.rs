@@ -68,6 +68,7 @@ impl Got {
         m
     }
     /// Per statement: (id, sequence, entries, opening, closing).
+    #[allow(clippy::type_complexity)]
     fn shape(&self) -> Vec<(String, String, usize, Option<i64>, Option<i64>)> {
         self.sts
             .iter()

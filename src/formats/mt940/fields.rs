@@ -453,6 +453,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn statement_lines_parse_subfield_by_subfield() {
         // (value, value date, entry date, mark, funds, int, frac, type, customer, bank)
         let rows: &[(
