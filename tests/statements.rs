@@ -19,6 +19,7 @@ on_both_backends!(
     a_corrected_statement_is_conflicts_naming_the_fields,
     two_identical_lines_without_reference_are_two_entries,
     statements_lists_balances_and_breaks_in_the_chain,
+    generated_statement_files_are_recorded_once,
 );
 
 fn pos() -> Position {
@@ -278,4 +279,61 @@ fn statements_lists_balances_and_breaks_in_the_chain(db: TestDb) {
         (Some(20000), Some(true))
     );
     assert_eq!(db.cl(&["lookup", "--account-servicer-ref", "NOPE"]).code, 5);
+}
+
+fn generated_statement_files_are_recorded_once(db: TestDb) {
+    let camt = db.file("g.xml");
+    let bai2 = db.file("g.bai2");
+    let g = db.cl(&[
+        "generate",
+        "camt053",
+        "--entries",
+        "2500",
+        "-o",
+        camt.to_str().unwrap(),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    let g = db.cl(&[
+        "generate",
+        "bai2",
+        "--accounts",
+        "3",
+        "--entries-per-account",
+        "400",
+        "-o",
+        bai2.to_str().unwrap(),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    for (file, statements, entries) in [(&camt, 3, 2500), (&bai2, 3, 1200)] {
+        let p = file.to_str().unwrap();
+        let c = db.cl(&["check", "--json", p]);
+        assert_eq!(c.code, 0, "{}", c.stdout);
+        let r = db.cl(&["ingest", "-q", "--json", p]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert_eq!(v["kind"], "statement");
+        assert_eq!(
+            (
+                v["statements"]["new"].as_i64(),
+                v["entries"].as_i64(),
+                v["recorded"].as_i64()
+            ),
+            (Some(statements), Some(entries), Some(entries)),
+            "{p}: {v}"
+        );
+        let again = db.cl(&["ingest", "-q", "--json", p]);
+        let v: serde_json::Value = serde_json::from_str(again.stdout.trim()).unwrap();
+        assert_eq!(
+            (
+                v["statements"]["duplicate"].as_i64(),
+                v["duplicates"].as_i64(),
+                v["recorded"].as_i64()
+            ),
+            (Some(statements), Some(entries), Some(0)),
+            "{p} again: {v}"
+        );
+    }
+    let s = db.cl(&["statements"]);
+    assert_eq!(s.code, 0, "{}", s.stdout);
+    assert_eq!(s.stdout.lines().count(), 6);
 }

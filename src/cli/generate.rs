@@ -48,10 +48,74 @@ pub enum GenerateKind {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// A valid ISO 20022 camt.053.001.08 bank statement file: statements of 1,000 entries
+    /// whose balances chain, with their transaction summaries.
+    Camt053 {
+        /// Number of entries.
+        #[arg(long)]
+        entries: u64,
+        /// Seed: the same seed gives the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output path (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// A valid BAI2 file: one group, accounts with their transaction details, every
+    /// control total right.
+    Bai2 {
+        /// Number of accounts.
+        #[arg(long, default_value_t = 1)]
+        accounts: u64,
+        /// Number of transaction details (16 records) per account.
+        #[arg(long)]
+        entries_per_account: u64,
+        /// Seed: the same seed gives the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output path (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Writes through a buffer to PATH or standard output.
+fn write_to(
+    output: &Option<PathBuf>,
+    f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> u8 {
+    use std::io::Write;
+    let res = match output {
+        Some(p) => std::fs::File::create(p).and_then(|file| {
+            let mut w = std::io::BufWriter::new(file);
+            f(&mut w)?;
+            w.flush()
+        }),
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            f(&mut w).and_then(|()| w.flush())
+        }
+    };
+    written(res, output.is_none())
 }
 
 pub fn run(a: &GenerateArgs) -> u8 {
     match &a.kind {
+        GenerateKind::Camt053 {
+            entries,
+            seed,
+            output,
+        } => write_to(output, |w| {
+            crate::formats::camt::generate::generate_camt053(*entries, *seed, w)
+        }),
+        GenerateKind::Bai2 {
+            accounts,
+            entries_per_account,
+            seed,
+            output,
+        } => write_to(output, |w| {
+            crate::formats::bai2::generate::generate_bai2(*accounts, *entries_per_account, *seed, w)
+        }),
         GenerateKind::Pacs008 { tx, seed, output } => {
             use crate::formats::iso20022::generate::write_pacs008;
             let res = match output {

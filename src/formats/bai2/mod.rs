@@ -60,7 +60,7 @@
 //! - Group status `2` (deletion) and `4` (test only) are refused; `1` and `3` (correction)
 //!   are read alike.
 
-mod generate;
+pub mod generate;
 mod lex;
 mod reader;
 
