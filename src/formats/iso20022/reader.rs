@@ -318,11 +318,15 @@ pub(crate) fn open<R: BufRead>(
         let n = buf.len().min(HEAD_BYTES_MAX - head.len());
         head.extend_from_slice(&buf[..n]);
         source.consume(n);
-        if memchr::memchr(b'>', &head).is_some() {
+        // The first `>` and the byte after it (the rest of a UTF-16 code unit).
+        if memchr::memchr(b'>', &head).is_some_and(|i| head.len() > i + 1) {
             break;
         }
     }
-    let encoding = match sniff(&head) {
+    // Sniffed up to the first `>` whatever was read beyond it, so that the answer does not
+    // depend on how the input arrived (a pipe's short reads).
+    let upto = memchr::memchr(b'>', &head).map_or(head.len(), |i| (i + 2).min(head.len()));
+    let encoding = match sniff(&head[..upto]) {
         Ok(Sniffed {
             encoding,
             contradicted,
