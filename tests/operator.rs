@@ -12,6 +12,7 @@ on_both_backends!(
     one_posting_is_reversed_by_key,
     totals_are_given_per_currency,
     two_opposite_decisions_at_once_leave_one,
+    a_rejected_record_never_posts,
 );
 
 /// The payroll sample, and the same file regenerated with file ID modifier `B` (same
@@ -421,31 +422,108 @@ fn totals_are_given_per_currency(db: TestDb) {
 
 fn two_opposite_decisions_at_once_leave_one(db: TestDb) {
     setup(&db);
-    let spawn = |decision: &str| {
-        std::process::Command::new(common::bin())
-            .args([
-                "--db", &db.url, "resolve", "2", "1", decision, "--reason", "race", "--json",
-            ])
-            .env_remove("CLEARLEDGER_FAULT")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+    let spawn = |decision: &str, fault: Option<&str>| {
+        let mut c = std::process::Command::new(common::bin());
+        c.args([
+            "--db", &db.url, "resolve", "2", "1", decision, "--reason", "race", "--json",
+        ])
+        .env_remove("CLEARLEDGER_FAULT")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        if let Some(f) = fault {
+            c.env("CLEARLEDGER_FAULT", f);
+        }
+        c.spawn().unwrap()
     };
-    let (p, r) = (spawn("--post"), spawn("--reject"));
-    let (p, r) = (p.wait_with_output().unwrap(), r.wait_with_output().unwrap());
-    let mut codes = [p.status.code().unwrap(), r.status.code().unwrap()];
-    codes.sort();
-    assert_eq!(
-        codes,
-        [0, 1],
-        "one decides, the other is refused: {p:?} {r:?}"
+    // The first holds its decision uncommitted (stopped just before COMMIT); the second
+    // starts meanwhile, finds no decision yet, and meets the first's in the unique index
+    // (PostgreSQL) or behind its write lock (SQLite) once the first commits.
+    let first = spawn("--post", Some("stop:before_commit"));
+    wait_until_stopped(first.id());
+    let second = spawn("--reject", None);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    resume(first.id());
+    let (p, r) = (
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
     );
+    assert_eq!(
+        p.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&p.stderr)
+    );
+    assert_eq!(
+        r.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["status"], "refused");
+    assert_eq!(v["decision"]["decision"], "post");
     assert_eq!(db.scalar("SELECT count(*) FROM decisions"), 1);
-    let posted = db.scalar("SELECT count(*) FROM decisions WHERE decision = 'post'");
-    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4 + posted);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 5);
     assert_eq!(
         db.scalar("SELECT count(*) FROM runs WHERE kind = 'resolve'"),
         1
     );
+}
+
+/// Waits until process `pid` is stopped (state `T` in /proc).
+fn wait_until_stopped(pid: u32) {
+    for _ in 0..600 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat
+            .rsplit(')')
+            .next()
+            .map(str::trim_start)
+            .is_some_and(|s| s.starts_with('T'))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("process {pid} never reached its stop point");
+}
+
+#[allow(unsafe_code)]
+fn resume(pid: u32) {
+    // SAFETY: kill(2) on our own child with a standard signal.
+    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
+    assert_eq!(r, 0, "SIGCONT to {pid}");
+}
+
+/// A rejected record never posts: not when its file is sent again with --accept-resent.
+fn a_rejected_record_never_posts(db: TestDb) {
+    setup(&db);
+    let r = db.cl(&["resolve", "2", "1", "--reject", "--reason", "a re-send"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (_, b) = payroll_and_its_resend(&db);
+    let r = db.cl(&["ingest", "-q", "--json", "--accept-resent", &b]);
+    let v = json(&r);
+    assert_eq!(
+        (v["posted"].as_i64(), v["held"].as_i64()),
+        (Some(3), Some(1)),
+        "{v}"
+    );
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings WHERE posting_key = 'nacha:231380104:1210428821:261129:0900:B:1'"),
+        0
+    );
+    // A posted key is not rejected afterwards; it is reversed.
+    let r = db.cl(&["resolve", "2", "2", "--reject", "--reason", "too late"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("a posting is not rejected, it is reversed"),
+        "{}",
+        r.stderr
+    );
+    // A compensation is not reversed.
+    let rev = db.cl(&["reverse", "1", "--reason", "x", "--json"]);
+    let run = json(&rev)["run_id"].as_i64().unwrap();
+    let r = db.cl(&["reverse", &run.to_string(), "--reason", "undo the undo"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is a compensation"), "{}", r.stderr);
 }

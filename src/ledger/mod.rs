@@ -553,11 +553,13 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// `sqlite:…` or `postgres:…` / `postgresql:…`; `None` for any other scheme.
+    /// `sqlite:…` or `postgres://…` / `postgresql://…`; `None` for any other scheme (a
+    /// PostgreSQL URL without `//` would reach the server with its userinfo taken for a
+    /// database name, and an error naming it, password included).
     pub fn of_url(url: &str) -> Option<Backend> {
         if url.starts_with("sqlite:") {
             Some(Backend::Sqlite)
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Some(Backend::Postgres)
         } else {
             None
@@ -617,6 +619,14 @@ pub fn redact_url(url: &str) -> String {
             .or_else(|| before_query.rfind('@'))
             .or_else(|| rest.rfind('@'))
     };
+    // No `://` (a typo such as `postgres//u:pw@h/d` or `sqlit:u:pw@h`): whatever stands
+    // before an `@` may be a password.
+    if scheme.is_empty()
+        && Backend::of_url(url) != Some(Backend::Sqlite)
+        && let Some(at) = url.rfind('@')
+    {
+        return format!("***{}", &url[at..]);
+    }
     let mut out = String::with_capacity(url.len());
     out.push_str(scheme);
     let tail = match at {
@@ -826,6 +836,10 @@ mod tests {
             ),
             ("sqlite:l.db", "sqlite:l.db"),
             ("sqlite:///srv/a:b@c.db", "sqlite:///srv/a:b@c.db"),
+            // No `://`: everything before the `@` hidden.
+            ("postgres//u:S3cret@h/d", "***@h/d"),
+            ("sqlit:u:pw@h/d", "***@h/d"),
+            ("postgres:/u:pw@h/d", "***@h/d"),
         ];
         for (url, want) in table {
             assert_eq!(redact_url(url), want, "{url}");
