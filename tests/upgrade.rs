@@ -320,3 +320,26 @@ fn a_previous_release_ledger_upgrades_and_reports_the_same(db: TestDb) {
         "posting 3 was seen again by runs 2, 3 and 4"
     );
 }
+
+/// `db backup` copies a ledger as it is: one written by an earlier release is backed up
+/// with its own migrations, not upgraded first (back up, then upgrade).
+#[test]
+fn a_ledger_is_backed_up_before_it_is_upgraded() {
+    let db = TestDb::sqlite();
+    restore_from(&db, "v2");
+    let before = db.scalar("SELECT count(*) FROM schema_migrations");
+    assert_eq!(before, 3, "the v2 fixture holds migrations 1-3");
+    let copy = db.file("pre-upgrade.db");
+    let r = db.cl(&["db", "backup", copy.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM schema_migrations"), before);
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM schema_migrations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, before);
+    let runs: i64 = c
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 6);
+}

@@ -1,6 +1,6 @@
 //! `clearledger db migrate`, `clearledger db backup`.
 
-use super::{GlobalOpts, exit, infra_error, out, with_ledger};
+use super::{GlobalOpts, exit, infra_error, out};
 use crate::ledger::{self, Backend, redact_url};
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -87,16 +87,20 @@ async fn backup(g: &GlobalOpts, b: &BackupArgs) -> u8 {
         errln!("clearledger: {path} exists; db backup writes a new file only");
         return exit::USAGE;
     }
-    with_ledger(g, async |ledger| {
-        if let Err(e) = ledger.backup_into(path).await {
-            return infra_error(&e);
-        }
-        match print_backup(g, b, path, &url) {
-            Ok(()) => exit::OK,
-            Err(e) => out::stdout_failed(&e, exit::OK),
-        }
-    })
-    .await
+    // As it is: a ledger is backed up before it is upgraded, never after.
+    let mut ledger = match crate::ledger::open_as_is(&url, &g.db_options()).await {
+        Ok(l) => l,
+        Err(e) => return infra_error(&e),
+    };
+    let res = ledger.backup_into(path).await;
+    ledger.close().await;
+    if let Err(e) = res {
+        return infra_error(&e);
+    }
+    match print_backup(g, b, path, &url) {
+        Ok(()) => exit::OK,
+        Err(e) => out::stdout_failed(&e, exit::OK),
+    }
 }
 
 fn print_backup(g: &GlobalOpts, b: &BackupArgs, path: &str, url: &str) -> std::io::Result<()> {

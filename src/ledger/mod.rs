@@ -585,6 +585,21 @@ pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
     Ok(l)
 }
 
+/// Opens the ledger without applying any pending migration: `db backup` copies a ledger as
+/// it is (back up, then upgrade), even one whose migration cannot run.
+pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
+    let store = match Backend::of_url(url) {
+        Some(Backend::Sqlite) => {
+            store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
+        }
+        Some(Backend::Postgres) => {
+            store::Store::Postgres(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
+        }
+        None => return Err(LedgerError::unsupported_url(url)),
+    };
+    Ok(Ledger { store })
+}
+
 /// [`open`], first creating the PostgreSQL database the URL names when it does not exist
 /// (through the maintenance database, with the same credentials: the role needs CREATEDB).
 /// Returns the ledger and whether the database was created (`db migrate`).
