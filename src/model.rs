@@ -727,26 +727,25 @@ pub struct EntryRecord {
     pub status: &'static str,
 }
 
-/// Keys the statements of one file. A statement key repeated within the file (a BAI2
-/// group reporting the same account twice for one as-of date) takes its occurrence
+/// Keys the statements of one file, in order. A statement key repeated within the file (a
+/// BAI2 group reporting the same account twice for one as-of date) takes its occurrence
 /// (`…#2`), so every statement of a file is its own, and the same file sent again keys
 /// them alike.
-pub fn statement_records(
-    statements: Vec<crate::formats::statement::Statement>,
-) -> Vec<StatementRecord> {
-    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    statements
-        .into_iter()
-        .map(|s| {
-            let mut r = statement_record(s);
-            let n = seen.entry(r.statement_key.clone()).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                r.statement_key = format!("{}#{n}", r.statement_key);
-            }
-            r
-        })
-        .collect()
+#[derive(Debug, Default)]
+pub struct StatementKeys {
+    seen: std::collections::HashMap<String, u32>,
+}
+
+impl StatementKeys {
+    pub fn record(&mut self, s: crate::formats::statement::Statement) -> StatementRecord {
+        let mut r = statement_record(s);
+        let n = self.seen.entry(r.statement_key.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            r.statement_key = format!("{}#{n}", r.statement_key);
+        }
+        r
+    }
 }
 
 /// Keys a statement and its entries.

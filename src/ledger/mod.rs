@@ -125,7 +125,9 @@ pub use actions::{
 };
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-pub use statements::{StatementRun, StatementStart, StoredEntry, StoredStatement, continuity};
+pub use statements::{
+    OpenStatements, StatementRun, StatementStart, StoredEntry, StoredStatement, continuity,
+};
 
 pub(crate) trait Context<T> {
     fn ctx(self, context: &'static str) -> Result<T>;

@@ -52,6 +52,13 @@ pub struct StatementRun {
     pub held: u64,
 }
 
+/// A statement run in progress, inside its transaction.
+pub struct OpenStatements {
+    run_id: i64,
+    at: String,
+    counts: StatementRun,
+}
+
 impl Ledger {
     /// Records the statements of one file: one run, one transaction.
     pub async fn record_statements(
@@ -59,34 +66,30 @@ impl Ledger {
         start: &StatementStart<'_>,
         records: &[StatementRecord],
     ) -> Result<StatementRun> {
+        let file_id = records.first().map(|r| r.statement_key.as_str());
+        let mut open = self.begin_statements(start, file_id).await?;
+        for r in records {
+            if let Err(e) = self.record_statement(&mut open, start, r).await {
+                let _ = self.store.rollback().await;
+                return Err(e);
+            }
+        }
+        self.commit_statements(open, start).await
+    }
+
+    /// Opens a statement run's transaction and records the run (`file_id`: the first
+    /// statement's key, `statement:{key}`).
+    pub async fn begin_statements(
+        &mut self,
+        start: &StatementStart<'_>,
+        first_key: Option<&str>,
+    ) -> Result<OpenStatements> {
         self.store
             .begin(Begin::Write)
             .await
             .during("starting the statement transaction")?;
-        let res = self.statements_in(start, records).await;
-        let (run_id, mut counts) = match res {
-            Ok(v) => v,
-            Err(e) => {
-                let _ = self.store.rollback().await;
-                return Err(e);
-            }
-        };
-        crate::fault::point("before_commit");
-        self.end_run(Ok(run_id)).await?;
-        crate::fault::point("after_commit");
-        counts.run = self.committed(run_id, false).await?;
-        Ok(counts)
-    }
-
-    async fn statements_in(
-        &mut self,
-        start: &StatementStart<'_>,
-        records: &[StatementRecord],
-    ) -> Result<(i64, StatementRun)> {
         let at = ts(&start.started_at);
-        let file_id = records
-            .first()
-            .map(|r| format!("statement:{}", r.statement_key));
+        let file_id = first_key.map(|k| format!("statement:{k}"));
         let a = args![
             start.tenant,
             file_id.as_deref(),
@@ -95,14 +98,16 @@ impl Ledger {
             start.source_name,
             at.as_str(),
         ];
-        let run_id = self
-            .store
-            .query_one(super::sql::INSERT_RUN, &a)
-            .await?
-            .int(0)?;
-        let mut c = StatementRun {
+        let run_id = match self.store.query_one(super::sql::INSERT_RUN, &a).await {
+            Ok(r) => r.int(0)?,
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                return Err(e);
+            }
+        };
+        let counts = StatementRun {
             run: RunInfo::placeholder(),
-            statements: records.len() as u64,
+            statements: 0,
             statements_new: 0,
             statements_duplicate: 0,
             statements_conflict: 0,
@@ -114,130 +119,175 @@ impl Ledger {
             conflicts: 0,
             held: 0,
         };
-        for r in records {
-            let (statement_id, hold) = self.statement_row(start, run_id, &at, r, &mut c).await?;
-            for (e, k) in r.statement.entries.iter().zip(&r.entries) {
-                c.entries += 1;
-                let inserted = if hold {
-                    None
-                } else {
-                    let credit = i64::from(e.credit);
-                    let reversal = i64::from(e.reversal);
-                    let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
-                    let (booking, value) = (d(e.booking_date), d(e.value_date));
-                    let a = args![
-                        start.tenant,
-                        r.statement.account.as_str(),
-                        k.entry_key.as_str(),
-                        statement_id,
-                        run_id,
-                        e.entry_no as i64,
-                        e.amount_minor as i64,
-                        e.currency.as_str(),
-                        credit,
-                        reversal,
-                        k.status,
-                        booking.as_deref(),
-                        value.as_deref(),
-                        e.bank_ref.as_deref(),
-                        e.customer_ref.as_deref(),
-                        e.end_to_end_id.as_deref(),
-                        e.bank_tx_code.as_deref(),
-                        k.fingerprint.as_str(),
-                        k.detail.as_str(),
-                        at.as_str(),
-                    ];
-                    self.store
-                        .query_opt(INSERT_ENTRY, &a)
-                        .await
-                        .during("recording statement entries")?
-                };
-                if inserted.is_some() {
-                    if k.status == "provisional" {
-                        c.provisional += 1;
-                    } else {
-                        c.recorded += 1;
-                    }
-                    continue;
-                }
-                let existing = self
-                    .store
-                    .query_opt(
-                        ENTRY_BY_KEY,
-                        &args![
-                            start.tenant,
-                            r.statement.account.as_str(),
-                            k.entry_key.as_str()
-                        ],
-                    )
-                    .await?;
-                let (outcome, original, differences, reason) = match existing {
-                    None => (
-                        Outcome::Held,
-                        None,
-                        None,
-                        Some(
-                            "the statement was recorded before with other content (a corrected statement?): \
-                             this entry, new in it, is not recorded"
-                                .to_string(),
-                        ),
-                    ),
-                    Some(row) => {
-                        let (id, fp, status, detail) =
-                            (row.int(0)?, row.text(1)?, row.text(2)?, row.text(3)?);
-                        if fp != k.fingerprint {
-                            let diff = differing_fields(&detail, &k.fields).join("; ");
-                            (
-                                Outcome::Conflict,
-                                Some(id),
-                                Some(diff),
-                                Some("same entry key, different content".to_string()),
-                            )
-                        } else if status == "provisional" && k.status == "booked" {
-                            self.store
-                                .execute(
-                                    "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
-                                    &args![id],
-                                )
-                                .await?;
-                            (
-                                Outcome::Confirmed,
-                                Some(id),
-                                None,
-                                Some("booked: confirms the provisional entry".to_string()),
-                            )
-                        } else {
-                            (Outcome::Duplicate, Some(id), None, None)
-                        }
-                    }
-                };
-                match outcome {
-                    Outcome::Conflict => c.conflicts += 1,
-                    Outcome::Confirmed => c.confirmed += 1,
-                    Outcome::Held => c.held += 1,
-                    _ => c.duplicates += 1,
-                }
+        Ok(OpenStatements { run_id, at, counts })
+    }
+
+    /// Rolls a statement run back: nothing of it remains.
+    pub async fn rollback_statements(&mut self, _open: OpenStatements) -> Result<()> {
+        self.store.rollback().await.during("rolling back the run")
+    }
+
+    /// Records one statement and its entries in the open run. On an error the caller rolls
+    /// the run back.
+    pub async fn record_statement(
+        &mut self,
+        open: &mut OpenStatements,
+        start: &StatementStart<'_>,
+        r: &StatementRecord,
+    ) -> Result<()> {
+        let (run_id, at) = (open.run_id, open.at.clone());
+        let c = &mut open.counts;
+        c.statements += 1;
+        let (statement_id, hold) = self.statement_row(start, run_id, &at, r, c).await?;
+        for (e, k) in r.statement.entries.iter().zip(&r.entries) {
+            c.entries += 1;
+            let inserted = if hold {
+                None
+            } else {
                 let credit = i64::from(e.credit);
-                let a: [Arg; 12] = args![
-                    run_id,
-                    e.entry_no as i64,
+                let reversal = i64::from(e.reversal);
+                let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+                let (booking, value) = (d(e.booking_date), d(e.value_date));
+                let a = args![
                     start.tenant,
-                    outcome.as_str(),
-                    original,
                     r.statement.account.as_str(),
                     k.entry_key.as_str(),
+                    statement_id,
+                    run_id,
+                    e.entry_no as i64,
                     e.amount_minor as i64,
                     e.currency.as_str(),
                     credit,
-                    differences.as_deref(),
-                    reason.as_deref(),
+                    reversal,
+                    k.status,
+                    booking.as_deref(),
+                    value.as_deref(),
+                    e.bank_ref.as_deref(),
+                    e.customer_ref.as_deref(),
+                    e.end_to_end_id.as_deref(),
+                    e.bank_tx_code.as_deref(),
+                    k.fingerprint.as_str(),
+                    k.detail.as_str(),
+                    at.as_str(),
                 ];
                 self.store
-                    .execute(INSERT_STATEMENT_JOURNAL, &a)
+                    .query_opt(INSERT_ENTRY, &a)
                     .await
-                    .during("journaling statement entries")?;
+                    .during("recording statement entries")?
+            };
+            if inserted.is_some() {
+                if k.status == "provisional" {
+                    c.provisional += 1;
+                } else {
+                    c.recorded += 1;
+                }
+                continue;
             }
+            let existing = self
+                .store
+                .query_opt(
+                    ENTRY_BY_KEY,
+                    &args![
+                        start.tenant,
+                        r.statement.account.as_str(),
+                        k.entry_key.as_str()
+                    ],
+                )
+                .await?;
+            let (outcome, original, differences, reason) = match existing {
+                None => (
+                    Outcome::Held,
+                    None,
+                    None,
+                    Some(
+                        "the statement was recorded before with other content (a corrected statement?): \
+                         this entry, new in it, is not recorded"
+                            .to_string(),
+                    ),
+                ),
+                Some(row) => {
+                    let (id, fp, status, detail) =
+                        (row.int(0)?, row.text(1)?, row.text(2)?, row.text(3)?);
+                    if fp != k.fingerprint {
+                        let diff = differing_fields(&detail, &k.fields).join("; ");
+                        (
+                            Outcome::Conflict,
+                            Some(id),
+                            Some(diff),
+                            Some("same entry key, different content".to_string()),
+                        )
+                    } else if status == "provisional" && k.status == "booked" {
+                        self.store
+                            .execute(
+                                "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
+                                &args![id],
+                            )
+                            .await?;
+                        (
+                            Outcome::Confirmed,
+                            Some(id),
+                            None,
+                            Some("booked: confirms the provisional entry".to_string()),
+                        )
+                    } else {
+                        (Outcome::Duplicate, Some(id), None, None)
+                    }
+                }
+            };
+            match outcome {
+                Outcome::Conflict => c.conflicts += 1,
+                Outcome::Confirmed => c.confirmed += 1,
+                Outcome::Held => c.held += 1,
+                _ => c.duplicates += 1,
+            }
+            let credit = i64::from(e.credit);
+            let a: [Arg; 12] = args![
+                run_id,
+                e.entry_no as i64,
+                start.tenant,
+                outcome.as_str(),
+                original,
+                r.statement.account.as_str(),
+                k.entry_key.as_str(),
+                e.amount_minor as i64,
+                e.currency.as_str(),
+                credit,
+                differences.as_deref(),
+                reason.as_deref(),
+            ];
+            self.store
+                .execute(INSERT_STATEMENT_JOURNAL, &a)
+                .await
+                .during("journaling statement entries")?;
         }
+        Ok(())
+    }
+
+    /// Writes the completion mark and the findings, and commits.
+    pub async fn commit_statements(
+        &mut self,
+        open: OpenStatements,
+        start: &StatementStart<'_>,
+    ) -> Result<StatementRun> {
+        let (run_id, mut c) = (open.run_id, open.counts);
+        let res = self.complete_statements(run_id, &c, start).await;
+        if let Err(e) = res {
+            let _ = self.store.rollback().await;
+            return Err(e);
+        }
+        crate::fault::point("before_commit");
+        self.end_run(Ok(run_id)).await?;
+        crate::fault::point("after_commit");
+        c.run = self.committed(run_id, false).await?;
+        Ok(c)
+    }
+
+    async fn complete_statements(
+        &mut self,
+        run_id: i64,
+        c: &StatementRun,
+        start: &StatementStart<'_>,
+    ) -> Result<()> {
         let finished = ts(&Utc::now());
         let a = args![
             finished.as_str(),
@@ -252,8 +302,7 @@ impl Ledger {
             run_id,
         ];
         self.store.execute(super::sql::COMPLETE_RUN, &a).await?;
-        self.insert_findings_of(run_id, start.findings).await?;
-        Ok((run_id, c))
+        self.insert_findings_of(run_id, start.findings).await
     }
 
     /// The statement's own row, insert-first. Returns its id and whether its new entries
