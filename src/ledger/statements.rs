@@ -127,8 +127,9 @@ impl Ledger {
         self.store.rollback().await.during("rolling back the run")
     }
 
-    /// Records one statement and its entries in the open run. On an error the caller rolls
-    /// the run back.
+    /// Records one statement and its entries in the open run, a chunk of entries at a time
+    /// (PostgreSQL: one `unnest` insert and one `unnest` lookup a chunk; SQLite: one prepared
+    /// statement a row). On an error the caller rolls the run back.
     pub async fn record_statement(
         &mut self,
         open: &mut OpenStatements,
@@ -139,126 +140,126 @@ impl Ledger {
         let c = &mut open.counts;
         c.statements += 1;
         let (statement_id, hold) = self.statement_row(start, run_id, &at, r, c).await?;
-        for (e, k) in r.statement.entries.iter().zip(&r.entries) {
-            c.entries += 1;
-            let inserted = if hold {
-                None
+        let account = r.statement.account.as_str();
+        let pairs: Vec<(
+            &crate::formats::statement::Entry,
+            &crate::model::EntryRecord,
+        )> = r.statement.entries.iter().zip(&r.entries).collect();
+        for chunk in pairs.chunks(self.store.chunk_rows().min(100_000)) {
+            c.entries += chunk.len() as u64;
+            let rows: Vec<EntryRow> = if hold {
+                Vec::new()
             } else {
-                let credit = i64::from(e.credit);
-                let reversal = i64::from(e.reversal);
-                let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
-                let (booking, value) = (d(e.booking_date), d(e.value_date));
-                let a = args![
-                    start.tenant,
-                    r.statement.account.as_str(),
-                    k.entry_key.as_str(),
-                    statement_id,
-                    run_id,
-                    e.entry_no as i64,
-                    e.amount_minor as i64,
-                    e.currency.as_str(),
-                    credit,
-                    reversal,
-                    k.status,
-                    booking.as_deref(),
-                    value.as_deref(),
-                    e.bank_ref.as_deref(),
-                    e.customer_ref.as_deref(),
-                    e.end_to_end_id.as_deref(),
-                    e.bank_tx_code.as_deref(),
-                    k.fingerprint.as_str(),
-                    k.detail.as_str(),
-                    at.as_str(),
-                ];
-                self.store
-                    .query_opt(INSERT_ENTRY, &a)
-                    .await
-                    .during("recording statement entries")?
+                chunk.iter().map(|(e, k)| EntryRow::of(e, k)).collect()
             };
-            if inserted.is_some() {
-                if k.status == "provisional" {
-                    c.provisional += 1;
-                } else {
-                    c.recorded += 1;
-                }
+            let inserted: std::collections::HashSet<i64> = self
+                .store
+                .insert_statement_entries(start.tenant, account, statement_id, run_id, &at, &rows)
+                .await
+                .during("recording statement entries")?
+                .into_iter()
+                .collect();
+            let rest: Vec<_> = chunk
+                .iter()
+                .filter(|(e, k)| {
+                    let new = inserted.contains(&(e.entry_no as i64));
+                    if new {
+                        if k.status == "provisional" {
+                            c.provisional += 1;
+                        } else {
+                            c.recorded += 1;
+                        }
+                    }
+                    !new
+                })
+                .collect();
+            if rest.is_empty() {
                 continue;
             }
+            let keys: Vec<&str> = rest.iter().map(|(_, k)| k.entry_key.as_str()).collect();
             let existing = self
                 .store
-                .query_opt(
-                    ENTRY_BY_KEY,
-                    &args![
-                        start.tenant,
-                        r.statement.account.as_str(),
-                        k.entry_key.as_str()
-                    ],
-                )
-                .await?;
-            let (outcome, original, differences, reason) = match existing {
-                None => (
-                    Outcome::Held,
-                    None,
-                    None,
-                    Some(
-                        "the statement was recorded before with other content (a corrected statement?): \
-                         this entry, new in it, is not recorded"
-                            .to_string(),
+                .statement_entries_by_key(start.tenant, account, &keys)
+                .await
+                .during("reading the entries recorded before")?;
+            let mut journal: Vec<JournalEntry> = Vec::with_capacity(rest.len());
+            for (e, k) in rest {
+                let (outcome, original, differences, reason) = match existing.get(&k.entry_key) {
+                    None => (
+                        Outcome::Held,
+                        None,
+                        None,
+                        Some(
+                            "the statement was recorded before with other content (a corrected \
+                             statement?): this entry, new in it, is not recorded",
+                        ),
                     ),
-                ),
-                Some(row) => {
-                    let (id, fp, status, detail) =
-                        (row.int(0)?, row.text(1)?, row.text(2)?, row.text(3)?);
-                    if fp != k.fingerprint {
-                        let diff = differing_fields(&detail, &k.fields).join("; ");
-                        (
-                            Outcome::Conflict,
-                            Some(id),
-                            Some(diff),
-                            Some("same entry key, different content".to_string()),
-                        )
-                    } else if status == "provisional" && k.status == "booked" {
+                    Some(x) if x.fingerprint != k.fingerprint => (
+                        Outcome::Conflict,
+                        Some(x.entry_id),
+                        Some(differing_fields(&x.detail, &k.fields).join("; ")),
+                        Some("same entry key, different content"),
+                    ),
+                    Some(x) if x.status == "provisional" && k.status == "booked" => {
                         self.store
                             .execute(
                                 "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
-                                &args![id],
+                                &args![x.entry_id],
                             )
                             .await?;
                         (
                             Outcome::Confirmed,
-                            Some(id),
+                            Some(x.entry_id),
                             None,
-                            Some("booked: confirms the provisional entry".to_string()),
+                            Some("booked: confirms the provisional entry"),
                         )
-                    } else {
-                        (Outcome::Duplicate, Some(id), None, None)
                     }
+                    Some(x) => (Outcome::Duplicate, Some(x.entry_id), None, None),
+                };
+                match outcome {
+                    Outcome::Conflict => c.conflicts += 1,
+                    Outcome::Confirmed => c.confirmed += 1,
+                    Outcome::Held => c.held += 1,
+                    _ => c.duplicates += 1,
                 }
-            };
-            match outcome {
-                Outcome::Conflict => c.conflicts += 1,
-                Outcome::Confirmed => c.confirmed += 1,
-                Outcome::Held => c.held += 1,
-                _ => c.duplicates += 1,
+                journal.push(JournalEntry {
+                    entry_no: e.entry_no as i64,
+                    outcome,
+                    original,
+                    key: k.entry_key.as_str(),
+                    amount_minor: e.amount_minor as i64,
+                    currency: e.currency.as_str(),
+                    credit: i64::from(e.credit),
+                    differences,
+                    reason,
+                });
             }
-            let credit = i64::from(e.credit);
-            let a: [Arg; 12] = args![
-                run_id,
-                e.entry_no as i64,
-                start.tenant,
-                outcome.as_str(),
-                original,
-                r.statement.account.as_str(),
-                k.entry_key.as_str(),
-                e.amount_minor as i64,
-                e.currency.as_str(),
-                credit,
-                differences.as_deref(),
-                reason.as_deref(),
-            ];
+            let rows: Vec<[Arg; 12]> = journal
+                .iter()
+                .map(|j| {
+                    args![
+                        run_id,
+                        j.entry_no,
+                        start.tenant,
+                        j.outcome.as_str(),
+                        j.original,
+                        account,
+                        j.key,
+                        j.amount_minor,
+                        j.currency,
+                        j.credit,
+                        j.differences.as_deref(),
+                        j.reason,
+                    ]
+                })
+                .collect();
             self.store
-                .execute(INSERT_STATEMENT_JOURNAL, &a)
-                .await
-                .during("journaling statement entries")?;
+                .insert_rows(
+                    INSERT_STATEMENT_JOURNAL,
+                    &rows,
+                    "journaling statement entries",
+                )
+                .await?;
         }
         Ok(())
     }
@@ -389,18 +390,17 @@ const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, statement_key, f
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
      ON CONFLICT DO NOTHING RETURNING statement_id";
 
-const INSERT_ENTRY: &str = "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, \
+pub(crate) const INSERT_ENTRY: &str = "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, \
      entry_no, amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
      customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
      ON CONFLICT DO NOTHING RETURNING entry_id";
 
-const ENTRY_BY_KEY: &str = "SELECT entry_id, fingerprint, status, detail FROM statement_entries \
+pub(crate) const ENTRY_BY_KEY: &str = "SELECT entry_id, fingerprint, status, detail FROM statement_entries \
      WHERE tenant = $1 AND account = $2 AND entry_key = $3";
 
 const INSERT_STATEMENT_JOURNAL: &str = "INSERT INTO statement_journal (run_id, entry_no, tenant, outcome, \
-     original_entry_id, account, entry_key, amount_minor, currency, credit, differences, reason) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+     original_entry_id, account, entry_key, amount_minor, currency, credit, differences, reason)";
 
 /// A statement as stored (`clearledger statements`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -563,4 +563,66 @@ pub fn continuity(statements: &[StoredStatement]) -> Vec<Option<String>> {
         out.push(finding);
     }
     out
+}
+
+/// An entry's columns as `statement_entries` stores them, borrowed from its record.
+pub(crate) struct EntryRow<'a> {
+    pub entry_key: &'a str,
+    pub entry_no: i64,
+    pub amount_minor: i64,
+    pub currency: &'a str,
+    pub credit: i64,
+    pub reversal: i64,
+    pub status: &'a str,
+    pub booking_date: Option<String>,
+    pub value_date: Option<String>,
+    pub bank_ref: Option<&'a str>,
+    pub customer_ref: Option<&'a str>,
+    pub end_to_end_id: Option<&'a str>,
+    pub bank_tx_code: Option<&'a str>,
+    pub fingerprint: &'a str,
+    pub detail: &'a str,
+}
+
+impl<'a> EntryRow<'a> {
+    fn of(e: &'a crate::formats::statement::Entry, k: &'a crate::model::EntryRecord) -> Self {
+        let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+        EntryRow {
+            entry_key: &k.entry_key,
+            entry_no: e.entry_no as i64,
+            amount_minor: e.amount_minor as i64,
+            currency: &e.currency,
+            credit: i64::from(e.credit),
+            reversal: i64::from(e.reversal),
+            status: k.status,
+            booking_date: d(e.booking_date),
+            value_date: d(e.value_date),
+            bank_ref: e.bank_ref.as_deref(),
+            customer_ref: e.customer_ref.as_deref(),
+            end_to_end_id: e.end_to_end_id.as_deref(),
+            bank_tx_code: e.bank_tx_code.as_deref(),
+            fingerprint: &k.fingerprint,
+            detail: &k.detail,
+        }
+    }
+}
+
+/// An entry recorded before, as a new entry of the same key meets it.
+pub(crate) struct ExistingEntry {
+    pub entry_id: i64,
+    pub fingerprint: String,
+    pub status: String,
+    pub detail: String,
+}
+
+struct JournalEntry<'a> {
+    entry_no: i64,
+    outcome: Outcome,
+    original: Option<i64>,
+    key: &'a str,
+    amount_minor: i64,
+    currency: &'a str,
+    credit: i64,
+    differences: Option<String>,
+    reason: Option<&'a str>,
 }

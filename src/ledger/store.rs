@@ -218,6 +218,88 @@ impl Store {
             Store::Postgres(_) => Err(super::LedgerError::BackupUnsupported),
         }
     }
+    /// Inserts a chunk of statement entries, the unique index on (tenant, account, key)
+    /// deciding; returns the entry numbers that inserted.
+    pub async fn insert_statement_entries(
+        &mut self,
+        tenant: &str,
+        account: &str,
+        statement_id: i64,
+        run_id: i64,
+        at: &str,
+        rows: &[super::statements::EntryRow<'_>],
+    ) -> Result<Vec<i64>> {
+        match self {
+            Store::Postgres(s) => {
+                s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows)
+                    .await
+            }
+            Store::Sqlite(_) => {
+                let mut inserted = Vec::new();
+                for e in rows {
+                    let a = args![
+                        tenant,
+                        account,
+                        e.entry_key,
+                        statement_id,
+                        run_id,
+                        e.entry_no,
+                        e.amount_minor,
+                        e.currency,
+                        e.credit,
+                        e.reversal,
+                        e.status,
+                        e.booking_date.as_deref(),
+                        e.value_date.as_deref(),
+                        e.bank_ref,
+                        e.customer_ref,
+                        e.end_to_end_id,
+                        e.bank_tx_code,
+                        e.fingerprint,
+                        e.detail,
+                        at,
+                    ];
+                    if self
+                        .query_opt(super::statements::INSERT_ENTRY, &a)
+                        .await?
+                        .is_some()
+                    {
+                        inserted.push(e.entry_no);
+                    }
+                }
+                Ok(inserted)
+            }
+        }
+    }
+    /// The entries of an account recorded before under these keys.
+    pub async fn statement_entries_by_key(
+        &mut self,
+        tenant: &str,
+        account: &str,
+        keys: &[&str],
+    ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
+        match self {
+            Store::Postgres(s) => s.statement_entries_by_key(tenant, account, keys).await,
+            Store::Sqlite(_) => {
+                let mut out = HashMap::new();
+                for k in keys {
+                    let a = args![tenant, account, *k];
+                    if let Some(r) = self.query_opt(super::statements::ENTRY_BY_KEY, &a).await? {
+                        out.insert(
+                            k.to_string(),
+                            super::statements::ExistingEntry {
+                                entry_id: r.int(0)?,
+                                fingerprint: r.text(1)?,
+                                status: r.text(2)?,
+                                detail: r.text(3)?,
+                            },
+                        );
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
     pub async fn analyze(&mut self) -> Result<()> {
         match self {
