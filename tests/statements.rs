@@ -20,6 +20,7 @@ on_both_backends!(
     two_identical_lines_without_reference_are_two_entries,
     statements_lists_balances_and_breaks_in_the_chain,
     generated_statement_files_are_recorded_once,
+    the_inbox_archives_statement_files_and_quarantines_rejected_ones,
 );
 
 fn pos() -> Position {
@@ -336,4 +337,43 @@ fn generated_statement_files_are_recorded_once(db: TestDb) {
     let s = db.cl(&["statements"]);
     assert_eq!(s.code, 0, "{}", s.stdout);
     assert_eq!(s.stdout.lines().count(), 6);
+}
+
+fn the_inbox_archives_statement_files_and_quarantines_rejected_ones(db: TestDb) {
+    let (inbox, archive, quarantine) = (db.file("in"), db.file("archive"), db.file("q"));
+    std::fs::create_dir_all(&inbox).unwrap();
+    let corpus = common::corpus();
+    std::fs::copy(
+        corpus.join("mt940/jejik-rabobank-iban.sta"),
+        inbox.join("rabo.sta"),
+    )
+    .unwrap();
+    std::fs::copy(
+        corpus.join("bai2/citi_example.bai2"),
+        inbox.join("citi.bai2"),
+    )
+    .unwrap();
+    let args = [
+        "ingest",
+        "--inbox",
+        inbox.to_str().unwrap(),
+        "--archive",
+        archive.to_str().unwrap(),
+        "--quarantine",
+        quarantine.to_str().unwrap(),
+        "--min-age",
+        "0",
+    ];
+    let r = db.cl(&args);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(archive.join("rabo.sta").exists() && archive.join("rabo.sta.report.csv").exists());
+    let rows = common::read_csv(&archive.join("rabo.sta.report.csv"));
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["outcome"] == "recorded"));
+    let note = std::fs::read_to_string(quarantine.join("citi.bai2.error.txt")).unwrap();
+    assert!(note.contains("[balance_mismatch]"), "{note}");
+    assert_eq!(db.scalar("SELECT count(*) FROM statement_entries"), 4);
+    // The next pass finds nothing to take.
+    let r = db.cl(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
