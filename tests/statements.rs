@@ -21,6 +21,7 @@ on_both_backends!(
     statements_lists_balances_and_breaks_in_the_chain,
     generated_statement_files_are_recorded_once,
     the_inbox_archives_statement_files_and_quarantines_rejected_ones,
+    a_dry_run_of_a_statement_file_records_nothing,
 );
 
 fn pos() -> Position {
@@ -376,4 +377,52 @@ fn the_inbox_archives_statement_files_and_quarantines_rejected_ones(db: TestDb) 
     // The next pass finds nothing to take.
     let r = db.cl(&args);
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+fn a_dry_run_of_a_statement_file_records_nothing(db: TestDb) {
+    let f = common::corpus().join("mt940/jejik-rabobank-iban.sta");
+    let p = f.to_str().unwrap();
+    let rep = db.file("dry.csv");
+    let r = db.cl(&[
+        "ingest",
+        "--dry-run",
+        "--json",
+        p,
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (
+            v["status"].as_str(),
+            v["would_post"].as_i64(),
+            v["records"].as_i64()
+        ),
+        (Some("dry_run"), Some(4), Some(4)),
+        "{v}"
+    );
+    assert_eq!(
+        v["sha256"],
+        "0a4df92b0c8b43d9cd1d57b9116fc60911176885b53d5ca8f3869a492478ba33"
+    );
+    let rows = common::read_csv(&rep);
+    assert_eq!(rows.len(), 4);
+    assert!(
+        rows.iter()
+            .all(|r| r["outcome"] == "would_record" && r["run_id"].is_empty()),
+        "{rows:?}"
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM statement_entries"), 0);
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 0);
+    // Recorded for real, then a dry run again: every entry a duplicate.
+    assert_eq!(db.cl(&["ingest", "-q", p]).code, 0);
+    let r = db.cl(&["ingest", "--dry-run", "--json", p]);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (v["would_post"].as_i64(), v["duplicates"].as_i64()),
+        (Some(0), Some(4)),
+        "{v}"
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
 }

@@ -266,9 +266,32 @@ pub async fn ingest_file(
             })?;
             match detect::detect(&head) {
                 Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
-                    let (sha256, bytes) = (hashed.sha256.clone(), hashed.bytes);
+                    let (sha256, bytes) = (hashed.sha256.clone(), Some(hashed.bytes));
                     return statements::ingest(
-                        ledger, kind, source, &sha256, bytes, opts, name, started_at,
+                        ledger,
+                        kind,
+                        source,
+                        Some(sha256),
+                        bytes,
+                        opts,
+                        name,
+                        started_at,
+                    )
+                    .await;
+                }
+                _ => Box::new(source) as Box<dyn Read + Send>,
+            }
+        }
+        // A dry run: not hashed first; a statement file is hashed as it is read.
+        (None, None) => {
+            let (head, source) = detect::read_head(source).map_err(|source| IngestError::Read {
+                path: name.clone(),
+                source,
+            })?;
+            match detect::detect(&head) {
+                Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
+                    return statements::ingest(
+                        ledger, kind, source, None, None, opts, name, started_at,
                     )
                     .await;
                 }

@@ -20,7 +20,8 @@ const STATEMENTS_IN_FLIGHT: usize = 4;
 
 enum Msg {
     Statement(Box<StatementRecord>),
-    Done(std::io::Result<StatementRead>),
+    /// What the reader found, and the input's SHA-256 and size when it hashed them.
+    Done(std::io::Result<StatementRead>, Option<(String, u64)>),
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -28,8 +29,8 @@ pub(super) async fn ingest(
     ledger: &mut Ledger,
     kind: Unsupported,
     source: impl Read + Send + 'static,
-    sha256: &str,
-    bytes: u64,
+    sha256: Option<String>,
+    bytes: Option<u64>,
     opts: &IngestOptions,
     name: String,
     started_at: DateTime<Utc>,
@@ -38,29 +39,38 @@ pub(super) async fn ingest(
     let reader = std::thread::Builder::new()
         .name("statements".into())
         .spawn(move || {
-            let mut input = BufReader::with_capacity(256 * 1024, source);
+            // Hashed here when the caller has not (a dry run).
+            let mut hashing = crate::hash::HashingReader::new(source);
             let mut keys = StatementKeys::default();
             let mut gone = false;
-            let r = statement::read(kind, &mut input, &mut |s| {
-                if !gone {
-                    let record = Box::new(keys.record(s));
-                    gone = tx.blocking_send(Msg::Statement(record)).is_err();
-                }
-            });
-            let _ = tx.blocking_send(Msg::Done(r));
+            let r = {
+                let mut input = BufReader::with_capacity(256 * 1024, &mut hashing);
+                statement::read(kind, &mut input, &mut |s| {
+                    if !gone {
+                        let record = Box::new(keys.record(s));
+                        gone = tx.blocking_send(Msg::Statement(record)).is_err();
+                    }
+                })
+            };
+            let r = r.and_then(|r| hashing.drain().map(|()| r));
+            let (sha, n) = hashing.finish();
+            let hashed = sha.map(|h| (hex::encode(h), n));
+            let _ = tx.blocking_send(Msg::Done(r, hashed));
         })
         .map_err(|e| IngestError::Internal(e.to_string()))?;
     let no_findings: Vec<Finding> = Vec::new();
+    let mut sha256 = sha256.unwrap_or_default();
     let mut start = StatementStart {
         tenant: &opts.tenant,
         format: kind.as_str(),
-        sha256,
+        sha256: "",
         source_name: &name,
         started_at,
         findings: &no_findings,
     };
     let mut open: Option<OpenStatements> = None;
     let mut failed = None;
+    let mut hashed = None;
     let summary = loop {
         match rx.recv().await {
             Some(Msg::Statement(r)) => {
@@ -85,11 +95,21 @@ pub(super) async fn ingest(
                     failed = Some(e);
                 }
             }
-            Some(Msg::Done(r)) => break r,
+            Some(Msg::Done(r, h)) => {
+                hashed = h;
+                break r;
+            }
             None => break Err(std::io::Error::other("the statement reader stopped")),
         }
     };
     let _ = reader.join();
+    let mut bytes = bytes.unwrap_or_default();
+    if sha256.is_empty()
+        && let Some((h, n)) = hashed
+    {
+        sha256 = h;
+        bytes = n;
+    }
     if let Some(e) = failed {
         if let Some(o) = open {
             let _ = ledger.rollback_statements(o).await;
@@ -109,7 +129,45 @@ pub(super) async fn ingest(
         }
     };
     let rejected = count_errors(&summary.findings) > 0 || summary.statements == 0;
+    start.sha256 = &sha256;
     match open {
+        Some(o) if !rejected && opts.dry_run => {
+            // Classified inside the run's transaction, its report read there, then rolled
+            // back: nothing recorded, nothing journaled.
+            let mut rows = Vec::new();
+            let res = ledger
+                .report_rows(&opts.tenant, o.run_id(), &mut |mut row| {
+                    row.run_id = 0;
+                    rows.push(row);
+                    Ok(())
+                })
+                .await;
+            let c = o.counts().clone();
+            let first = rows.first().map(|r| r.file_id.clone()).unwrap_or_default();
+            ledger.rollback_statements(o).await?;
+            res?.map_err(|e| IngestError::Internal(e.to_string()))?;
+            Ok(IngestOutcome::DryRun {
+                file: crate::model::FileIdentity {
+                    format: summary.format,
+                    file_id: format!("statement:{first}"),
+                    origin: String::new(),
+                    aliases: Vec::new(),
+                },
+                counts: crate::ledger::Counts {
+                    records: c.entries,
+                    posted: c.recorded + c.provisional + c.confirmed,
+                    duplicates: c.duplicates,
+                    conflicts: c.conflicts,
+                    held: c.held,
+                    posted_amount_minor: 0,
+                    by_currency: Vec::new(),
+                },
+                sha256,
+                rows,
+                findings: summary.findings,
+                bytes,
+            })
+        }
         Some(o) if !rejected => {
             start.format = summary.format;
             start.findings = &summary.findings;
@@ -139,11 +197,26 @@ pub(super) async fn ingest(
                     "none",
                 ));
             }
+            if opts.dry_run {
+                // A dry run journals nothing, not even a rejection.
+                let mut run = crate::ledger::RunInfo::placeholder();
+                run.tenant = opts.tenant.clone();
+                run.sha256 = sha256;
+                run.format = summary.format.to_string();
+                run.source_name = name;
+                run.status = crate::ledger::RunStatus::Rejected;
+                run.records = summary.entries as i64;
+                return Ok(IngestOutcome::Rejected {
+                    run,
+                    findings,
+                    bytes,
+                });
+            }
             let rejection = Rejection {
                 tenant: opts.tenant.clone(),
                 file_id: None,
                 format: summary.format,
-                sha256: sha256.to_string(),
+                sha256: sha256.clone(),
                 source_name: name,
                 started_at,
                 finished_at: Utc::now(),

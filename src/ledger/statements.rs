@@ -59,6 +59,18 @@ pub struct OpenStatements {
     counts: StatementRun,
 }
 
+impl OpenStatements {
+    /// The run's id (inside its transaction: a dry run reads its report rows, then rolls
+    /// back).
+    pub fn run_id(&self) -> i64 {
+        self.run_id
+    }
+    /// The counts so far.
+    pub fn counts(&self) -> &StatementRun {
+        &self.counts
+    }
+}
+
 impl Ledger {
     /// Records the statements of one file: one run, one transaction.
     pub async fn record_statements(

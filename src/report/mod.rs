@@ -85,10 +85,12 @@ impl ReportWriter {
     }
 
     pub fn write(&mut self, row: &ReportRow) -> io::Result<()> {
-        let outcome = if self.dry_run && row.outcome == Outcome::Posted {
-            "would_post"
-        } else {
-            row.outcome.as_str()
+        let outcome = match (self.dry_run, row.outcome) {
+            (true, Outcome::Posted) => "would_post",
+            (true, Outcome::Recorded) => "would_record",
+            (true, Outcome::Provisional) => "would_record_provisional",
+            (true, Outcome::Confirmed) => "would_confirm",
+            (_, o) => o.as_str(),
         };
         match &mut self.inner {
             Inner::Csv(w) => {
