@@ -271,3 +271,66 @@ fn hostile_xml_is_refused_safely() {
         "{err}"
     );
 }
+
+/// Hostile bank statements (issue #13): refused with the position, nothing recorded even
+/// when statements were recorded before the file turned out bad (the run is one
+/// transaction), memory bounded, no panic.
+#[test]
+fn hostile_statements_are_refused_safely() {
+    let db = TestDb::sqlite();
+    let statement_rows = |db: &TestDb| db.scalar("SELECT count(*) FROM statement_entries");
+    let camt =
+        std::fs::read(common::corpus().join("iso20022/camt053/bsp-camt.053.001.02.xml")).unwrap();
+    let text = String::from_utf8(camt).unwrap();
+    // A DOCTYPE (billion laughs) before the camt document.
+    let laughs = text.replacen(
+        "?>",
+        "?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;&lol;\">]>",
+        1,
+    );
+    let err = rejected(&db, "laughs.camt.xml", laughs.as_bytes());
+    assert!(err.contains("[doctype_forbidden]"), "{err}");
+    // Two statements, cut in the middle of the second's entry: the first, recorded by then
+    // inside the run's transaction, is rolled back with it.
+    let two = std::fs::read_to_string(
+        common::corpus().join("iso20022/camt053/genkgo-camt053.v2.multi.statement.xml"),
+    )
+    .unwrap();
+    assert_eq!(two.matches("<Stmt>").count(), 2);
+    let cut = &two[..two.rfind("</Ntry>").unwrap() - 10];
+    let err = rejected(&db, "cut.camt.xml", cut.as_bytes());
+    assert!(
+        err.contains("error [xml_syntax]") && err.contains("/Stmt[2]/Ntry[1]"),
+        "{err}"
+    );
+    assert_eq!(statement_rows(&db), 0);
+    assert_eq!(db.scalar("SELECT count(*) FROM statements"), 0);
+    // BAI2: a record of 2 MB with no newline.
+    let mut bai2 = b"01,122099999,123456789,040621,0200,1,,,2/\n02,,".to_vec();
+    bai2.extend(std::iter::repeat_n(b'9', 2 << 20));
+    let err = rejected(&db, "long.bai2", &bai2);
+    assert!(err.contains("[size_limit]"), "{err}");
+    // MT940: a line of 3,000 bytes.
+    let mut mt =
+        b":20:STMT\n:25:NL26VAYB8060476890\n:28C:1/1\n:60F:C261130EUR1000,00\n:86:".to_vec();
+    mt.extend(std::iter::repeat_n(b'x', 3000));
+    mt.extend_from_slice(b"\n:62F:C261130EUR1000,00\n-\n");
+    let err = rejected(&db, "long.sta", &mt);
+    assert!(err.contains("[size_limit]"), "{err}");
+    assert_eq!(statement_rows(&db), 0);
+}
+
+/// An XML file cut short between two elements (an upload that stopped) is refused whole: it
+/// was accepted with the transactions before the cut, its control totals never reached.
+#[test]
+fn an_xml_file_cut_between_elements_is_refused() {
+    let db = TestDb::sqlite();
+    let xml = std::fs::read_to_string(samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let cut = &xml[..xml.rfind("</CdtTrfTxInf>").unwrap()];
+    let err = rejected(&db, "cut.pacs.xml", cut.as_bytes());
+    assert!(
+        err.contains("error [xml_syntax]")
+            && err.contains("/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[3]: expected a complete document: every element closed, found \"the end of the input inside <CdtTrfTxInf> (opened at line 48, byte 2332): the file is cut short\""),
+        "{err}"
+    );
+}

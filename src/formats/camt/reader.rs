@@ -497,7 +497,24 @@ pub(super) fn read<R: BufRead>(
                 ));
                 break;
             }
-            (_, Event::Eof) => break,
+            (_, Event::Eof) => {
+                // The input ended inside an element: a file cut short. What was read of it
+                // is no statement file (its last statement and balances were never reached).
+                if let Some(open) = stack.top() {
+                    let (name, at) = (open.name.clone(), open.pos);
+                    st.fatal(Finding::error(
+                        FindingCode::XmlSyntax,
+                        pos.at(stack.path()),
+                        None,
+                        "a complete document: every element closed",
+                        format!(
+                            "the end of the input inside <{name}> (opened at line {}, byte {}): the file is cut short",
+                            at.line, at.byte_offset
+                        ),
+                    ));
+                }
+                break;
+            }
             _ => {}
         }
         buf.clear();

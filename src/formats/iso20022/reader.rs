@@ -654,7 +654,24 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 ));
                 break;
             }
-            (_, Event::Eof) => break,
+            (_, Event::Eof) => {
+                // The input ended inside an element: a file cut short (an upload that
+                // stopped, a copy of a file still being written). What was read of it is
+                // no file, and its control totals were never reached: refused whole.
+                if let Some(open) = stack.last() {
+                    fatal = Some(Finding::error(
+                        FindingCode::XmlSyntax,
+                        pos.at(path_of(&stack)),
+                        None,
+                        "a complete document: every element closed",
+                        format!(
+                            "the end of the input inside <{}> (opened at line {}, byte {}): the file is cut short",
+                            open.name, open.pos.line, open.pos.byte_offset
+                        ),
+                    ));
+                }
+                break;
+            }
             _ => {}
         }
         buf.clear();
