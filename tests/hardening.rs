@@ -284,32 +284,6 @@ fn postgres_statistics_are_fresh_after_a_bulk_run() {
     );
 }
 
-/// Waits until process `pid` is stopped (state `T` in /proc), as `CLEARLEDGER_FAULT=stop:…`
-/// leaves it.
-fn wait_until_stopped(pid: u32) {
-    for _ in 0..600 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // "PID (comm) STATE …": the state follows the last ')'.
-        if stat
-            .rsplit(')')
-            .next()
-            .map(str::trim_start)
-            .is_some_and(|s| s.starts_with('T'))
-        {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("process {pid} never reached its stop point");
-}
-
-#[allow(unsafe_code)]
-fn resume(pid: u32) {
-    // SAFETY: kill(2) on our own child with a standard signal.
-    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
-    assert_eq!(r, 0, "SIGCONT to {pid}");
-}
-
 /// Issue #17: SQLite maps the WAL index (`-shm`) into memory; truncated under a running
 /// ingest, the next access raised SIGBUS and the process died with no word (exit 135).
 /// Now: exit 4 with a message saying what happened and that a rerun is safe; the ledger is
@@ -336,14 +310,14 @@ fn a_wal_index_truncated_under_a_run_is_exit_4_not_sigbus() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_until_stopped(child.id());
+    common::wait_until_stopped(child.id());
     let shm = db.file("ledger.db-shm");
     std::fs::OpenOptions::new()
         .write(true)
         .open(&shm)
         .and_then(|f| f.set_len(0))
         .unwrap();
-    resume(child.id());
+    common::resume(child.id());
     let o = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(

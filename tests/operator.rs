@@ -439,10 +439,10 @@ fn two_opposite_decisions_at_once_leave_one(db: TestDb) {
     // starts meanwhile, finds no decision yet, and meets the first's in the unique index
     // (PostgreSQL) or behind its write lock (SQLite) once the first commits.
     let first = spawn("--post", Some("stop:before_commit"));
-    wait_until_stopped(first.id());
+    common::wait_until_stopped(first.id());
     let second = spawn("--reject", None);
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    resume(first.id());
+    common::resume(first.id());
     let (p, r) = (
         first.wait_with_output().unwrap(),
         second.wait_with_output().unwrap(),
@@ -468,30 +468,6 @@ fn two_opposite_decisions_at_once_leave_one(db: TestDb) {
         db.scalar("SELECT count(*) FROM runs WHERE kind = 'resolve'"),
         1
     );
-}
-
-/// Waits until process `pid` is stopped (state `T` in /proc).
-fn wait_until_stopped(pid: u32) {
-    for _ in 0..600 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat
-            .rsplit(')')
-            .next()
-            .map(str::trim_start)
-            .is_some_and(|s| s.starts_with('T'))
-        {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("process {pid} never reached its stop point");
-}
-
-#[allow(unsafe_code)]
-fn resume(pid: u32) {
-    // SAFETY: kill(2) on our own child with a standard signal.
-    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
-    assert_eq!(r, 0, "SIGCONT to {pid}");
 }
 
 /// A rejected record never posts: not when its file is sent again with --accept-resent.

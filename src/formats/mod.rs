@@ -27,6 +27,16 @@ pub mod statement;
 
 use crate::findings::{Finding, count_errors};
 
+/// The century of a two-digit year, one rule for every format that writes them (NACHA,
+/// BAI2, SWIFT MT): 00-69 are 2000-2069, 70-99 are 1970-1999.
+pub fn century(yy: u32) -> i32 {
+    if yy < 70 {
+        2000 + yy as i32
+    } else {
+        1900 + yy as i32
+    }
+}
+
 /// What one pass over a file gave, whatever its format: the one summary ingest and
 /// `check` decide on (a file with an error finding is rejected whole).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -315,3 +315,31 @@ pub fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
         })
         .collect()
 }
+
+/// Waits until process `pid` is stopped (state `T` in /proc), as `CLEARLEDGER_FAULT=stop:…`
+/// leaves it.
+#[allow(dead_code)]
+pub fn wait_until_stopped(pid: u32) {
+    for _ in 0..600 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // "PID (comm) STATE …": the state follows the last ')'.
+        if stat
+            .rsplit(')')
+            .next()
+            .map(str::trim_start)
+            .is_some_and(|s| s.starts_with('T'))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("process {pid} never reached its stop point");
+}
+
+/// Resumes a process held at a `stop:` fault point.
+#[allow(dead_code, unsafe_code)]
+pub fn resume(pid: u32) {
+    // SAFETY: kill(2) on our own child with a standard signal.
+    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
+    assert_eq!(r, 0, "SIGCONT to {pid}");
+}

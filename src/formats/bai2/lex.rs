@@ -121,15 +121,7 @@ pub(crate) fn type_code(s: &str) -> Option<u16> {
     r.ok().and_then(|(_, d)| d.parse().ok())
 }
 
-/// The century of a two-digit year, the rule NACHA's reader uses too
-/// (`formats::nacha::validate::century`): 00-69 are 2000-2069, 70-99 are 1970-1999.
-fn century(yy: u32) -> i32 {
-    if yy < 70 {
-        2000 + yy as i32
-    } else {
-        1900 + yy as i32
-    }
-}
+use crate::formats::century;
 
 /// A YYMMDD date that exists in the calendar.
 pub(crate) fn yymmdd(s: &str) -> Option<NaiveDate> {

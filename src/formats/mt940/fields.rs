@@ -50,15 +50,7 @@ fn number(b: &[u8]) -> u32 {
     })
 }
 
-/// The century rule for SWIFT's two-digit years, in one place: 00-69 are 2000-2069,
-/// 70-99 are 1970-1999 (the window NACHA's reader uses too).
-pub(crate) fn century(yy: u32) -> i32 {
-    if yy < 70 {
-        2000 + yy as i32
-    } else {
-        1900 + yy as i32
-    }
-}
+pub(crate) use crate::formats::century;
 
 /// A YYMMDD that is six digits (checked by the caller) and a calendar date.
 fn yymmdd(b: &[u8]) -> Option<NaiveDate> {

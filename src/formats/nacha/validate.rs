@@ -137,15 +137,7 @@ pub fn is_change_code(b: &[u8]) -> bool {
     }
 }
 
-/// The century rule for NACHA's two-digit years, in one place: 00-69 are 2000-2069,
-/// 70-99 are 1970-1999.
-pub fn century(yy: u32) -> i32 {
-    if yy < 70 {
-        2000 + yy as i32
-    } else {
-        1900 + yy as i32
-    }
-}
+pub use crate::formats::century;
 
 /// A YYMMDD date; `None` if not six digits or not a calendar date.
 pub fn parse_yymmdd(b: &[u8]) -> Option<NaiveDate> {
