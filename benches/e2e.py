@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end benchmark on large files, with the database's own ceilings measured in the same run.
 
-For each format (NACHA, pacs.008) it generates an N-record file with `clearledger generate`,
+For each format (NACHA, pacs.008, camt.053) it generates an N-record file with `clearledger generate`,
 then times each step with its peak RSS:
   1. `clearledger check`            parse + validate alone
   2. `clearledger ingest`           first ingest into a fresh SQLite database
@@ -13,13 +13,17 @@ re-upload ceiling). Each figure is printed with its ratio to its ceiling.
 
 With --postgres (a server from CLEARLEDGER_TEST_PG_URL, else started by scripts/pg-start.sh) the
 same ingests run on PostgreSQL, beside its ceilings for the same rows into the same schema and
-indexes: `COPY` into `postings`, and `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING`
+indexes: `COPY` into `postings` (for camt.053: `statement_entries`), and `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING`
 (fresh, and again with every row a conflict).
 
 With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
 that peak RSS does not grow with the file.
 
-Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008] [--postgres]
+A camt.053 file's ceiling is the same measure on its own rows: the statement entries the
+first ingest recorded, inserted into `statement_entries` with its indexes (issue #13: a statement
+ingest at >= 0.7x that ceiling).
+
+Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008,camt053] [--postgres]
                               [--sizes 100000,1000000,5000000] [--keep DIR]
 Builds what it runs (`cargo build --release`, the example); --postgres needs psql (installed
 with PostgreSQL, which scripts/pg-start.sh starts).
@@ -31,6 +35,14 @@ BIN = os.path.join(ROOT, "target", "release", "clearledger")
 CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
 COLS = ("tenant, operation, posting_key, file_id, record_no, trace_number, debit_account, "
         "credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at")
+ENTRY_COLS = ("tenant, account, entry_key, statement_id, run_id, entry_no, amount_minor, currency, credit, "
+              "reversal, status, booking_date, value_date, bank_ref, customer_ref, end_to_end_id, bank_tx_code, "
+              "fingerprint, detail, recorded_at")
+
+
+def table_of(fmt):
+    """The table a format's rows go to, and its columns."""
+    return ("statement_entries", ENTRY_COLS) if fmt == "camt053" else ("postings", COLS)
 
 
 def timed(cmd, stdin=None):
@@ -55,12 +67,14 @@ def fresh(path):
             os.remove(p)
 
 
-def export_rows(db, csv_path):
-    """The first run's posting rows as CSV (NULL as an empty field), for the ceilings."""
+def export_rows(db, csv_path, fmt):
+    """The first run's posting (or statement entry) rows as CSV (NULL as an empty field), for
+    the ceilings."""
+    table, cols = table_of(fmt)
     con = sqlite3.connect(db)
     with open(csv_path, "w", newline="") as out:
         w = csv.writer(out)
-        for r in con.execute(f"SELECT {COLS} FROM postings WHERE run_id = 1 ORDER BY posting_id"):
+        for r in con.execute(f"SELECT {cols} FROM {table} WHERE run_id = 1 ORDER BY rowid"):
             w.writerow(r)
     con.close()
 
@@ -68,6 +82,8 @@ def export_rows(db, csv_path):
 def generate(fmt, n, path):
     if fmt == "nacha":
         cmd = [BIN, "generate", "nacha", "--entries", str(n), "--batches", "10", "--seed", "11", "-o", path]
+    elif fmt == "camt053":
+        cmd = [BIN, "generate", "camt053", "--entries", str(n), "--seed", "11", "-o", path]
     else:
         cmd = [BIN, "generate", "pacs008", "--tx", str(n), "--seed", "11", "-o", path]
     subprocess.run(cmd, check=True)
@@ -97,15 +113,17 @@ def one_format(fmt, n, work, postgres_url):
 
     # Ceilings: the same rows, exported from the ledger just written.
     csv_path = os.path.join(work, f"{fmt}-rows.csv")
-    export_rows(db, csv_path)
+    export_rows(db, csv_path, fmt)
     raw = os.path.join(work, "raw.db")
     fresh(raw)
-    out = subprocess.run([CEILING, csv_path, raw], capture_output=True, text=True, check=True).stdout
+    table, cols = table_of(fmt)
+    extra = ["--table", table, cols] if table != "postings" else []
+    out = subprocess.run([CEILING, csv_path, raw] + extra, capture_output=True, text=True, check=True).stdout
     ceil = json.loads(out)
     c_fresh, c_conf = n / ceil["fresh_secs"], n / ceil["conflicts_secs"]
     fresh(raw)
 
-    title = "NACHA entries" if fmt == "nacha" else "pacs.008 transactions"
+    title = {"nacha": "NACHA entries", "camt053": "camt.053 entries"}.get(fmt, "pacs.008 transactions")
     print(f"\n### {n:,} {title}, {mb:.0f} MB — SQLite\n")
     print(HEADER)
     row("parse + validate (`check`)", n, mb, *check)
@@ -154,17 +172,29 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     again_bare = timed([BIN, "--db", url, "ingest", "-q", f])
 
     raw = with_db(admin, "cl_e2e_raw")
+    table, COLS_ = table_of(fmt)
     schema = "".join(open(p).read() for p in sorted(glob.glob(os.path.join(ROOT, "migrations", "postgres", "*.sql"))))
     psql(raw, stdin=schema +
          "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) OVERRIDING SYSTEM VALUE "
          "VALUES (1, 'default', '', 'nacha', 'x', 'x', 'completed');")
-    s_copy = psql_timed(raw, f"\\copy postings ({COLS}) FROM '{csv_path}' WITH (FORMAT csv)\n")
+    if table == "statement_entries":
+        # The statements the entries point to, under the ids of the export.
+        at = [c.strip() for c in COLS_.split(",")].index("statement_id")
+        with open(csv_path, newline="") as f:
+            ids = sorted({int(r[at]) for r in csv.reader(f)})
+        psql(raw, stdin="".join(
+            "INSERT INTO statements (statement_id, tenant, statement_key, format, kind, account, stmt_id, "
+            "entries, fingerprint, detail, run_id, recorded_at) OVERRIDING SYSTEM VALUE "
+            f"VALUES ({i}, 'default', 'ceiling:{i}', 'camt.053', 'final', 'A', 'S', 0, '', '{{}}', 1, '');\n"
+            for i in ids))
+    s_copy = psql_timed(raw, f"\\copy {table} ({COLS_}) FROM '{csv_path}' WITH (FORMAT csv)\n")
     # unnest of arrays, 10,000 rows a statement, as a client sends them; the arrays are built
     # server-side from a staging table so that no client encoding is timed.
-    psql(raw, f"CREATE TABLE staging AS SELECT row_number() OVER () AS i, {COLS} FROM postings")
+    psql(raw, f"CREATE TABLE staging AS SELECT row_number() OVER () AS i, {COLS_} FROM {table}")
     psql(raw, "CREATE INDEX ON staging (i)")
-    cols = [c.strip() for c in COLS.split(",")]
-    types = {"record_no": "bigint", "amount_minor": "bigint", "run_id": "bigint"}
+    cols = [c.strip() for c in COLS_.split(",")]
+    types = {"record_no": "bigint", "amount_minor": "bigint", "run_id": "bigint", "statement_id": "bigint",
+             "entry_no": "bigint", "credit": "bigint", "reversal": "bigint"}
     unnest = ", ".join(f"a.a{k}::{types.get(c, 'text')}[]" for k, c in enumerate(cols))
     batches = (n + 9999) // 10000
     # Name the aggregated columns a0..aN.
@@ -173,10 +203,10 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
             + " FROM staging GROUP BY 1;")
     psql(raw, prep)
     load = "".join(
-        f"INSERT INTO postings ({COLS}) SELECT u.* FROM batches a CROSS JOIN LATERAL unnest({unnest}) AS u "
+        f"INSERT INTO {table} ({COLS_}) SELECT u.* FROM batches a CROSS JOIN LATERAL unnest({unnest}) AS u "
         f"WHERE a.b = {b} ON CONFLICT DO NOTHING;\n" for b in range(batches))
     s_conflicts = psql_timed(raw, load)
-    psql(raw, "TRUNCATE postings")
+    psql(raw, f"TRUNCATE {table}")
     s_fresh = psql_timed(raw, load)
 
     c_copy, c_unnest, c_conf = n / s_copy, n / s_fresh, n / s_conflicts
@@ -186,7 +216,7 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     row("PostgreSQL first ingest (ratio to unnest ON CONFLICT)", n, mb, *first, c_unnest)
     row("PostgreSQL re-upload, report written", n, mb, *again, c_conf)
     row("PostgreSQL re-upload, no report", n, mb, *again_bare, c_conf)
-    row("ceiling: COPY into postings", n, mb, s_copy, None)
+    row(f"ceiling: COPY into {table}", n, mb, s_copy, None)
     row("ceiling: INSERT … SELECT FROM unnest(10 k-row arrays) ON CONFLICT DO NOTHING, fresh", n, mb, s_fresh, None)
     row("ceiling: same, every row a conflict", n, mb, s_conflicts, None)
     for name in ("cl_e2e", "cl_e2e_raw"):
@@ -214,7 +244,7 @@ def sizes(fmts, ns, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=1_000_000)
-    ap.add_argument("--formats", default="nacha,pacs008")
+    ap.add_argument("--formats", default="nacha,pacs008,camt053")
     ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
     ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
     ap.add_argument("--sizes", help="comma-separated record counts for the RSS table")

@@ -2,10 +2,12 @@
 //! the same rows into the same schema and indexes, in one transaction, with the pragmas
 //! clearledger itself uses — the baseline the end-to-end figures are divided by.
 //!
-//! `cargo run --release --example sqlite_ceiling -- ROWS.csv DB [PRAGMA…]`
+//! `cargo run --release --example sqlite_ceiling -- ROWS.csv DB [--table T COLUMNS] [PRAGMA…]`
 //!
 //! ROWS.csv holds the posting columns (see `COLS`), one row per posting, as exported from a
-//! ledger by the script. DB must not exist: the project's migrations are applied to it. Then:
+//! ledger by the script; with `--table statement_entries "tenant, account, …"` it holds
+//! those columns of that table instead (a statement file's entries: the statement rows
+//! they point to are inserted first, so that every entry's `statement_id` exists). DB must not exist: the project's migrations are applied to it. Then:
 //! 1. `fresh`: every row inserted by one prepared `INSERT … ON CONFLICT DO NOTHING`, one
 //!    transaction;
 //! 2. `conflicts`: the same again into the now full table, so every row is a conflict
@@ -22,8 +24,12 @@ const COLS: &str = "tenant, operation, posting_key, file_id, record_no, trace_nu
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [csv_path, db_path, pragmas @ ..] = args.as_slice() else {
-        return Err("usage: sqlite_ceiling ROWS.csv DB [PRAGMA…]".into());
+    let [csv_path, db_path, rest @ ..] = args.as_slice() else {
+        return Err("usage: sqlite_ceiling ROWS.csv DB [--table T COLUMNS] [PRAGMA…]".into());
+    };
+    let (table, cols, pragmas) = match rest {
+        [flag, t, c, p @ ..] if flag == "--table" => (t.as_str(), c.as_str(), p),
+        p => ("postings", COLS, p),
     };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -50,9 +56,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          VALUES (1, 'default', '', 'nacha', 'ceiling', '', 'completed')",
         [],
     )?;
+    if table == "statement_entries" {
+        // The statements the entries belong to (their ids are those of the export).
+        let at = cols
+            .split(',')
+            .position(|c| c.trim() == "statement_id")
+            .ok_or("the statement_entries columns must include statement_id")?;
+        let mut ids: Vec<&str> = rows.iter().filter_map(|r| r.get(at)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            conn.execute(
+                "INSERT INTO statements (statement_id, tenant, statement_key, format, kind, \
+                 account, stmt_id, entries, fingerprint, detail, run_id, recorded_at) \
+                 VALUES (?1, 'default', 'ceiling:' || ?1, 'camt.053', 'final', 'A', 'S', 0, '', \
+                 '{}', 1, '')",
+                [id],
+            )?;
+        }
+    }
     let sql = format!(
-        "INSERT INTO postings ({COLS}) VALUES ({}) ON CONFLICT DO NOTHING",
-        vec!["?"; COLS.split(',').count()].join(", ")
+        "INSERT INTO {table} ({cols}) VALUES ({}) ON CONFLICT DO NOTHING",
+        vec!["?"; cols.split(',').count()].join(", ")
     );
     let mut secs = [0.0f64; 2];
     for s in &mut secs {

@@ -50,13 +50,19 @@ impl ToSql for Arg<'_> {
 fn placeholders(sql: &str) -> Cow<'_, str> {
     let b = sql.as_bytes();
     let is_placeholder = |i: usize| b[i] == b'$' && b.get(i + 1).is_some_and(u8::is_ascii_digit);
-    if !(0..b.len()).any(is_placeholder) {
+    let mut dollars = memchr::memchr_iter(b'$', b).filter(|&i| is_placeholder(i));
+    let Some(first) = dollars.next() else {
         return Cow::Borrowed(sql);
-    }
+    };
+    // `$` and `?` are both one byte: the text between placeholders is copied as it is.
     let mut out = String::with_capacity(sql.len());
-    for (i, c) in sql.char_indices() {
-        out.push(if is_placeholder(i) { '?' } else { c });
+    let mut from = 0;
+    for i in std::iter::once(first).chain(dollars) {
+        out.push_str(&sql[from..i]);
+        out.push('?');
+        from = i + 1;
     }
+    out.push_str(&sql[from..]);
     Cow::Owned(out)
 }
 
@@ -212,6 +218,55 @@ impl SqliteStore {
             Begin::Migrate => "locking the database to migrate",
         };
         self.conn.execute_batch("BEGIN IMMEDIATE").ctx(context)
+    }
+
+    /// A statement's entries, one prepared statement a row (`ON CONFLICT DO NOTHING`):
+    /// the `entry_no`s inserted, in the order given.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn insert_statement_entries(
+        &mut self,
+        tenant: &str,
+        account: &str,
+        statement_id: i64,
+        run_id: i64,
+        at: &str,
+        rows: &[super::statements::EntryRow<'_>],
+    ) -> Result<Vec<i64>> {
+        let mut insert = self
+            .conn
+            .prepare_cached(&placeholders(super::statements::INSERT_ENTRY))
+            .ctx("preparing the statement entry insert")?;
+        let mut inserted = Vec::with_capacity(rows.len());
+        for e in rows {
+            let n = insert
+                .execute(rusqlite::params![
+                    tenant,
+                    account,
+                    e.entry_key,
+                    statement_id,
+                    run_id,
+                    e.entry_no,
+                    e.amount_minor,
+                    e.currency,
+                    e.credit,
+                    e.reversal,
+                    e.status,
+                    e.booking_date.as_deref(),
+                    e.value_date.as_deref(),
+                    e.bank_ref,
+                    e.customer_ref,
+                    e.end_to_end_id,
+                    e.bank_tx_code,
+                    e.fingerprint,
+                    e.detail,
+                    at,
+                ])
+                .ctx("recording statement entries")?;
+            if n == 1 {
+                inserted.push(e.entry_no);
+            }
+        }
+        Ok(inserted)
     }
 
     pub async fn insert_postings(

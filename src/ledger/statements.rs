@@ -402,11 +402,12 @@ const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, statement_key, f
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
      ON CONFLICT DO NOTHING RETURNING statement_id";
 
+/// One entry (SQLite; PostgreSQL inserts a chunk with `unnest`).
 pub(crate) const INSERT_ENTRY: &str = "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, \
      entry_no, amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
      customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
-     ON CONFLICT DO NOTHING RETURNING entry_id";
+     ON CONFLICT DO NOTHING";
 
 pub(crate) const ENTRY_BY_KEY: &str = "SELECT entry_id, fingerprint, status, detail FROM statement_entries \
      WHERE tenant = $1 AND account = $2 AND entry_key = $3";

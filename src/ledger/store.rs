@@ -234,40 +234,9 @@ impl Store {
                 s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows)
                     .await
             }
-            Store::Sqlite(_) => {
-                let mut inserted = Vec::new();
-                for e in rows {
-                    let a = args![
-                        tenant,
-                        account,
-                        e.entry_key,
-                        statement_id,
-                        run_id,
-                        e.entry_no,
-                        e.amount_minor,
-                        e.currency,
-                        e.credit,
-                        e.reversal,
-                        e.status,
-                        e.booking_date.as_deref(),
-                        e.value_date.as_deref(),
-                        e.bank_ref,
-                        e.customer_ref,
-                        e.end_to_end_id,
-                        e.bank_tx_code,
-                        e.fingerprint,
-                        e.detail,
-                        at,
-                    ];
-                    if self
-                        .query_opt(super::statements::INSERT_ENTRY, &a)
-                        .await?
-                        .is_some()
-                    {
-                        inserted.push(e.entry_no);
-                    }
-                }
-                Ok(inserted)
+            Store::Sqlite(s) => {
+                s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows)
+                    .await
             }
         }
     }

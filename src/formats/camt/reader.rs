@@ -15,7 +15,7 @@ use crate::formats::statement::{
     Balance, BalanceKind, Detail, Entry, EntryStatus, Statement, StatementKind, check_balance,
 };
 use crate::money::{Currency, CurrencyError, minor_exponent};
-use chrono::{NaiveDate, NaiveTime};
+use chrono::NaiveDate;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
@@ -59,18 +59,26 @@ struct Frame {
     name: String,
     pos: Pos,
     index: u32,
-    children: Vec<(String, u32)>,
+    /// The names of the children seen so far, with their counts: the first `children`
+    /// slots of `child_names` (kept beyond, for reuse: no allocation per element).
+    child_names: Vec<(String, u32)>,
+    children: usize,
     had_child: bool,
     text: String,
-    /// The `Ccy` attribute, on amounts.
-    ccy: Option<String>,
+    /// The `Ccy` attribute, on amounts (`has_ccy`; the string is kept for reuse).
+    ccy: String,
+    has_ccy: bool,
 }
 
-/// The open elements; frames above the depth are kept for reuse.
+/// The open elements; frames above the depth are kept for reuse. `names` holds the open
+/// elements' names as `/A/B/C`, `starts[i]` where frame i's `/name` begins in it, so that
+/// the path below a frame (`rel`) is a slice, never built.
 #[derive(Default)]
 struct Stack {
     frames: Vec<Frame>,
     depth: usize,
+    names: String,
+    starts: Vec<usize>,
 }
 
 impl Stack {
@@ -84,13 +92,25 @@ impl Stack {
         let index = match self.top() {
             Some(parent) => {
                 parent.had_child = true;
-                match parent.children.iter_mut().find(|(n, _)| n == name) {
+                let seen = parent.children;
+                match parent.child_names[..seen]
+                    .iter_mut()
+                    .find(|(n, _)| n == name)
+                {
                     Some(c) => {
                         c.1 += 1;
                         c.1
                     }
                     None => {
-                        parent.children.push((name.to_string(), 1));
+                        if seen == parent.child_names.len() {
+                            parent.child_names.push((name.to_string(), 1));
+                        } else {
+                            let slot = &mut parent.child_names[seen];
+                            slot.0.clear();
+                            slot.0.push_str(name);
+                            slot.1 = 1;
+                        }
+                        parent.children += 1;
                         1
                     }
                 }
@@ -102,10 +122,12 @@ impl Stack {
                 name: String::new(),
                 pos,
                 index,
-                children: Vec::new(),
+                child_names: Vec::new(),
+                children: 0,
                 had_child: false,
                 text: String::new(),
-                ccy: None,
+                ccy: String::new(),
+                has_ccy: false,
             });
         }
         let f = &mut self.frames[self.depth];
@@ -113,14 +135,23 @@ impl Stack {
         f.name.push_str(name);
         f.pos = pos;
         f.index = index;
-        f.children.clear();
+        f.children = 0;
         f.had_child = false;
         f.text.clear();
-        f.ccy = None;
+        f.has_ccy = false;
+        if self.starts.len() == self.depth {
+            self.starts.push(0);
+        }
+        self.starts[self.depth] = self.names.len();
+        self.names.push('/');
+        self.names.push_str(name);
         self.depth += 1;
     }
     fn pop(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        if self.depth > 0 {
+            self.depth -= 1;
+            self.names.truncate(self.starts[self.depth]);
+        }
     }
     /// The absolute path with indices, down to the top frame.
     fn path(&self) -> String {
@@ -128,12 +159,13 @@ impl Stack {
     }
     /// The absolute path of the first `n` frames.
     fn path_to(&self, n: usize) -> String {
-        let mut s = String::new();
+        use std::fmt::Write;
+        let mut s = String::with_capacity(self.names.len() + 16);
         for f in &self.frames[..n.min(self.depth)] {
             s.push('/');
             s.push_str(&f.name);
             if f.index > 1 || indexed(&f.name) {
-                s.push_str(&format!("[{}]", f.index));
+                let _ = write!(s, "[{}]", f.index);
             }
         }
         if s.is_empty() {
@@ -142,15 +174,11 @@ impl Stack {
         s
     }
     /// The names of the frames after `from`, joined by `/`.
-    fn rel(&self, from: usize) -> String {
-        let mut s = String::new();
-        for f in self.frames[..self.depth].iter().skip(from + 1) {
-            if !s.is_empty() {
-                s.push('/');
-            }
-            s.push_str(&f.name);
+    fn rel(&self, from: usize) -> &str {
+        match self.starts.get(from + 1) {
+            Some(&start) if from + 1 < self.depth => &self.names[start + 1..],
+            _ => "",
         }
-        s
     }
 }
 
@@ -361,7 +389,7 @@ pub(super) fn read<R: BufRead>(
                     in_app_header = Some(depth);
                 }
                 // Attributes: each at most once; `Ccy` kept on the frame.
-                let mut seen: Vec<String> = Vec::new();
+                let mut seen: Vec<&str> = Vec::new();
                 let mut failed = None;
                 for attr in e.attributes() {
                     let attr = match attr {
@@ -371,11 +399,11 @@ pub(super) fn read<R: BufRead>(
                             break;
                         }
                     };
-                    let qualified = attr.key.into_inner().to_string();
+                    let qualified = attr.key.into_inner();
                     if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
                         continue;
                     }
-                    let key = xml::local(&qualified).to_string();
+                    let key = xml::local(qualified);
                     if let Some(first) = seen.iter().find(|q| xml::local(q) == key) {
                         failed = Some(Finding::error(
                             FindingCode::DuplicateAttribute,
@@ -392,7 +420,9 @@ pub(super) fn read<R: BufRead>(
                             if key == "Ccy"
                                 && let Some(f) = stack.top()
                             {
-                                f.ccy = Some(v.trim().to_string());
+                                f.has_ccy = true;
+                                f.ccy.clear();
+                                f.ccy.push_str(v.trim());
                             }
                         }
                         Err(err) => {
@@ -422,7 +452,7 @@ pub(super) fn read<R: BufRead>(
                     continue;
                 }
                 let namespace = match &res {
-                    ResolveResult::Bound(ns) => Some(ns.as_ref().to_string()),
+                    ResolveResult::Bound(ns) => Some(ns.as_ref()),
                     _ => None,
                 };
                 st.start(&stack, depth, &name, pos, namespace);
@@ -542,9 +572,17 @@ fn size_limit(stack: &Stack) -> Finding {
 
 /// `YYYY-MM-DD`, a real date.
 fn parse_date(text: &str) -> Option<NaiveDate> {
-    (text.len() == 10)
-        .then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
-        .flatten()
+    match text.as_bytes() {
+        [y @ .., b'-', m1, m2, b'-', d1, d2] if y.len() == 4 => {
+            let n = |d: &[u8]| {
+                d.iter().try_fold(0u32, |n, &b| {
+                    b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+                })
+            };
+            NaiveDate::from_ymd_opt(n(y)? as i32, n(&[*m1, *m2])?, n(&[*d1, *d2])?)
+        }
+        _ => None,
+    }
 }
 
 /// An ISO 8601 date-time as ISO 20022 writes it (`2025-07-23T00:00:00.000000000`,
@@ -552,7 +590,20 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
 fn parse_date_time(text: &str) -> Option<NaiveDate> {
     let date = parse_date(text.get(..10)?)?;
     let rest = text.get(10..)?.strip_prefix('T')?;
-    NaiveTime::parse_from_str(rest.get(..8)?, "%H:%M:%S").ok()?;
+    let time_ok = match rest.as_bytes() {
+        [h1, h2, b':', m1, m2, b':', s1, s2, ..] => {
+            let two = |a: u8, b: u8| {
+                (a.is_ascii_digit() && b.is_ascii_digit()).then(|| (a - b'0') * 10 + (b - b'0'))
+            };
+            // As chrono's `%H:%M:%S`: a leap second (`:60`) is a real time.
+            matches!((two(*h1, *h2), two(*m1, *m2), two(*s1, *s2)),
+                (Some(h), Some(m), Some(s)) if h < 24 && m < 60 && s <= 60)
+        }
+        _ => false,
+    };
+    if !time_ok {
+        return None;
+    }
     let mut rest = rest.get(8..)?;
     if let Some(r) = rest.strip_prefix('.') {
         let n = r.bytes().take_while(u8::is_ascii_digit).count();
@@ -575,7 +626,14 @@ fn parse_date_time(text: &str) -> Option<NaiveDate> {
 
 /// Whitespace runs collapsed to one blank.
 fn collapse(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 fn append(slot: &mut Option<String>, text: &str) {
@@ -609,7 +667,7 @@ impl State<'_> {
         depth: usize,
         name: &str,
         pos: Pos,
-        namespace: Option<String>,
+        namespace: Option<&str>,
     ) {
         let path = || stack.path();
         let parent = depth.checked_sub(1).map(|i| stack.frames[i].name.as_str());
@@ -723,7 +781,7 @@ impl State<'_> {
         kind: StatementKind,
         pos: Pos,
         path: &str,
-        namespace: Option<String>,
+        namespace: Option<&str>,
     ) {
         // The namespace, when there is one, must name the same message (any version).
         if let Some(ns) = &namespace {
@@ -825,17 +883,18 @@ impl State<'_> {
             if at == depth {
                 self.message = None;
             } else if leaf && stack.rel(at) == "GrpHdr/CreDtTm" {
-                self.group_created = self.date(frame, stack.path(), true);
+                self.group_created = self.date(frame, stack, true);
             }
         }
     }
 
     /// An amount with its `Ccy`, in minor units; a finding when it is not one.
-    fn amount(&mut self, frame: &Frame, path: String) -> Option<(i64, String)> {
-        let Some(code) = frame.ccy.clone() else {
+    fn amount(&mut self, frame: &Frame, stack: &Stack) -> Option<(i64, String)> {
+        let path = || stack.path();
+        let Some(code) = frame.has_ccy.then(|| frame.ccy.clone()) else {
             self.sink.push(Finding::error(
                 FindingCode::MissingElement,
-                frame.pos.at(format!("{path}@Ccy")),
+                frame.pos.at(format!("{}@Ccy", path())),
                 None,
                 "a Ccy attribute",
                 "none",
@@ -851,7 +910,7 @@ impl State<'_> {
                 };
                 self.sink.push(Finding::error(
                     FindingCode::CurrencyCode,
-                    frame.pos.at(format!("{path}@Ccy")),
+                    frame.pos.at(format!("{}@Ccy", path())),
                     None,
                     "an active ISO 4217 currency code with minor units",
                     format!("{code}{why}"),
@@ -865,7 +924,7 @@ impl State<'_> {
             Err(why) => {
                 self.sink.push(Finding::error(
                     FindingCode::AmountFormat,
-                    frame.pos.at(path),
+                    frame.pos.at(path()),
                     None,
                     why,
                     text.to_string(),
@@ -875,7 +934,8 @@ impl State<'_> {
         }
     }
 
-    fn date(&mut self, frame: &Frame, path: String, date_time: bool) -> Option<NaiveDate> {
+    fn date(&mut self, frame: &Frame, stack: &Stack, date_time: bool) -> Option<NaiveDate> {
+        let path = || stack.path();
         let text = frame.text.trim();
         let d = if date_time {
             parse_date_time(text)
@@ -885,7 +945,7 @@ impl State<'_> {
         if d.is_none() {
             self.sink.push(Finding::error(
                 FindingCode::DateFormat,
-                frame.pos.at(path),
+                frame.pos.at(path()),
                 None,
                 if date_time {
                     "a real date-time YYYY-MM-DDThh:mm:ss[.f][Z|+hh:mm]"
@@ -898,7 +958,8 @@ impl State<'_> {
         d
     }
 
-    fn count(&mut self, frame: &Frame, path: String) -> Option<u64> {
+    fn count(&mut self, frame: &Frame, stack: &Stack) -> Option<u64> {
+        let path = || stack.path();
         let text = frame.text.trim();
         let n = (!text.is_empty() && text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit()))
             .then(|| text.parse::<u64>().ok())
@@ -906,7 +967,7 @@ impl State<'_> {
         if n.is_none() {
             self.sink.push(Finding::error(
                 FindingCode::InvalidValue,
-                frame.pos.at(path),
+                frame.pos.at(path()),
                 None,
                 "a count: 1 to 15 digits",
                 text.to_string(),
@@ -915,14 +976,15 @@ impl State<'_> {
         n
     }
 
-    fn credit_debit(&mut self, frame: &Frame, path: String) -> Option<bool> {
+    fn credit_debit(&mut self, frame: &Frame, stack: &Stack) -> Option<bool> {
+        let path = || stack.path();
         match frame.text.trim() {
             "CRDT" => Some(true),
             "DBIT" => Some(false),
             other => {
                 self.sink.push(Finding::error(
                     FindingCode::InvalidValue,
-                    frame.pos.at(path),
+                    frame.pos.at(path()),
                     None,
                     "CRDT or DBIT",
                     other.to_string(),
@@ -936,7 +998,7 @@ impl State<'_> {
         let rel = stack.rel(at);
         let text = frame.text.trim();
         let path = || stack.path();
-        match rel.as_str() {
+        match rel {
             "Id"
             | "ElctrncSeqNb"
             | "LglSeqNb"
@@ -951,7 +1013,7 @@ impl State<'_> {
             | "Acct/Svcr/FinInstnId/BIC" => {
                 let Some(s) = &mut self.statement else { return };
                 let v = non_empty(text);
-                match rel.as_str() {
+                match rel {
                     "Id" => s.id = v,
                     "ElctrncSeqNb" => s.electronic_seq = v,
                     "LglSeqNb" => s.legal_seq = v,
@@ -974,13 +1036,13 @@ impl State<'_> {
                 }
             }
             "CreDtTm" => {
-                let d = self.date(frame, path(), true);
+                let d = self.date(frame, stack, true);
                 if let Some(s) = &mut self.statement {
                     s.created = d;
                 }
             }
             "FrToDt/FrDtTm" | "FrToDt/ToDtTm" => {
-                let d = self.date(frame, path(), true);
+                let d = self.date(frame, stack, true);
                 if let Some(s) = &mut self.statement {
                     if rel.ends_with("FrDtTm") {
                         s.from = d;
@@ -992,8 +1054,8 @@ impl State<'_> {
             "TxsSummry/TtlNtries/NbOfNtries"
             | "TxsSummry/TtlCdtNtries/NbOfNtries"
             | "TxsSummry/TtlDbtNtries/NbOfNtries" => {
-                let which = summary_of(&rel);
-                if let Some(n) = self.count(frame, path())
+                let which = summary_of(rel);
+                if let Some(n) = self.count(frame, stack)
                     && let Some(s) = &mut self.statement
                 {
                     s.counts.push((which, n, frame.pos.at(path())));
@@ -1002,7 +1064,7 @@ impl State<'_> {
             "TxsSummry/TtlNtries/Sum"
             | "TxsSummry/TtlCdtNtries/Sum"
             | "TxsSummry/TtlDbtNtries/Sum" => {
-                let which = summary_of(&rel);
+                let which = summary_of(rel);
                 match parse_decimal(text) {
                     Some(d) => {
                         if let Some(s) = &mut self.statement {
@@ -1024,8 +1086,7 @@ impl State<'_> {
 
     fn balance_leaf(&mut self, stack: &Stack, at: usize, frame: &Frame) {
         let rel = stack.rel(at);
-        let path = || stack.path();
-        match rel.as_str() {
+        match rel {
             "Tp/CdOrPrtry/Cd" | "Tp/CdOrPrtry/Prtry" | "Tp/Cd" | "Tp/Prtry" => {
                 if let Some(b) = &mut self.balance
                     && b.code.is_none()
@@ -1034,19 +1095,19 @@ impl State<'_> {
                 }
             }
             "Amt" => {
-                let a = self.amount(frame, path());
+                let a = self.amount(frame, stack);
                 if let Some(b) = &mut self.balance {
                     b.amount = a;
                 }
             }
             "CdtDbtInd" => {
-                let c = self.credit_debit(frame, path());
+                let c = self.credit_debit(frame, stack);
                 if let Some(b) = &mut self.balance {
                     b.debit = c.map(|c| !c);
                 }
             }
             "Dt/Dt" | "Dt/DtTm" => {
-                let d = self.date(frame, path(), rel == "Dt/DtTm");
+                let d = self.date(frame, stack, rel == "Dt/DtTm");
                 if let Some(b) = &mut self.balance {
                     b.date = d;
                 }
@@ -1059,9 +1120,9 @@ impl State<'_> {
         let rel = stack.rel(at);
         let text = frame.text.trim();
         let path = || stack.path();
-        match rel.as_str() {
+        match rel {
             "Amt" => {
-                let a = self.amount(frame, path());
+                let a = self.amount(frame, stack);
                 if let Some(e) = &mut self.entry {
                     e.seen[0] = true;
                     if let Some((minor, ccy)) = a {
@@ -1071,7 +1132,7 @@ impl State<'_> {
                 }
             }
             "CdtDbtInd" => {
-                let c = self.credit_debit(frame, path());
+                let c = self.credit_debit(frame, stack);
                 if let Some(e) = &mut self.entry {
                     e.seen[1] = true;
                     e.credit = c;
@@ -1119,7 +1180,7 @@ impl State<'_> {
                 }
             }
             "BookgDt/Dt" | "BookgDt/DtTm" | "ValDt/Dt" | "ValDt/DtTm" => {
-                let d = self.date(frame, path(), rel.ends_with("DtTm"));
+                let d = self.date(frame, stack, rel.ends_with("DtTm"));
                 if let Some(e) = &mut self.entry {
                     if rel.starts_with("BookgDt") {
                         e.booking = d;
@@ -1136,7 +1197,7 @@ impl State<'_> {
             | "BkTxCd/Prtry/Cd" => {
                 let v = non_empty(text);
                 if let Some(e) = &mut self.entry {
-                    match rel.as_str() {
+                    match rel {
                         "AcctSvcrRef" => e.bank_ref = v,
                         "NtryRef" => e.customer_ref = v,
                         "BkTxCd/Domn/Cd" => e.domain = v,
@@ -1158,16 +1219,16 @@ impl State<'_> {
     fn batch_leaf(&mut self, stack: &Stack, at: usize, frame: &Frame) {
         let rel = stack.rel(at);
         let path = || stack.path();
-        match rel.as_str() {
+        match rel {
             "NbOfTxs" => {
-                if let Some(n) = self.count(frame, path())
+                if let Some(n) = self.count(frame, stack)
                     && let Some((_, b)) = &mut self.batch
                 {
                     b.nb_of_txs = Some((n, frame.pos.at(path())));
                 }
             }
             "TtlAmt" => {
-                if let Some((minor, ccy)) = self.amount(frame, path())
+                if let Some((minor, ccy)) = self.amount(frame, stack)
                     && let Some((_, b)) = &mut self.batch
                 {
                     b.total = Some((minor, ccy, frame.pos.at(path())));
@@ -1180,10 +1241,9 @@ impl State<'_> {
     fn detail_leaf(&mut self, stack: &Stack, at: usize, frame: &Frame) {
         let rel = stack.rel(at);
         let text = frame.text.trim();
-        let path = || stack.path();
-        match rel.as_str() {
+        match rel {
             "Amt" | "AmtDtls/TxAmt/Amt" => {
-                let a = self.amount(frame, path());
+                let a = self.amount(frame, stack);
                 if let Some((_, _, amount)) = &mut self.detail
                     && (rel == "Amt" || amount.is_none())
                 {
@@ -1194,7 +1254,7 @@ impl State<'_> {
             | "RtrInf/Rsn/Cd" | "RtrInf/Rsn/Prtry" => {
                 let v = non_empty(text);
                 if let Some((_, d, _)) = &mut self.detail {
-                    match rel.as_str() {
+                    match rel {
                         "Refs/EndToEndId" => d.end_to_end_id = v,
                         "Refs/InstrId" => d.instr_id = v,
                         "Refs/UETR" => d.uetr = v,

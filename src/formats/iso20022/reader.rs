@@ -128,9 +128,15 @@ impl<R: BufRead> BufRead for Input<R> {
     }
 }
 
-/// Counts consumed bytes (per event and in all) and lines.
+/// Counts consumed bytes (per event and in all) and lines. It keeps its own buffer,
+/// filled by one `read` of the layers below (decoding, the hash, the file) per
+/// [`GUARD_BUFFER`] bytes: quick-xml asks for the buffer several times an event, and each
+/// ask would otherwise go down every layer.
 pub(crate) struct Guard<R> {
     inner: R,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
     since_reset: Rc<Cell<u64>>,
     /// Set when an event outgrew [`EVENT_BYTES_MAX`]: the walk reports a size limit, not
     /// a syntax error (quick-xml wraps the I/O error it gets).
@@ -155,6 +161,9 @@ impl<R: BufRead> io::Read for Guard<R> {
     }
 }
 
+/// The size of [`Guard`]'s buffer.
+const GUARD_BUFFER: usize = 64 * 1024;
+
 impl<R: BufRead> BufRead for Guard<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.since_reset.get() > EVENT_BYTES_MAX {
@@ -163,15 +172,23 @@ impl<R: BufRead> BufRead for Guard<R> {
                 "an XML event longer than {EVENT_BYTES_MAX} bytes"
             )));
         }
-        self.inner.fill_buf()
+        if self.pos == self.end {
+            self.end = loop {
+                match io::Read::read(&mut self.inner, &mut self.buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    r => break r?,
+                }
+            };
+            self.pos = 0;
+        }
+        Ok(&self.buf[self.pos..self.end])
     }
     fn consume(&mut self, amt: usize) {
-        if let Ok(buf) = self.inner.fill_buf() {
-            let b = &buf[..amt.min(buf.len())];
-            self.lines
-                .set(self.lines.get() + memchr::memchr_iter(b'\n', b).count() as u64);
-        }
-        self.inner.consume(amt);
+        let amt = amt.min(self.end - self.pos);
+        let b = &self.buf[self.pos..self.pos + amt];
+        self.lines
+            .set(self.lines.get() + memchr::memchr_iter(b'\n', b).count() as u64);
+        self.pos += amt;
         self.since_reset.set(self.since_reset.get() + amt as u64);
         self.total += amt as u64;
         self.consumed.set(self.total);
@@ -374,6 +391,9 @@ pub(crate) fn open<R: BufRead>(
     let over_limit = Rc::new(Cell::new(false));
     let guard = Guard {
         inner: source,
+        buf: vec![0; GUARD_BUFFER].into_boxed_slice(),
+        pos: 0,
+        end: 0,
         since_reset: since.clone(),
         over_limit: over_limit.clone(),
         lines: lines.clone(),
