@@ -224,19 +224,41 @@ pub struct LegacyKey {
 }
 
 /// The normalised fields as a JSON object, keys sorted (stored beside the posting).
-pub fn detail_json(fields: &[(&'static str, String)]) -> String {
-    let map: std::collections::BTreeMap<&str, &str> =
-        fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    serde_json::to_string(&map).expect("a map of strings serialises")
+/// Written as serde_json writes a `BTreeMap` of strings (a key given twice: the last
+/// value), without building one.
+pub fn detail_json<S: AsRef<str>>(fields: &[(&'static str, S)]) -> String {
+    let mut sorted: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out = Vec::with_capacity(
+        16 + sorted
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 6)
+            .sum::<usize>(),
+    );
+    out.push(b'{');
+    for (i, (k, v)) in sorted.iter().enumerate() {
+        if sorted.get(i + 1).is_some_and(|next| next.0 == *k) {
+            continue;
+        }
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, k).expect("a string serialises");
+        out.push(b':');
+        serde_json::to_writer(&mut out, v).expect("a string serialises");
+    }
+    out.push(b'}');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// SHA-256 over `name=value` pairs, each ended by a unit separator; the version tag
 /// in front lets a future change of normalisation never collide with this one.
-pub fn fingerprint(tag: &str, fields: &[(&'static str, String)]) -> String {
+pub fn fingerprint<S: AsRef<str>>(tag: &str, fields: &[(&'static str, S)]) -> String {
     let mut h = Sha256::new();
     h.update(tag.as_bytes());
     h.update([0x1e]);
     for (k, v) in fields {
+        let v = v.as_ref();
         h.update(k.as_bytes());
         h.update(b"=");
         h.update((v.len() as u64).to_le_bytes());
@@ -720,11 +742,47 @@ pub struct EntryRecord {
     /// and an end-of-day statement of the same day count an entry the most times either
     /// saw it, never the sum. Unique per (tenant, account).
     pub entry_key: String,
-    pub fields: Vec<(&'static str, String)>,
     pub fingerprint: String,
+    /// The fields ([`ENTRY_FIELDS`]) as a JSON object (`detail_json`).
     pub detail: String,
     /// `booked`, `provisional` (pending, or any entry of an intraday statement) or `info`.
     pub status: &'static str,
+}
+
+/// An entry's fields, in the order a conflict names them.
+pub const ENTRY_FIELDS: [&str; 11] = [
+    "account",
+    "booking_date",
+    "value_date",
+    "credit_debit",
+    "amount_minor",
+    "currency",
+    "bank_tx_code",
+    "customer_ref",
+    "end_to_end_id",
+    "remittance",
+    "bank_ref",
+];
+
+impl EntryRecord {
+    /// The fields read back from `detail`, in [`ENTRY_FIELDS`]' order (for a conflict:
+    /// kept as JSON only, not twice in memory for every entry).
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&self.detail).unwrap_or_default();
+        ENTRY_FIELDS
+            .iter()
+            .map(|k| {
+                (
+                    *k,
+                    map.get(*k)
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
 }
 
 /// Keys the statements of one file, in order. A statement key repeated within the file (a
@@ -788,19 +846,26 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
                 (true, true) => "RD",
                 (false, true) => "RC",
             };
-            let fields: Vec<(&'static str, String)> = vec![
-                ("account", s.account.clone()),
-                ("booking_date", d(e.booking_date)),
-                ("value_date", d(e.value_date)),
-                ("credit_debit", dc.to_string()),
-                ("amount_minor", e.amount_minor.to_string()),
-                ("currency", e.currency.clone()),
-                ("bank_tx_code", e.bank_tx_code.clone().unwrap_or_default()),
-                ("customer_ref", e.customer_ref.clone().unwrap_or_default()),
-                ("end_to_end_id", e.end_to_end_id.clone().unwrap_or_default()),
-                ("remittance", e.remittance.clone().unwrap_or_default()),
+            let (booking, value) = (d(e.booking_date), d(e.value_date));
+            let amount = e.amount_minor.to_string();
+            fn o(v: &Option<String>) -> &str {
+                v.as_deref().unwrap_or("")
+            }
+            // In ENTRY_FIELDS' order; the fingerprint covers all but the last (bank_ref).
+            let fields: [(&'static str, &str); 11] = [
+                ("account", &s.account),
+                ("booking_date", &booking),
+                ("value_date", &value),
+                ("credit_debit", dc),
+                ("amount_minor", &amount),
+                ("currency", &e.currency),
+                ("bank_tx_code", o(&e.bank_tx_code)),
+                ("customer_ref", o(&e.customer_ref)),
+                ("end_to_end_id", o(&e.end_to_end_id)),
+                ("remittance", o(&e.remittance)),
+                ("bank_ref", o(&e.bank_ref)),
             ];
-            let fp = fingerprint("stmt-entry-v1", &fields);
+            let fp = fingerprint("stmt-entry-v1", &fields[..10]);
             let unique_ref = e
                 .bank_ref
                 .as_ref()
@@ -820,13 +885,10 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
             };
             // Stored and compared with the bank's reference; fingerprinted without it (a
             // referenced entry is keyed by it already).
-            let mut fields = fields;
-            fields.push(("bank_ref", e.bank_ref.clone().unwrap_or_default()));
             EntryRecord {
                 entry_key,
                 detail: detail_json(&fields),
                 fingerprint: fp,
-                fields,
                 status,
             }
         })
@@ -859,6 +921,25 @@ mod tests {
 
     fn f(v: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
         v.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
+
+    #[test]
+    fn detail_json_is_what_serde_json_writes_for_a_sorted_map() {
+        let fields = f(&[
+            ("zeta", "last"),
+            ("amount", "1250"),
+            ("text", "quote \" backslash \\ newline \n tab \t é \u{1}"),
+            ("amount", "1251"),
+            ("empty", ""),
+        ]);
+        let map: std::collections::BTreeMap<&str, &str> =
+            fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(detail_json(&fields), serde_json::to_string(&map).unwrap());
+        assert_eq!(
+            detail_json(&f(&[("b", "2"), ("a", "1")])),
+            r#"{"a":"1","b":"2"}"#
+        );
+        assert_eq!(detail_json::<String>(&[]), "{}");
     }
 
     #[test]

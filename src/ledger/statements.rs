@@ -209,7 +209,7 @@ impl Ledger {
                     Some(x) if x.fingerprint != k.fingerprint => (
                         Outcome::Conflict,
                         Some(x.entry_id),
-                        Some(differing_fields(&x.detail, &k.fields).join("; ")),
+                        Some(differing_fields(&x.detail, &k.fields()).join("; ")),
                         Some("same entry key, different content"),
                     ),
                     Some(x) if x.status == "provisional" && k.status == "booked" => {
