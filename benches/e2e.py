@@ -206,7 +206,7 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
         f"INSERT INTO {table} ({COLS_}) SELECT u.* FROM batches a CROSS JOIN LATERAL unnest({unnest}) AS u "
         f"WHERE a.b = {b} ON CONFLICT DO NOTHING;\n" for b in range(batches))
     s_conflicts = psql_timed(raw, load)
-    psql(raw, f"TRUNCATE {table}")
+    psql(raw, f"TRUNCATE {table} CASCADE")  # statement_journal refers to statement_entries
     s_fresh = psql_timed(raw, load)
 
     c_copy, c_unnest, c_conf = n / s_copy, n / s_fresh, n / s_conflicts
