@@ -244,17 +244,19 @@ pub(crate) fn collapse_whitespace(s: &str) -> String {
 pub(crate) fn collapse_whitespace_into(out: &mut String, s: &str) {
     let b = s.as_bytes();
     if s.is_ascii() {
-        // Already words with one space between (most texts): copied as they are. One
-        // branch-free pass: a blank other than the space (tab to carriage return, the
-        // vertical tab among them), a space after a space or at the start, one at the end.
-        let (mut ctrl, mut double, mut after_space) = (0u8, 0u8, 1u8);
-        for &c in b {
-            let space = u8::from(c == b' ');
-            ctrl |= u8::from(c.wrapping_sub(9) < 5);
-            double |= space & after_space;
-            after_space = space;
-        }
-        if ctrl == 0 && double == 0 && b.last() != Some(&b' ') {
+        // Already words with one space between (most texts): copied as they are. The
+        // checks are branch-free passes over slices (vectorised): a blank other than the
+        // space (tab to carriage return, the vertical tab among them), two spaces in a
+        // row, a space at either end.
+        let ctrl = b
+            .iter()
+            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(9) < 5));
+        let double = b.get(1..).map_or(0, |next| {
+            b.iter().zip(next).fold(0u8, |a, (&x, &y)| {
+                a | (u8::from(x == b' ') & u8::from(y == b' '))
+            })
+        });
+        if ctrl == 0 && double == 0 && b.first() != Some(&b' ') && b.last() != Some(&b' ') {
             out.push_str(s);
             return;
         }

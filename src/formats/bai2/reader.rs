@@ -268,9 +268,10 @@ struct Reader<'a> {
     file: Option<FileHeader>,
     group: Option<GroupHeader>,
     account: Option<Account>,
-    pending: Option<Logical>,
+    /// Boxed, like the spare: moved for every record.
+    pending: Option<Box<Logical>>,
     /// A finished record, its buffers kept for the next.
-    spare: Option<Logical>,
+    spare: Option<Box<Logical>>,
     /// Entries of the last statement: the room reserved for the next.
     entries_hint: usize,
     /// Skipping an unknown record and its `88`s.
@@ -607,7 +608,7 @@ impl Reader<'_> {
             _ => return None,
         }
         loop {
-            if self.pending.as_ref().is_some_and(Logical::next_is_text) {
+            if self.pending.as_ref().is_some_and(|p| p.next_is_text()) {
                 return self.scan_text(line, j, at);
             }
             let rest = &line[j..];
@@ -726,13 +727,13 @@ impl Reader<'_> {
     }
 
     /// A record `code` at `at`, in the buffers of the last one finished.
-    fn logical(&mut self, code: &'static str, at: At) -> Logical {
+    fn logical(&mut self, code: &'static str, at: At) -> Box<Logical> {
         match self.spare.take() {
             Some(mut l) => {
                 l.reset(code, at);
                 l
             }
-            None => Logical::new(code, at),
+            None => Box::new(Logical::new(code, at)),
         }
     }
 

@@ -127,6 +127,13 @@ pub(crate) fn to_minor(a: &RawAmount<'_>, exponent: u32, currency: &str) -> Resu
         return Err(bad(format!("at most {exponent} decimals for {currency}")));
     }
     let mut minor: u64 = 0;
+    if a.int.len() + e <= 18 {
+        // At most 18 digits: below 10^18, within an i64 whatever they are.
+        let digit = |m: u64, d: &u8| m * 10 + u64::from(d.wrapping_sub(b'0'));
+        let m = a.int.iter().fold(0, digit);
+        let m = a.frac.iter().take(e).fold(m, digit);
+        return Ok(m * 10u64.pow((e - a.frac.len().min(e)) as u32));
+    }
     let frac = a
         .frac
         .iter()

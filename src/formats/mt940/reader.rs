@@ -33,8 +33,10 @@ struct FieldLine {
 /// A field being gathered; its buffers are reused from field to field.
 #[derive(Debug)]
 struct Field {
-    /// One of [`KNOWN_TAGS`].
+    /// One of [`KNOWN_TAGS`], its label and its bit in [`Page::seen`].
     tag: &'static str,
+    label: &'static str,
+    bit: u32,
     /// Where the tag itself starts.
     at: TextPosition,
     /// The text of its lines, one after another.
@@ -56,7 +58,7 @@ impl Field {
         }
     }
     fn label(&self) -> &'static str {
-        label(self.tag)
+        self.label
     }
     fn text(&self, l: &FieldLine) -> &[u8] {
         self.data.get(l.start..l.end).unwrap_or_default()
@@ -261,9 +263,10 @@ struct Reader<'a> {
     on_statement: &'a mut dyn FnMut(Statement),
     statements: u64,
     entry_no: u64,
-    field: Option<Field>,
+    /// Boxed, like the spare: moved for every field.
+    field: Option<Box<Field>>,
     /// The last field read, its buffers kept for the next.
-    spare_field: Option<Field>,
+    spare_field: Option<Box<Field>>,
     /// Entries of the last statement: the room reserved for the next.
     entries_hint: usize,
     /// Scratch: a `:86:`'s lines joined, then collapsed.
@@ -614,7 +617,7 @@ impl Reader<'_> {
         tag_col: u64,
         col: u64,
     ) {
-        let known = known_tag_bytes(tag).map(|(_, t)| t);
+        let known = known_tag_bytes(tag);
         // Digits and capitals (`tag_of`): as text, it is ASCII.
         let tag_text = || String::from_utf8_lossy(tag);
         if tag == b"20" {
@@ -624,7 +627,7 @@ impl Reader<'_> {
             // Outside a message: bank headers and trailers (`:940:`, free text) are
             // skipped; a known tag belongs to no statement.
             self.skipping = known.is_some();
-            if let Some(t) = known {
+            if let Some((_, t)) = known {
                 self.error(
                     FindingCode::RecordOrder,
                     Self::at(line, offset, tag_col, Some(label(t))),
@@ -635,7 +638,7 @@ impl Reader<'_> {
             return;
         }
         self.end_field();
-        let Some(tag) = known else {
+        let Some((index, tag)) = known else {
             let label = format!(":{}:", tag_text());
             let at = Self::at_tagged(line, offset, tag_col, Some(label.clone().into()));
             self.warning(
@@ -647,24 +650,29 @@ impl Reader<'_> {
             self.skipping = true;
             return;
         };
-        let at = Self::at(line, offset, tag_col, Some(label(tag)));
+        let label = KNOWN_TAGS.get(index).map_or("", |(_, l)| l);
+        let at = Self::at(line, offset, tag_col, Some(label));
         self.skipping = false;
         let mut f = match self.spare_field.take() {
             Some(mut f) => {
                 f.tag = tag;
+                f.label = label;
+                f.bit = 1 << index;
                 f.at = at;
                 f.data.clear();
                 f.lines.clear();
                 f.dropped_lines = false;
                 f
             }
-            None => Field {
+            None => Box::new(Field {
                 tag,
+                label,
+                bit: 1 << index,
                 at,
                 data: Vec::new(),
                 lines: Vec::new(),
                 dropped_lines: false,
-            },
+            }),
         };
         f.push_line(value, line, offset + col - 1, col);
         self.field = Some(f);
@@ -762,7 +770,7 @@ impl Reader<'_> {
                 page.rank = r;
             }
         }
-        if once(tag) && page.seen & tag_bit(tag) != 0 {
+        if once(tag) && page.seen & f.bit != 0 {
             if out_of_order {
                 return;
             }
@@ -774,7 +782,7 @@ impl Reader<'_> {
             );
             return;
         }
-        page.seen |= tag_bit(tag);
+        page.seen |= f.bit;
         let was_open = std::mem::replace(&mut page.open_entry, false);
         let v = f.first().trim_ascii_end();
         if !matches!(tag, "61" | "86" | "25P") && f.lines.len() > 1 {
