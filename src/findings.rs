@@ -6,6 +6,7 @@
 //! of severity [`Severity::Error`] is rejected whole.
 
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt;
 
 /// How bad a finding is.
@@ -62,8 +63,9 @@ pub struct TextPosition {
     pub line: u64,
     /// 1-based column (in bytes) on that line.
     pub column: u64,
-    /// The BAI2 record code or MT tag the text belongs to (`88`, `:61:`), when known.
-    pub tag: Option<String>,
+    /// The BAI2 record code or MT tag the text belongs to (`88`, `:61:`), when known
+    /// (borrowed when it is one of the format's own: no allocation per position).
+    pub tag: Option<Cow<'static, str>>,
 }
 
 /// Where a finding about the file as a whole sits (a file of a kind no reader reads):

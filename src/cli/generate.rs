@@ -77,6 +77,23 @@ pub enum GenerateKind {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// A valid SWIFT MT940 file: statements in the FIN envelope, spread over 4 accounts,
+    /// whose balances chain, with their entries and narratives.
+    Mt940 {
+        /// Number of statements (messages).
+        #[arg(long, default_value_t = 1)]
+        statements: u64,
+        /// Number of entries (:61: with its :86:) per statement (at most 200,000 to be
+        /// read without a finding).
+        #[arg(long)]
+        entries_per_statement: u64,
+        /// Seed: the same seed gives the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output path (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Writes through a buffer to PATH or standard output.
@@ -115,6 +132,19 @@ pub fn run(a: &GenerateArgs) -> u8 {
             output,
         } => write_to(output, |w| {
             crate::formats::bai2::generate::generate_bai2(*accounts, *entries_per_account, *seed, w)
+        }),
+        GenerateKind::Mt940 {
+            statements,
+            entries_per_statement,
+            seed,
+            output,
+        } => write_to(output, |w| {
+            crate::formats::mt940::generate::generate_mt940(
+                *statements,
+                *entries_per_statement,
+                *seed,
+                w,
+            )
         }),
         GenerateKind::Pacs008 { tx, seed, output } => {
             use crate::formats::iso20022::generate::write_pacs008;

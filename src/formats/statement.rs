@@ -218,6 +218,72 @@ pub fn check_balance(s: &Statement) -> Option<Finding> {
     })
 }
 
+/// Entries reserved for a statement at most, from the size of the one before.
+const ENTRIES_HINT_MAX: usize = 1 << 16;
+
+/// A statement's entries are complete: the next statement of the file reserves room for as
+/// many (`hint`, bounded), so a file of like statements grows no vector entry by entry;
+/// room reserved and not used (the next statement was smaller) is given back.
+pub(crate) fn fit_entries(entries: &mut Vec<Entry>, hint: &mut usize) {
+    if entries.capacity() > 2 * entries.len() + 16 {
+        entries.shrink_to_fit();
+    }
+    *hint = entries.len().min(ENTRIES_HINT_MAX);
+}
+
+/// `s` with its whitespace runs collapsed to one blank and none at either end: the words
+/// of [`str::split_whitespace`] joined by a space (remittance texts).
+pub(crate) fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    collapse_whitespace_into(&mut out, s);
+    out
+}
+
+/// [`collapse_whitespace`] of `s` appended to `out` (empty, or ending where the words of
+/// `s` are to start: nothing is put between).
+pub(crate) fn collapse_whitespace_into(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    if s.is_ascii() {
+        // Already words with one space between (most texts): copied as they are. The
+        // checks are branch-free passes over slices (vectorised): a blank other than the
+        // space (tab to carriage return, the vertical tab among them), two spaces in a
+        // row, a space at either end.
+        let ctrl = b
+            .iter()
+            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(9) < 5));
+        let double = b.get(1..).map_or(0, |next| {
+            b.iter().zip(next).fold(0u8, |a, (&x, &y)| {
+                a | (u8::from(x == b' ') & u8::from(y == b' '))
+            })
+        });
+        if ctrl == 0 && double == 0 && b.first() != Some(&b' ') && b.last() != Some(&b' ') {
+            out.push_str(s);
+            return;
+        }
+        // A vertical tab, which `char::is_whitespace` counts and `u8::is_ascii_whitespace`
+        // does not, takes the general path below.
+        if ctrl == 0 || memchr::memchr(0x0B, b).is_none() {
+            let mut first = true;
+            for w in s.split_ascii_whitespace() {
+                if !first {
+                    out.push(' ');
+                }
+                first = false;
+                out.push_str(w);
+            }
+            return;
+        }
+    }
+    let mut first = true;
+    for w in s.split_whitespace() {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        out.push_str(w);
+    }
+}
+
 /// What one pass of a statement reader gave.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatementRead {
@@ -377,6 +443,52 @@ mod tests {
             "CLBD 1250 (opening OPBD 1000 + booked credits - debits 250)"
         );
         assert_eq!(f.found, "1255");
+    }
+
+    #[test]
+    fn whitespace_collapses_as_split_whitespace_joins() {
+        for s in [
+            "",
+            "   ",
+            "a",
+            "  a  b\t\tc \r\n d ",
+            "x\u{0B}y\u{0C}z",
+            "caf\u{E9}\u{A0}\u{A0}cr\u{E8}me\u{3000}!",
+            "\u{FFFD} a",
+            "one two three",
+            "one  two",
+            " lead",
+            "trail ",
+            "a\tb",
+            "a\x0Cb\rc\nd",
+        ] {
+            let want = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(collapse_whitespace(s), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn whitespace_collapses_alike_for_every_short_mix() {
+        // Every string of up to 4 of: a letter, the blanks of every kind (vertical tab and
+        // no-break space included), a non-ASCII letter.
+        let alphabet = [
+            'a', ' ', '\t', '\n', '\u{0B}', '\u{0C}', '\r', '\u{A0}', '\u{E9}',
+        ];
+        let mut strings = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        for s in &strings {
+            let want = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(collapse_whitespace(s), want, "{s:?}");
+            let mut into = String::from("x");
+            collapse_whitespace_into(&mut into, s);
+            assert_eq!(into, format!("x{want}"), "{s:?}");
+        }
     }
 
     #[test]

@@ -23,7 +23,18 @@ const AMOUNT_DIGITS_MAX: usize = 18;
 
 /// The code among [`KNOWN_CODES`], as a `'static` string.
 pub(crate) fn known(code: &[u8]) -> Option<&'static str> {
-    KNOWN_CODES.iter().copied().find(|c| c.as_bytes() == code)
+    let i = match code {
+        b"01" => 0,
+        b"02" => 1,
+        b"03" => 2,
+        b"16" => 3,
+        b"49" => 4,
+        b"88" => 5,
+        b"98" => 6,
+        b"99" => 7,
+        _ => return None,
+    };
+    Some(KNOWN_CODES[i])
 }
 
 /// A two-digit record code at the start of `i`, followed by `,`, `/` or the end of the
@@ -88,15 +99,7 @@ pub(crate) fn amount(s: &str, signed: bool) -> Result<i64, AmountError> {
     if sign.is_some() && !signed {
         return Err(AmountError::Syntax);
     }
-    let significant = digits.trim_start_matches('0');
-    if significant.len() > AMOUNT_DIGITS_MAX {
-        return Err(AmountError::Overflow);
-    }
-    let v: i64 = if significant.is_empty() {
-        0
-    } else {
-        significant.parse().map_err(|_| AmountError::Overflow)?
-    };
+    let v = digits_value(digits).ok_or(AmountError::Overflow)?;
     Ok(if sign == Some('-') { -v } else { v })
 }
 
@@ -104,21 +107,38 @@ pub(crate) fn amount(s: &str, signed: bool) -> Result<i64, AmountError> {
 pub(crate) fn count(s: &str) -> Option<u64> {
     let r: IResult<&str, &str> = all_consuming(digit1).parse(s);
     let (_, d) = r.ok()?;
-    let d = d.trim_start_matches('0');
-    if d.is_empty() {
-        return Some(0);
-    }
-    if d.len() > AMOUNT_DIGITS_MAX {
+    digits_value(d).map(i64::unsigned_abs)
+}
+
+/// The value of ASCII digits (as the grammar matched them), leading zeros aside at most
+/// [`AMOUNT_DIGITS_MAX`]: `None` past it.
+fn digits_value(d: &str) -> Option<i64> {
+    let b = d.as_bytes();
+    let zeros = b.iter().take_while(|&&c| c == b'0').count();
+    let significant = &b[zeros..];
+    if significant.len() > AMOUNT_DIGITS_MAX {
         return None;
     }
-    d.parse().ok()
+    // At most 18 digits: below 10^18, no overflow.
+    Some(
+        significant
+            .iter()
+            .fold(0i64, |v, &c| v * 10 + i64::from(c.wrapping_sub(b'0'))),
+    )
+}
+
+/// The value of two or more ASCII digits (as the grammar matched them), few enough not
+/// to overflow.
+fn small(d: &str) -> u32 {
+    d.bytes()
+        .fold(0u32, |v, c| v * 10 + u32::from(c.wrapping_sub(b'0')))
 }
 
 /// A type code: exactly three digits.
 pub(crate) fn type_code(s: &str) -> Option<u16> {
     let r: IResult<&str, &str> =
         all_consuming(take_while_m_n(3, 3, |c: char| c.is_ascii_digit())).parse(s);
-    r.ok().and_then(|(_, d)| d.parse().ok())
+    r.ok().map(|(_, d)| small(d) as u16)
 }
 
 use crate::formats::century;
@@ -128,11 +148,7 @@ pub(crate) fn yymmdd(s: &str) -> Option<NaiveDate> {
     let two = |i| take_while_m_n(2, 2, |c: char| c.is_ascii_digit()).parse(i);
     let r: IResult<&str, (&str, &str, &str)> = all_consuming((two, two, two)).parse(s);
     let (_, (yy, mm, dd)) = r.ok()?;
-    NaiveDate::from_ymd_opt(
-        century(yy.parse().ok()?),
-        mm.parse().ok()?,
-        dd.parse().ok()?,
-    )
+    NaiveDate::from_ymd_opt(century(small(yy)), small(mm), small(dd))
 }
 
 /// A time in the spec's military format: `0000`-`2359`, `2400` (end of day) or `9999`
@@ -142,8 +158,7 @@ pub(crate) fn hhmm(s: &str) -> bool {
         all_consuming(take_while_m_n(4, 4, |c: char| c.is_ascii_digit())).parse(s);
     let Ok((_, d)) = r else { return false };
     let (h, m) = (&d[..2], &d[2..]);
-    matches!(d, "2400" | "9999")
-        || (h.parse::<u32>().is_ok_and(|h| h < 24) && m.parse::<u32>().is_ok_and(|m| m < 60))
+    matches!(d, "2400" | "9999") || (small(h) < 24 && small(m) < 60)
 }
 
 /// Blanks only (or nothing).

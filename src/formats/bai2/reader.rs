@@ -7,8 +7,10 @@ use super::{FORMAT, StatementRead, kind_of_modifier};
 use crate::findings::{Finding, FindingCode, FindingSink, Position, TextPosition, show};
 use crate::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, Statement, StatementKind, check_balance,
+    collapse_whitespace, fit_entries,
 };
 use chrono::NaiveDate;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
@@ -43,30 +45,63 @@ struct At {
 }
 
 impl At {
-    fn pos(self, tag: &str) -> Position {
+    fn pos(self, tag: &'static str) -> Position {
+        self.pos_tagged(Cow::Borrowed(tag))
+    }
+
+    fn pos_tagged(self, tag: Cow<'static, str>) -> Position {
         TextPosition {
             byte_offset: self.byte,
             line: self.line,
             column: self.column,
-            tag: Some(tag.to_string()),
+            tag: Some(tag),
         }
         .into()
     }
 }
 
-/// One comma-separated field of a logical record.
+/// The physical line being read: where it is, and its text when it is ASCII.
+struct Phys<'a> {
+    start: u64,
+    line_no: u64,
+    col_base: u64,
+    text: Option<&'a str>,
+}
+
+impl Phys<'_> {
+    /// Where byte `i` of the line is.
+    fn at(&self, i: usize) -> At {
+        At {
+            byte: self.start + i as u64,
+            line: self.line_no,
+            column: self.col_base + i as u64 + 1,
+        }
+    }
+
+    /// Bytes `a..b` of an ASCII line as text.
+    fn str(&self, a: usize, b: usize) -> Option<&str> {
+        self.text.and_then(|t| t.get(a..b))
+    }
+}
+
+/// One comma-separated field of a logical record: its value is `data[start..end]` of
+/// the record.
 #[derive(Debug, Clone)]
 struct Field {
-    value: String,
+    start: usize,
+    end: usize,
+    /// `data[trim_start..trim_end]` is the value trimmed ([`str::trim`]).
+    trim_start: usize,
+    trim_end: usize,
     at: At,
     /// 0 in the record itself, n in its n-th `88`.
     piece: u32,
 }
 
-/// The text of a `16`, from its records and `88`s.
+/// The state of the text of a `16`, from its records and `88`s (the text itself is the
+/// record's `text`).
 #[derive(Debug, Clone)]
 struct Text {
-    text: String,
     /// Not closed by a `/`: a line with no record code continues it.
     open: bool,
     /// The last piece filled its physical record: the next joins without a space.
@@ -74,12 +109,16 @@ struct Text {
 }
 
 /// A record and its `88` continuations, complete when the next record that is not an
-/// `88` begins.
+/// `88` begins. Its buffers are reused from record to record (see [`Reader::logical`]).
 #[derive(Debug, Clone)]
 struct Logical {
     code: &'static str,
     at: At,
+    /// The decoded values of its fields, one after another.
+    data: String,
     fields: Vec<Field>,
+    /// A `16`'s text so far, when `text` is `Some`.
+    text_buf: String,
     text: Option<Text>,
     /// Physical records: 1 + its `88`s.
     pieces: u32,
@@ -92,7 +131,9 @@ impl Logical {
         Logical {
             code,
             at,
+            data: String::new(),
             fields: Vec::new(),
+            text_buf: String::new(),
             text: None,
             pieces: 1,
             bytes: 0,
@@ -100,20 +141,61 @@ impl Logical {
         }
     }
 
+    /// Empty again, for the record `code` at `at`, its buffers kept.
+    fn reset(&mut self, code: &'static str, at: At) {
+        self.code = code;
+        self.at = at;
+        self.data.clear();
+        self.fields.clear();
+        self.text_buf.clear();
+        self.text = None;
+        self.pieces = 1;
+        self.bytes = 0;
+        self.too_big = false;
+    }
+
     /// Whether the next token is the `16` text: after type code, amount, funds type and
     /// its variant fields, bank reference and customer reference.
     fn next_is_text(&self) -> bool {
         self.code == "16"
-            && (self.text.is_some()
-                || text_index(&self.fields).is_some_and(|t| self.fields.len() >= t))
+            && (self.text.is_some() || self.text_index().is_some_and(|t| self.fields.len() >= t))
+    }
+
+    /// The number of fields before a `16`'s text, once the funds type says it.
+    fn text_index(&self) -> Option<usize> {
+        let funds = self.trimmed_value(self.fields.get(2)?);
+        let variant = match funds {
+            "S" => 3,
+            "V" => 2,
+            "D" => {
+                let n = lex::count(self.trimmed_value(self.fields.get(3)?)).unwrap_or(0);
+                1 + 2 * n.min(DISTRIBUTIONS_MAX) as usize
+            }
+            _ => 0,
+        };
+        Some(3 + variant + 2)
     }
 
     fn tag(&self, f: &Field) -> &'static str {
         if f.piece == 0 { self.code } else { "88" }
     }
 
+    fn value(&self, f: &Field) -> &str {
+        self.data.get(f.start..f.end).unwrap_or("")
+    }
+
+    /// [`str::trim`] of the value, found when the field was read.
+    fn trimmed_value(&self, f: &Field) -> &str {
+        self.data.get(f.trim_start..f.trim_end).unwrap_or("")
+    }
+
     fn field(&self, i: usize) -> &str {
-        self.fields.get(i).map_or("", |f| f.value.as_str())
+        self.fields.get(i).map_or("", |f| self.value(f))
+    }
+
+    /// Field `i` trimmed (`""` when absent).
+    fn trimmed(&self, i: usize) -> &str {
+        self.fields.get(i).map_or("", |f| self.trimmed_value(f))
     }
 
     /// Where field `i` is, or the end of the record when it is absent.
@@ -123,21 +205,6 @@ impl Logical {
             None => self.at.pos(self.code),
         }
     }
-}
-
-/// The number of fields before a `16`'s text, once the funds type says it.
-fn text_index(fields: &[Field]) -> Option<usize> {
-    let funds = fields.get(2)?.value.trim();
-    let variant = match funds {
-        "S" => 3,
-        "V" => 2,
-        "D" => {
-            let n = lex::count(fields.get(3)?.value.trim()).unwrap_or(0);
-            1 + 2 * n.min(DISTRIBUTIONS_MAX) as usize
-        }
-        _ => 0,
-    };
-    Some(3 + variant + 2)
 }
 
 /// The `01` as read.
@@ -201,7 +268,12 @@ struct Reader<'a> {
     file: Option<FileHeader>,
     group: Option<GroupHeader>,
     account: Option<Account>,
-    pending: Option<Logical>,
+    /// Boxed, like the spare: moved for every record.
+    pending: Option<Box<Logical>>,
+    /// A finished record, its buffers kept for the next.
+    spare: Option<Box<Logical>>,
+    /// Entries of the last statement: the room reserved for the next.
+    entries_hint: usize,
     /// Skipping an unknown record and its `88`s.
     skipping: bool,
     statements: u64,
@@ -227,6 +299,8 @@ pub(super) fn read<R: BufRead>(
         group: None,
         account: None,
         pending: None,
+        spare: None,
+        entries_hint: 0,
         skipping: false,
         statements: 0,
         entries: 0,
@@ -239,24 +313,40 @@ pub(super) fn read<R: BufRead>(
         },
         stopped: false,
     };
+    let mut lines = Lines::default();
     let mut buf = Vec::new();
-    let mut byte: u64 = 0;
-    let mut line_no: u64 = 0;
-    let mut any_content = false;
     loop {
+        // The whole lines the input holds, read where they are; a line the input's
+        // buffer cuts (or a long one) is gathered into `buf`.
+        let avail = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut used = 0;
+        for p in memchr::memchr_iter(b'\n', avail) {
+            if p + 1 - used > LINE_BYTES_MAX + 2 {
+                break;
+            }
+            r.physical_line(&mut lines, &avail[used..=p]);
+            used = p + 1;
+        }
+        if used > 0 {
+            input.consume(used);
+            continue;
+        }
         let (len, had_newline, too_long) = read_line(&mut input, &mut buf)?;
         if len == 0 && !had_newline {
             break;
         }
-        line_no += 1;
-        let start = byte;
-        byte += len as u64;
         if too_long {
+            lines.line_no += 1;
+            let start = lines.byte;
             r.sink.push_at_end(Finding::error(
                 FindingCode::SizeLimit,
                 At {
                     byte: start,
-                    line: line_no,
+                    line: lines.line_no,
                     column: 1,
                 }
                 .pos("line"),
@@ -266,7 +356,7 @@ pub(super) fn read<R: BufRead>(
             ));
             r.end = At {
                 byte: start,
-                line: line_no,
+                line: lines.line_no,
                 column: 1,
             };
             // What is open stays unchecked: the file is refused for the line.
@@ -276,40 +366,19 @@ pub(super) fn read<R: BufRead>(
             r.stopped = true;
             return Ok(r.finish(true));
         }
-        let mut line = &buf[..];
-        if line.last() == Some(&b'\n') {
-            line = &line[..line.len() - 1];
-        }
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
-        let mut skip = 0;
-        if line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
-            r.sink.push(Finding::warning(
-                FindingCode::ByteOrderMark,
-                At {
-                    byte: 0,
-                    line: 1,
-                    column: 1,
-                }
-                .pos("line"),
-                None,
-                "no byte-order mark (BAI2 is ASCII)",
-                "EF BB BF (skipped)",
-            ));
-            skip = 3;
-        }
-        if !lex::is_blank(&line[skip..]) {
-            any_content = true;
-        }
-        r.line(&line[skip..], line_no, start + skip as u64, skip as u64);
-        r.end = At {
-            byte,
-            line: line_no,
-            column: line.len() as u64 + 1,
-        };
+        r.physical_line(&mut lines, &buf);
     }
-    Ok(r.finish(any_content))
+    Ok(r.finish(lines.any_content))
+}
+
+/// Where the physical lines read so far end.
+#[derive(Debug, Default)]
+struct Lines {
+    /// Bytes read.
+    byte: u64,
+    line_no: u64,
+    /// A line that is not blank was read.
+    any_content: bool,
 }
 
 /// Reads one physical line (its `\n` included) into `buf`, keeping at most
@@ -344,6 +413,51 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<(usize,
 }
 
 impl Reader<'_> {
+    /// One physical line, its `\n` (if any) included.
+    fn physical_line(&mut self, lines: &mut Lines, raw: &[u8]) {
+        lines.line_no += 1;
+        let line_no = lines.line_no;
+        let start = lines.byte;
+        lines.byte += raw.len() as u64;
+        let mut line = raw;
+        if line.last() == Some(&b'\n') {
+            line = &line[..line.len() - 1];
+        }
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        let mut skip = 0;
+        if line_no == 1 && line.starts_with(b"\xEF\xBB\xBF") {
+            self.sink.push(Finding::warning(
+                FindingCode::ByteOrderMark,
+                At {
+                    byte: 0,
+                    line: 1,
+                    column: 1,
+                }
+                .pos("line"),
+                None,
+                "no byte-order mark (BAI2 is ASCII)",
+                "EF BB BF (skipped)",
+            ));
+            skip = 3;
+        }
+        let blank = lex::is_blank(&line[skip..]);
+        lines.any_content |= !blank;
+        self.line(
+            &line[skip..],
+            blank,
+            line_no,
+            start + skip as u64,
+            skip as u64,
+        );
+        self.end = At {
+            byte: lines.byte,
+            line: line_no,
+            column: line.len() as u64 + 1,
+        };
+    }
+
     fn err(
         &mut self,
         code: FindingCode,
@@ -374,25 +488,32 @@ impl Reader<'_> {
 
     // ---- physical lines ----
 
-    fn line(&mut self, line: &[u8], line_no: u64, start: u64, col_base: u64) {
-        let at = |i: usize| At {
-            byte: start + i as u64,
-            line: line_no,
-            column: col_base + i as u64 + 1,
+    /// A physical line (`blank`: [`lex::is_blank`] of it).
+    fn line(&mut self, line: &[u8], blank: bool, line_no: u64, start: u64, col_base: u64) {
+        let at = Phys {
+            start,
+            line_no,
+            col_base,
+            // An ASCII line (nearly all) is text once: its fields are slices of it.
+            text: if line.is_ascii() {
+                std::str::from_utf8(line).ok()
+            } else {
+                None
+            },
         };
         if line.iter().all(|&b| b == 0x1A) && !line.is_empty() {
             self.warn(
                 FindingCode::EndOfFileMarker,
-                at(0).pos("line"),
+                at.at(0).pos("line"),
                 "no DOS end-of-file byte (0x1A)",
                 "0x1A (skipped)",
             );
             return;
         }
-        if lex::is_blank(line) {
+        if blank {
             self.warn(
                 FindingCode::BlankLine,
-                at(0).pos("line"),
+                at.at(0).pos("line"),
                 "a record",
                 "a blank line (skipped)",
             );
@@ -406,7 +527,7 @@ impl Reader<'_> {
                 self.count_records(1);
                 self.warn(
                     FindingCode::UnknownTag,
-                    at(0).pos(&show(code)),
+                    at.at(0).pos_tagged(show(code).into()),
                     "a BAI2 record code (01, 02, 03, 16, 49, 88, 98, 99)",
                     format!("{} (record skipped)", show(code)),
                 );
@@ -416,7 +537,7 @@ impl Reader<'_> {
                 let tag = self.pending.as_ref().map_or("16", |p| p.code);
                 self.warn(
                     FindingCode::TagSyntax,
-                    at(0).pos(tag),
+                    at.at(0).pos(tag),
                     "a record code (88 to continue a text)",
                     format!(
                         "{:?}: read as the text of the record before",
@@ -428,7 +549,7 @@ impl Reader<'_> {
             _ => {
                 self.err(
                     FindingCode::TagSyntax,
-                    at(0).pos("line"),
+                    at.at(0).pos("line"),
                     "a record code (01, 02, 03, 16, 49, 88, 98, 99) and a comma",
                     format!("{:?}", show(&line[..line.len().min(24)])),
                 );
@@ -449,7 +570,7 @@ impl Reader<'_> {
 
     /// The record whose code is at `line[i..]`; gives where a record joined after it on
     /// the same line starts.
-    fn record_at(&mut self, line: &[u8], i: usize, at: &dyn Fn(usize) -> At) -> Option<usize> {
+    fn record_at(&mut self, line: &[u8], i: usize, at: &Phys<'_>) -> Option<usize> {
         let code = lex::known(&line[i..(i + 2).min(line.len())])?;
         if code == "88" {
             match self.pending.as_mut() {
@@ -458,41 +579,36 @@ impl Reader<'_> {
                     if !self.skipping {
                         self.err(
                             FindingCode::RecordOrder,
-                            at(i).pos("88"),
+                            at.at(i).pos("88"),
                             "an 88 after the record it continues",
                             "an 88 with no record before it",
                         );
                     }
                     self.count_records(1);
                     // Read into a record that is thrown away, to find where it ends.
-                    self.pending = Some(Logical::new("88", at(i)));
+                    self.pending = Some(self.logical("88", at.at(i)));
                     let next = self.scan_fields(line, i + 2, at);
-                    self.pending = None;
+                    self.spare = self.pending.take();
                     return next;
                 }
             }
         } else {
             self.finish_pending();
             self.skipping = false;
-            self.pending = Some(Logical::new(code, at(i)));
+            self.pending = Some(self.logical(code, at.at(i)));
         }
         self.scan_fields(line, i + 2, at)
     }
 
     /// The fields of the pending record from `line[j..]` (at its code's end).
-    fn scan_fields(
-        &mut self,
-        line: &[u8],
-        mut j: usize,
-        at: &dyn Fn(usize) -> At,
-    ) -> Option<usize> {
+    fn scan_fields(&mut self, line: &[u8], mut j: usize, at: &Phys<'_>) -> Option<usize> {
         match line.get(j) {
             Some(b',') => j += 1,
             Some(b'/') => return self.after_slash(line, j + 1, at),
             _ => return None,
         }
         loop {
-            if self.pending.as_ref().is_some_and(Logical::next_is_text) {
+            if self.pending.as_ref().is_some_and(|p| p.next_is_text()) {
                 return self.scan_text(line, j, at);
             }
             let rest = &line[j..];
@@ -500,7 +616,7 @@ impl Reader<'_> {
                 Ok((_, tok)) => tok,
                 Err(_) => rest,
             };
-            self.push_field(tok, at(j));
+            self.push_field(tok, at.at(j), at.str(j, j + tok.len()));
             let k = j + tok.len();
             match line.get(k) {
                 Some(b',') => j = k + 1,
@@ -511,7 +627,7 @@ impl Reader<'_> {
     }
 
     /// After a record's `/`: blanks, then the end of the line or a record joined to it.
-    fn after_slash(&mut self, line: &[u8], j: usize, at: &dyn Fn(usize) -> At) -> Option<usize> {
+    fn after_slash(&mut self, line: &[u8], j: usize, at: &Phys<'_>) -> Option<usize> {
         let mut k = j;
         while k < line.len() && (line[k] == b' ' || line[k] == b'\t') {
             k += 1;
@@ -527,7 +643,7 @@ impl Reader<'_> {
         let tag = self.pending.as_ref().map_or("line", |p| p.code);
         self.err(
             FindingCode::TagSyntax,
-            at(k).pos(tag),
+            at.at(k).pos(tag),
             "the end of the line or a record code after '/'",
             format!("{:?}", show(&line[k..line.len().min(k + 24)])),
         );
@@ -535,7 +651,7 @@ impl Reader<'_> {
     }
 
     /// A `16` text from `line[j..]`; gives where a record joined after it starts.
-    fn scan_text(&mut self, line: &[u8], j: usize, at: &dyn Fn(usize) -> At) -> Option<usize> {
+    fn scan_text(&mut self, line: &[u8], j: usize, at: &Phys<'_>) -> Option<usize> {
         let (len, next) = lex::text_end(&line[j..]);
         let mut text = &line[j..j + len];
         let mut closed = next.is_some();
@@ -547,8 +663,14 @@ impl Reader<'_> {
             }
         }
         let full = next.is_none() && line.len() == self.record_length();
-        let at_j = at(j);
-        let value = self.decode(text, at_j, true);
+        let at_j = at.at(j);
+        let value = match at.str(j, j + text.len()) {
+            Some(s) => Cow::Borrowed(s),
+            None => {
+                self.check_ascii(text, at_j, true);
+                decode(text)
+            }
+        };
         if let Some(p) = self.pending.as_mut() {
             if !grow(p, value.len()) {
                 return next.map(|o| j + o);
@@ -556,15 +678,16 @@ impl Reader<'_> {
             match p.text.as_mut() {
                 Some(t) => {
                     if !t.last_full {
-                        t.text.push(' ');
+                        p.text_buf.push(' ');
                     }
-                    t.text.push_str(&value);
+                    p.text_buf.push_str(&value);
                     t.open = !closed;
                     t.last_full = full;
                 }
                 None => {
+                    p.text_buf.clear();
+                    p.text_buf.push_str(&value);
                     p.text = Some(Text {
-                        text: value,
                         open: !closed,
                         last_full: full,
                     })
@@ -575,15 +698,43 @@ impl Reader<'_> {
         next.map(|o| j + o)
     }
 
-    fn push_field(&mut self, tok: &[u8], at: At) {
-        let value = self.decode(tok, at, false);
+    /// A field `tok` at `at`; `text` is it as text when its line is ASCII.
+    fn push_field(&mut self, tok: &[u8], at: At, text: Option<&str>) {
+        let value = match text {
+            Some(s) => Cow::Borrowed(s),
+            None => {
+                self.check_ascii(tok, at, false);
+                decode(tok)
+            }
+        };
         if let Some(p) = self.pending.as_mut() {
             let piece = p.pieces - 1;
             if grow(p, value.len()) {
-                p.fields.push(Field { value, at, piece });
+                let start = p.data.len();
+                p.data.push_str(&value);
+                let (lead, trail) = trim_bounds(&value);
+                p.fields.push(Field {
+                    start,
+                    end: p.data.len(),
+                    trim_start: start + lead,
+                    trim_end: start + trail,
+                    at,
+                    piece,
+                });
             }
         }
         self.size_check();
+    }
+
+    /// A record `code` at `at`, in the buffers of the last one finished.
+    fn logical(&mut self, code: &'static str, at: At) -> Box<Logical> {
+        match self.spare.take() {
+            Some(mut l) => {
+                l.reset(code, at);
+                l
+            }
+            None => Box::new(Logical::new(code, at)),
+        }
     }
 
     fn size_check(&mut self) {
@@ -605,7 +756,10 @@ impl Reader<'_> {
     }
 
     /// ASCII as is; other bytes are an error in a field, a warning in a text.
-    fn decode(&mut self, b: &[u8], at: At, text: bool) -> String {
+    fn check_ascii(&mut self, b: &[u8], at: At, text: bool) {
+        if b.is_ascii() {
+            return;
+        }
         if let Some(i) = b.iter().position(|&c| !c.is_ascii()) {
             let tag = self.pending.as_ref().map_or("line", |p| p.code);
             let pos = At {
@@ -621,7 +775,6 @@ impl Reader<'_> {
                 self.err(FindingCode::NonAsciiByte, pos, "ASCII", found);
             }
         }
-        String::from_utf8_lossy(b).into_owned()
     }
 
     fn record_length(&self) -> usize {
@@ -650,6 +803,11 @@ impl Reader<'_> {
         let Some(rec) = self.pending.take() else {
             return;
         };
+        self.finish_record(&rec);
+        self.spare = Some(rec);
+    }
+
+    fn finish_record(&mut self, rec: &Logical) {
         if self.place == Place::End {
             if !self.after_99_reported {
                 self.after_99_reported = true;
@@ -677,31 +835,31 @@ impl Reader<'_> {
             self.place = Place::File;
         }
         match rec.code {
-            "01" => self.file_header(&rec),
-            "02" => self.group_header(&rec),
-            "03" => self.account_header(&rec),
-            "16" => self.detail(&rec),
-            "49" => self.account_trailer(&rec),
-            "98" => self.group_trailer(&rec),
-            "99" => self.file_trailer(&rec),
+            "01" => self.file_header(rec),
+            "02" => self.group_header(rec),
+            "03" => self.account_header(rec),
+            "16" => self.detail(rec),
+            "49" => self.account_trailer(rec),
+            "98" => self.group_trailer(rec),
+            "99" => self.file_trailer(rec),
             _ => {}
         }
     }
 
     /// Non-empty fields past the `n` a record has.
     fn no_more_fields(&mut self, rec: &Logical, n: usize) {
-        if let Some(i) = (n..rec.fields.len()).find(|&i| !rec.fields[i].value.trim().is_empty()) {
+        if let Some(i) = (n..rec.fields.len()).find(|&i| !rec.trimmed(i).is_empty()) {
             self.err(
                 FindingCode::TagSyntax,
                 rec.field_pos(i),
                 format!("the end of the {} record ({n} fields)", rec.code),
-                rec.fields[i].value.clone(),
+                rec.field(i).to_string(),
             );
         }
     }
 
     fn required(&mut self, rec: &Logical, i: usize, what: &str) -> Option<String> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         if v.is_empty() {
             self.err(
                 FindingCode::TagSyntax,
@@ -716,7 +874,7 @@ impl Reader<'_> {
     }
 
     fn date(&mut self, rec: &Logical, i: usize, what: &str) -> Option<NaiveDate> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         let d = lex::yymmdd(v);
         if d.is_none() {
             self.err(
@@ -730,7 +888,7 @@ impl Reader<'_> {
     }
 
     fn currency(&mut self, rec: &Logical, i: usize) -> Option<String> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         if v.is_empty() {
             return None;
         }
@@ -748,7 +906,7 @@ impl Reader<'_> {
     /// A signed or unsigned amount field; `None` when blank (or wrong: the finding is
     /// pushed).
     fn amount(&mut self, rec: &Logical, i: usize, signed: bool, what: &str) -> Option<i64> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         if v.is_empty() {
             return None;
         }
@@ -777,7 +935,7 @@ impl Reader<'_> {
 
     /// A count field; `None` when blank (with `blank_ok`) or wrong (finding pushed).
     fn count(&mut self, rec: &Logical, i: usize, what: &str, blank_ok: bool) -> Option<u64> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         if v.is_empty() && blank_ok {
             return None;
         }
@@ -811,7 +969,7 @@ impl Reader<'_> {
         self.required(rec, 0, "a sender identification");
         self.required(rec, 1, "a receiver identification");
         self.date(rec, 2, "a file creation date");
-        let t = rec.field(3).trim();
+        let t = rec.trimmed(3);
         if !lex::hhmm(t) {
             // The creation time is not used; NatWest writes `14:59:35`.
             self.warn(
@@ -828,7 +986,7 @@ impl Reader<'_> {
             .count(rec, 5, "a physical record length", true)
             .unwrap_or(0);
         self.count(rec, 6, "a block size", true);
-        let version = rec.field(7).trim();
+        let version = rec.trimmed(7);
         if version != "2" {
             self.err(
                 FindingCode::TagSyntax,
@@ -876,8 +1034,8 @@ impl Reader<'_> {
     fn group_header(&mut self, rec: &Logical) {
         self.close_open(Place::File, rec);
         self.required(rec, 1, "an originator identification");
-        let originator = rec.field(1).trim();
-        let status = rec.field(2).trim();
+        let originator = rec.trimmed(1);
+        let status = rec.trimmed(2);
         match status {
             "1" | "3" => {}
             "2" | "4" => self.err(
@@ -894,7 +1052,7 @@ impl Reader<'_> {
             ),
         }
         let as_of = self.date(rec, 3, "an as-of date");
-        let time = rec.field(4).trim();
+        let time = rec.trimmed(4);
         if !time.is_empty() && !lex::hhmm(time) {
             self.err(
                 FindingCode::DateFormat,
@@ -904,7 +1062,7 @@ impl Reader<'_> {
             );
         }
         let currency = self.currency(rec, 5);
-        let modifier = rec.field(6).trim();
+        let modifier = rec.trimmed(6);
         let kind = match kind_of_modifier(modifier) {
             Some(k) => k,
             None => {
@@ -922,7 +1080,7 @@ impl Reader<'_> {
             originator: (!originator.is_empty()).then(|| originator.to_string()),
             currency,
             as_of,
-            sequence: format!("{},{time},{modifier}", rec.field(3).trim()),
+            sequence: format!("{},{time},{modifier}", rec.trimmed(3)),
             kind,
             records: 0,
             accounts: 0,
@@ -969,7 +1127,7 @@ impl Reader<'_> {
             to_date: None,
             copy: false,
             balances: Vec::new(),
-            entries: Vec::new(),
+            entries: Vec::with_capacity(self.entries_hint),
             position: rec.at.pos("03"),
         };
         let mut acct = Account {
@@ -998,14 +1156,14 @@ impl Reader<'_> {
         let n = rec.fields.len();
         let mut i = 2;
         while i < n {
-            let t = rec.fields[i].value.trim();
+            let t = rec.trimmed(i);
             if t.is_empty() {
                 // A defaulted group (`,,,,`), or the empty field a record ends on.
                 let piece = rec.fields[i].piece;
                 let mut k = i;
                 while k < n
                     && k < i + 4
-                    && rec.fields[k].value.trim().is_empty()
+                    && rec.trimmed(k).is_empty()
                     && rec.fields[k].piece == piece
                 {
                     k += 1;
@@ -1076,7 +1234,7 @@ impl Reader<'_> {
         i: usize,
         signed: bool,
     ) -> Option<(usize, Option<NaiveDate>)> {
-        let f = rec.field(i).trim();
+        let f = rec.trimmed(i);
         match f {
             "" | "0" | "1" | "2" | "Z" => Some((1, None)),
             "S" => {
@@ -1086,13 +1244,13 @@ impl Reader<'_> {
                 Some((4, None))
             }
             "V" => {
-                let d = rec.field(i + 1).trim();
+                let d = rec.trimmed(i + 1);
                 let date = if d.is_empty() {
                     None
                 } else {
                     self.date(rec, i + 1, "a value date")
                 };
-                let t = rec.field(i + 2).trim();
+                let t = rec.trimmed(i + 2);
                 if !t.is_empty() && !lex::hhmm(t) {
                     self.err(
                         FindingCode::DateFormat,
@@ -1145,7 +1303,7 @@ impl Reader<'_> {
             return;
         }
         self.count_records(u64::from(rec.pieces));
-        let t = rec.field(0).trim();
+        let t = rec.trimmed(0);
         let credit = match lex::type_code(t) {
             Some(100..=399) => Some(true),
             Some(400..=699) => Some(false),
@@ -1160,7 +1318,7 @@ impl Reader<'_> {
             }
         };
         let amount = self.amount(rec, 1, false, "a detail amount");
-        if rec.field(1).trim().is_empty() {
+        if rec.trimmed(1).is_empty() {
             self.err(
                 FindingCode::AmountFormat,
                 rec.field_pos(1),
@@ -1172,14 +1330,11 @@ impl Reader<'_> {
             return;
         };
         let refs = 2 + used;
-        let opt = |s: &str| {
-            let s = s.trim();
-            (!s.is_empty()).then(|| s.to_string())
-        };
-        let bank_ref = opt(rec.field(refs));
-        let customer_ref = opt(rec.field(refs + 1));
-        let remittance = rec.text.as_ref().and_then(|t| {
-            let s = t.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let opt = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let bank_ref = opt(rec.trimmed(refs));
+        let customer_ref = opt(rec.trimmed(refs + 1));
+        let remittance = rec.text.as_ref().and_then(|_| {
+            let s = collapse_whitespace(&rec.text_buf);
             (!s.is_empty()).then_some(s)
         });
         let (Some(credit), Some(amount), Some(acct)) = (credit, amount, self.account.as_mut())
@@ -1215,7 +1370,7 @@ impl Reader<'_> {
 
     /// `found` against `want`, a control total finding when they differ.
     fn check_total(&mut self, rec: &Logical, i: usize, want: i128, what: &str) -> Option<i64> {
-        let v = rec.field(i).trim();
+        let v = rec.trimmed(i);
         if v.is_empty() {
             self.warn(
                 FindingCode::TagSyntax,
@@ -1238,7 +1393,7 @@ impl Reader<'_> {
     }
 
     fn check_count(&mut self, rec: &Logical, i: usize, want: u64, what: &str) {
-        let v = rec.field(i).trim().to_string();
+        let v = rec.trimmed(i).to_string();
         if let Some(got) = self.count(rec, i, what, false)
             && got != want
         {
@@ -1346,7 +1501,8 @@ impl Reader<'_> {
         let Some(acct) = self.account.take() else {
             return;
         };
-        let s = acct.statement;
+        let mut s = acct.statement;
+        fit_entries(&mut s.entries, &mut self.entries_hint);
         let f = match s.kind {
             StatementKind::Intraday if !s.entries.is_empty() => {
                 // The shared check counts booked entries; a same-day report's entries are
@@ -1458,6 +1614,29 @@ impl Reader<'_> {
             statements: self.statements,
             entries: self.entries,
             findings: self.sink.finish(end.pos("file")),
+        }
+    }
+}
+
+/// Bytes as text: ASCII (or UTF-8) as is, other bytes replaced (U+FFFD).
+fn decode(b: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
+/// Where [`str::trim`] of `v` starts and ends in it.
+fn trim_bounds(v: &str) -> (usize, usize) {
+    let b = v.as_bytes();
+    // An ASCII character at either end that is not blank (`char::is_whitespace`: tab to
+    // carriage return, space): nothing to trim, as in nearly every field.
+    let solid = |c: u8| c.is_ascii() && c != b' ' && c.wrapping_sub(9) >= 5;
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) if solid(f) && solid(l) => (0, b.len()),
+        _ => {
+            let lead = v.len() - v.trim_start().len();
+            (lead, lead + v.trim().len())
         }
     }
 }

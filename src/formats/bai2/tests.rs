@@ -55,9 +55,11 @@ fn where_(r: &StatementRead) -> Vec<(FindingCode, Severity, u64, u64, String)> {
         .iter()
         .map(|f| {
             let (line, col, tag) = match &f.position {
-                crate::findings::Position::Text(p) => {
-                    (p.line, p.column, p.tag.clone().unwrap_or_default())
-                }
+                crate::findings::Position::Text(p) => (
+                    p.line,
+                    p.column,
+                    p.tag.as_deref().unwrap_or_default().to_string(),
+                ),
                 p => (p.line(), 0, String::new()),
             };
             (f.code, f.severity, line, col, tag)

@@ -127,6 +127,13 @@ pub(crate) fn to_minor(a: &RawAmount<'_>, exponent: u32, currency: &str) -> Resu
         return Err(bad(format!("at most {exponent} decimals for {currency}")));
     }
     let mut minor: u64 = 0;
+    if a.int.len() + e <= 18 {
+        // At most 18 digits: below 10^18, within an i64 whatever they are.
+        let digit = |m: u64, d: &u8| m * 10 + u64::from(d.wrapping_sub(b'0'));
+        let m = a.int.iter().fold(0, digit);
+        let m = a.frac.iter().take(e).fold(m, digit);
+        return Ok(m * 10u64.pow((e - a.frac.len().min(e)) as u32));
+    }
     let frac = a
         .frac
         .iter()
@@ -240,6 +247,12 @@ const REF_LEN_MAX: usize = 16;
 /// The entry date `MMDD` in the year that puts it nearest the value date (a booking on
 /// 31 December with value 2 January is in the year before).
 pub(crate) fn entry_date(value: NaiveDate, mm: u32, dd: u32) -> Option<NaiveDate> {
+    // In the value date's month: that year's date is within 30 days, the others 335 or more.
+    if mm == value.month()
+        && let Some(d) = NaiveDate::from_ymd_opt(value.year(), mm, dd)
+    {
+        return Some(d);
+    }
     (value.year() - 1..=value.year() + 1)
         .filter_map(|y| NaiveDate::from_ymd_opt(y, mm, dd))
         .min_by_key(|d| (*d - value).num_days().abs())
@@ -320,7 +333,7 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
     line.tx_type = Some(&i[..4]);
     let i = &i[4..];
     // Customer reference, up to `//`; a reference holds no `//` (SWIFT's rule).
-    let (cust, bank) = match i.windows(2).position(|w| w == b"//") {
+    let (cust, bank) = match memchr::memmem::find(i, b"//") {
         Some(p) => (&i[..p], Some(&i[p + 2..])),
         None => (i, None),
     };

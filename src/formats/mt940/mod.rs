@@ -72,10 +72,15 @@
 //! [`check_balance`]: crate::formats::statement::check_balance
 
 mod fields;
+pub mod generate;
 mod reader;
+
+pub use generate::generate_mt940;
 
 use crate::findings::Finding;
 use crate::formats::statement::Statement;
+use crate::formats::statement::collapse_whitespace_into;
+use std::borrow::Cow;
 use std::io::BufRead;
 
 /// A line longer than this is cut (a `SizeLimit` error): SWIFT lines are at most 65
@@ -111,9 +116,14 @@ pub fn read<R: BufRead>(
 
 /// Text as written: UTF-8 when valid, else Latin-1 (one character per byte).
 pub(crate) fn decode(b: &[u8]) -> String {
+    decode_cow(b).into_owned()
+}
+
+/// [`decode`], borrowed when the bytes are UTF-8.
+pub(crate) fn decode_cow(b: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(b) {
-        Ok(s) => s.to_string(),
-        Err(_) => b.iter().map(|&c| char::from(c)).collect(),
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(b.iter().map(|&c| char::from(c)).collect()),
     }
 }
 
@@ -123,15 +133,33 @@ const NARRATIVE_LINE_CHARS: usize = 65;
 /// `:86:` lines, each with the width of its physical line (the tag counted on the first):
 /// joined without a blank after a line of 65 characters or more (the bank cut the text
 /// there: `CONTRA ACCOUN` / `T HOLDER`), else with one; whitespace runs collapsed.
+#[cfg(test)]
 pub(crate) fn remittance_text(lines: &[(&[u8], usize)]) -> String {
-    let mut joined = String::new();
-    for (i, (l, _)) in lines.iter().enumerate() {
-        if i > 0 && lines[i - 1].1 < NARRATIVE_LINE_CHARS {
+    let (mut joined, mut text) = (String::new(), String::new());
+    remittance_text_into(lines.iter().copied(), &mut joined, &mut text);
+    text
+}
+
+/// [`remittance_text`] into `text`, through `joined` (both buffers reused by the caller).
+pub(crate) fn remittance_text_into<'a>(
+    lines: impl Iterator<Item = (&'a [u8], usize)>,
+    joined: &mut String,
+    text: &mut String,
+) {
+    joined.clear();
+    let mut prev_width = None;
+    for (l, width) in lines {
+        if prev_width.is_some_and(|w| w < NARRATIVE_LINE_CHARS) {
             joined.push(' ');
         }
-        joined.push_str(&decode(l));
+        match std::str::from_utf8(l) {
+            Ok(s) => joined.push_str(s),
+            Err(_) => joined.extend(l.iter().map(|&c| char::from(c))),
+        }
+        prev_width = Some(width);
     }
-    joined.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.clear();
+    collapse_whitespace_into(text, joined);
 }
 
 #[cfg(test)]

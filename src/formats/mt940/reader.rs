@@ -3,22 +3,26 @@
 
 use super::fields::{self, Bad};
 use super::{
-    ENTRIES_PER_STATEMENT_MAX, FIELD_LINES_MAX, LINE_BYTES_MAX, StatementRead, decode,
-    remittance_text,
+    ENTRIES_PER_STATEMENT_MAX, FIELD_LINES_MAX, LINE_BYTES_MAX, StatementRead, decode, decode_cow,
+    remittance_text_into,
 };
 use crate::findings::{Finding, FindingCode, FindingSink, Position, TextPosition, show};
 use crate::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, Statement, StatementKind, check_balance,
+    collapse_whitespace, collapse_whitespace_into, fit_entries,
 };
 use crate::money::{Currency, CurrencyError};
 use chrono::NaiveDate;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
-/// One physical line of a field, its text after the tag (or the whole continuation line).
+/// One physical line of a field, its text after the tag (or the whole continuation line):
+/// `data[start..end]` of the field.
 #[derive(Debug)]
 struct FieldLine {
-    text: Vec<u8>,
+    start: usize,
+    end: usize,
     line: u64,
     /// Byte offset of `text[0]` in the file.
     offset: u64,
@@ -26,11 +30,17 @@ struct FieldLine {
     column: u64,
 }
 
+/// A field being gathered; its buffers are reused from field to field.
 #[derive(Debug)]
 struct Field {
-    tag: String,
+    /// One of [`KNOWN_TAGS`], its label and its bit in [`Page::seen`].
+    tag: &'static str,
+    label: &'static str,
+    bit: u32,
     /// Where the tag itself starts.
     at: TextPosition,
+    /// The text of its lines, one after another.
+    data: Vec<u8>,
     lines: Vec<FieldLine>,
     dropped_lines: bool,
 }
@@ -42,24 +52,100 @@ impl Field {
                 byte_offset: l.offset + at as u64,
                 line: l.line,
                 column: l.column + at as u64,
-                tag: Some(self.label()),
+                tag: Some(Cow::Borrowed(self.label())),
             },
             None => self.at.clone(),
         }
     }
-    fn label(&self) -> String {
-        format!(":{}:", self.tag)
+    fn label(&self) -> &'static str {
+        self.label
+    }
+    fn text(&self, l: &FieldLine) -> &[u8] {
+        self.data.get(l.start..l.end).unwrap_or_default()
+    }
+    fn line_text(&self, i: usize) -> Option<&[u8]> {
+        self.lines.get(i).map(|l| self.text(l))
     }
     fn first(&self) -> &[u8] {
-        self.lines.first().map_or(&[][..], |l| l.text.as_slice())
+        self.line_text(0).unwrap_or_default()
+    }
+    fn push_line(&mut self, text: &[u8], line: u64, offset: u64, column: u64) {
+        let start = self.data.len();
+        self.data.extend_from_slice(text);
+        self.lines.push(FieldLine {
+            start,
+            end: self.data.len(),
+            line,
+            offset,
+            column,
+        });
     }
 }
 
-/// Tags this reader knows (MT940 and MT942, and the old `:28:`).
-const KNOWN_TAGS: &[&str] = &[
-    "20", "21", "25", "25P", "28", "28C", "34F", "13D", "60F", "60M", "61", "86", "62F", "62M",
-    "64", "65", "90D", "90C",
+/// Tags this reader knows (MT940 and MT942, and the old `:28:`), with their labels.
+const KNOWN_TAGS: &[(&str, &str)] = &[
+    ("20", ":20:"),
+    ("21", ":21:"),
+    ("25", ":25:"),
+    ("25P", ":25P:"),
+    ("28", ":28:"),
+    ("28C", ":28C:"),
+    ("34F", ":34F:"),
+    ("13D", ":13D:"),
+    ("60F", ":60F:"),
+    ("60M", ":60M:"),
+    ("61", ":61:"),
+    ("86", ":86:"),
+    ("62F", ":62F:"),
+    ("62M", ":62M:"),
+    ("64", ":64:"),
+    ("65", ":65:"),
+    ("90D", ":90D:"),
+    ("90C", ":90C:"),
 ];
+
+/// The known tag `tag`, as a `'static` string, and its index in [`KNOWN_TAGS`].
+fn known_tag(tag: &str) -> Option<(usize, &'static str)> {
+    known_tag_bytes(tag.as_bytes())
+}
+
+/// [`known_tag`] of the tag's bytes.
+fn known_tag_bytes(tag: &[u8]) -> Option<(usize, &'static str)> {
+    let i = match tag {
+        b"20" => 0,
+        b"21" => 1,
+        b"25" => 2,
+        b"25P" => 3,
+        b"28" => 4,
+        b"28C" => 5,
+        b"34F" => 6,
+        b"13D" => 7,
+        b"60F" => 8,
+        b"60M" => 9,
+        b"61" => 10,
+        b"86" => 11,
+        b"62F" => 12,
+        b"62M" => 13,
+        b"64" => 14,
+        b"65" => 15,
+        b"90D" => 16,
+        b"90C" => 17,
+        _ => return None,
+    };
+    KNOWN_TAGS.get(i).map(|(t, _)| (i, *t))
+}
+
+/// `:TAG:` of a known tag.
+fn label(tag: &str) -> &'static str {
+    known_tag(tag)
+        .and_then(|(i, _)| KNOWN_TAGS.get(i))
+        .map_or("", |(_, l)| l)
+}
+
+/// The bit of a known tag in [`Page::seen`].
+fn tag_bit(tag: &str) -> u32 {
+    known_tag(tag).map_or(0, |(i, _)| 1 << i)
+}
 
 /// Place of a tag in the message; a tag may not come after one of a higher rank.
 fn rank(tag: &str) -> Option<u8> {
@@ -123,8 +209,8 @@ struct Page {
     opening: Option<Balance>,
     closing: Option<Balance>,
     /// `60F`/`60M`, `62F`/`62M` as written, even when their value did not parse.
-    opening_tag: Option<String>,
-    closing_tag: Option<String>,
+    opening_tag: Option<&'static str>,
+    closing_tag: Option<&'static str>,
     others: Vec<Balance>,
     /// The statement's currency: the opening balance's (MT942: the floor limit's).
     currency: Option<String>,
@@ -134,7 +220,8 @@ struct Page {
     entries: Vec<Entry>,
     /// An entry whose `:86:` may follow.
     open_entry: bool,
-    seen: Vec<String>,
+    /// The tags seen, a bit each ([`tag_bit`]).
+    seen: u32,
     rank: u8,
     mt942_fields: bool,
     date_time: Option<NaiveDate>,
@@ -176,8 +263,17 @@ struct Reader<'a> {
     on_statement: &'a mut dyn FnMut(Statement),
     statements: u64,
     entry_no: u64,
-    field: Option<Field>,
-    page: Option<Page>,
+    /// Boxed, like the spare: moved for every field.
+    field: Option<Box<Field>>,
+    /// The last field read, its buffers kept for the next.
+    spare_field: Option<Box<Field>>,
+    /// Entries of the last statement: the room reserved for the next.
+    entries_hint: usize,
+    /// Scratch: a `:86:`'s lines joined, then collapsed.
+    joined: String,
+    text: String,
+    /// Boxed: it is taken out and put back for every field.
+    page: Option<Box<Page>>,
     /// A statement whose last page closed with `:62M:`, waiting for its next page.
     pending: Option<(Statement, u32, Option<u32>, TextPosition)>,
     envelope: Envelope,
@@ -198,6 +294,10 @@ pub(super) fn read<R: BufRead>(
         statements: 0,
         entry_no: 0,
         field: None,
+        spare_field: None,
+        joined: String::new(),
+        text: String::new(),
+        entries_hint: 0,
         page: None,
         pending: None,
         envelope: Envelope::default(),
@@ -208,6 +308,31 @@ pub(super) fn read<R: BufRead>(
     let mut buf = Vec::with_capacity(256);
     let (mut line_no, mut offset) = (0u64, 0u64);
     loop {
+        // The whole lines the input holds, read where they are; a line the input's
+        // buffer cuts (or a long one) is gathered into `buf` by `next_line`.
+        let avail = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut used = 0;
+        for p in memchr::memchr_iter(b'\n', avail) {
+            if p - used > LINE_BYTES_MAX {
+                break;
+            }
+            let mut l = &avail[used..p];
+            if let Some(t) = l.strip_suffix(b"\r") {
+                l = t;
+            }
+            line_no += 1;
+            r.physical_line(l, line_no, offset, false);
+            offset += (p + 1 - used) as u64;
+            used = p + 1;
+        }
+        if used > 0 {
+            input.consume(used);
+            continue;
+        }
         let start = offset;
         let (n, too_long) = next_line(&mut input, &mut buf)?;
         if n == 0 {
@@ -274,7 +399,7 @@ fn next_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<(usize,
 }
 
 /// A tag line `:TAG:`: the tag (2 to 4 digits or capitals) and where its value starts.
-fn tag_of(text: &[u8]) -> Option<(&str, usize)> {
+fn tag_of(text: &[u8]) -> Option<(&[u8], usize)> {
     if text.first() != Some(&b':') {
         return None;
     }
@@ -287,16 +412,25 @@ fn tag_of(text: &[u8]) -> Option<(&str, usize)> {
     {
         return None;
     }
-    Some((std::str::from_utf8(t).ok()?, close + 1))
+    Some((t, close + 1))
 }
 
 impl Reader<'_> {
-    fn at(line: u64, offset: u64, column: u64, tag: Option<&str>) -> TextPosition {
+    fn at(line: u64, offset: u64, column: u64, tag: Option<&'static str>) -> TextPosition {
+        Self::at_tagged(line, offset, column, tag.map(Cow::Borrowed))
+    }
+
+    fn at_tagged(
+        line: u64,
+        offset: u64,
+        column: u64,
+        tag: Option<Cow<'static, str>>,
+    ) -> TextPosition {
         TextPosition {
             byte_offset: offset + column - 1,
             line,
             column,
-            tag: tag.map(str::to_string),
+            tag,
         }
     }
 
@@ -353,9 +487,10 @@ impl Reader<'_> {
                 "a longer line",
             );
         }
-        if let Some(i) = text
-            .iter()
-            .position(|&c| c >= 0x80 || (c < 0x20 && c != b'\t') || c == 0x7F)
+        let outside = |c: u8| c >= 0x7F || (c < 0x20 && c != b'\t');
+        // Or-ed over the whole line (vectorised), searched only when one is there.
+        if text.iter().fold(false, |any, &c| any | outside(c))
+            && let Some(i) = text.iter().position(|&c| outside(c))
         {
             self.warning(
                 FindingCode::NonAsciiByte,
@@ -387,8 +522,7 @@ impl Reader<'_> {
         }
         match tag_of(text) {
             Some((tag, value)) => {
-                let tag = tag.to_string();
-                self.tag_line(&tag, &text[value..], line, offset, col, col + value as u64)
+                self.tag_line(tag, &text[value..], line, offset, col, col + value as u64)
             }
             None => self.continuation(text, line, offset, col),
         }
@@ -476,55 +610,72 @@ impl Reader<'_> {
 
     fn tag_line(
         &mut self,
-        tag: &str,
+        tag: &[u8],
         value: &[u8],
         line: u64,
         offset: u64,
         tag_col: u64,
         col: u64,
     ) {
-        let known = KNOWN_TAGS.contains(&tag);
-        if tag == "20" {
+        let known = known_tag_bytes(tag);
+        // Digits and capitals (`tag_of`): as text, it is ASCII.
+        let tag_text = || String::from_utf8_lossy(tag);
+        if tag == b"20" {
             self.end_message();
             self.start_page(line, offset, tag_col);
         } else if self.page.is_none() {
             // Outside a message: bank headers and trailers (`:940:`, free text) are
             // skipped; a known tag belongs to no statement.
-            self.skipping = known;
-            if known {
+            self.skipping = known.is_some();
+            if let Some((_, t)) = known {
                 self.error(
                     FindingCode::RecordOrder,
-                    Self::at(line, offset, tag_col, Some(&format!(":{tag}:"))),
+                    Self::at(line, offset, tag_col, Some(label(t))),
                     "a message starting with :20:",
-                    format!(":{tag}: outside any message"),
+                    format!(":{t}: outside any message"),
                 );
             }
             return;
         }
         self.end_field();
-        let at = Self::at(line, offset, tag_col, Some(&format!(":{tag}:")));
-        if !known {
+        let Some((index, tag)) = known else {
+            let label = format!(":{}:", tag_text());
+            let at = Self::at_tagged(line, offset, tag_col, Some(label.clone().into()));
             self.warning(
                 FindingCode::UnknownTag,
                 at,
                 "an MT940/MT942 tag (skipped with its lines)",
-                format!(":{tag}:"),
+                label,
             );
             self.skipping = true;
             return;
-        }
+        };
+        let label = KNOWN_TAGS.get(index).map_or("", |(_, l)| l);
+        let at = Self::at(line, offset, tag_col, Some(label));
         self.skipping = false;
-        self.field = Some(Field {
-            tag: tag.to_string(),
-            at,
-            lines: vec![FieldLine {
-                text: value.to_vec(),
-                line,
-                offset: offset + col - 1,
-                column: col,
-            }],
-            dropped_lines: false,
-        });
+        let mut f = match self.spare_field.take() {
+            Some(mut f) => {
+                f.tag = tag;
+                f.label = label;
+                f.bit = 1 << index;
+                f.at = at;
+                f.data.clear();
+                f.lines.clear();
+                f.dropped_lines = false;
+                f
+            }
+            None => Box::new(Field {
+                tag,
+                label,
+                bit: 1 << index,
+                at,
+                data: Vec::new(),
+                lines: Vec::new(),
+                dropped_lines: false,
+            }),
+        };
+        f.push_line(value, line, offset + col - 1, col);
+        self.field = Some(f);
     }
 
     fn continuation(&mut self, text: &[u8], line: u64, offset: u64, col: u64) {
@@ -532,16 +683,13 @@ impl Reader<'_> {
             return;
         }
         match self.field.as_mut() {
-            Some(f) if f.lines.len() < FIELD_LINES_MAX => f.lines.push(FieldLine {
-                text: text.to_vec(),
-                line,
-                offset: offset + col - 1,
-                column: col,
-            }),
+            Some(f) if f.lines.len() < FIELD_LINES_MAX => {
+                f.push_line(text, line, offset + col - 1, col)
+            }
             Some(f) => {
                 if !f.dropped_lines {
                     f.dropped_lines = true;
-                    let at = Self::at(line, offset, col, Some(&f.label()));
+                    let at = Self::at(line, offset, col, Some(f.label()));
                     self.error(
                         FindingCode::SizeLimit,
                         at,
@@ -560,7 +708,7 @@ impl Reader<'_> {
     }
 
     fn start_page(&mut self, line: u64, offset: u64, col: u64) {
-        self.page = Some(Page {
+        self.page = Some(Box::new(Page {
             mt: self.envelope.mt,
             servicer: self.envelope.servicer.clone(),
             position: Self::at(line, offset, col, Some(":20:")),
@@ -577,15 +725,15 @@ impl Reader<'_> {
             currency: None,
             exponent: None,
             currency_bad: false,
-            entries: Vec::new(),
+            entries: Vec::with_capacity(self.entries_hint),
             open_entry: false,
-            seen: Vec::new(),
+            seen: 0,
             rank: 0,
             mt942_fields: false,
             date_time: None,
             controls: Vec::new(),
             dropped_entries: false,
-        });
+        }));
     }
 
     fn end_field(&mut self) {
@@ -593,10 +741,12 @@ impl Reader<'_> {
             return;
         };
         let Some(mut page) = self.page.take() else {
+            self.spare_field = Some(f);
             return;
         };
         self.field_into(&mut page, &f);
         self.page = Some(page);
+        self.spare_field = Some(f);
     }
 
     fn bad(&mut self, f: &Field, line: usize, b: Bad) {
@@ -605,7 +755,7 @@ impl Reader<'_> {
     }
 
     fn field_into(&mut self, page: &mut Page, f: &Field) {
-        let tag = f.tag.as_str();
+        let tag = f.tag;
         let mut out_of_order = false;
         if let Some(r) = rank(tag) {
             if r < page.rank {
@@ -620,7 +770,7 @@ impl Reader<'_> {
                 page.rank = r;
             }
         }
-        if once(tag) && page.seen.iter().any(|t| t == tag) {
+        if once(tag) && page.seen & f.bit != 0 {
             if out_of_order {
                 return;
             }
@@ -632,7 +782,7 @@ impl Reader<'_> {
             );
             return;
         }
-        page.seen.push(tag.to_string());
+        page.seen |= f.bit;
         let was_open = std::mem::replace(&mut page.open_entry, false);
         let v = f.first().trim_ascii_end();
         if !matches!(tag, "61" | "86" | "25P") && f.lines.len() > 1 {
@@ -693,16 +843,30 @@ impl Reader<'_> {
                 // `:61:`, else about the statement (not kept: the model has no place).
                 self.check_details(f);
                 if was_open && let Some(e) = page.entries.last_mut() {
-                    let lines: Vec<(&[u8], usize)> = f
-                        .lines
-                        .iter()
-                        .map(|l| (l.text.as_slice(), l.column as usize - 1 + l.text.len()))
-                        .collect();
-                    let text = remittance_text(&lines);
+                    match (f.lines.len(), std::str::from_utf8(f.first())) {
+                        // One line (most): nothing to join.
+                        (1, Ok(one)) => {
+                            self.text.clear();
+                            collapse_whitespace_into(&mut self.text, one);
+                        }
+                        _ => {
+                            let lines = f.lines.iter().map(|l| {
+                                let t = f.text(l);
+                                (t, l.column as usize - 1 + t.len())
+                            });
+                            remittance_text_into(lines, &mut self.joined, &mut self.text);
+                        }
+                    }
+                    let text = self.text.as_str();
                     e.remittance = match e.remittance.take() {
-                        Some(supp) if !text.is_empty() => Some(format!("{supp} {text}")),
+                        Some(mut supp) if !text.is_empty() => {
+                            supp.reserve_exact(1 + text.len());
+                            supp.push(' ');
+                            supp.push_str(text);
+                            Some(supp)
+                        }
                         Some(supp) => Some(supp),
-                        None => (!text.is_empty()).then_some(text),
+                        None => (!text.is_empty()).then(|| text.to_string()),
                     };
                 }
             }
@@ -747,7 +911,7 @@ impl Reader<'_> {
 
     /// `:86:` is `6*65x`: longer text is kept whole, with a warning.
     fn check_details(&mut self, f: &Field) {
-        let longest = f.lines.iter().map(|l| l.text.len()).max().unwrap_or(0);
+        let longest = f.lines.iter().map(|l| l.end - l.start).max().unwrap_or(0);
         if f.lines.len() > 6 || longest > 65 {
             self.warning(
                 FindingCode::TagSyntax,
@@ -785,10 +949,10 @@ impl Reader<'_> {
     }
 
     fn balance(&mut self, page: &mut Page, f: &Field, v: &[u8]) {
-        let tag = f.tag.as_str();
+        let tag = f.tag;
         match tag {
-            "60F" | "60M" => page.opening_tag = Some(tag.to_string()),
-            "62F" | "62M" => page.closing_tag = Some(tag.to_string()),
+            "60F" | "60M" => page.opening_tag = Some(tag),
+            "62F" | "62M" => page.closing_tag = Some(tag),
             _ => {}
         }
         let (b, bad) = fields::parse_balance(v);
@@ -829,7 +993,7 @@ impl Reader<'_> {
         };
         let balance = Balance {
             kind,
-            code: f.label(),
+            code: f.label().to_string(),
             amount_minor: if b.debit { -amount_minor } else { amount_minor },
             currency: b.currency.to_string(),
             date: b.date,
@@ -848,11 +1012,10 @@ impl Reader<'_> {
             self.bad(f, 0, b);
         }
         // Supplementary details: the second line, `34x`.
-        let supp = f.lines.get(1).map(|l| decode(l.text.trim_ascii()));
+        let supp = f.line_text(1).map(|l| decode_cow(l.trim_ascii()));
         if f.lines.len() > 2
-            || f.lines
-                .get(1)
-                .is_some_and(|l| l.text.trim_ascii_end().len() > 34)
+            || f.line_text(1)
+                .is_some_and(|l| l.trim_ascii_end().len() > 34)
         {
             let pos = f.pos(1, 0);
             self.warning(
@@ -898,12 +1061,17 @@ impl Reader<'_> {
                 "none",
             );
         }
-        let reference =
-            |r: Option<&[u8]>| r.map(decode).filter(|s| !s.eq_ignore_ascii_case("NONREF"));
+        // The line validated once; its subfields are slices of it.
+        let v_text = std::str::from_utf8(v).ok();
+        let reference = |r: Option<&[u8]>| {
+            r.filter(|b| !b.eq_ignore_ascii_case(b"NONREF"))
+                .map(|b| decode_part(v, v_text, b))
+        };
         self.entry_no += 1;
+        // One line: its text, whitespace runs collapsed.
         let text = supp
             .filter(|s| !s.is_empty())
-            .map(|s| remittance_text(&[(s.as_bytes(), 0)]));
+            .map(|s| collapse_whitespace(&s));
         page.entries.push(Entry {
             entry_no: self.entry_no,
             amount_minor,
@@ -916,7 +1084,7 @@ impl Reader<'_> {
             bank_ref: reference(line.bank_ref),
             customer_ref: reference(line.customer_ref),
             end_to_end_id: None,
-            bank_tx_code: line.tx_type.map(decode),
+            bank_tx_code: line.tx_type.map(|t| decode_part(v, v_text, t)),
             remittance: text,
             details: Vec::new(),
             position: f.at.clone().into(),
@@ -929,7 +1097,7 @@ impl Reader<'_> {
         self.end_field();
         self.skipping = false;
         if let Some(page) = self.page.take() {
-            self.finish_page(page);
+            self.finish_page(*page);
         }
     }
 
@@ -952,10 +1120,10 @@ impl Reader<'_> {
             self.missing(&page, ":28C: (statement number)");
         }
         if format == "mt942" {
-            if !page.seen.iter().any(|t| t == "34F") {
+            if page.seen & tag_bit("34F") == 0 {
                 self.missing(&page, ":34F: (floor limit)");
             }
-            if !page.seen.iter().any(|t| t == "13D") {
+            if page.seen & tag_bit("13D") == 0 {
                 self.missing(&page, ":13D: (date/time indication)");
             }
         } else {
@@ -976,7 +1144,7 @@ impl Reader<'_> {
         }
         self.check_controls(&page);
         let (number, page_no) = page.number.unwrap_or((0, None));
-        let continues = page.opening_tag.as_deref() == Some("60M");
+        let continues = page.opening_tag == Some("60M");
         if let Some((mut st, p_number, p_page, p_at)) = self.pending.take() {
             let same = continues
                 && st.format == format
@@ -984,7 +1152,7 @@ impl Reader<'_> {
                 && p_number == number;
             if same {
                 self.join(&mut st, p_page, page_no, &mut page);
-                return self.after_page(st, page.closing_tag.as_deref(), number, page_no);
+                return self.after_page(st, page.closing_tag, number, page_no);
             }
             self.warning(
                 FindingCode::MissingTag,
@@ -1009,9 +1177,9 @@ impl Reader<'_> {
                 format!("message {} opens with :60M:", page.id),
             );
         }
-        let closing_tag = page.closing_tag.clone();
+        let closing_tag = page.closing_tag;
         let st = self.statement(page, format);
-        self.after_page(st, closing_tag.as_deref(), number, page_no);
+        self.after_page(st, closing_tag, number, page_no);
     }
 
     /// A page ending `:62M:` waits for the next; else the statement is complete.
@@ -1193,7 +1361,8 @@ impl Reader<'_> {
 
     /// A statement is complete: the balance check, the chain and the sequence per
     /// account, then the caller's.
-    fn emit(&mut self, st: Statement) {
+    fn emit(&mut self, mut st: Statement) {
+        fit_entries(&mut st.entries, &mut self.entries_hint);
         let amounts_known = st
             .currency
             .as_deref()
@@ -1287,6 +1456,20 @@ impl Reader<'_> {
                 );
             }
         }
+    }
+}
+
+/// [`decode`] of `part`, a slice of `whole`: cut from `whole_text` (`whole` as text, when
+/// it is UTF-8) rather than validated again.
+fn decode_part(whole: &[u8], whole_text: Option<&str>, part: &[u8]) -> String {
+    let at = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    let within = at <= whole.len() && part.len() <= whole.len() - at;
+    match whole_text
+        .filter(|_| within)
+        .and_then(|t| t.get(at..at + part.len()))
+    {
+        Some(s) => s.to_string(),
+        None => decode(part),
     }
 }
 

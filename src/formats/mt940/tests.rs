@@ -421,3 +421,48 @@ fn narrative_lines_join_at_full_lines_only() {
     assert_eq!(decode(b"caf\xe9"), "caf\u{e9}");
     assert_eq!(decode("café".as_bytes()), "café");
 }
+
+#[test]
+fn generated_file_reads_back_without_findings() {
+    let mut out = Vec::new();
+    generate_mt940(9, 30, 42, &mut out).unwrap();
+    let (r, sts) = run_with(&out, 8192);
+    assert_eq!(r.findings, vec![], "{}", String::from_utf8_lossy(&out));
+    assert_eq!((r.format, r.statements, r.entries), ("mt940", 9, 270));
+    assert_eq!(sts.len(), 9);
+    assert!(sts.iter().all(|s| s.entries.len() == 30));
+    // Round-robin over the accounts, each statement opening on the one before's closing.
+    assert_eq!(sts[0].account, sts[4].account);
+    assert_ne!(sts[0].account, sts[1].account);
+    assert_eq!(
+        sts[0]
+            .balance(BalanceKind::ClosingBooked)
+            .unwrap()
+            .amount_minor,
+        sts[4]
+            .balance(BalanceKind::OpeningBooked)
+            .unwrap()
+            .amount_minor
+    );
+    assert_eq!(sts[0].servicer.as_deref(), Some("CLRLNL2A"));
+    assert_eq!(
+        crate::formats::detect::detect(&out),
+        crate::formats::detect::Detected::Unsupported(crate::formats::detect::Unsupported::Mt940)
+    );
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains(":61:") && text.contains("\n/OCMT/EUR"),
+        "details"
+    );
+    assert!(sts.iter().flat_map(|s| &s.entries).any(|e| e.reversal));
+    for seed in 1..4 {
+        let mut out = Vec::new();
+        generate_mt940(13, 50, seed, &mut out).unwrap();
+        let (r, _) = run_with(&out, 100);
+        assert_eq!(
+            (r.findings.len(), r.statements, r.entries),
+            (0, 13, 650),
+            "seed {seed}"
+        );
+    }
+}
