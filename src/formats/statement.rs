@@ -248,14 +248,17 @@ pub(crate) fn collapse_whitespace_into(out: &mut String, s: &str) {
         // checks are branch-free passes over slices (vectorised): a blank other than the
         // space (tab to carriage return, the vertical tab among them), two spaces in a
         // row, a space at either end.
-        let ctrl = b
-            .iter()
-            .fold(0u8, |a, &c| a | u8::from(c.wrapping_sub(9) < 5));
-        let double = b.get(1..).map_or(0, |next| {
-            b.iter().zip(next).fold(0u8, |a, (&x, &y)| {
-                a | (u8::from(x == b' ') & u8::from(y == b' '))
+        let is_ctrl = |c: u8| u8::from(c.wrapping_sub(9) < 5);
+        // Over each byte and the next (one pass), then the last byte.
+        let (ctrl, double) = b.get(1..).map_or((0, 0), |next| {
+            b.iter().zip(next).fold((0u8, 0u8), |(c, d), (&x, &y)| {
+                (
+                    c | is_ctrl(x),
+                    d | (u8::from(x == b' ') & u8::from(y == b' ')),
+                )
             })
         });
+        let ctrl = ctrl | b.last().map_or(0, |&c| is_ctrl(c));
         if ctrl == 0 && double == 0 && b.first() != Some(&b' ') && b.last() != Some(&b' ') {
             out.push_str(s);
             return;

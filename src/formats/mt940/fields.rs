@@ -248,10 +248,13 @@ const REF_LEN_MAX: usize = 16;
 /// 31 December with value 2 January is in the year before).
 pub(crate) fn entry_date(value: NaiveDate, mm: u32, dd: u32) -> Option<NaiveDate> {
     // In the value date's month: that year's date is within 30 days, the others 335 or more.
-    if mm == value.month()
-        && let Some(d) = NaiveDate::from_ymd_opt(value.year(), mm, dd)
-    {
-        return Some(d);
+    if mm == value.month() {
+        if dd == value.day() {
+            return Some(value);
+        }
+        if let Some(d) = NaiveDate::from_ymd_opt(value.year(), mm, dd) {
+            return Some(d);
+        }
     }
     (value.year() - 1..=value.year() + 1)
         .filter_map(|y| NaiveDate::from_ymd_opt(y, mm, dd))
@@ -333,7 +336,9 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
     line.tx_type = Some(&i[..4]);
     let i = &i[4..];
     // Customer reference, up to `//`; a reference holds no `//` (SWIFT's rule).
-    let (cust, bank) = match memchr::memmem::find(i, b"//") {
+    // The first `//`: the first `/` followed by another.
+    let slashes = memchr::memchr_iter(b'/', i).find(|&p| i.get(p + 1) == Some(&b'/'));
+    let (cust, bank) = match slashes {
         Some(p) => (&i[..p], Some(&i[p + 2..])),
         None => (i, None),
     };

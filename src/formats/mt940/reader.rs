@@ -487,10 +487,11 @@ impl Reader<'_> {
                 "a longer line",
             );
         }
-        let outside = |c: u8| c >= 0x7F || (c < 0x20 && c != b'\t');
-        // Or-ed over the whole line (vectorised), searched only when one is there.
-        if text.iter().fold(false, |any, &c| any | outside(c))
-            && let Some(i) = text.iter().position(|&c| outside(c))
+        // Below space (but the tab) or from DEL up: or-ed over the whole line without a
+        // branch (vectorised), searched only when one is there.
+        let outside = |c: u8| u8::from(c.wrapping_sub(0x20) >= 0x5F) & u8::from(c != b'\t');
+        if text.iter().fold(0u8, |any, &c| any | outside(c)) != 0
+            && let Some(i) = text.iter().position(|&c| outside(c) != 0)
         {
             self.warning(
                 FindingCode::NonAsciiByte,
