@@ -180,8 +180,8 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     if table == "statement_entries":
         # The statements the entries point to, under the ids of the export.
         at = [c.strip() for c in COLS_.split(",")].index("statement_id")
-        with open(csv_path, newline="") as f:
-            ids = sorted({int(r[at]) for r in csv.reader(f)})
+        with open(csv_path, newline="") as rows:
+            ids = sorted({int(r[at]) for r in csv.reader(rows)})
         psql(raw, stdin="".join(
             "INSERT INTO statements (statement_id, tenant, statement_key, format, kind, account, stmt_id, "
             "entries, fingerprint, detail, run_id, recorded_at) OVERRIDING SYSTEM VALUE "

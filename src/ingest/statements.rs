@@ -16,7 +16,7 @@ use std::io::{BufReader, Read};
 use tokio::sync::mpsc;
 
 /// Statements in flight between the reader and the ledger.
-const STATEMENTS_IN_FLIGHT: usize = 16;
+const STATEMENTS_IN_FLIGHT: usize = 4;
 
 enum Msg {
     Statement(Box<StatementRecord>),

@@ -1676,6 +1676,22 @@ mod tests {
         );
         assert_eq!(parse_date("2026-02-30"), None);
         assert_eq!(parse_date("2026-2-28"), None);
+        // ISO 20022's ISODate is the XML Schema date: four-digit year, two-digit month and
+        // day, nothing else (chrono's `%Y-%m-%d`, used before, also took these).
+        for bad in [
+            "+2025-7-23",
+            "-999-07-23",
+            "2025- 7-23",
+            "2025-07-2 ",
+            "２０２５-07-23",
+        ] {
+            assert_eq!(parse_date(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_date_time("2016-12-31T23:59:60"),
+            NaiveDate::from_ymd_opt(2016, 12, 31),
+            "a leap second is a real time"
+        );
         for ok in [
             "2025-07-23T00:00:00.000000000",
             "2007-10-18T12:30:00+01:00",
@@ -1694,6 +1710,8 @@ mod tests {
             "2026-01-01T10:00:00+1:00",
             "2026-01-01T10:00:00+15:00",
             "2026-01-01T10:00:00 ",
+            "2025-07-23T 9:30:00",
+            "2025-07-23T09:30:61",
         ] {
             assert_eq!(parse_date_time(bad), None, "{bad}");
         }
