@@ -29,6 +29,7 @@ macro_rules! errln {
     };
 }
 
+pub mod account;
 pub mod actions;
 pub mod check;
 pub mod db;
@@ -206,6 +207,8 @@ pub enum Command {
     /// Bank statements recorded: balances and continuity per account (exit 1 when an
     /// account's chain breaks).
     Statements(statements::StatementsArgs),
+    /// Which ledger accounts a bank account's statements are reconciled with: map, list.
+    Account(account::AccountArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.

@@ -19,6 +19,7 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
+mod accounts;
 mod actions;
 mod classify;
 mod postgres;
@@ -29,6 +30,7 @@ mod statements;
 mod store;
 mod tenants;
 
+pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
 pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
 
 #[derive(Debug, thiserror::Error)]
