@@ -258,47 +258,26 @@ pub async fn ingest_file(
     }
     // A bank statement (issue #13) goes to the statement readers and the statement tables,
     // not to the posting path.
-    let source = match (&prehashed, opts.format) {
-        (Some(hashed), None) => {
+    // A dry run is not hashed first: a statement file is hashed as it is read.
+    let source = match opts.format {
+        None => {
             let (head, source) = detect::read_head(source).map_err(|source| IngestError::Read {
                 path: name.clone(),
                 source,
             })?;
             match detect::detect(&head) {
                 Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
-                    let (sha256, bytes) = (hashed.sha256.clone(), Some(hashed.bytes));
+                    let sha256 = prehashed.as_ref().map(|h| h.sha256.clone());
+                    let bytes = prehashed.as_ref().map(|h| h.bytes);
                     return statements::ingest(
-                        ledger,
-                        kind,
-                        source,
-                        Some(sha256),
-                        bytes,
-                        opts,
-                        name,
-                        started_at,
+                        ledger, kind, source, sha256, bytes, opts, name, started_at,
                     )
                     .await;
                 }
                 _ => Box::new(source) as Box<dyn Read + Send>,
             }
         }
-        // A dry run: not hashed first; a statement file is hashed as it is read.
-        (None, None) => {
-            let (head, source) = detect::read_head(source).map_err(|source| IngestError::Read {
-                path: name.clone(),
-                source,
-            })?;
-            match detect::detect(&head) {
-                Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
-                    return statements::ingest(
-                        ledger, kind, source, None, None, opts, name, started_at,
-                    )
-                    .await;
-                }
-                _ => Box::new(source) as Box<dyn Read + Send>,
-            }
-        }
-        _ => source,
+        Some(_) => source,
     };
     let stages = progress.clone();
     let (tx, mut rx) = mpsc::channel::<Msg>(CHUNKS_IN_FLIGHT);

@@ -575,24 +575,15 @@ impl Backend {
 /// migrating it on first use. A PostgreSQL database that does not exist is an error
 /// (`3D000`, a configuration error): [`open_creating`] creates it.
 pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
-    let store = match Backend::of_url(url) {
-        Some(Backend::Sqlite) => {
-            store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
-        }
-        Some(Backend::Postgres) => {
-            store::Store::Postgres(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
-        }
-        None => return Err(LedgerError::unsupported_url(url)),
-    };
+    let store = connect(url, opts).await?;
     let mut l = Ledger { store };
     l.migrate().await?;
     Ok(l)
 }
 
-/// Opens the ledger without applying any pending migration: `db backup` copies a ledger as
-/// it is (back up, then upgrade), even one whose migration cannot run.
-pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
-    let store = match Backend::of_url(url) {
+/// The store `url` names, connected.
+async fn connect(url: &str, opts: &DbOptions) -> Result<store::Store> {
+    Ok(match Backend::of_url(url) {
         Some(Backend::Sqlite) => {
             store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
         }
@@ -600,7 +591,13 @@ pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
             store::Store::Postgres(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
         }
         None => return Err(LedgerError::unsupported_url(url)),
-    };
+    })
+}
+
+/// Opens the ledger without applying any pending migration: `db backup` copies a ledger as
+/// it is (back up, then upgrade), even one whose migration cannot run.
+pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
+    let store = connect(url, opts).await?;
     Ok(Ledger { store })
 }
 

@@ -220,9 +220,38 @@ impl SqliteStore {
         self.conn.execute_batch("BEGIN IMMEDIATE").ctx(context)
     }
 
+    /// The entries of an account recorded before under these keys, one lookup a key.
+    pub async fn statement_entries_by_key(
+        &mut self,
+        tenant: &str,
+        account: &str,
+        keys: &[&str],
+    ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
+        let mut out = HashMap::new();
+        for k in keys {
+            let rows = self
+                .query(
+                    super::statements::ENTRY_BY_KEY,
+                    &[Arg::Text(tenant), Arg::Text(account), Arg::Text(k)],
+                )
+                .await?;
+            if let Some(r) = rows.first() {
+                out.insert(
+                    k.to_string(),
+                    super::statements::ExistingEntry {
+                        entry_id: r.int(0)?,
+                        fingerprint: r.text(1)?,
+                        status: r.text(2)?,
+                        detail: r.text(3)?,
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
     /// A statement's entries, one prepared statement a row (`ON CONFLICT DO NOTHING`):
     /// the `entry_no`s inserted, in the order given.
-    #[allow(clippy::too_many_arguments)]
     pub async fn insert_statement_entries(
         &mut self,
         tenant: &str,

@@ -229,16 +229,7 @@ impl Store {
         at: &str,
         rows: &[super::statements::EntryRow<'_>],
     ) -> Result<Vec<i64>> {
-        match self {
-            Store::Postgres(s) => {
-                s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows)
-                    .await
-            }
-            Store::Sqlite(s) => {
-                s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows)
-                    .await
-            }
-        }
+        delegate!(self, s => s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows).await)
     }
     /// The entries of an account recorded before under these keys.
     pub async fn statement_entries_by_key(
@@ -247,27 +238,7 @@ impl Store {
         account: &str,
         keys: &[&str],
     ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
-        match self {
-            Store::Postgres(s) => s.statement_entries_by_key(tenant, account, keys).await,
-            Store::Sqlite(_) => {
-                let mut out = HashMap::new();
-                for k in keys {
-                    let a = args![tenant, account, *k];
-                    if let Some(r) = self.query_opt(super::statements::ENTRY_BY_KEY, &a).await? {
-                        out.insert(
-                            k.to_string(),
-                            super::statements::ExistingEntry {
-                                entry_id: r.int(0)?,
-                                fingerprint: r.text(1)?,
-                                status: r.text(2)?,
-                                detail: r.text(3)?,
-                            },
-                        );
-                    }
-                }
-                Ok(out)
-            }
-        }
+        delegate!(self, s => s.statement_entries_by_key(tenant, account, keys).await)
     }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
     pub async fn analyze(&mut self) -> Result<()> {
