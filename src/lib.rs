@@ -11,6 +11,8 @@
 //!   thread and calls the ledger;
 //! - [`ledger`]: the store: one protocol and its SQL written once, SQLite (rusqlite) and
 //!   PostgreSQL (sqlx) behind a small interface;
+//! - [`reconcile`]: two-sided reconciliation, pure: postings and statement entries in,
+//!   items with outcomes and explanations out;
 //! - [`report`]: outcomes in, CSV / JSON lines / text out;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
@@ -23,6 +25,7 @@ pub mod ingest;
 pub mod ledger;
 pub mod model;
 pub mod money;
+pub mod reconcile;
 pub mod report;
 /// Deterministic pseudo-random numbers for `generate` and the test suites (not an API).
 #[doc(hidden)]

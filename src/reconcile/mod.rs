@@ -1,0 +1,1583 @@
+//! Two-sided reconciliation (issue #14, PRINCIPLES §11): the postings of the ledger
+//! accounts mapped to a bank account ("ours") against the bank's booked statement entries
+//! of that account ("theirs"), every one of them ending in exactly one item with an
+//! outcome and its explanation, in both directions.
+//!
+//! This module is pure: [`Inputs`] in, [`Item`]s out, no I/O and no clock (the day "now"
+//! is the period's end, [`Inputs::as_of`]), so the same inputs and rules give the same
+//! items, in the same order, every time. `ledger::reconcile` reads the inputs and stores
+//! the run; `cli::reconcile` prints it.
+//!
+//! ## Signs
+//! Amounts are signed minor units from the bank account's side: + money in (a credit on
+//! the statement; a posting crediting the mapped ledger account), − money out.
+//!
+//! ## The cascade
+//! Passes run level by level over all entries (a strong identifier is never taken by a
+//! weak match made first), in a fixed order of entries (date, key); the first level that
+//! gives an entry exactly one unconsumed posting pairs them, and the level is recorded:
+//! 1. itemised entries (camt `TxDtls`, two or more): each detail by its UETR, else its
+//!    EndToEndId (+ InstrId) → `one_to_many`;
+//! 2. `uetr`; 3. `end_to_end_id` (with `instr_id` when both sides have one, which must
+//!    then agree); 4. a return's original references: the bank's return entry against
+//!    our return posting's `OrgnlUETR`, `OrgnlEndToEndId` or NACHA addenda-99 original
+//!    trace (`original_uetr`, `original_end_to_end_id`, `original_trace`); 5. NACHA
+//!    `trace_number` quoted as the entry's customer or bank reference;
+//! 6. batch keys: a NACHA batch (company id + effective date + batch number), a pain.001
+//!    `PmtInfId`, a message id — tied to one entry by an identifier it quotes (its camt
+//!    batch reference, customer or bank reference) and settled as its sum →
+//!    `many_to_one`;
+//! 7. `reference`: the entry's customer or bank reference equal to one of the posting's
+//!    own references (transaction id, individual id, …);
+//! 8. `amount_date`: the same amount and currency within the day window, each the only
+//!    one of its kind for the other (a counterparty name in the entry's text narrows);
+//! 9. `amount_sum`: the bounded N:M search (at most `max_members` among `max_candidates`
+//!    within the day window): one solution pairs them, several make the item `ambiguous`.
+//!
+//! An entry whose identifier only finds postings already taken repeats them:
+//! `duplicate_theirs`. A return entry (reversal, return reason) whose original payment
+//! is ours but whose return we never posted is `returned`. Entries and postings left
+//! are `missing_ours` (the bank booked it, we never posted it: listed first) and
+//! `missing_theirs` (shown as `expected` until `expected_days` past its date); entries
+//! and postings that fit each other several ways are one `ambiguous` item for an
+//! operator. A provisional entry is shown (`provisional`), never matched as final; a
+//! posting it names is `expected`.
+//!
+//! ## Judging a pair
+//! Currencies differ → `currency_mismatch`. Otherwise Δ = theirs − ours: Δ = 0 and the
+//! days within the window → `matched` (`many_to_one` / `one_to_many` for groups); Δ = 0
+//! outside the window → `date_mismatch`; Δ ≠ 0 admitted by a tolerance →
+//! `matched_within_tolerance` labelled with its name (groups keep their cardinality and
+//! carry the label); otherwise `amount_mismatch`. A tolerance labels an item, it never
+//! makes an ambiguous one a match.
+//!
+//! ## Corrections
+//! A correction posting (operation `correction`) names the item it corrects by its key
+//! ([`Item::key`], a hash of the members' natural keys, never random, never the clock).
+//! A later run folds it into that item: Δ recomputed with it; Δ = 0 makes the item
+//! `matched` by `correction`.
+
+pub mod rules;
+
+use chrono::NaiveDate;
+use rules::Rules;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A posting on one of the mapped ledger accounts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ours {
+    pub id: i64,
+    /// `{operation}:{posting_key}`: the posting's natural key.
+    pub key: String,
+    pub operation: String,
+    /// The mapped ledger account it moves.
+    pub ledger_account: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub date: Option<NaiveDate>,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+    pub trace: Option<String>,
+    pub original_uetr: Option<String>,
+    pub original_end_to_end_id: Option<String>,
+    pub original_trace: Option<String>,
+    /// A pacs.004, or a NACHA entry with a return addenda (99).
+    pub is_return: bool,
+    /// The batches it belongs to, most specific first.
+    pub batches: Vec<BatchKey>,
+    /// Other references a bank line may quote (transaction id, individual id …).
+    pub refs: Vec<String>,
+    pub counterparty: Option<String>,
+    /// A correction posting: the key of the item it corrects.
+    pub corrects: Option<String>,
+}
+
+/// A batch a posting belongs to, and what a bank line settling it may quote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchKey {
+    /// `nacha:{company id}:{effective date}:{batch number}`, `pmtinf:{PmtInfId}`,
+    /// `msg:{MsgId}`.
+    pub key: String,
+    pub ties: Vec<String>,
+}
+
+/// A statement entry of the bank account.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Theirs {
+    pub id: i64,
+    /// The entry key (unique per bank account).
+    pub key: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    /// Booking date, else value date.
+    pub date: Option<NaiveDate>,
+    pub provisional: bool,
+    pub is_return: bool,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+    pub bank_ref: Option<String>,
+    pub customer_ref: Option<String>,
+    pub batch_ref: Option<String>,
+    pub remittance: Option<String>,
+    pub details: Vec<TheirDetail>,
+}
+
+/// One transaction detail of an itemised entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TheirDetail {
+    pub amount_minor: Option<i64>,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+}
+
+/// Both sides of one reconciliation.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub ours: Vec<Ours>,
+    pub theirs: Vec<Theirs>,
+    /// The period: items are reported when a member is dated within it (members outside
+    /// it are read to match across its edges, and left to their own period otherwise).
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    /// The day `expected` is judged on: the period's end, or the latest date read.
+    pub as_of: Option<NaiveDate>,
+}
+
+/// What an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    MissingOurs,
+    AmountMismatch,
+    CurrencyMismatch,
+    DateMismatch,
+    DuplicateTheirs,
+    Returned,
+    Ambiguous,
+    MissingTheirs,
+    Expected,
+    Provisional,
+    ManyToOne,
+    OneToMany,
+    MatchedWithinTolerance,
+    Matched,
+}
+
+impl Outcome {
+    /// Every outcome, in report order (`missing_ours` first).
+    pub const ALL: [Outcome; 14] = [
+        Outcome::MissingOurs,
+        Outcome::AmountMismatch,
+        Outcome::CurrencyMismatch,
+        Outcome::DateMismatch,
+        Outcome::DuplicateTheirs,
+        Outcome::Returned,
+        Outcome::Ambiguous,
+        Outcome::MissingTheirs,
+        Outcome::Expected,
+        Outcome::Provisional,
+        Outcome::ManyToOne,
+        Outcome::OneToMany,
+        Outcome::MatchedWithinTolerance,
+        Outcome::Matched,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::MissingOurs => "missing_ours",
+            Outcome::AmountMismatch => "amount_mismatch",
+            Outcome::CurrencyMismatch => "currency_mismatch",
+            Outcome::DateMismatch => "date_mismatch",
+            Outcome::DuplicateTheirs => "duplicate_theirs",
+            Outcome::Returned => "returned",
+            Outcome::Ambiguous => "ambiguous",
+            Outcome::MissingTheirs => "missing_theirs",
+            Outcome::Expected => "expected",
+            Outcome::Provisional => "provisional",
+            Outcome::ManyToOne => "many_to_one",
+            Outcome::OneToMany => "one_to_many",
+            Outcome::MatchedWithinTolerance => "matched_within_tolerance",
+            Outcome::Matched => "matched",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+    /// Whether the item is settled: nobody needs to look at it.
+    pub fn settled(self) -> bool {
+        matches!(
+            self,
+            Outcome::Matched
+                | Outcome::MatchedWithinTolerance
+                | Outcome::ManyToOne
+                | Outcome::OneToMany
+                | Outcome::Expected
+                | Outcome::Provisional
+        )
+    }
+    /// Whether `--post-corrections` posts Δ for an item of this outcome (when Δ ≠ 0):
+    /// not for what an operator must decide (ambiguous), cannot be netted (another
+    /// currency) or is not due yet.
+    pub fn correctable(self) -> bool {
+        !matches!(
+            self,
+            Outcome::Ambiguous
+                | Outcome::CurrencyMismatch
+                | Outcome::Expected
+                | Outcome::Provisional
+        )
+    }
+}
+
+/// One item of a reconciliation: its members on both sides, its outcome and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub outcome: Outcome,
+    /// The level that tied the members (`uetr`, `end_to_end_id`, …, `correction`).
+    pub matched_by: Option<&'static str>,
+    /// Indexes into [`Inputs::ours`] / [`Inputs::theirs`], ascending.
+    pub ours: Vec<usize>,
+    pub theirs: Vec<usize>,
+    /// Correction postings folded in (indexes into [`Inputs::ours`]).
+    pub corrections: Vec<usize>,
+    /// A posting the item refers to without consuming it (the original of a return, the
+    /// posting a duplicate entry repeats).
+    pub refers_to: Option<usize>,
+    pub tolerance: Option<String>,
+    pub currency: String,
+    pub our_amount_minor: i64,
+    pub their_amount_minor: i64,
+    /// theirs − ours (corrections included).
+    pub delta_minor: i64,
+    /// Their date − our date (the largest in size over the members).
+    pub delta_days: Option<i64>,
+    pub explanation: String,
+    /// sha256 of the members' natural keys (corrections not included), 32 hex digits.
+    pub key: String,
+}
+
+/// The level names, as stored and reported.
+pub mod by {
+    pub const DETAILS: &str = "details";
+    pub const UETR: &str = "uetr";
+    pub const END_TO_END_ID: &str = "end_to_end_id";
+    pub const ORIGINAL_UETR: &str = "original_uetr";
+    pub const ORIGINAL_END_TO_END_ID: &str = "original_end_to_end_id";
+    pub const ORIGINAL_TRACE: &str = "original_trace";
+    pub const TRACE_NUMBER: &str = "trace_number";
+    pub const BATCH: &str = "batch";
+    pub const REFERENCE: &str = "reference";
+    pub const AMOUNT_DATE: &str = "amount_date";
+    pub const AMOUNT_SUM: &str = "amount_sum";
+    pub const PROVISIONAL: &str = "provisional";
+    pub const CORRECTION: &str = "correction";
+}
+
+/// The item key of a set of members: sha256 over their sorted natural keys (`o:{posting
+/// key}`, `t:{entry key}`), first 32 hex digits.
+pub fn item_key<'a>(
+    ours: impl Iterator<Item = &'a str>,
+    theirs: impl Iterator<Item = &'a str>,
+) -> String {
+    let mut keys: Vec<String> = ours
+        .map(|k| format!("o:{k}"))
+        .chain(theirs.map(|k| format!("t:{k}")))
+        .collect();
+    keys.sort();
+    let mut h = Sha256::new();
+    for k in &keys {
+        h.update(k.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// A pairing before it is judged.
+struct Group {
+    ours: Vec<usize>,
+    theirs: Vec<usize>,
+    matched_by: &'static str,
+    /// What tied them, for the explanation (`uetr=…`).
+    tie: String,
+    /// `Some(outcome)` for cardinalities that keep their name when the sums agree.
+    shape: Option<Outcome>,
+    /// Lines added to the explanation (details not found …).
+    notes: Vec<String>,
+}
+
+struct Engine<'a> {
+    inp: &'a Inputs,
+    rules: &'a Rules,
+    our_taken: Vec<bool>,
+    their_taken: Vec<bool>,
+    groups: Vec<Group>,
+    /// Pre-judged items (duplicates, returns, leftovers, ambiguity).
+    items: Vec<Item>,
+    /// The group (index into `groups`) that took a posting.
+    our_group: HashMap<usize, usize>,
+}
+
+fn provided(v: &Option<String>) -> Option<&str> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case("NOTPROVIDED"))
+}
+
+type Index<'a> = HashMap<&'a str, Vec<usize>>;
+
+fn index<'a>(ours: &'a [Ours], list: &[usize], f: impl Fn(&'a Ours) -> Vec<&'a str>) -> Index<'a> {
+    let mut m: Index<'a> = HashMap::new();
+    for &i in list {
+        for v in f(&ours[i]) {
+            let hits = m.entry(v).or_default();
+            if hits.last() != Some(&i) {
+                hits.push(i);
+            }
+        }
+    }
+    m
+}
+
+/// Reconciles `inp` under `rules`: every posting and every entry in the period ends in
+/// exactly one item (as a member, or — a correction — folded into one), items in report
+/// order.
+pub fn reconcile(inp: &Inputs, rules: &Rules) -> Vec<Item> {
+    let mut e = Engine {
+        inp,
+        rules,
+        our_taken: vec![false; inp.ours.len()],
+        their_taken: vec![false; inp.theirs.len()],
+        groups: Vec::new(),
+        items: Vec::new(),
+        our_group: HashMap::new(),
+    };
+    e.run()
+}
+
+impl<'a> Engine<'a> {
+    fn run(&mut self) -> Vec<Item> {
+        let inp = self.inp;
+        // Fixed orders: entries by (date, key), postings by (date, key).
+        let mut theirs: Vec<usize> = (0..inp.theirs.len()).collect();
+        theirs.sort_by(|&a, &b| {
+            let (x, y) = (&inp.theirs[a], &inp.theirs[b]);
+            (x.date, &x.key, x.id).cmp(&(y.date, &y.key, y.id))
+        });
+        let mut ours: Vec<usize> = (0..inp.ours.len()).collect();
+        ours.sort_by(|&a, &b| {
+            let (x, y) = (&inp.ours[a], &inp.ours[b]);
+            (x.date, &x.key, x.id).cmp(&(y.date, &y.key, y.id))
+        });
+        let (corrections, plain): (Vec<usize>, Vec<usize>) =
+            ours.iter().partition(|&&i| inp.ours[i].corrects.is_some());
+        let o = &inp.ours;
+        let by_uetr = index(o, &plain, |x| {
+            if x.is_return {
+                vec![]
+            } else {
+                provided(&x.uetr).into_iter().collect()
+            }
+        });
+        let by_e2e = index(o, &plain, |x| {
+            if x.is_return {
+                vec![]
+            } else {
+                provided(&x.end_to_end_id).into_iter().collect()
+            }
+        });
+        let by_return_uetr = index(o, &plain, |x| {
+            if x.is_return {
+                provided(&x.original_uetr)
+                    .into_iter()
+                    .chain(provided(&x.uetr))
+                    .collect()
+            } else {
+                vec![]
+            }
+        });
+        let by_return_e2e = index(o, &plain, |x| {
+            if x.is_return {
+                provided(&x.original_end_to_end_id).into_iter().collect()
+            } else {
+                vec![]
+            }
+        });
+        let by_return_trace = index(o, &plain, |x| {
+            if x.is_return {
+                provided(&x.original_trace).into_iter().collect()
+            } else {
+                vec![]
+            }
+        });
+        let by_trace = index(o, &plain, |x| {
+            if x.is_return {
+                vec![]
+            } else {
+                provided(&x.trace).into_iter().collect()
+            }
+        });
+        let by_ref = index(o, &plain, |x| {
+            x.refs
+                .iter()
+                .map(String::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect()
+        });
+
+        let booked: Vec<usize> = theirs
+            .iter()
+            .copied()
+            .filter(|&t| !inp.theirs[t].provisional)
+            .collect();
+
+        // 1. itemised entries.
+        for &t in &booked {
+            let e = &inp.theirs[t];
+            if e.details.len() < 2 || e.is_return {
+                continue;
+            }
+            let mut found = Vec::new();
+            let mut notes = Vec::new();
+            for (n, d) in e.details.iter().enumerate() {
+                let hit = provided(&d.uetr)
+                    .and_then(|u| self.unique_free(&by_uetr, u, |_| true))
+                    .or_else(|| {
+                        provided(&d.end_to_end_id).and_then(|v| {
+                            self.unique_free(&by_e2e, v, |x| {
+                                instr_agrees(&d.instr_id, &inp.ours[x].instr_id)
+                            })
+                        })
+                    })
+                    .filter(|x| !found.contains(x));
+                match hit {
+                    Some(x) => found.push(x),
+                    None => notes.push(format!(
+                        "detail {} ({}) has no posting",
+                        n + 1,
+                        detail_ref(d)
+                    )),
+                }
+            }
+            if found.is_empty() {
+                continue;
+            }
+            found.sort_unstable();
+            let tie = format!("{} of {} details", found.len(), e.details.len());
+            self.take(
+                found,
+                vec![t],
+                by::DETAILS,
+                tie,
+                Some(Outcome::OneToMany),
+                notes,
+            );
+        }
+
+        // 2–5. one identifier, one posting.
+        type Level<'x> = (&'static str, Vec<(&'x Index<'x>, Which)>, bool);
+        let levels: [Level; 4] = [
+            (by::UETR, vec![(&by_uetr, Which::Uetr)], false),
+            (by::END_TO_END_ID, vec![(&by_e2e, Which::EndToEnd)], false),
+            (
+                "original",
+                vec![
+                    (&by_return_uetr, Which::Uetr),
+                    (&by_return_e2e, Which::EndToEnd),
+                    (&by_return_trace, Which::Refs),
+                ],
+                true,
+            ),
+            (
+                by::TRACE_NUMBER,
+                vec![(&by_trace, Which::RefsAndEndToEnd)],
+                false,
+            ),
+        ];
+        for (level, lookups, returns) in levels {
+            for &t in &booked {
+                if self.their_taken[t] || inp.theirs[t].is_return != returns {
+                    continue;
+                }
+                let e = &inp.theirs[t];
+                let mut all: BTreeSet<usize> = BTreeSet::new();
+                let mut tie = String::new();
+                let mut name = level;
+                for (idx, which) in &lookups {
+                    for v in which.values(e) {
+                        if let Some(hits) = idx.get(v) {
+                            let hits: Vec<usize> = hits
+                                .iter()
+                                .copied()
+                                .filter(|&x| {
+                                    *which != Which::EndToEnd
+                                        || instr_agrees(&e.instr_id, &inp.ours[x].instr_id)
+                                })
+                                .collect();
+                            if !hits.is_empty() && all.is_empty() {
+                                name = match (returns, which) {
+                                    (false, _) => level,
+                                    (true, Which::Uetr) => by::ORIGINAL_UETR,
+                                    (true, Which::EndToEnd) => by::ORIGINAL_END_TO_END_ID,
+                                    (true, _) => by::ORIGINAL_TRACE,
+                                };
+                                tie = tie_text(name, v, e, &hits, inp, *which);
+                            }
+                            all.extend(hits);
+                        }
+                    }
+                }
+                if all.is_empty() {
+                    continue;
+                }
+                let free: Vec<usize> = all
+                    .iter()
+                    .copied()
+                    .filter(|&x| !self.our_taken[x])
+                    .collect();
+                match free.len() {
+                    1 => self.take(free, vec![t], name, tie, None, vec![]),
+                    0 => {
+                        let first = *all.iter().next().unwrap_or(&0);
+                        self.duplicate(t, first, &tie);
+                    }
+                    _ => {
+                        // Several postings carry it: the one of the same amount, if only one.
+                        let same: Vec<usize> = free
+                            .iter()
+                            .copied()
+                            .filter(|&x| inp.ours[x].amount_minor == e.amount_minor)
+                            .collect();
+                        if same.len() == 1 {
+                            self.take(same, vec![t], name, tie, None, vec![]);
+                        } else {
+                            let note = format!("{} postings carry {tie}", free.len());
+                            self.ambiguous(free, vec![t], note);
+                        }
+                    }
+                }
+            }
+        }
+
+        // Returns of our payments whose return we never posted.
+        for &t in &booked {
+            let e = &inp.theirs[t];
+            if self.their_taken[t] || !e.is_return {
+                continue;
+            }
+            let original = [
+                (Which::Uetr, &by_uetr, by::UETR),
+                (Which::EndToEnd, &by_e2e, by::END_TO_END_ID),
+                (Which::RefsAndEndToEnd, &by_trace, by::TRACE_NUMBER),
+            ]
+            .into_iter()
+            .find_map(|(w, idx, name)| {
+                w.values(e)
+                    .into_iter()
+                    .find_map(|v| idx.get(v).map(|h| (h[0], format!("{name}={v}"))))
+            });
+            if let Some((x, tie)) = original {
+                let explanation = format!(
+                    "returns posting {} by {tie}; no return of it is posted; amount {} {}",
+                    inp.ours[x].key,
+                    signed(e.amount_minor),
+                    e.currency
+                );
+                self.their_taken[t] = true;
+                self.items.push(self.single(
+                    Outcome::Returned,
+                    None,
+                    vec![t],
+                    Some(x),
+                    explanation,
+                ));
+            }
+        }
+
+        // 6. batches settled as one line.
+        let mut batches: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut ties: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for &x in &plain {
+            for b in &inp.ours[x].batches {
+                batches.entry(b.key.as_str()).or_default().push(x);
+                for tie in &b.ties {
+                    ties.entry(tie.as_str()).or_default().insert(b.key.as_str());
+                }
+            }
+        }
+        for &t in &booked {
+            if self.their_taken[t] {
+                continue;
+            }
+            let e = &inp.theirs[t];
+            let mut tied: BTreeSet<(&str, &str)> = BTreeSet::new();
+            for v in [&e.batch_ref, &e.customer_ref, &e.bank_ref, &e.end_to_end_id] {
+                if let Some(v) = provided(v)
+                    && let Some(keys) = ties.get(v)
+                {
+                    tied.extend(keys.iter().map(|k| (*k, v)));
+                }
+            }
+            let mut fits: Vec<(Vec<usize>, String, i64)> = Vec::new();
+            for (key, quoted) in tied {
+                let members: Vec<usize> = batches[key]
+                    .iter()
+                    .copied()
+                    .filter(|&x| {
+                        let p = &inp.ours[x];
+                        !self.our_taken[x]
+                            && p.currency == e.currency
+                            && p.amount_minor.signum() == e.amount_minor.signum()
+                            && self.in_window(p.date, e.date)
+                    })
+                    .collect();
+                if members.is_empty() {
+                    continue;
+                }
+                let sum = members
+                    .iter()
+                    .map(|&x| inp.ours[x].amount_minor)
+                    .fold(0i64, i64::saturating_add);
+                fits.push((members, format!("batch {key} quoted as {quoted}"), sum));
+            }
+            let exact: Vec<usize> = (0..fits.len())
+                .filter(|&i| fits[i].2 == e.amount_minor)
+                .collect();
+            let within: Vec<usize> = (0..fits.len())
+                .filter(|&i| {
+                    self.rules
+                        .tolerance(
+                            &e.currency,
+                            fits[i].2,
+                            e.amount_minor.saturating_sub(fits[i].2),
+                        )
+                        .is_some()
+                })
+                .collect();
+            let pick = if exact.len() == 1 {
+                Some(exact[0])
+            } else if exact.is_empty() && within.len() == 1 {
+                Some(within[0])
+            } else if exact.is_empty() && within.is_empty() && fits.len() == 1 {
+                Some(0)
+            } else {
+                None
+            };
+            if let Some(i) = pick {
+                let (members, tie, _) = fits.swap_remove(i);
+                let shape = (members.len() > 1).then_some(Outcome::ManyToOne);
+                self.take(members, vec![t], by::BATCH, tie, shape, vec![]);
+            }
+        }
+
+        // 7. references.
+        for &t in &booked {
+            if self.their_taken[t] {
+                continue;
+            }
+            let e = &inp.theirs[t];
+            let mut free = BTreeSet::new();
+            let mut tie = String::new();
+            for v in [&e.customer_ref, &e.bank_ref] {
+                if let Some(v) = provided(v)
+                    && let Some(hits) = by_ref.get(v)
+                {
+                    for &x in hits {
+                        if !self.our_taken[x] && free.insert(x) && tie.is_empty() {
+                            tie = format!("reference={v}");
+                        }
+                    }
+                }
+            }
+            if free.len() == 1 {
+                self.take(
+                    free.into_iter().collect(),
+                    vec![t],
+                    by::REFERENCE,
+                    tie,
+                    None,
+                    vec![],
+                );
+            }
+        }
+
+        // 8. amount and date, each the only one for the other.
+        self.amount_date(&plain, &booked);
+
+        // 9. bounded sums, then the ambiguity left.
+        self.sums(&plain, &booked);
+        self.leftover_ambiguity(&plain, &booked);
+
+        // Provisional entries: shown; a posting they name is expected.
+        let pending: Vec<usize> = theirs
+            .iter()
+            .copied()
+            .filter(|&t| inp.theirs[t].provisional)
+            .collect();
+        for t in pending {
+            let e = &inp.theirs[t];
+            let named = [
+                (Which::Uetr, &by_uetr),
+                (Which::EndToEnd, &by_e2e),
+                (Which::RefsAndEndToEnd, &by_trace),
+            ]
+            .into_iter()
+            .find_map(|(w, idx)| {
+                w.values(e).into_iter().find_map(|v| {
+                    idx.get(v)
+                        .and_then(|h| h.iter().copied().find(|&x| !self.our_taken[x]))
+                        .map(|x| (x, v))
+                })
+            });
+            self.their_taken[t] = true;
+            match named {
+                Some((x, v)) => {
+                    self.our_taken[x] = true;
+                    let explanation = format!(
+                        "provisional entry {} names it ({v}); not final until booked; amount ours {} theirs {}",
+                        e.key,
+                        signed(inp.ours[x].amount_minor),
+                        signed(e.amount_minor)
+                    );
+                    let mut item = self.single(
+                        Outcome::Expected,
+                        Some(by::PROVISIONAL),
+                        vec![t],
+                        None,
+                        explanation,
+                    );
+                    item.ours = vec![x];
+                    item.our_amount_minor = inp.ours[x].amount_minor;
+                    item.delta_minor = e.amount_minor - inp.ours[x].amount_minor;
+                    item.key = self.key_of(&item.ours, &item.theirs);
+                    self.items.push(item);
+                }
+                None => {
+                    let explanation = format!(
+                        "provisional entry, not final until booked; amount {} {}",
+                        signed(e.amount_minor),
+                        e.currency
+                    );
+                    self.items.push(self.single(
+                        Outcome::Provisional,
+                        None,
+                        vec![t],
+                        None,
+                        explanation,
+                    ));
+                }
+            }
+        }
+
+        // What is left.
+        for &t in &booked {
+            if self.their_taken[t] {
+                continue;
+            }
+            let e = &inp.theirs[t];
+            self.their_taken[t] = true;
+            let explanation = format!(
+                "no posting for this entry{}; amount {} {}{}",
+                if e.is_return {
+                    " (a return; its original is not ours)"
+                } else {
+                    ""
+                },
+                signed(e.amount_minor),
+                e.currency,
+                e.date.map(|d| format!(", booked {d}")).unwrap_or_default()
+            );
+            self.items
+                .push(self.single(Outcome::MissingOurs, None, vec![t], None, explanation));
+        }
+        for &x in &plain {
+            if self.our_taken[x] {
+                continue;
+            }
+            self.our_taken[x] = true;
+            let p = &inp.ours[x];
+            let due = p
+                .date
+                .map(|d| d + chrono::Days::new(u64::from(self.rules.expected_days)));
+            let (outcome, why) = match (due, inp.as_of) {
+                (Some(due), Some(as_of)) if as_of < due => (
+                    Outcome::Expected,
+                    format!("no bank entry yet; not due before {due}"),
+                ),
+                (Some(due), Some(as_of)) => (
+                    Outcome::MissingTheirs,
+                    format!("no bank entry by {as_of} (due {due})"),
+                ),
+                _ => (Outcome::MissingTheirs, "no bank entry".to_string()),
+            };
+            let explanation = format!("{why}; amount {} {}", signed(p.amount_minor), p.currency);
+            let mut item = self.single(outcome, None, vec![], None, explanation);
+            item.ours = vec![x];
+            item.currency = p.currency.clone();
+            item.our_amount_minor = p.amount_minor;
+            item.delta_minor = -p.amount_minor;
+            item.key = self.key_of(&item.ours, &[]);
+            self.items.push(item);
+        }
+
+        let groups = std::mem::take(&mut self.groups);
+        let mut items: Vec<Item> = groups.into_iter().map(|g| self.judge(g)).collect();
+        items.append(&mut self.items);
+        self.fold_corrections(&mut items, &corrections);
+        items.retain(|i| self.in_period(i));
+        // Members by natural key: the same inputs in any order give the same items.
+        for it in &mut items {
+            it.ours
+                .sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
+            it.theirs
+                .sort_by(|&a, &b| inp.theirs[a].key.cmp(&inp.theirs[b].key));
+            it.corrections
+                .sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
+        }
+        items.sort_by(|a, b| {
+            (a.outcome, self.first_date(a), &a.key).cmp(&(b.outcome, self.first_date(b), &b.key))
+        });
+        items
+    }
+
+    /// The only posting of `idx[value]` not taken, matching `ok`.
+    fn unique_free(
+        &self,
+        idx: &Index<'_>,
+        value: &str,
+        ok: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let hits = idx.get(value)?;
+        let mut free = hits
+            .iter()
+            .copied()
+            .filter(|&x| !self.our_taken[x] && ok(x));
+        let first = free.next()?;
+        free.next().is_none().then_some(first)
+    }
+
+    fn take(
+        &mut self,
+        ours: Vec<usize>,
+        theirs: Vec<usize>,
+        matched_by: &'static str,
+        tie: String,
+        shape: Option<Outcome>,
+        notes: Vec<String>,
+    ) {
+        let g = self.groups.len();
+        for &x in &ours {
+            self.our_taken[x] = true;
+            self.our_group.insert(x, g);
+        }
+        for &t in &theirs {
+            self.their_taken[t] = true;
+        }
+        self.groups.push(Group {
+            ours,
+            theirs,
+            matched_by,
+            tie,
+            shape,
+            notes,
+        });
+    }
+
+    fn duplicate(&mut self, t: usize, posting: usize, tie: &str) {
+        let inp = self.inp;
+        let e = &inp.theirs[t];
+        let first = self
+            .our_group
+            .get(&posting)
+            .and_then(|&g| self.groups[g].theirs.first().copied())
+            .map(|t| inp.theirs[t].key.clone())
+            .unwrap_or_default();
+        let explanation = format!(
+            "repeats entry {first} by {tie} (posting {}); amount {} {}",
+            inp.ours[posting].key,
+            signed(e.amount_minor),
+            e.currency
+        );
+        self.their_taken[t] = true;
+        self.items.push(self.single(
+            Outcome::DuplicateTheirs,
+            None,
+            vec![t],
+            Some(posting),
+            explanation,
+        ));
+    }
+
+    fn ambiguous(&mut self, mut ours: Vec<usize>, mut theirs: Vec<usize>, why: String) {
+        let inp = self.inp;
+        ours.sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
+        theirs.sort_by(|&a, &b| inp.theirs[a].key.cmp(&inp.theirs[b].key));
+        for &x in &ours {
+            self.our_taken[x] = true;
+        }
+        for &t in &theirs {
+            self.their_taken[t] = true;
+        }
+        let our_sum: i64 = ours
+            .iter()
+            .map(|&x| inp.ours[x].amount_minor)
+            .fold(0, i64::saturating_add);
+        let their_sum: i64 = theirs
+            .iter()
+            .map(|&t| inp.theirs[t].amount_minor)
+            .fold(0, i64::saturating_add);
+        let currency = theirs
+            .first()
+            .map(|&t| inp.theirs[t].currency.clone())
+            .or_else(|| ours.first().map(|&x| inp.ours[x].currency.clone()))
+            .unwrap_or_default();
+        let explanation = format!(
+            "{why}: postings {} and entries {} fit more than one way; an operator decides",
+            list(ours.iter().map(|&x| inp.ours[x].key.as_str())),
+            list(theirs.iter().map(|&t| inp.theirs[t].key.as_str())),
+        );
+        let key = self.key_of(&ours, &theirs);
+        self.items.push(Item {
+            outcome: Outcome::Ambiguous,
+            matched_by: None,
+            ours,
+            theirs,
+            corrections: vec![],
+            refers_to: None,
+            tolerance: None,
+            currency,
+            our_amount_minor: our_sum,
+            their_amount_minor: their_sum,
+            delta_minor: their_sum.saturating_sub(our_sum),
+            delta_days: None,
+            explanation,
+            key,
+        });
+    }
+
+    /// An item of entries alone.
+    fn single(
+        &self,
+        outcome: Outcome,
+        matched_by: Option<&'static str>,
+        theirs: Vec<usize>,
+        refers_to: Option<usize>,
+        explanation: String,
+    ) -> Item {
+        let inp = self.inp;
+        let sum: i64 = theirs
+            .iter()
+            .map(|&t| inp.theirs[t].amount_minor)
+            .fold(0, i64::saturating_add);
+        Item {
+            outcome,
+            matched_by,
+            currency: theirs
+                .first()
+                .map(|&t| inp.theirs[t].currency.clone())
+                .unwrap_or_default(),
+            key: self.key_of(&[], &theirs),
+            ours: vec![],
+            theirs,
+            corrections: vec![],
+            refers_to,
+            tolerance: None,
+            our_amount_minor: 0,
+            their_amount_minor: sum,
+            delta_minor: sum,
+            delta_days: None,
+            explanation,
+        }
+    }
+
+    fn key_of(&self, ours: &[usize], theirs: &[usize]) -> String {
+        item_key(
+            ours.iter().map(|&x| self.inp.ours[x].key.as_str()),
+            theirs.iter().map(|&t| self.inp.theirs[t].key.as_str()),
+        )
+    }
+
+    fn in_window(&self, ours: Option<NaiveDate>, theirs: Option<NaiveDate>) -> bool {
+        match (ours, theirs) {
+            (Some(o), Some(t)) => {
+                let d = (t - o).num_days();
+                d >= -i64::from(self.rules.days_before) && d <= i64::from(self.rules.days_after)
+            }
+            _ => true,
+        }
+    }
+
+    fn window(&self) -> String {
+        format!("-{}..+{}", self.rules.days_before, self.rules.days_after)
+    }
+
+    /// Judges a pairing: its outcome, Δ and explanation.
+    fn judge(&self, g: Group) -> Item {
+        let inp = self.inp;
+        let our_sum: i64 = g
+            .ours
+            .iter()
+            .map(|&x| inp.ours[x].amount_minor)
+            .fold(0, i64::saturating_add);
+        let their_sum: i64 = g
+            .theirs
+            .iter()
+            .map(|&t| inp.theirs[t].amount_minor)
+            .fold(0, i64::saturating_add);
+        let their_ccy = inp.theirs[g.theirs[0]].currency.clone();
+        let our_ccys: BTreeSet<&str> = g
+            .ours
+            .iter()
+            .map(|&x| inp.ours[x].currency.as_str())
+            .collect();
+        let delta = their_sum.saturating_sub(our_sum);
+        let mut delta_days: Option<i64> = None;
+        let mut late = false;
+        for &x in &g.ours {
+            for &t in &g.theirs {
+                if let (Some(o), Some(d)) = (inp.ours[x].date, inp.theirs[t].date) {
+                    let dd = (d - o).num_days();
+                    if delta_days.is_none_or(|cur| dd.abs() > cur.abs()) {
+                        delta_days = Some(dd);
+                    }
+                    late |= !self.in_window(Some(o), Some(d));
+                }
+            }
+        }
+        let mut parts = vec![format!("by {}", g.tie)];
+        if g.ours.len() > 1 || g.theirs.len() > 1 {
+            parts.push(format!(
+                "members ours {} theirs {}",
+                g.ours.len(),
+                g.theirs.len()
+            ));
+        }
+        let mut tolerance = None;
+        let outcome = if our_ccys.len() != 1 || !our_ccys.contains(their_ccy.as_str()) {
+            parts.push(format!(
+                "currency ours {} theirs {their_ccy}",
+                our_ccys.iter().copied().collect::<Vec<_>>().join(",")
+            ));
+            Outcome::CurrencyMismatch
+        } else {
+            parts.push(format!(
+                "amount ours {} theirs {} Δ {}",
+                signed(our_sum),
+                signed(their_sum),
+                signed(delta)
+            ));
+            let t = (delta != 0)
+                .then(|| self.rules.tolerance(&their_ccy, our_sum, delta))
+                .flatten();
+            if let Some(t) = t {
+                parts.push(format!("within tolerance {}", t.name));
+                tolerance = Some(t.name.clone());
+            }
+            if delta != 0 && t.is_none() {
+                Outcome::AmountMismatch
+            } else if late {
+                Outcome::DateMismatch
+            } else if let Some(shape) = g.shape {
+                shape
+            } else if t.is_some() {
+                Outcome::MatchedWithinTolerance
+            } else {
+                Outcome::Matched
+            }
+        };
+        if let Some(d) = delta_days {
+            parts.push(format!(
+                "days Δ {} {} {}",
+                signed(d),
+                if late { "outside" } else { "in" },
+                self.window()
+            ));
+        }
+        parts.extend(g.notes);
+        Item {
+            outcome,
+            matched_by: Some(g.matched_by),
+            key: self.key_of(&g.ours, &g.theirs),
+            ours: g.ours,
+            theirs: g.theirs,
+            corrections: vec![],
+            refers_to: None,
+            tolerance,
+            currency: their_ccy,
+            our_amount_minor: our_sum,
+            their_amount_minor: their_sum,
+            delta_minor: delta,
+            delta_days,
+            explanation: parts.join("; "),
+        }
+    }
+
+    /// Pass 8: an entry and a posting of the same amount and currency within the window,
+    /// each the only one for the other (a counterparty the entry's text names narrows).
+    fn amount_date(&mut self, plain: &[usize], booked: &[usize]) {
+        let inp = self.inp;
+        let mut ours_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
+        for &x in plain {
+            if !self.our_taken[x] {
+                let p = &inp.ours[x];
+                ours_by
+                    .entry((p.currency.as_str(), p.amount_minor))
+                    .or_default()
+                    .push(x);
+            }
+        }
+        let mut theirs_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
+        for &t in booked {
+            if !self.their_taken[t] {
+                let e = &inp.theirs[t];
+                theirs_by
+                    .entry((e.currency.as_str(), e.amount_minor))
+                    .or_default()
+                    .push(t);
+            }
+        }
+        for &t in booked {
+            if self.their_taken[t] {
+                continue;
+            }
+            let e = &inp.theirs[t];
+            let k = (e.currency.as_str(), e.amount_minor);
+            let Some(cands) = ours_by.get(&k) else {
+                continue;
+            };
+            let mut fit: Vec<usize> = cands
+                .iter()
+                .copied()
+                .filter(|&x| !self.our_taken[x] && self.in_window(inp.ours[x].date, e.date))
+                .collect();
+            let rivals: Vec<usize> = theirs_by[&k]
+                .iter()
+                .copied()
+                .filter(|&r| {
+                    !self.their_taken[r]
+                        && fit
+                            .iter()
+                            .any(|&x| self.in_window(inp.ours[x].date, inp.theirs[r].date))
+                })
+                .collect();
+            let mut named = false;
+            if fit.len() > 1 || rivals.len() > 1 {
+                // The counterparty narrows: the postings whose counterparty the entry names.
+                let text = e.remittance.as_deref().unwrap_or("").to_lowercase();
+                let by_name: Vec<usize> = fit
+                    .iter()
+                    .copied()
+                    .filter(|&x| {
+                        inp.ours[x].counterparty.as_deref().is_some_and(|c| {
+                            !c.trim().is_empty() && text.contains(&c.trim().to_lowercase())
+                        })
+                    })
+                    .collect();
+                let rival_named = rivals.iter().filter(|&&r| r != t).any(|&r| {
+                    let text = inp.theirs[r]
+                        .remittance
+                        .as_deref()
+                        .unwrap_or("")
+                        .to_lowercase();
+                    by_name.iter().any(|&x| {
+                        inp.ours[x]
+                            .counterparty
+                            .as_deref()
+                            .is_some_and(|c| text.contains(&c.trim().to_lowercase()))
+                    })
+                });
+                if by_name.len() == 1 && !rival_named {
+                    fit = by_name;
+                    named = true;
+                } else {
+                    continue;
+                }
+            }
+            if fit.len() == 1 {
+                let x = fit[0];
+                let tie = if named {
+                    format!(
+                        "amount and date, counterparty {}",
+                        inp.ours[x].counterparty.as_deref().unwrap_or("").trim()
+                    )
+                } else {
+                    "amount and date".to_string()
+                };
+                self.take(fit, vec![t], by::AMOUNT_DATE, tie, None, vec![]);
+            }
+        }
+    }
+
+    /// Pass 9: for each entry left, the subsets of at most `max_members` postings left
+    /// (same currency and sign, within the window, at most `max_candidates` of them) that
+    /// sum to it exactly; then for each posting left, the entries that do. One solution
+    /// pairs them; several make an ambiguous item.
+    fn sums(&mut self, plain: &[usize], booked: &[usize]) {
+        let inp = self.inp;
+        let max_m = self.rules.max_members as usize;
+        let max_c = self.rules.max_candidates as usize;
+        for &t in booked {
+            if self.their_taken[t] {
+                continue;
+            }
+            let e = &inp.theirs[t];
+            let cands: Vec<usize> = plain
+                .iter()
+                .copied()
+                .filter(|&x| {
+                    let p = &inp.ours[x];
+                    !self.our_taken[x]
+                        && p.currency == e.currency
+                        && p.amount_minor.signum() == e.amount_minor.signum()
+                        && p.amount_minor.abs() < e.amount_minor.abs()
+                        && self.in_window(p.date, e.date)
+                })
+                .collect();
+            if cands.len() < 2 || cands.len() > max_c {
+                continue;
+            }
+            let amounts: Vec<i64> = cands.iter().map(|&x| inp.ours[x].amount_minor).collect();
+            let sols = subsets_summing(&amounts, e.amount_minor, max_m);
+            match sols.len() {
+                0 => {}
+                1 => {
+                    let members: Vec<usize> = sols[0].iter().map(|&i| cands[i]).collect();
+                    self.take(
+                        members,
+                        vec![t],
+                        by::AMOUNT_SUM,
+                        "amount sum and date".into(),
+                        Some(Outcome::ManyToOne),
+                        vec![],
+                    );
+                }
+                n => {
+                    let members: BTreeSet<usize> =
+                        sols.iter().flatten().map(|&i| cands[i]).collect();
+                    self.ambiguous(
+                        members.into_iter().collect(),
+                        vec![t],
+                        format!("{n} sets of postings sum to the entry"),
+                    );
+                }
+            }
+        }
+        for &x in plain {
+            if self.our_taken[x] || inp.ours[x].corrects.is_some() {
+                continue;
+            }
+            let p = &inp.ours[x];
+            let cands: Vec<usize> = booked
+                .iter()
+                .copied()
+                .filter(|&t| {
+                    let e = &inp.theirs[t];
+                    !self.their_taken[t]
+                        && e.currency == p.currency
+                        && e.amount_minor.signum() == p.amount_minor.signum()
+                        && e.amount_minor.abs() < p.amount_minor.abs()
+                        && self.in_window(p.date, e.date)
+                })
+                .collect();
+            if cands.len() < 2 || cands.len() > max_c {
+                continue;
+            }
+            let amounts: Vec<i64> = cands.iter().map(|&t| inp.theirs[t].amount_minor).collect();
+            let sols = subsets_summing(&amounts, p.amount_minor, max_m);
+            match sols.len() {
+                0 => {}
+                1 => {
+                    let members: Vec<usize> = sols[0].iter().map(|&i| cands[i]).collect();
+                    self.take(
+                        vec![x],
+                        members,
+                        by::AMOUNT_SUM,
+                        "amount sum and date".into(),
+                        Some(Outcome::OneToMany),
+                        vec![],
+                    );
+                }
+                n => {
+                    let members: BTreeSet<usize> =
+                        sols.iter().flatten().map(|&i| cands[i]).collect();
+                    self.ambiguous(
+                        vec![x],
+                        members.into_iter().collect(),
+                        format!("{n} sets of entries sum to the posting"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Entries and postings left that fit each other by amount, currency and window
+    /// several ways: one ambiguous item per connected set.
+    fn leftover_ambiguity(&mut self, plain: &[usize], booked: &[usize]) {
+        let inp = self.inp;
+        let mut ours_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
+        for &x in plain {
+            if !self.our_taken[x] {
+                let p = &inp.ours[x];
+                ours_by
+                    .entry((p.currency.as_str(), p.amount_minor))
+                    .or_default()
+                    .push(x);
+            }
+        }
+        let mut theirs_by: BTreeMap<(&str, i64), Vec<usize>> = BTreeMap::new();
+        for &t in booked {
+            if !self.their_taken[t] {
+                let e = &inp.theirs[t];
+                theirs_by
+                    .entry((e.currency.as_str(), e.amount_minor))
+                    .or_default()
+                    .push(t);
+            }
+        }
+        for (k, ts) in theirs_by {
+            let Some(xs) = ours_by.get(&k) else { continue };
+            // Connected sets under "within the window", in date order.
+            let mut seen_t = vec![false; ts.len()];
+            for start in 0..ts.len() {
+                if seen_t[start] {
+                    continue;
+                }
+                let mut comp_t = vec![ts[start]];
+                seen_t[start] = true;
+                let mut comp_o: Vec<usize> = Vec::new();
+                let mut grew = true;
+                while grew {
+                    grew = false;
+                    for &x in xs {
+                        if !comp_o.contains(&x)
+                            && comp_t
+                                .iter()
+                                .any(|&t| self.in_window(inp.ours[x].date, inp.theirs[t].date))
+                        {
+                            comp_o.push(x);
+                            grew = true;
+                        }
+                    }
+                    for (i, &t) in ts.iter().enumerate() {
+                        if !seen_t[i]
+                            && comp_o
+                                .iter()
+                                .any(|&x| self.in_window(inp.ours[x].date, inp.theirs[t].date))
+                        {
+                            seen_t[i] = true;
+                            comp_t.push(t);
+                            grew = true;
+                        }
+                    }
+                }
+                if !comp_o.is_empty() && (comp_o.len() > 1 || comp_t.len() > 1) {
+                    comp_o.sort_unstable();
+                    comp_t.sort_unstable();
+                    let why = format!(
+                        "{} and {} of {} {} within the window",
+                        plural(comp_o.len(), "posting"),
+                        plural(comp_t.len(), "entry"),
+                        signed(k.1),
+                        k.0
+                    );
+                    self.ambiguous(comp_o, comp_t, why);
+                }
+            }
+        }
+    }
+
+    /// Folds each correction posting into the item it names; one whose item this run
+    /// does not have (its members were matched otherwise since) is an item of its own.
+    fn fold_corrections(&self, items: &mut Vec<Item>, corrections: &[usize]) {
+        let inp = self.inp;
+        let by_key: HashMap<String, usize> = items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (it.key.clone(), i))
+            .collect();
+        let mut orphans = Vec::new();
+        for &c in corrections {
+            let p = &inp.ours[c];
+            let Some(&i) = p.corrects.as_ref().and_then(|k| by_key.get(k)) else {
+                orphans.push(c);
+                continue;
+            };
+            let it = &mut items[i];
+            it.corrections.push(c);
+            it.our_amount_minor = it.our_amount_minor.saturating_add(p.amount_minor);
+            it.delta_minor = it.their_amount_minor.saturating_sub(it.our_amount_minor);
+            it.explanation = format!(
+                "{}; corrected by {} ({})",
+                it.explanation,
+                p.key,
+                signed(p.amount_minor)
+            );
+            if it.delta_minor == 0 && it.outcome.correctable() && !it.outcome.settled() {
+                it.explanation = format!("{}; was {}", it.explanation, it.outcome.as_str());
+                it.outcome = Outcome::Matched;
+                it.matched_by = Some(by::CORRECTION);
+            }
+        }
+        for c in orphans {
+            let p = &inp.ours[c];
+            let explanation = format!(
+                "a correction of item {}, which this run does not have (its members were settled otherwise): reverse it; amount {} {}",
+                p.corrects.as_deref().unwrap_or(""),
+                signed(p.amount_minor),
+                p.currency
+            );
+            let mut item = self.single(Outcome::MissingTheirs, None, vec![], None, explanation);
+            item.ours = vec![c];
+            item.currency = p.currency.clone();
+            item.our_amount_minor = p.amount_minor;
+            item.delta_minor = -p.amount_minor;
+            item.key = self.key_of(&item.ours, &[]);
+            items.push(item);
+        }
+    }
+
+    fn in_period(&self, it: &Item) -> bool {
+        let inp = self.inp;
+        let inside = |d: Option<NaiveDate>| match d {
+            None => true,
+            Some(d) => inp.from.is_none_or(|f| d >= f) && inp.to.is_none_or(|t| d <= t),
+        };
+        it.ours.iter().any(|&x| inside(inp.ours[x].date))
+            || it.theirs.iter().any(|&t| inside(inp.theirs[t].date))
+    }
+
+    fn first_date(&self, it: &Item) -> Option<NaiveDate> {
+        let inp = self.inp;
+        it.theirs
+            .iter()
+            .filter_map(|&t| inp.theirs[t].date)
+            .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
+            .min()
+    }
+}
+
+/// Which identifiers of an entry a level looks up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Uetr,
+    EndToEnd,
+    /// Customer and bank reference.
+    Refs,
+    /// Customer and bank reference, EndToEndId.
+    RefsAndEndToEnd,
+}
+
+impl Which {
+    fn values(self, e: &Theirs) -> Vec<&str> {
+        let v: Vec<&Option<String>> = match self {
+            Which::Uetr => vec![&e.uetr],
+            Which::EndToEnd => vec![&e.end_to_end_id],
+            Which::Refs => vec![&e.customer_ref, &e.bank_ref],
+            Which::RefsAndEndToEnd => vec![&e.customer_ref, &e.bank_ref, &e.end_to_end_id],
+        };
+        v.into_iter().filter_map(provided).collect()
+    }
+}
+
+fn instr_agrees(a: &Option<String>, b: &Option<String>) -> bool {
+    match (provided(a), provided(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+fn tie_text(name: &str, v: &str, e: &Theirs, hits: &[usize], inp: &Inputs, which: Which) -> String {
+    let mut s = format!("{name}={v}");
+    if which == Which::EndToEnd
+        && let Some(i) = provided(&e.instr_id)
+        && hits
+            .iter()
+            .any(|&x| provided(&inp.ours[x].instr_id) == Some(i))
+    {
+        s.push_str(&format!(", instr_id={i}"));
+    }
+    s
+}
+
+fn detail_ref(d: &TheirDetail) -> String {
+    provided(&d.uetr)
+        .map(|u| format!("uetr={u}"))
+        .or_else(|| provided(&d.end_to_end_id).map(|e| format!("end_to_end_id={e}")))
+        .unwrap_or_else(|| "no identifier".to_string())
+}
+
+/// `1 posting`, `2 entries`.
+fn plural(n: usize, word: &str) -> String {
+    match (n, word.strip_suffix('y')) {
+        (1, _) => format!("1 {word}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {word}s"),
+    }
+}
+
+/// `+5`, `-1250`, `0`.
+fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+fn list<'a>(keys: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = keys.collect();
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The index sets of 2..=`max` elements of `amounts` summing to `target`, at most two
+/// (one is a match, two make it ambiguous), in lexicographic order.
+fn subsets_summing(amounts: &[i64], target: i64, max: usize) -> Vec<Vec<usize>> {
+    fn go(
+        a: &[i64],
+        start: usize,
+        left: i128,
+        max: usize,
+        cur: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+    ) {
+        if out.len() >= 2 {
+            return;
+        }
+        if left == 0 && cur.len() >= 2 {
+            out.push(cur.clone());
+            return;
+        }
+        if cur.len() == max {
+            return;
+        }
+        for i in start..a.len() {
+            cur.push(i);
+            go(a, i + 1, left - i128::from(a[i]), max, cur, out);
+            cur.pop();
+            if out.len() >= 2 {
+                return;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(
+        amounts,
+        0,
+        i128::from(target),
+        max,
+        &mut Vec::new(),
+        &mut out,
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests;
