@@ -42,6 +42,7 @@ fn main() -> ExitCode {
             Command::Tenant(a) => cli::tenant::run(&cli.global, a).await,
             Command::Statements(a) => cli::statements::run(&cli.global, a).await,
             Command::Account(a) => cli::account::run(&cli.global, a).await,
+            Command::Reconcile(a) => cli::reconcile::run(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

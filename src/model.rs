@@ -24,6 +24,9 @@ use sha2::{Digest, Sha256};
 
 /// The operation under which NACHA entries are keyed.
 pub const OPERATION_ACH_ENTRY: &str = "ach.entry";
+/// A correction `clearledger reconcile --post-corrections` posted (issue #14): a money
+/// movement of its own kind, keyed by the reconciliation item it corrects.
+pub const OPERATION_CORRECTION: &str = "correction";
 
 /// A file's identity: format and natural file id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -39,6 +39,7 @@ pub mod inbox;
 pub mod ingest;
 pub mod lookup;
 pub mod out;
+pub mod reconcile;
 pub mod report;
 pub mod runs;
 pub mod signals;
@@ -209,6 +210,10 @@ pub enum Command {
     Statements(statements::StatementsArgs),
     /// Which ledger accounts a bank account's statements are reconciled with: map, list.
     Account(account::AccountArgs),
+    /// Reconcile a bank account: every posting of its mapped ledger accounts and every
+    /// booked statement entry matched or explained (missing_ours first), the balance
+    /// checked, corrections posted on request (exit 1 when an item needs attention).
+    Reconcile(reconcile::ReconcileArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.

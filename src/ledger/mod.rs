@@ -24,6 +24,7 @@ mod actions;
 mod classify;
 mod postgres;
 mod protocol;
+mod reconcile;
 mod sql;
 mod sqlite;
 mod statements;
@@ -31,6 +32,10 @@ mod store;
 mod tenants;
 
 pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
+pub use reconcile::{
+    BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
+    Reconciliation, Summary,
+};
 pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
 
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,7 @@
 //! Pure output: per-record reports (CSV, JSON lines), findings, run summaries.
 
+pub mod recon;
+
 use crate::findings::{Finding, Position};
 use crate::ledger::ReportRow;
 use crate::model::Outcome;

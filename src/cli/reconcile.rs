@@ -1,0 +1,270 @@
+//! `clearledger reconcile --bank-account A [--from DATE] [--to DATE] [--rules FILE]
+//! [--report PATH] [--json] [--dry-run] [--post-corrections | --correct ITEM_KEY …]`:
+//! the postings of the ledger accounts mapped to a bank account against its booked
+//! statement entries (issue #14). The engine is `crate::reconcile`; the run is recorded
+//! by `ledger::reconcile`.
+
+use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
+use crate::ledger::{ReconcileOutcome, ReconcileRequest, Reconciliation, check_account_name};
+use crate::reconcile::rules::Rules;
+use crate::report::ReportFormat;
+use crate::report::recon::write_items;
+use chrono::NaiveDate;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The bank account, as its statements name it (`clearledger statements` lists them);
+    /// the ledger accounts mapped to it (`clearledger account map`) are our side.
+    #[arg(long, value_name = "ACCOUNT")]
+    pub bank_account: String,
+    /// First day of the period (YYYY-MM-DD; default: no lower bound).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub from: Option<NaiveDate>,
+    /// Last day of the period and the cut-off of the balance check (YYYY-MM-DD; default:
+    /// no upper bound, and `expected` is judged on the latest date read).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub to: Option<NaiveDate>,
+    /// Rules (TOML): day windows, tolerances with priorities, where corrections post
+    /// (README "Reconciliation"). Default: exact amounts, the bank booking from 1 day
+    /// before to 3 days after our date, `expected` for 3 days.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Write one row per item to PATH (CSV; JSON lines when PATH ends in .jsonl, .ndjson
+    /// or .json), `missing_ours` first. Kept in the database too: `clearledger report RUN`.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// The summary as one JSON object: counts and amounts per outcome, changes since the
+    /// previous run, balances, corrections.
+    #[arg(long)]
+    pub json: bool,
+    /// Reconcile and report, record nothing (no run, no corrections).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Post a correction for every item with a difference that is not ambiguous, not in
+    /// another currency and not merely expected: a `correction` posting of Δ between the
+    /// mapped account and the suspense account, keyed by the item.
+    #[arg(long)]
+    pub post_corrections: bool,
+    /// Post the correction of this item only (its `item_key`); repeatable.
+    #[arg(long, value_name = "ITEM_KEY", conflicts_with = "post_corrections")]
+    pub correct: Vec<String>,
+}
+
+fn parse_date(s: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| format!("expected a date YYYY-MM-DD, found {s:?}"))
+}
+
+pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
+    if let Err(e) = check_account_name(&a.bank_account) {
+        errln!(
+            "clearledger: invalid bank account {:?}: {e}",
+            a.bank_account
+        );
+        return exit::USAGE;
+    }
+    if let (Some(f), Some(t)) = (a.from, a.to)
+        && f > t
+    {
+        errln!(
+            "clearledger: --from {f} is after --to {t}: expected a period whose first day is not after its last"
+        );
+        return exit::USAGE;
+    }
+    let rules = match &a.rules {
+        None => Rules::default(),
+        Some(p) => {
+            let text = match std::fs::read_to_string(p) {
+                Ok(t) => t,
+                Err(e) => {
+                    errln!("clearledger: cannot read the rules {}: {e}", p.display());
+                    return exit::USAGE;
+                }
+            };
+            match Rules::parse(&p.display().to_string(), &text) {
+                Ok(r) => r,
+                Err(e) => {
+                    errln!("clearledger: invalid rules: {e}");
+                    return exit::USAGE;
+                }
+            }
+        }
+    };
+    let corrections = if a.post_corrections {
+        Some(Vec::new())
+    } else if !a.correct.is_empty() {
+        Some(a.correct.clone())
+    } else {
+        None
+    };
+    with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
+        let req = ReconcileRequest {
+            tenant: &g.tenant,
+            bank_account: &a.bank_account,
+            from: a.from,
+            to: a.to,
+            rules: &rules,
+            dry_run: a.dry_run,
+            corrections: corrections.clone(),
+            at: chrono::Utc::now(),
+        };
+        let r = match ledger.reconcile(&req).await {
+            Ok(ReconcileOutcome::Done(r)) => r,
+            Ok(ReconcileOutcome::NotMapped) => {
+                errln!(
+                    "clearledger: no ledger account is mapped to bank account {:?} for tenant {:?}; map one with \
+                     `clearledger account map --bank-account {} --ledger-account ACCOUNT`",
+                    a.bank_account,
+                    g.tenant,
+                    a.bank_account
+                );
+                return exit::USAGE;
+            }
+            Ok(ReconcileOutcome::UnknownItems(keys)) => {
+                errln!(
+                    "clearledger: --correct names no item of this reconciliation: {}; the report's item_key column names them",
+                    keys.join(", ")
+                );
+                return exit::USAGE;
+            }
+            Err(e) => return infra_error(&e),
+        };
+        print(g, &r, a.report.as_deref(), a.json, a.dry_run)
+    })
+    .await
+}
+
+/// Writes the report and the summary; the exit code (1 when an item needs attention).
+pub fn print(
+    g: &GlobalOpts,
+    r: &Reconciliation,
+    report: Option<&std::path::Path>,
+    json: bool,
+    dry_run: bool,
+) -> u8 {
+    let s = &r.summary;
+    let code = if s.needs_attention > 0 {
+        exit::ATTENTION
+    } else {
+        exit::OK
+    };
+    let committed = s.run_id.filter(|_| !dry_run);
+    if let Some(p) = report {
+        let res = std::fs::File::create(p)
+            .and_then(|f| write_items(ReportFormat::from_path(p), Box::new(f), &r.items));
+        if let Err(e) = res {
+            let what = format!("cannot write the report {}: {e}", p.display());
+            return match committed {
+                Some(run) => super::after_commit(&what, run),
+                None => {
+                    errln!("clearledger: {what}");
+                    exit::INFRASTRUCTURE
+                }
+            };
+        }
+    }
+    let res = if json {
+        let mut v = serde_json::to_value(s).unwrap_or_default();
+        v["dry_run"] = serde_json::Value::Bool(dry_run);
+        v["repeat_of_run_id"] = r
+            .repeat_of
+            .map(Into::into)
+            .unwrap_or(serde_json::Value::Null);
+        v["status"] = serde_json::Value::String(
+            if s.needs_attention > 0 {
+                "needs_attention"
+            } else {
+                "reconciled"
+            }
+            .into(),
+        );
+        outln!("{v}")
+    } else if g.quiet {
+        Ok(())
+    } else {
+        text(r, dry_run)
+    };
+    match res {
+        Ok(()) => code,
+        Err(e) => out::stdout_failed(&e, code),
+    }
+}
+
+fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
+    let s = &r.summary;
+    let run = match (dry_run, s.run_id, r.repeat_of) {
+        (true, _, _) => "dry run (nothing recorded)".to_string(),
+        (_, Some(id), Some(_)) => {
+            format!("run {id} again: the same inputs and rules; nothing created")
+        }
+        (_, Some(id), None) => format!("run {id}"),
+        _ => String::new(),
+    };
+    outln!(
+        "reconciliation {run}: bank account {} ({}), {}..{} as of {}: {} postings, {} entries read, {} items",
+        s.bank_account,
+        s.ledger_accounts.join(", "),
+        s.from.as_deref().unwrap_or(""),
+        s.to.as_deref().unwrap_or(""),
+        s.as_of.as_deref().unwrap_or("-"),
+        s.postings_read,
+        s.entries_read,
+        s.items
+    )?;
+    for o in crate::reconcile::Outcome::ALL {
+        if let Some(t) = s.outcomes.get(o.as_str())
+            && t.items > 0
+        {
+            outln!(
+                "  {:<26} {:>8} items  ours {:>14}  theirs {:>14}  Δ {:>12}",
+                o.as_str(),
+                t.items,
+                t.our_amount_minor,
+                t.their_amount_minor,
+                t.delta_minor
+            )?;
+        }
+    }
+    if let Some(prev) = s.changes.previous_run_id {
+        outln!(
+            "  since run {prev}: {} new items, {} outcomes changed, {} items gone",
+            s.changes.new_items,
+            s.changes.changed_outcomes,
+            s.changes.gone_items
+        )?;
+    }
+    for b in &s.balances {
+        match (b.statement_closing_minor, b.drift_minor) {
+            (Some(c), Some(d)) => outln!(
+                "  balance {}: ledger {} statement {} ({}) drift {}",
+                b.currency,
+                b.ledger_balance_minor,
+                c,
+                b.statement_date.as_deref().unwrap_or("-"),
+                d
+            )?,
+            _ => outln!(
+                "  balance {}: ledger {}, no statement balance",
+                b.currency,
+                b.ledger_balance_minor
+            )?,
+        }
+    }
+    if s.corrections_posted + s.corrections_duplicate > 0 {
+        outln!(
+            "  corrections: {} posted ({} minor units), {} posted before",
+            s.corrections_posted,
+            s.corrections_amount_minor,
+            s.corrections_duplicate
+        )?;
+    }
+    if s.needs_attention > 0 {
+        outln!("needs attention: {} items", s.needs_attention)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1188 @@
+//! Reconciliation runs in the ledger (issue #14; migrations/*/0010_reconciliations.sql):
+//! reads both sides of a bank account and period, has `crate::reconcile` judge them, and
+//! records the run, its items and their members, and — when asked — the corrections, in
+//! one transaction.
+//!
+//! Ours: the postings crediting or debiting a ledger account mapped to the bank account
+//! (`account map`), dated (effective date) within the period widened by the day window;
+//! a posting and its compensation (`reverse`) cancel out and are left out together; a
+//! posting between two mapped accounts never reaches the bank and is left out. Theirs: the
+//! booked and provisional entries of the bank account (booking date, else value date),
+//! likewise widened. Every posting and entry read is counted in the inputs hash, with its
+//! fingerprint (and an entry's status), and so is every mapped account.
+//!
+//! A run's identity is sha256 of tenant, bank account, period, rule-set hash, inputs hash
+//! and whether corrections are posted. The same identity again is the earlier run,
+//! reported again: nothing is created. Otherwise the run says what changed since the
+//! previous reconciliation of the same account and period (per item key).
+
+use super::classify::ts;
+use super::store::{Arg, Begin, Row, args};
+use super::{During, Ledger, LedgerError, Result};
+use crate::reconcile::{
+    self, BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, rules::Rules,
+};
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What `clearledger reconcile` asks for.
+pub struct ReconcileRequest<'a> {
+    pub tenant: &'a str,
+    pub bank_account: &'a str,
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    pub rules: &'a Rules,
+    pub dry_run: bool,
+    /// Post corrections: `Some(empty)` for every correctable item, `Some(keys)` for
+    /// these items only, `None` for none.
+    pub corrections: Option<Vec<String>>,
+    pub at: DateTime<Utc>,
+}
+
+/// One item as stored and reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRow {
+    pub run_id: Option<i64>,
+    pub item_no: i64,
+    pub outcome: String,
+    pub matched_by: Option<String>,
+    pub tolerance: Option<String>,
+    pub currency: String,
+    pub our_amount_minor: i64,
+    pub their_amount_minor: i64,
+    pub delta_minor: i64,
+    pub delta_days: Option<i64>,
+    pub our_keys: Vec<String>,
+    pub our_dates: Vec<String>,
+    pub their_keys: Vec<String>,
+    pub their_dates: Vec<String>,
+    /// A posting the item names without consuming it (a return's original, the posting a
+    /// duplicate entry repeats).
+    pub refers_to: Option<String>,
+    /// Correction postings folded into the item.
+    pub corrections: Vec<String>,
+    pub explanation: String,
+    /// The outcome of the same item (key) in the previous reconciliation of this account
+    /// and period; `None` when it is new (or there was none).
+    pub previous_outcome: Option<String>,
+    /// The correction this run posted (or found posted) for the item.
+    pub correction_key: Option<String>,
+    pub item_key: String,
+}
+
+/// The ledger's balance of the mapped accounts against the statement's, per currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalanceRow {
+    pub currency: String,
+    /// Σ credits − Σ debits of the mapped accounts, every posting dated on or before the
+    /// cut-off (the period's end; every posting without one).
+    pub ledger_balance_minor: i64,
+    /// The closing booked balance of the last final statement of the account in this
+    /// currency dated on or before the cut-off.
+    pub statement_closing_minor: Option<i64>,
+    pub statement_date: Option<String>,
+    /// statement − ledger.
+    pub drift_minor: Option<i64>,
+}
+
+/// Counts and amounts of one outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeTotals {
+    pub items: u64,
+    pub our_amount_minor: i64,
+    pub their_amount_minor: i64,
+    pub delta_minor: i64,
+}
+
+/// What changed since the previous reconciliation of the same account and period.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changes {
+    pub previous_run_id: Option<i64>,
+    /// Items whose key the previous run did not have.
+    pub new_items: u64,
+    /// Items of the same key whose outcome changed.
+    pub changed_outcomes: u64,
+    /// Items of the previous run whose key this one does not have.
+    pub gone_items: u64,
+}
+
+/// A reconciliation run's summary (`--json`; stored with the run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub run_id: Option<i64>,
+    pub tenant: String,
+    pub bank_account: String,
+    pub ledger_accounts: Vec<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub as_of: Option<String>,
+    pub rules_hash: String,
+    pub inputs_hash: String,
+    pub identity: String,
+    pub postings_read: u64,
+    pub entries_read: u64,
+    pub items: u64,
+    /// Per outcome, every outcome named (zeros included), in report order.
+    pub outcomes: BTreeMap<String, OutcomeTotals>,
+    /// Items that need an operator (outcomes other than matched, matched within
+    /// tolerance, many_to_one, one_to_many, expected, provisional).
+    pub needs_attention: u64,
+    pub changes: Changes,
+    pub balances: Vec<BalanceRow>,
+    pub corrections_posted: u64,
+    pub corrections_duplicate: u64,
+    pub corrections_amount_minor: i64,
+}
+
+/// A reconciliation as `reconcile` and `report` print it.
+#[derive(Debug, Clone)]
+pub struct Reconciliation {
+    pub summary: Summary,
+    pub items: Vec<ItemRow>,
+    /// `Some(run)`: these inputs were reconciled before, by that run; nothing was created.
+    pub repeat_of: Option<i64>,
+}
+
+/// Why a reconciliation was not made.
+#[derive(Debug)]
+pub enum ReconcileOutcome {
+    Done(Box<Reconciliation>),
+    /// No ledger account is mapped to the bank account.
+    NotMapped,
+    /// `--correct KEY` names an item this reconciliation does not have.
+    UnknownItems(Vec<String>),
+}
+
+/// The fields of a posting's `detail` the cascade reads (unknown ones ignored).
+#[derive(Debug, Default, Deserialize)]
+struct PostingDetail {
+    uetr: Option<String>,
+    end_to_end_id: Option<String>,
+    instr_id: Option<String>,
+    tx_id: Option<String>,
+    original_uetr: Option<String>,
+    original_end_to_end_id: Option<String>,
+    pmt_inf_id: Option<String>,
+    debtor_name: Option<String>,
+    creditor_name: Option<String>,
+    company_identification: Option<String>,
+    company_name: Option<String>,
+    batch_number: Option<String>,
+    effective_entry_date: Option<String>,
+    individual_identification: Option<String>,
+    individual_name: Option<String>,
+    addenda: Option<String>,
+    corrects: Option<String>,
+}
+
+/// An entry's `refs` (migrations/*/0009).
+#[derive(Debug, Default, Deserialize)]
+struct EntryRefs {
+    batch_ref: Option<String>,
+    uetr: Option<String>,
+    instr_id: Option<String>,
+    return_reason: Option<String>,
+    #[serde(default)]
+    details: Vec<EntryRefDetail>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct EntryRefDetail {
+    amount_minor: Option<i64>,
+    uetr: Option<String>,
+    end_to_end_id: Option<String>,
+    instr_id: Option<String>,
+    return_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct EntryDetail {
+    remittance: Option<String>,
+}
+
+fn non_empty(v: Option<String>) -> Option<String> {
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn date(v: Option<&str>) -> Option<NaiveDate> {
+    v.and_then(|s| NaiveDate::parse_from_str(s.get(..10).unwrap_or(s), "%Y-%m-%d").ok())
+}
+
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const ITEM_COLUMNS: &str = "run_id, item_no, item_key, outcome, matched_by, tolerance, currency, our_amount_minor, \
+     their_amount_minor, delta_minor, delta_days, our_keys, our_dates, their_keys, their_dates, refers_to, corrections, \
+     explanation, previous_outcome, correction_key";
+
+impl Ledger {
+    /// Reconciles a bank account over a period (see the module's doc).
+    pub async fn reconcile(&mut self, req: &ReconcileRequest<'_>) -> Result<ReconcileOutcome> {
+        let mapped: Vec<String> = self
+            .account_mappings(req.tenant, Some(req.bank_account))
+            .await?
+            .into_iter()
+            .map(|m| m.ledger_account)
+            .collect();
+        if mapped.is_empty() {
+            return Ok(ReconcileOutcome::NotMapped);
+        }
+        let rules = req.rules;
+        let (ours, mut hash_in) = self.read_ours(req, &mapped).await?;
+        let theirs = self.read_theirs(req, &mut hash_in).await?;
+        hash_in.sort_unstable();
+        let mut h = Sha256::new();
+        for m in &mapped {
+            h.update(b"m:");
+            h.update(m.as_bytes());
+            h.update(b"\n");
+        }
+        for s in &hash_in {
+            h.update(s.as_bytes());
+            h.update(b"\n");
+        }
+        let inputs_hash = hex::encode(h.finalize());
+        let d = |v: Option<NaiveDate>| v.map(|d| d.to_string());
+        let identity = {
+            let mut h = Sha256::new();
+            for part in [
+                req.tenant.to_string(),
+                req.bank_account.to_string(),
+                d(req.from).unwrap_or_default(),
+                d(req.to).unwrap_or_default(),
+                rules.hash(),
+                inputs_hash.clone(),
+                match &req.corrections {
+                    None => "no-corrections".to_string(),
+                    Some(keys) => format!("corrections:{}", keys.join(",")),
+                },
+            ] {
+                h.update(part.as_bytes());
+                h.update([0x1f]);
+            }
+            hex::encode(h.finalize())
+        };
+        if let Some(run_id) = self
+            .reconciliation_of_identity(req.tenant, &identity)
+            .await?
+        {
+            let mut r = self
+                .stored_reconciliation(req.tenant, run_id)
+                .await?
+                .ok_or(LedgerError::NoRow)?;
+            r.repeat_of = Some(run_id);
+            return Ok(ReconcileOutcome::Done(Box::new(r)));
+        }
+        let as_of = req.to.or_else(|| {
+            theirs
+                .iter()
+                .filter_map(|t| t.date)
+                .chain(ours.iter().filter_map(|o| o.date))
+                .max()
+        });
+        let inputs = Inputs {
+            ours,
+            theirs,
+            from: req.from,
+            to: req.to,
+            as_of,
+        };
+        let items = reconcile::reconcile(&inputs, rules);
+        if let Some(keys) = &req.corrections {
+            let have: HashSet<&str> = items.iter().map(|i| i.key.as_str()).collect();
+            let unknown: Vec<String> = keys
+                .iter()
+                .filter(|k| !have.contains(k.as_str()))
+                .cloned()
+                .collect();
+            if !unknown.is_empty() {
+                return Ok(ReconcileOutcome::UnknownItems(unknown));
+            }
+        }
+        let previous = self.previous_outcomes(req).await?;
+        let mut rows: Vec<ItemRow> = items
+            .iter()
+            .enumerate()
+            .map(|(n, it)| item_row(&inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1)))
+            .collect();
+        let mut summary = Summary {
+            run_id: None,
+            tenant: req.tenant.to_string(),
+            bank_account: req.bank_account.to_string(),
+            ledger_accounts: mapped.clone(),
+            from: d(req.from),
+            to: d(req.to),
+            as_of: d(as_of),
+            rules_hash: rules.hash(),
+            inputs_hash,
+            identity: identity.clone(),
+            postings_read: inputs.ours.len() as u64,
+            entries_read: inputs.theirs.len() as u64,
+            items: rows.len() as u64,
+            outcomes: BTreeMap::new(),
+            needs_attention: 0,
+            changes: Changes::default(),
+            balances: self.balances(req, &mapped).await?,
+            corrections_posted: 0,
+            corrections_duplicate: 0,
+            corrections_amount_minor: 0,
+        };
+        if let Some((prev_run, prev)) = &previous {
+            let now: HashSet<&str> = rows.iter().map(|r| r.item_key.as_str()).collect();
+            summary.changes = Changes {
+                previous_run_id: Some(*prev_run),
+                new_items: rows.iter().filter(|r| r.previous_outcome.is_none()).count() as u64,
+                changed_outcomes: rows
+                    .iter()
+                    .filter(|r| r.previous_outcome.as_ref().is_some_and(|p| *p != r.outcome))
+                    .count() as u64,
+                gone_items: prev.keys().filter(|k| !now.contains(k.as_str())).count() as u64,
+            };
+        }
+        if req.dry_run {
+            // Corrections a dry run would post are named, never posted.
+            if req.corrections.is_some() {
+                for (row, it) in rows.iter_mut().zip(&items) {
+                    if wants_correction(req, it) {
+                        row.correction_key = Some(correction_key(req.bank_account, it));
+                    }
+                }
+            }
+            tally(&mut summary, &rows);
+            return Ok(ReconcileOutcome::Done(Box::new(Reconciliation {
+                summary,
+                items: rows,
+                repeat_of: None,
+            })));
+        }
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the reconciliation's transaction")?;
+        let res = self
+            .record_reconciliation(req, &inputs, &items, &mut rows, &mut summary, &mapped)
+            .await;
+        match res {
+            Ok(true) => {}
+            Ok(false) => {
+                // Another process recorded the same identity first: its run is this one.
+                let _ = self.store.rollback().await;
+                let run_id = self
+                    .reconciliation_of_identity(req.tenant, &identity)
+                    .await?
+                    .ok_or(LedgerError::NoRow)?;
+                let mut r = self
+                    .stored_reconciliation(req.tenant, run_id)
+                    .await?
+                    .ok_or(LedgerError::NoRow)?;
+                r.repeat_of = Some(run_id);
+                return Ok(ReconcileOutcome::Done(Box::new(r)));
+            }
+            Err(e) => {
+                let _ = self.store.rollback().await;
+                return Err(e);
+            }
+        }
+        let run_id = summary.run_id.unwrap_or_default();
+        self.end_run(Ok(run_id)).await?;
+        Ok(ReconcileOutcome::Done(Box::new(Reconciliation {
+            summary,
+            items: rows,
+            repeat_of: None,
+        })))
+    }
+
+    async fn read_ours(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        mapped: &[String],
+    ) -> Result<(Vec<Ours>, Vec<String>)> {
+        let rules = req.rules;
+        let lo = req
+            .from
+            .map(|f| (f - Days::new(u64::from(rules.days_after))).to_string());
+        let hi = req
+            .to
+            .map(|t| (t + Days::new(u64::from(rules.days_before))).to_string());
+        let n = mapped.len();
+        let sql = format!(
+            "SELECT posting_id, operation, posting_key, file_id, trace_number, debit_account, credit_account, \
+             amount_minor, currency, effective_date, fingerprint, detail, compensates FROM postings \
+             WHERE tenant = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+             AND (effective_date IS NULL OR (($2 = '' OR effective_date >= $2) AND ($3 = '' OR effective_date <= $3))) \
+             ORDER BY posting_id",
+            list = placeholders(4, n)
+        );
+        let mut a: Vec<Arg> = vec![
+            Arg::Text(req.tenant),
+            Arg::Text(lo.as_deref().unwrap_or("")),
+            Arg::Text(hi.as_deref().unwrap_or("")),
+        ];
+        a.extend(mapped.iter().map(|m| Arg::Text(m)));
+        let rows = self
+            .store
+            .query(&sql, &a)
+            .await
+            .during("reading the postings")?;
+        let mapped: HashSet<&str> = mapped.iter().map(String::as_str).collect();
+        // A posting and its compensation cancel out.
+        let mut cancelled: HashSet<i64> = HashSet::new();
+        for r in &rows {
+            if let Some(c) = r.opt_int(12)? {
+                cancelled.insert(c);
+                cancelled.insert(r.int(0)?);
+            }
+        }
+        let mut ours = Vec::with_capacity(rows.len());
+        let mut hash_in = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id = r.int(0)?;
+            let fp = r.text(10)?;
+            hash_in.push(format!("o:{id}:{fp}"));
+            if cancelled.contains(&id) {
+                continue;
+            }
+            if let Some(o) = our_side(r, &mapped)? {
+                ours.push(o);
+            }
+        }
+        Ok((ours, hash_in))
+    }
+
+    async fn read_theirs(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        hash_in: &mut Vec<String>,
+    ) -> Result<Vec<Theirs>> {
+        let rules = req.rules;
+        let lo = req
+            .from
+            .map(|f| (f - Days::new(u64::from(rules.days_before))).to_string());
+        let hi = req
+            .to
+            .map(|t| (t + Days::new(u64::from(rules.days_after))).to_string());
+        let sql = "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
+             value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
+             WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
+             AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
+             AND ($4 = '' OR coalesce(booking_date, value_date) <= $4))) ORDER BY entry_id";
+        let a = args![
+            req.tenant,
+            req.bank_account,
+            lo.as_deref().unwrap_or(""),
+            hi.as_deref().unwrap_or("")
+        ];
+        let rows = self
+            .store
+            .query(sql, &a)
+            .await
+            .during("reading the statement entries")?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id = r.int(0)?;
+            let status = r.text(6)?;
+            hash_in.push(format!("t:{id}:{}:{status}", r.text(12)?));
+            let amount = r.int(2)?;
+            let credit = r.int(4)? != 0;
+            let refs: EntryRefs = r
+                .opt_text(14)?
+                .and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or_default();
+            let detail: EntryDetail = serde_json::from_str(&r.text(13)?).unwrap_or_default();
+            let sign = if credit { 1 } else { -1 };
+            let is_return = r.int(5)? != 0
+                || refs.return_reason.is_some()
+                || (!refs.details.is_empty()
+                    && refs.details.iter().all(|d| d.return_reason.is_some()));
+            out.push(Theirs {
+                id,
+                key: r.text(1)?,
+                amount_minor: sign * amount,
+                currency: r.text(3)?,
+                date: date(r.opt_text(7)?.as_deref()).or(date(r.opt_text(8)?.as_deref())),
+                provisional: status == "provisional",
+                is_return,
+                uetr: non_empty(refs.uetr).map(|u| u.to_lowercase()),
+                end_to_end_id: non_empty(r.opt_text(11)?),
+                instr_id: non_empty(refs.instr_id),
+                bank_ref: non_empty(r.opt_text(9)?),
+                customer_ref: non_empty(r.opt_text(10)?),
+                batch_ref: non_empty(refs.batch_ref),
+                remittance: detail.remittance,
+                details: refs
+                    .details
+                    .into_iter()
+                    .map(|d| TheirDetail {
+                        amount_minor: d.amount_minor.map(|a| sign * a),
+                        uetr: non_empty(d.uetr).map(|u| u.to_lowercase()),
+                        end_to_end_id: non_empty(d.end_to_end_id),
+                        instr_id: non_empty(d.instr_id),
+                    })
+                    .collect(),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn balances(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        mapped: &[String],
+    ) -> Result<Vec<BalanceRow>> {
+        let n = mapped.len();
+        let list = placeholders(3, n);
+        let sql = format!(
+            "SELECT currency, CAST(coalesce(sum(CASE WHEN credit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT), \
+             CAST(coalesce(sum(CASE WHEN debit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT) \
+             FROM postings WHERE tenant = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+             AND ($2 = '' OR effective_date IS NULL OR effective_date <= $2) GROUP BY currency ORDER BY currency"
+        );
+        let cut = req.to.map(|t| t.to_string());
+        let mut a: Vec<Arg> = vec![
+            Arg::Text(req.tenant),
+            Arg::Text(cut.as_deref().unwrap_or("")),
+        ];
+        a.extend(mapped.iter().map(|m| Arg::Text(m)));
+        let mut by: BTreeMap<String, BalanceRow> = BTreeMap::new();
+        for r in self
+            .store
+            .query(&sql, &a)
+            .await
+            .during("summing the ledger balance")?
+        {
+            let c = r.text(0)?;
+            by.insert(
+                c.clone(),
+                BalanceRow {
+                    currency: c,
+                    ledger_balance_minor: r.int(1)?.saturating_sub(r.int(2)?),
+                    statement_closing_minor: None,
+                    statement_date: None,
+                    drift_minor: None,
+                },
+            );
+        }
+        let rows = self
+            .store
+            .query(
+                "SELECT balance_currency, closing_minor, coalesce(to_date, stmt_date) FROM statements \
+                 WHERE tenant = $1 AND account = $2 AND kind = 'final' AND closing_minor IS NOT NULL \
+                 AND balance_currency IS NOT NULL AND ($3 = '' OR coalesce(to_date, stmt_date) <= $3) \
+                 ORDER BY coalesce(to_date, stmt_date), statement_id",
+                &args![req.tenant, req.bank_account, cut.as_deref().unwrap_or("")],
+            )
+            .await
+            .during("reading the statements' closing balances")?;
+        for r in rows {
+            let c = r.text(0)?;
+            let b = by.entry(c.clone()).or_insert(BalanceRow {
+                currency: c,
+                ledger_balance_minor: 0,
+                statement_closing_minor: None,
+                statement_date: None,
+                drift_minor: None,
+            });
+            // The last one (ordered by date) stays.
+            b.statement_closing_minor = r.opt_int(1)?;
+            b.statement_date = r.opt_text(2)?;
+        }
+        for b in by.values_mut() {
+            b.drift_minor = b
+                .statement_closing_minor
+                .map(|c| c.saturating_sub(b.ledger_balance_minor));
+        }
+        Ok(by.into_values().collect())
+    }
+
+    async fn reconciliation_of_identity(
+        &mut self,
+        tenant: &str,
+        identity: &str,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .query_opt(
+                "SELECT run_id FROM reconciliations WHERE tenant = $1 AND identity = $2",
+                &args![tenant, identity],
+            )
+            .await?
+            .map(|r| r.int(0))
+            .transpose()?)
+    }
+
+    /// The latest reconciliation of the same account and period, and its outcomes by
+    /// item key.
+    async fn previous_outcomes(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+    ) -> Result<Option<(i64, HashMap<String, String>)>> {
+        let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
+        let (from, to) = (d(req.from), d(req.to));
+        let Some(r) = self
+            .store
+            .query_opt(
+                "SELECT run_id FROM reconciliations WHERE tenant = $1 AND bank_account = $2 \
+                 AND coalesce(from_date, '') = $3 AND coalesce(to_date, '') = $4 ORDER BY run_id DESC LIMIT 1",
+                &args![req.tenant, req.bank_account, from.as_str(), to.as_str()],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let run_id = r.int(0)?;
+        let rows = self
+            .store
+            .query(
+                "SELECT item_key, outcome FROM recon_items WHERE run_id = $1",
+                &args![run_id],
+            )
+            .await?;
+        let mut m = HashMap::with_capacity(rows.len());
+        for r in rows {
+            m.insert(r.text(0)?, r.text(1)?);
+        }
+        Ok(Some((run_id, m)))
+    }
+
+    /// Records the run inside the open transaction; `false` when the identity was taken.
+    async fn record_reconciliation(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        inputs: &Inputs,
+        items: &[Item],
+        rows: &mut [ItemRow],
+        summary: &mut Summary,
+        mapped: &[String],
+    ) -> Result<bool> {
+        let at = ts(&req.at);
+        let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
+        let file_id = format!(
+            "reconcile:{}:{}:{}",
+            req.bank_account,
+            d(req.from),
+            d(req.to)
+        );
+        let source = format!(
+            "reconcile {} {}..{}",
+            req.bank_account,
+            d(req.from),
+            d(req.to)
+        );
+        let a = [
+            Arg::Text(req.tenant),
+            Arg::OptText(Some(&file_id)),
+            Arg::Text("reconciliation"),
+            Arg::Text(&source),
+            Arg::Text(&at),
+            Arg::Text("reconcile"),
+            Arg::OptText(None),
+            Arg::OptText(None),
+        ];
+        let run_id = self
+            .store
+            .query_one(super::sql::INSERT_ACTION_RUN, &a)
+            .await?
+            .int(0)?;
+        summary.run_id = Some(run_id);
+        for r in rows.iter_mut() {
+            r.run_id = Some(run_id);
+        }
+        // The claim first: the same identity recorded by another process wins.
+        let claimed = self
+            .store
+            .execute(
+                "INSERT INTO reconciliations (run_id, tenant, bank_account, from_date, to_date, rules_hash, \
+                 inputs_hash, identity, previous_run_id, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}') \
+                 ON CONFLICT DO NOTHING",
+                &[
+                    Arg::Int(run_id),
+                    Arg::Text(req.tenant),
+                    Arg::Text(req.bank_account),
+                    Arg::OptText(summary.from.as_deref()),
+                    Arg::OptText(summary.to.as_deref()),
+                    Arg::Text(&summary.rules_hash),
+                    Arg::Text(&summary.inputs_hash),
+                    Arg::Text(&summary.identity),
+                    Arg::OptInt(summary.changes.previous_run_id),
+                ],
+            )
+            .await
+            .during("claiming the reconciliation's identity")?;
+        if claimed == 0 {
+            return Ok(false);
+        }
+        if req.corrections.is_some() {
+            self.post_corrections(req, run_id, &at, inputs, items, rows, summary, mapped)
+                .await?;
+        }
+        tally(summary, rows);
+        let texts: Vec<[String; 6]> = rows
+            .iter()
+            .map(|r| {
+                let j = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
+                [
+                    j(&r.our_keys),
+                    j(&r.our_dates),
+                    j(&r.their_keys),
+                    j(&r.their_dates),
+                    j(&r.corrections),
+                    String::new(),
+                ]
+            })
+            .collect();
+        let item_rows: Vec<[Arg; 20]> = rows
+            .iter()
+            .zip(&texts)
+            .map(|(r, t)| {
+                [
+                    Arg::Int(run_id),
+                    Arg::Int(r.item_no),
+                    Arg::Text(&r.item_key),
+                    Arg::Text(&r.outcome),
+                    Arg::OptText(r.matched_by.as_deref()),
+                    Arg::OptText(r.tolerance.as_deref()),
+                    Arg::Text(&r.currency),
+                    Arg::Int(r.our_amount_minor),
+                    Arg::Int(r.their_amount_minor),
+                    Arg::Int(r.delta_minor),
+                    Arg::OptInt(r.delta_days),
+                    Arg::Text(&t[0]),
+                    Arg::Text(&t[1]),
+                    Arg::Text(&t[2]),
+                    Arg::Text(&t[3]),
+                    Arg::OptText(r.refers_to.as_deref()),
+                    Arg::Text(&t[4]),
+                    Arg::Text(&r.explanation),
+                    Arg::OptText(r.previous_outcome.as_deref()),
+                    Arg::OptText(r.correction_key.as_deref()),
+                ]
+            })
+            .collect();
+        let insert = format!("INSERT INTO recon_items ({ITEM_COLUMNS})");
+        for chunk in item_rows.chunks(self.store.chunk_rows().max(1)) {
+            self.store
+                .insert_rows(&insert, chunk, "recording the reconciliation's items")
+                .await?;
+        }
+        let mut members: Vec<[Arg; 4]> = Vec::new();
+        for (n, it) in items.iter().enumerate() {
+            let no = n as i64 + 1;
+            for &x in it.ours.iter().chain(&it.corrections) {
+                members.push([
+                    Arg::Int(run_id),
+                    Arg::Text("ours"),
+                    Arg::Int(inputs.ours[x].id),
+                    Arg::Int(no),
+                ]);
+            }
+            for &t in &it.theirs {
+                members.push([
+                    Arg::Int(run_id),
+                    Arg::Text("theirs"),
+                    Arg::Int(inputs.theirs[t].id),
+                    Arg::Int(no),
+                ]);
+            }
+        }
+        for chunk in members.chunks(self.store.chunk_rows().max(1)) {
+            self.store
+                .insert_rows(
+                    "INSERT INTO recon_members (run_id, side, member_id, item_no)",
+                    chunk,
+                    "recording the reconciliation's members",
+                )
+                .await?;
+        }
+        let json = serde_json::to_string(summary).unwrap_or_default();
+        self.store
+            .execute(
+                "UPDATE reconciliations SET summary = $1 WHERE run_id = $2",
+                &args![json.as_str(), run_id],
+            )
+            .await?;
+        let finished = ts(&Utc::now());
+        let a = args![
+            finished.as_str(),
+            rows.len() as i64,
+            summary.corrections_posted as i64,
+            summary.corrections_duplicate as i64,
+            summary.corrections_amount_minor,
+            run_id
+        ];
+        self.store
+            .execute(super::sql::COMPLETE_ACTION_RUN, &a)
+            .await?;
+        self.store
+            .execute(super::sql::ACTION_RUN_TOTALS, &args![run_id])
+            .await?;
+        crate::fault::point("before_commit");
+        Ok(true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn post_corrections(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        run_id: i64,
+        at: &str,
+        inputs: &Inputs,
+        items: &[Item],
+        rows: &mut [ItemRow],
+        summary: &mut Summary,
+        mapped: &[String],
+    ) -> Result<()> {
+        let suspense = req
+            .rules
+            .corrections
+            .suspense_account
+            .clone()
+            .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
+        let file_id = format!("reconcile:{run_id}");
+        let insert = super::sql::insert_decided_posting();
+        for (row, it) in rows.iter_mut().zip(items) {
+            if !wants_correction(req, it) {
+                continue;
+            }
+            let account = req
+                .rules
+                .corrections
+                .ledger_account
+                .clone()
+                .or_else(|| {
+                    it.ours
+                        .first()
+                        .map(|&x| inputs.ours[x].ledger_account.clone())
+                })
+                .unwrap_or_else(|| mapped[0].clone());
+            let key = correction_key(req.bank_account, it);
+            let delta = it.delta_minor;
+            // Δ > 0: the bank holds more than the ledger says: credit the account.
+            let (debit, credit) = if delta > 0 {
+                (suspense.as_str(), account.as_str())
+            } else {
+                (account.as_str(), suspense.as_str())
+            };
+            let amount = delta.unsigned_abs().min(i64::MAX as u64) as i64;
+            let date = row.their_dates.first().or(row.our_dates.first()).cloned();
+            let fields: Vec<(&'static str, String)> = vec![
+                ("bank_account", req.bank_account.to_string()),
+                ("corrects", it.key.clone()),
+                ("outcome", it.outcome.as_str().to_string()),
+                ("delta_minor", delta.to_string()),
+                ("currency", it.currency.clone()),
+                ("ledger_account", account.clone()),
+                ("suspense_account", suspense.clone()),
+            ];
+            let fp = crate::model::fingerprint("correction-v1", &fields);
+            let detail = crate::model::detail_json(&fields);
+            let a = [
+                Arg::Text(req.tenant),
+                Arg::Text(crate::model::OPERATION_CORRECTION),
+                Arg::Text(&key),
+                Arg::Text(&file_id),
+                Arg::Int(row.item_no),
+                Arg::OptText(None),
+                Arg::Text(debit),
+                Arg::Text(credit),
+                Arg::Int(amount),
+                Arg::Text(&it.currency),
+                Arg::OptText(date.as_deref()),
+                Arg::Text(&fp),
+                Arg::Text(&detail),
+                Arg::Int(run_id),
+                Arg::Text(at),
+            ];
+            let posted = self
+                .store
+                .query_opt(&insert, &a)
+                .await
+                .during("posting a correction")?;
+            if posted.is_some() {
+                summary.corrections_posted += 1;
+                summary.corrections_amount_minor =
+                    summary.corrections_amount_minor.saturating_add(amount);
+            } else {
+                let original = self
+                    .store
+                    .query_one(
+                        "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
+                        &args![req.tenant, crate::model::OPERATION_CORRECTION, key.as_str()],
+                    )
+                    .await?
+                    .int(0)?;
+                self.store
+                    .execute(
+                        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+                         VALUES ($1, $2, $3, 'duplicate', $4)",
+                        &args![run_id, row.item_no, req.tenant, original],
+                    )
+                    .await
+                    .during("journaling a correction posted before")?;
+                summary.corrections_duplicate += 1;
+            }
+            row.correction_key = Some(format!("{}:{key}", crate::model::OPERATION_CORRECTION));
+        }
+        Ok(())
+    }
+
+    /// A reconciliation run as recorded (`report RUN`).
+    pub async fn stored_reconciliation(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+    ) -> Result<Option<Reconciliation>> {
+        let Some(r) = self
+            .store
+            .query_opt(
+                "SELECT summary FROM reconciliations WHERE tenant = $1 AND run_id = $2",
+                &args![tenant, run_id],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let summary: Summary =
+            serde_json::from_str(&r.text(0)?).map_err(|_| LedgerError::Decode {
+                column: 0,
+                expected: "a reconciliation summary",
+            })?;
+        let rows = self
+            .store
+            .query(
+                &format!(
+                    "SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 ORDER BY item_no"
+                ),
+                &args![run_id],
+            )
+            .await?;
+        let items = rows.iter().map(stored_item).collect::<Result<Vec<_>>>()?;
+        Ok(Some(Reconciliation {
+            summary,
+            items,
+            repeat_of: None,
+        }))
+    }
+}
+
+fn stored_item(r: &Row) -> Result<ItemRow> {
+    let list = |i: usize| -> Result<Vec<String>> {
+        serde_json::from_str(&r.text(i)?).map_err(|_| LedgerError::Decode {
+            column: i,
+            expected: "a JSON list",
+        })
+    };
+    Ok(ItemRow {
+        run_id: Some(r.int(0)?),
+        item_no: r.int(1)?,
+        item_key: r.text(2)?,
+        outcome: r.text(3)?,
+        matched_by: r.opt_text(4)?,
+        tolerance: r.opt_text(5)?,
+        currency: r.text(6)?,
+        our_amount_minor: r.int(7)?,
+        their_amount_minor: r.int(8)?,
+        delta_minor: r.int(9)?,
+        delta_days: r.opt_int(10)?,
+        our_keys: list(11)?,
+        our_dates: list(12)?,
+        their_keys: list(13)?,
+        their_dates: list(14)?,
+        refers_to: r.opt_text(15)?,
+        corrections: list(16)?,
+        explanation: r.text(17)?,
+        previous_outcome: r.opt_text(18)?,
+        correction_key: r.opt_text(19)?,
+    })
+}
+
+/// Whether this run posts a correction for the item.
+fn wants_correction(req: &ReconcileRequest<'_>, it: &Item) -> bool {
+    let Some(keys) = &req.corrections else {
+        return false;
+    };
+    it.delta_minor != 0
+        && it.outcome.correctable()
+        && (keys.is_empty() || keys.iter().any(|k| *k == it.key))
+}
+
+/// A correction's posting key: `{bank account}:{item key}:{n}`, n = one more than the
+/// corrections already folded into the item — derived from the item, never random,
+/// never the clock.
+fn correction_key(bank_account: &str, it: &Item) -> String {
+    format!("{bank_account}:{}:{}", it.key, it.corrections.len() + 1)
+}
+
+fn tally(summary: &mut Summary, rows: &[ItemRow]) {
+    let mut outcomes: BTreeMap<String, OutcomeTotals> = Outcome::ALL
+        .iter()
+        .map(|o| (o.as_str().to_string(), OutcomeTotals::default()))
+        .collect();
+    let mut attention = 0;
+    for r in rows {
+        let t = outcomes.entry(r.outcome.clone()).or_default();
+        t.items += 1;
+        t.our_amount_minor = t.our_amount_minor.saturating_add(r.our_amount_minor);
+        t.their_amount_minor = t.their_amount_minor.saturating_add(r.their_amount_minor);
+        t.delta_minor = t.delta_minor.saturating_add(r.delta_minor);
+        if Outcome::parse(&r.outcome).is_some_and(|o| !o.settled()) {
+            attention += 1;
+        }
+    }
+    summary.outcomes = outcomes;
+    summary.needs_attention = attention;
+    summary.items = rows.len() as u64;
+}
+
+fn item_row(
+    inputs: &Inputs,
+    it: &Item,
+    item_no: i64,
+    previous: Option<&HashMap<String, String>>,
+) -> ItemRow {
+    let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
+    ItemRow {
+        run_id: None,
+        item_no,
+        outcome: it.outcome.as_str().to_string(),
+        matched_by: it.matched_by.map(str::to_string),
+        tolerance: it.tolerance.clone(),
+        currency: it.currency.clone(),
+        our_amount_minor: it.our_amount_minor,
+        their_amount_minor: it.their_amount_minor,
+        delta_minor: it.delta_minor,
+        delta_days: it.delta_days,
+        our_keys: it
+            .ours
+            .iter()
+            .map(|&x| inputs.ours[x].key.clone())
+            .collect(),
+        our_dates: it.ours.iter().map(|&x| d(inputs.ours[x].date)).collect(),
+        their_keys: it
+            .theirs
+            .iter()
+            .map(|&t| inputs.theirs[t].key.clone())
+            .collect(),
+        their_dates: it
+            .theirs
+            .iter()
+            .map(|&t| d(inputs.theirs[t].date))
+            .collect(),
+        refers_to: it.refers_to.map(|x| inputs.ours[x].key.clone()),
+        corrections: it
+            .corrections
+            .iter()
+            .map(|&x| inputs.ours[x].key.clone())
+            .collect(),
+        explanation: it.explanation.clone(),
+        previous_outcome: previous.and_then(|p| p.get(&it.key).cloned()),
+        correction_key: None,
+        item_key: it.key.clone(),
+    }
+}
+
+/// A posting as the cascade sees it, from the mapped account's side; `None` for one
+/// between two mapped accounts (it never reaches the bank).
+fn our_side(r: &Row, mapped: &HashSet<&str>) -> Result<Option<Ours>> {
+    let debit = r.text(5)?;
+    let credit = r.text(6)?;
+    let (on_debit, on_credit) = (
+        mapped.contains(debit.as_str()),
+        mapped.contains(credit.as_str()),
+    );
+    if on_debit == on_credit {
+        return Ok(None);
+    }
+    let amount = r.int(7)?;
+    let operation = r.text(1)?;
+    let posting_key = r.text(2)?;
+    let file_id = r.text(3)?;
+    let d: PostingDetail = serde_json::from_str(&r.text(11)?).unwrap_or_default();
+    let mut o = Ours {
+        id: r.int(0)?,
+        key: format!("{operation}:{posting_key}"),
+        ledger_account: if on_debit {
+            debit.clone()
+        } else {
+            credit.clone()
+        },
+        amount_minor: if on_credit { amount } else { -amount },
+        currency: r.text(8)?,
+        date: date(r.opt_text(9)?.as_deref()),
+        // ISO postings keep their UETR or EndToEndId in the trace column: not a trace.
+        trace: if operation == crate::model::OPERATION_ACH_ENTRY {
+            non_empty(r.opt_text(4)?)
+        } else {
+            None
+        },
+        corrects: non_empty(d.corrects),
+        ..Default::default()
+    };
+    match operation.as_str() {
+        crate::model::OPERATION_ACH_ENTRY => {
+            let addenda = d.addenda.unwrap_or_default();
+            if let Some(ret) = addenda.lines().find(|l| l.starts_with("799")) {
+                o.is_return = true;
+                o.original_trace = ret.get(6..21).map(str::to_string);
+            }
+            let company = non_empty(d.company_identification);
+            if let Some(c) = &company {
+                let batch = d.batch_number.unwrap_or_default();
+                o.batches.push(BatchKey {
+                    key: format!(
+                        "nacha:{c}:{}:{batch}",
+                        d.effective_entry_date.unwrap_or_default()
+                    ),
+                    ties: vec![c.clone(), format!("{c}{batch:0>7}")],
+                });
+            }
+            o.refs.extend(non_empty(d.individual_identification));
+            // The mapped account is the originator's (`odfi:`): the receiver is the
+            // counterparty; else the company.
+            o.counterparty = non_empty(if o.ledger_account.starts_with("odfi:") {
+                d.individual_name
+            } else {
+                d.company_name
+            });
+        }
+        crate::model::OPERATION_CORRECTION => {}
+        _ => {
+            o.uetr = non_empty(d.uetr).map(|u| u.to_lowercase());
+            o.end_to_end_id = non_empty(d.end_to_end_id);
+            o.instr_id = non_empty(d.instr_id);
+            o.original_uetr = non_empty(d.original_uetr).map(|u| u.to_lowercase());
+            o.original_end_to_end_id = non_empty(d.original_end_to_end_id);
+            o.is_return = operation == "pacs.004";
+            o.refs.extend(non_empty(d.tx_id));
+            o.refs.extend(o.instr_id.clone());
+            o.refs.extend(o.end_to_end_id.clone());
+            if let Some(p) = non_empty(d.pmt_inf_id) {
+                o.batches.push(BatchKey {
+                    key: format!("pmtinf:{p}"),
+                    ties: vec![p],
+                });
+            }
+            if let Some((_, msg)) = file_id.rsplit_once(':')
+                && file_id.starts_with("iso:")
+                && !msg.is_empty()
+            {
+                o.batches.push(BatchKey {
+                    key: format!("msg:{file_id}"),
+                    ties: vec![msg.to_string()],
+                });
+            }
+            o.counterparty = non_empty(if on_debit {
+                d.creditor_name
+            } else {
+                d.debtor_name
+            });
+        }
+    }
+    o.operation = operation;
+    Ok(Some(o))
+}
