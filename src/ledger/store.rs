@@ -283,11 +283,19 @@ impl Store {
     pub async fn begin(&mut self, why: Begin) -> Result<()> {
         delegate!(self, s => s.begin(why).await)
     }
+    /// Commits (SQLite: a migration's transaction checks its foreign keys first, and turns
+    /// them on again after: `sqlite.rs`).
     pub async fn commit(&mut self) -> Result<()> {
-        delegate!(self, s => s.execute("COMMIT", &[]).await.map(|_| ()))
+        match self {
+            Store::Sqlite(s) => s.commit().await,
+            Store::Postgres(s) => s.execute("COMMIT", &[]).await.map(|_| ()),
+        }
     }
     pub async fn rollback(&mut self) -> Result<()> {
-        delegate!(self, s => s.execute("ROLLBACK", &[]).await.map(|_| ()))
+        match self {
+            Store::Sqlite(s) => s.rollback().await,
+            Store::Postgres(s) => s.execute("ROLLBACK", &[]).await.map(|_| ()),
+        }
     }
     /// Inserts the chunk's postings, the unique indexes deciding (`ON CONFLICT DO
     /// NOTHING`); returns the record numbers that inserted, ascending.
