@@ -371,6 +371,7 @@ impl SqliteStore {
                     e.fingerprint,
                     e.detail,
                     at,
+                    e.refs,
                 ])
                 .ctx("recording statement entries")?;
             if n == 1 {
