@@ -196,7 +196,9 @@ pub struct PostingRecord {
     /// Hex SHA-256 of `fields`.
     pub fingerprint: String,
     /// `fields` as a JSON object with sorted keys: what is stored beside the posting.
-    /// Built with the record (on the parser's thread), not by the writer.
+    /// Built with the record (on the parser's thread), not by the writer. It may carry a
+    /// key more than `fields` ([`DETAIL_ONLY_FIELDS`]: a pain.001's `pmt_inf_id`), which is
+    /// neither fingerprinted nor compared.
     pub detail: String,
     /// The key and fingerprint this record had under the previous keying rule, where the
     /// rule changed for its kind (ISO 20022 keys by leg, issue #11): a ledger holding
@@ -340,8 +342,16 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
     }
 }
 
+/// Keys a stored `detail` may carry beside the record's `fields`: kept for reconciliation,
+/// never fingerprinted nor compared, so a posting stored with one and a record without it
+/// (or the same file ingested before the key was kept) differ in nothing by it:
+/// - `pmt_inf_id`: a pain.001 transaction's `PmtInf/PmtInfId` (issue #14: a bank books a
+///   batch as one entry naming it).
+pub const DETAIL_ONLY_FIELDS: [&str; 1] = ["pmt_inf_id"];
+
 /// The fields that differ between a stored posting's detail (JSON object) and a new
-/// record, as `name: original != new`, in the record's field order.
+/// record, as `name: original != new`, in the record's field order
+/// ([`DETAIL_ONLY_FIELDS`] left out).
 pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -> Vec<String> {
     let original: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(original_detail).unwrap_or_default();
@@ -353,7 +363,7 @@ pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -
         }
     }
     for k in original.keys() {
-        if !new.iter().any(|(n, _)| n == k) {
+        if !new.iter().any(|(n, _)| n == k) && !DETAIL_ONLY_FIELDS.contains(&k.as_str()) {
             out.push(format!("{k}: present != absent"));
         }
     }
@@ -603,7 +613,16 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         ("return_reason", tx.return_reason.clone()),
     ];
     let fingerprint = fingerprint("iso20022-tx-v2", &fields);
-    let detail = detail_json(&fields);
+    // A pain.001's PmtInfId is stored, not fingerprinted nor compared (DETAIL_ONLY_FIELDS):
+    // a file ingested before it was kept is still all duplicates.
+    let detail = if kind == Kind::Pain001 && !tx.pmt_inf_id.is_empty() {
+        let mut d: Vec<(&'static str, &str)> =
+            fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        d.push(("pmt_inf_id", tx.pmt_inf_id.as_str()));
+        detail_json(&d)
+    } else {
+        detail_json(&fields)
+    };
     let v1_fields = iso_fields_v1(tx);
     let trace = [
         &tx.uetr,
@@ -1170,6 +1189,12 @@ mod tests {
         assert_eq!(
             differing_fields(old, &new),
             vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]
+        );
+        // A key stored beside the fields only is no difference; another one is.
+        let old = r#"{"amount":"1250","pmt_inf_id":"P-1","zeta":"z"}"#;
+        assert_eq!(
+            differing_fields(old, &f(&[("amount", "1250")])),
+            vec!["zeta: present != absent"]
         );
     }
 }
