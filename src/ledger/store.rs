@@ -208,6 +208,19 @@ impl Store {
                 .await;
         }
     }
+    /// Whether the connection enforces foreign keys (SQLite's `PRAGMA foreign_keys`).
+    pub async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+        match self {
+            Store::Sqlite(s) => Ok(s
+                .query("PRAGMA foreign_keys", &[])
+                .await?
+                .first()
+                .map(|r| r.int(0))
+                .transpose()?
+                == Some(1)),
+            Store::Postgres(_) => Ok(true),
+        }
+    }
     /// A consistent copy of the database in the new file `path` (SQLite's `VACUUM INTO`).
     pub async fn vacuum_into(&mut self, path: &str) -> Result<()> {
         match self {
