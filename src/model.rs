@@ -199,7 +199,9 @@ pub struct PostingRecord {
     /// Hex SHA-256 of `fields`.
     pub fingerprint: String,
     /// `fields` as a JSON object with sorted keys: what is stored beside the posting.
-    /// Built with the record (on the parser's thread), not by the writer.
+    /// Built with the record (on the parser's thread), not by the writer. It may carry a
+    /// key more than `fields` ([`DETAIL_ONLY_FIELDS`]: a pain.001's `pmt_inf_id`), which is
+    /// neither fingerprinted nor compared.
     pub detail: String,
     /// The key and fingerprint this record had under the previous keying rule, where the
     /// rule changed for its kind (ISO 20022 keys by leg, issue #11): a ledger holding
@@ -343,8 +345,16 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
     }
 }
 
+/// Keys a stored `detail` may carry beside the record's `fields`: kept for reconciliation,
+/// never fingerprinted nor compared, so a posting stored with one and a record without it
+/// (or the same file ingested before the key was kept) differ in nothing by it:
+/// - `pmt_inf_id`: a pain.001 transaction's `PmtInf/PmtInfId` (issue #14: a bank books a
+///   batch as one entry naming it).
+pub const DETAIL_ONLY_FIELDS: [&str; 1] = ["pmt_inf_id"];
+
 /// The fields that differ between a stored posting's detail (JSON object) and a new
-/// record, as `name: original != new`, in the record's field order.
+/// record, as `name: original != new`, in the record's field order
+/// ([`DETAIL_ONLY_FIELDS`] left out).
 pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -> Vec<String> {
     let original: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(original_detail).unwrap_or_default();
@@ -356,7 +366,7 @@ pub fn differing_fields(original_detail: &str, new: &[(&'static str, String)]) -
         }
     }
     for k in original.keys() {
-        if !new.iter().any(|(n, _)| n == k) {
+        if !new.iter().any(|(n, _)| n == k) && !DETAIL_ONLY_FIELDS.contains(&k.as_str()) {
             out.push(format!("{k}: present != absent"));
         }
     }
@@ -606,7 +616,16 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         ("return_reason", tx.return_reason.clone()),
     ];
     let fingerprint = fingerprint("iso20022-tx-v2", &fields);
-    let detail = detail_json(&fields);
+    // A pain.001's PmtInfId is stored, not fingerprinted nor compared (DETAIL_ONLY_FIELDS):
+    // a file ingested before it was kept is still all duplicates.
+    let detail = if kind == Kind::Pain001 && !tx.pmt_inf_id.is_empty() {
+        let mut d: Vec<(&'static str, &str)> =
+            fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        d.push(("pmt_inf_id", tx.pmt_inf_id.as_str()));
+        detail_json(&d)
+    } else {
+        detail_json(&fields)
+    };
     let v1_fields = iso_fields_v1(tx);
     let trace = [
         &tx.uetr,
@@ -750,6 +769,12 @@ pub struct EntryRecord {
     pub detail: String,
     /// `booked`, `provisional` (pending, or any entry of an intraday statement) or `info`.
     pub status: &'static str,
+    /// What reconciliation matches the entry by beyond its columns ([`entry_refs`]): a
+    /// compact JSON object, keys sorted, or `None` when it has none (every BAI2 and MT940
+    /// entry). Stored beside the entry (`statement_entries.refs`), never part of its
+    /// fingerprint or key: an entry recorded before these were kept is a duplicate, not a
+    /// conflict, when its statement is sent again.
+    pub refs: Option<String>,
 }
 
 /// An entry's fields, in the order a conflict names them.
@@ -786,6 +811,60 @@ impl EntryRecord {
             })
             .collect()
     }
+}
+
+/// An entry's reconciliation identifiers as a JSON object, keys sorted, each only when not
+/// empty:
+/// - `batch_ref`: [`crate::formats::statement::Entry::batch_ref`];
+/// - of its one transaction detail: `uetr` (in lower case), `instr_id`, `return_reason` (its
+///   EndToEndId is the entry's `end_to_end_id` already);
+/// - of two details or more, `details`: one object per detail in document order, with
+///   `amount_minor` (a JSON integer), `currency`, `end_to_end_id`, `instr_id`, `uetr` (lower
+///   case), `account_servicer_ref`, `return_reason`.
+///
+/// `None` when no key is present; an entry without details nor batch allocates nothing.
+pub fn entry_refs(e: &crate::formats::statement::Entry) -> Option<String> {
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+    if e.details.is_empty() && e.batch_ref.is_none() {
+        return None;
+    }
+    fn put(m: &mut BTreeMap<&'static str, Value>, k: &'static str, v: &Option<String>) {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            m.insert(k, Value::String(v.to_string()));
+        }
+    }
+    let lower = |v: &Option<String>| v.as_deref().map(str::to_ascii_lowercase);
+    let mut m: BTreeMap<&'static str, Value> = BTreeMap::new();
+    put(&mut m, "batch_ref", &e.batch_ref);
+    match e.details.as_slice() {
+        [] => {}
+        [d] => {
+            put(&mut m, "uetr", &lower(&d.uetr));
+            put(&mut m, "instr_id", &d.instr_id);
+            put(&mut m, "return_reason", &d.return_reason);
+        }
+        many => {
+            let details: Vec<Value> = many
+                .iter()
+                .map(|d| {
+                    let mut o: BTreeMap<&'static str, Value> = BTreeMap::new();
+                    if let Some(a) = d.amount_minor {
+                        o.insert("amount_minor", Value::from(a));
+                    }
+                    put(&mut o, "currency", &d.currency);
+                    put(&mut o, "end_to_end_id", &d.end_to_end_id);
+                    put(&mut o, "instr_id", &d.instr_id);
+                    put(&mut o, "uetr", &lower(&d.uetr));
+                    put(&mut o, "account_servicer_ref", &d.account_servicer_ref);
+                    put(&mut o, "return_reason", &d.return_reason);
+                    Value::Object(o.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                })
+                .collect();
+            m.insert("details", Value::Array(details));
+        }
+    }
+    (!m.is_empty()).then(|| serde_json::to_string(&m).expect("a JSON value serialises"))
 }
 
 /// Keys the statements of one file, in order. A statement key repeated within the file (a
@@ -893,6 +972,7 @@ pub fn statement_record(s: crate::formats::statement::Statement) -> StatementRec
                 detail: detail_json(&fields),
                 fingerprint: fp,
                 status,
+                refs: entry_refs(e),
             }
         })
         .collect();
@@ -978,6 +1058,133 @@ mod tests {
         assert_eq!(nacha_party("231380104"), "231380104");
     }
 
+    fn stmt_entry(
+        batch_ref: Option<&str>,
+        details: Vec<crate::formats::statement::Detail>,
+    ) -> crate::formats::statement::Entry {
+        crate::formats::statement::Entry {
+            entry_no: 1,
+            amount_minor: 1000,
+            currency: "EUR".into(),
+            credit: true,
+            reversal: false,
+            status: crate::formats::statement::EntryStatus::Booked,
+            booking_date: None,
+            value_date: None,
+            bank_ref: None,
+            customer_ref: None,
+            end_to_end_id: None,
+            bank_tx_code: None,
+            remittance: None,
+            batch_ref: batch_ref.map(str::to_string),
+            details,
+            position: crate::findings::FilePosition::default().into(),
+        }
+    }
+
+    #[test]
+    fn entry_refs_keep_the_identifiers_reconciliation_matches_by() {
+        use crate::formats::statement::Detail;
+        let s = |v: &str| Some(v.to_string());
+        // One detail: its UETR (lower case), InstrId and return reason; its EndToEndId is
+        // the entry's column, its amount the entry's.
+        let one = stmt_entry(
+            None,
+            vec![Detail {
+                amount_minor: Some(1000),
+                currency: s("EUR"),
+                end_to_end_id: s("E2E-1"),
+                instr_id: s("INSTR-1"),
+                uetr: s("EB6305C9-1F7F-49DE-AED0-16487C27B42D"),
+                account_servicer_ref: s("ASR-1"),
+                remittance: s("invoice 7"),
+                return_reason: None,
+            }],
+        );
+        assert_eq!(
+            entry_refs(&one).as_deref(),
+            Some(r#"{"instr_id":"INSTR-1","uetr":"eb6305c9-1f7f-49de-aed0-16487c27b42d"}"#)
+        );
+        // Two details: each one's identifiers and amount, in document order; empty values
+        // left out.
+        let two = stmt_entry(
+            Some("PMTINF-1"),
+            vec![
+                Detail {
+                    amount_minor: Some(400),
+                    currency: s("EUR"),
+                    end_to_end_id: s("E-1"),
+                    uetr: s("AB-CD"),
+                    return_reason: s("AC04"),
+                    ..Detail::default()
+                },
+                Detail {
+                    amount_minor: Some(600),
+                    currency: s("EUR"),
+                    instr_id: s("I-2"),
+                    account_servicer_ref: s("ASR-2"),
+                    end_to_end_id: s(""),
+                    ..Detail::default()
+                },
+                Detail::default(),
+            ],
+        );
+        assert_eq!(
+            entry_refs(&two).as_deref(),
+            Some(
+                r#"{"batch_ref":"PMTINF-1","details":[{"amount_minor":400,"currency":"EUR","end_to_end_id":"E-1","return_reason":"AC04","uetr":"ab-cd"},{"account_servicer_ref":"ASR-2","amount_minor":600,"currency":"EUR","instr_id":"I-2"},{}]}"#
+            )
+        );
+        assert_eq!(
+            entry_refs(&stmt_entry(Some("MSG-9"), Vec::new())).as_deref(),
+            Some(r#"{"batch_ref":"MSG-9"}"#)
+        );
+        assert_eq!(entry_refs(&stmt_entry(None, Vec::new())), None);
+        // A detail with nothing to tell: none either.
+        let bare = stmt_entry(
+            None,
+            vec![Detail {
+                end_to_end_id: s("E2E-ONLY"),
+                amount_minor: Some(1000),
+                ..Detail::default()
+            }],
+        );
+        assert_eq!(entry_refs(&bare), None);
+        // Not fingerprinted, not keyed: the same entry without them keys and fingerprints
+        // alike.
+        let record = |e| {
+            let mut st = crate::formats::statement::Statement {
+                format: "camt.053",
+                kind: crate::formats::statement::StatementKind::Final,
+                account: "NL26VAYB8060476890".into(),
+                currency: s("EUR"),
+                servicer: None,
+                id: "S1".into(),
+                sequence: s("1"),
+                date: None,
+                from_date: None,
+                to_date: None,
+                copy: false,
+                balances: Vec::new(),
+                entries: vec![e],
+                position: crate::findings::FilePosition::default().into(),
+            };
+            st.entries[0].end_to_end_id = s("E2E-1");
+            statement_record(st)
+        };
+        let (with, without) = (record(one.clone()), record(stmt_entry(None, Vec::new())));
+        assert_eq!(
+            (&with.entries[0].entry_key, &with.entries[0].fingerprint),
+            (
+                &without.entries[0].entry_key,
+                &without.entries[0].fingerprint
+            )
+        );
+        assert_eq!(with.fingerprint, without.fingerprint);
+        assert_eq!(with.entries[0].refs, entry_refs(&one));
+        assert_eq!(without.entries[0].refs, None);
+    }
+
     #[test]
     fn differing_fields_names_each_change() {
         let old = r#"{"amount":"1250","account":"123","addenda":""}"#;
@@ -985,6 +1192,12 @@ mod tests {
         assert_eq!(
             differing_fields(old, &new),
             vec!["amount: 1250 != 1251", "addenda: \"\" != 705X"]
+        );
+        // A key stored beside the fields only is no difference; another one is.
+        let old = r#"{"amount":"1250","pmt_inf_id":"P-1","zeta":"z"}"#;
+        assert_eq!(
+            differing_fields(old, &f(&[("amount", "1250")])),
+            vec!["zeta: present != absent"]
         );
     }
 }

@@ -22,6 +22,7 @@ on_both_backends!(
     a_leg_resent_with_its_bics_spelled_otherwise_is_a_duplicate,
     a_uetr_leg_naming_one_agent_only_is_keyed_by_its_half_leg,
     a_generated_file_posts_every_transaction_once,
+    a_pain001_posting_keeps_its_payment_information_id,
 );
 
 fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String, String>>) {
@@ -1045,4 +1046,63 @@ fn a_generated_file_posts_every_transaction_once(db: TestDb) {
     let (code, rows) = ingest_path(&db, &again);
     assert_eq!(code, 0);
     assert_eq!(outcomes(&rows), vec!["duplicate".to_string(); 50]);
+}
+
+/// A pain.001 posting's detail carries its `PmtInfId` (issue #14: what a bank's batch entry
+/// names), neither fingerprinted nor compared: the same file again is all duplicates, and
+/// a conflict names only the fields that differ.
+fn a_pain001_posting_keeps_its_payment_information_id(db: TestDb) {
+    let (_, rows) = ingest(&db, "pain001-initiation.xml");
+    assert_eq!(outcomes(&rows), ["posted", "posted"]);
+    let details = db.rows("SELECT detail FROM postings ORDER BY record_no");
+    assert_eq!(details.len(), 2);
+    for d in &details {
+        let v: serde_json::Value = serde_json::from_str(&d[0]).unwrap();
+        assert_eq!(v["pmt_inf_id"], "SALARIES-2026-11", "{}", d[0]);
+        assert_eq!(v["message"], "pain.001");
+        // The fingerprinted fields (21) and the one key beside them.
+        assert_eq!(v.as_object().unwrap().len(), 22, "{}", d[0]);
+    }
+    assert!(
+        details[0][0].contains(
+            r#""original_uetr":"","pmt_inf_id":"SALARIES-2026-11","remittance":"SALARY NOVEMBER""#
+        ),
+        "keys sorted: {}",
+        details[0][0]
+    );
+    // The same bytes (the exact re-upload), then other bytes, then another PmtInfId: all
+    // duplicates.
+    let (code, rows) = ingest(&db, "pain001-initiation.xml");
+    assert_eq!(
+        (code, outcomes(&rows)),
+        (0, vec!["duplicate".to_string(); 2])
+    );
+    let original = std::fs::read_to_string(samples().join("pain001-initiation.xml")).unwrap();
+    for (name, text) in [
+        ("resent.xml", format!("{original}\n<!-- sent again -->\n")),
+        (
+            "renamed-batch.xml",
+            original.replace("SALARIES-2026-11<", "SALARIES-2026-11-B<"),
+        ),
+    ] {
+        let path = db.file(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, rows) = ingest_path(&db, &path);
+        assert_eq!(
+            (code, outcomes(&rows)),
+            (0, vec!["duplicate".to_string(); 2]),
+            "{name}"
+        );
+    }
+    // Another amount: a conflict naming the amount alone.
+    let amended = original
+        .replacen("2100.00</p:InstdAmt>", "2101.00</p:InstdAmt>", 1)
+        .replace("4200.00", "4201.00");
+    let path = db.file("amended.xml");
+    std::fs::write(&path, amended).unwrap();
+    let (code, rows) = ingest_path(&db, &path);
+    assert_eq!(code, 1);
+    assert_eq!(outcomes(&rows), ["conflict", "duplicate"]);
+    assert_eq!(rows[0]["differences"], "amount: 210000 != 210100");
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 2);
 }

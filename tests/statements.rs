@@ -47,6 +47,7 @@ fn entry(no: u64, amount: u64, credit: bool, bank_ref: Option<&str>, text: &str)
         end_to_end_id: None,
         bank_tx_code: Some("PMNT/RCDT/ESCT".into()),
         remittance: Some(text.into()),
+        batch_ref: None,
         details: Vec::new(),
         position: pos(),
     }

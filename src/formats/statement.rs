@@ -123,6 +123,10 @@ pub struct Entry {
     /// Remittance or narrative text (camt `RmtInf/Ustrd`, `AddtlNtryInf`; BAI2 16 text;
     /// MT940 `:86:`), whitespace runs collapsed.
     pub remittance: Option<String>,
+    /// camt `NtryDtls/Btch/PmtInfId`, else `Btch/MsgId`: the payment-information or message
+    /// id a batch booked as one entry belongs to (of the entry's first `Btch` that names
+    /// one); `None` for BAI2 and MT940.
+    pub batch_ref: Option<String>,
     pub details: Vec<Detail>,
     pub position: Position,
 }
@@ -387,6 +391,7 @@ mod tests {
             end_to_end_id: None,
             bank_tx_code: None,
             remittance: None,
+            batch_ref: None,
             details: Vec::new(),
             position: pos(),
         }

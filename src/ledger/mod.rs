@@ -115,6 +115,14 @@ pub enum LedgerError {
          source of the rest); nothing was posted"
     )]
     CompensationIncomplete { targets: i64, compensated: i64 },
+    /// Applying migrations left rows of `table` referencing rows that do not exist
+    /// (SQLite's `PRAGMA foreign_key_check`, run before the migrations commit): nothing
+    /// was migrated.
+    #[error(
+        "migrating would leave {rows} row(s) of table {table} referencing missing rows \
+         (PRAGMA foreign_key_check); nothing was migrated"
+    )]
+    ForeignKeyViolation { table: String, rows: u64 },
     /// A column of an unexpected type (a database not written by this program?).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
@@ -367,6 +375,9 @@ pub enum RunKind {
     Resolve,
     /// Compensating postings (`clearledger reverse`).
     Reverse,
+    /// A reconciliation of a bank account: its statement entries matched against the
+    /// ledger's postings (`clearledger reconcile`, issue #14).
+    Reconcile,
 }
 
 impl RunKind {
@@ -375,6 +386,7 @@ impl RunKind {
             RunKind::Ingest => "ingest",
             RunKind::Resolve => "resolve",
             RunKind::Reverse => "reverse",
+            RunKind::Reconcile => "reconcile",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -382,6 +394,7 @@ impl RunKind {
             "ingest" => RunKind::Ingest,
             "resolve" => RunKind::Resolve,
             "reverse" => RunKind::Reverse,
+            "reconcile" => RunKind::Reconcile,
             _ => return None,
         })
     }

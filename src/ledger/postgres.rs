@@ -376,15 +376,16 @@ impl PgStore {
         let codes = col(&|e| e.bank_tx_code.map(str::to_string));
         let fps = col(&|e| Some(e.fingerprint.to_string()));
         let details = col(&|e| Some(e.detail.to_string()));
+        let refs = col(&|e| e.refs.map(str::to_string));
         let inserted: Vec<i64> = sqlx::query_scalar(
             "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, entry_no, \
              amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
-             customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at) \
+             customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at, refs) \
              SELECT $1, $2, u.k, $3, $4, u.n, u.a, u.c, u.cr, u.rv, u.st, u.bd, u.vd, u.br, u.cu, u.ee, \
-             u.tc, u.fp, u.dt, $5 \
+             u.tc, u.fp, u.dt, $5, u.rf \
              FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::bigint[], $11::bigint[], \
              $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
-             $19::text[], $20::text[]) AS u(k, n, a, c, cr, rv, st, bd, vd, br, cu, ee, tc, fp, dt) \
+             $19::text[], $20::text[], $21::text[]) AS u(k, n, a, c, cr, rv, st, bd, vd, br, cu, ee, tc, fp, dt, rf) \
              ON CONFLICT DO NOTHING RETURNING entry_no",
         )
         .bind(tenant)
@@ -407,6 +408,7 @@ impl PgStore {
         .bind(&codes)
         .bind(&fps)
         .bind(&details)
+        .bind(&refs)
         .fetch_all(&mut self.conn)
         .await
         .ctx("recording statement entries")?;

@@ -144,6 +144,12 @@ impl Ledger {
         self.store.close().await
     }
 
+    /// Whether this connection enforces foreign keys: SQLite's `PRAGMA foreign_keys`, off
+    /// only while migrations are applied (`sqlite.rs`); PostgreSQL always does.
+    pub async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+        self.store.foreign_keys_enforced().await
+    }
+
     /// Writes a consistent copy of an SQLite ledger to the new file `path` (`VACUUM INTO`:
     /// one read transaction, so writers go on meanwhile and the copy holds every committed
     /// run, those still in the `-wal` file too). PostgreSQL: [`LedgerError::BackupUnsupported`].

@@ -13,6 +13,13 @@
 //! - `BEGIN IMMEDIATE`: the ingest takes the write lock when it starts, so two processes
 //!   on one database serialise: the second waits (up to the busy timeout) and then finds
 //!   every record already posted. A deferred transaction would instead fail on upgrade.
+//! - Foreign keys on, except in the transaction that applies migrations: a migration may
+//!   rebuild a table others reference (0009 rebuilds `runs` to widen a CHECK), which
+//!   SQLite's procedure does with foreign keys off. The pragma does nothing inside a
+//!   transaction, so it is turned off before that BEGIN, every foreign key is checked
+//!   before its COMMIT (`PRAGMA foreign_key_check`: a violation is an error and the
+//!   migration rolls back), and it is turned on again once the transaction has ended,
+//!   committed or not.
 //!
 //! rusqlite is synchronous: a call blocks the calling thread for as long as SQLite works
 //! (or waits for the busy timeout). The CLI runs the ledger on its own runtime thread,
@@ -30,6 +37,9 @@ use std::time::{Duration, Instant};
 
 pub(crate) struct SqliteStore {
     conn: rusqlite::Connection,
+    /// A migration transaction is open, begun with foreign keys off: its end turns them
+    /// on again.
+    migrating: bool,
 }
 
 impl ToSql for Arg<'_> {
@@ -141,7 +151,12 @@ impl SqliteStore {
         let deadline = Instant::now() + busy_timeout;
         loop {
             match Self::open(&path, flags, busy_timeout) {
-                Ok(conn) => return Ok(SqliteStore { conn }),
+                Ok(conn) => {
+                    return Ok(SqliteStore {
+                        conn,
+                        migrating: false,
+                    });
+                }
                 Err(e) if is_busy(&e) && Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(25)).await;
                 }
@@ -213,11 +228,78 @@ impl SqliteStore {
     }
 
     pub async fn begin(&mut self, why: Begin) -> Result<()> {
-        let context = match why {
-            Begin::Write => "starting the transaction",
-            Begin::Migrate => "locking the database to migrate",
-        };
-        self.conn.execute_batch("BEGIN IMMEDIATE").ctx(context)
+        match why {
+            Begin::Write => self
+                .conn
+                .execute_batch("BEGIN IMMEDIATE")
+                .ctx("starting the transaction"),
+            Begin::Migrate => {
+                // Outside any transaction, or the pragma does nothing (see the module docs).
+                self.conn
+                    .execute_batch("PRAGMA foreign_keys = OFF")
+                    .ctx("turning foreign keys off to migrate")?;
+                self.migrating = true;
+                if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+                    let _ = self.foreign_keys_back_on();
+                    return Err(e).ctx("locking the database to migrate");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Commits. A migration's transaction is first checked: a row that references one
+    /// missing (`PRAGMA foreign_key_check`) is [`LedgerError::ForeignKeyViolation`] and
+    /// nothing is committed (the caller rolls back). Foreign keys are on again once the
+    /// transaction has ended.
+    pub async fn commit(&mut self) -> Result<()> {
+        if self.migrating {
+            self.check_foreign_keys()?;
+        }
+        let res = self.execute("COMMIT", &[]).await.map(|_| ());
+        let on = self.foreign_keys_back_on();
+        res.and(on)
+    }
+
+    pub async fn rollback(&mut self) -> Result<()> {
+        let res = self.execute("ROLLBACK", &[]).await.map(|_| ());
+        let on = self.foreign_keys_back_on();
+        res.and(on)
+    }
+
+    /// After a migration's transaction has ended (a COMMIT that failed may leave it open:
+    /// then its ROLLBACK does this), foreign keys on again.
+    fn foreign_keys_back_on(&mut self) -> Result<()> {
+        if self.migrating && self.conn.is_autocommit() {
+            self.migrating = false;
+            self.conn
+                .execute_batch("PRAGMA foreign_keys = ON")
+                .ctx("turning foreign keys back on after migrating")?;
+        }
+        Ok(())
+    }
+
+    /// Every foreign key of the database, checked (one probe of the parent's index per
+    /// referencing row: done once, when migrations are applied). The tables with rows that
+    /// reference a missing row, in the order SQLite reports them, with their counts.
+    fn check_foreign_keys(&mut self) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare("PRAGMA foreign_key_check")
+            .ctx("checking foreign keys after migrating")?;
+        let mut rows = st.query([]).ctx("checking foreign keys after migrating")?;
+        let mut tables: Vec<(String, u64)> = Vec::new();
+        while let Some(r) = rows.next().ctx("checking foreign keys after migrating")? {
+            let table: String = r.get(0).ctx("checking foreign keys after migrating")?;
+            match tables.iter_mut().find(|(t, _)| *t == table) {
+                Some((_, n)) => *n += 1,
+                None => tables.push((table, 1)),
+            }
+        }
+        match tables.into_iter().next() {
+            None => Ok(()),
+            Some((table, rows)) => Err(LedgerError::ForeignKeyViolation { table, rows }),
+        }
     }
 
     /// The entries of an account recorded before under these keys, one lookup a key.
@@ -289,6 +371,7 @@ impl SqliteStore {
                     e.fingerprint,
                     e.detail,
                     at,
+                    e.refs,
                 ])
                 .ctx("recording statement entries")?;
             if n == 1 {

@@ -405,8 +405,8 @@ const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, statement_key, f
 /// One entry (SQLite; PostgreSQL inserts a chunk with `unnest`).
 pub(crate) const INSERT_ENTRY: &str = "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, \
      entry_no, amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
-     customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
+     customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at, refs) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
      ON CONFLICT DO NOTHING";
 
 pub(crate) const ENTRY_BY_KEY: &str = "SELECT entry_id, fingerprint, status, detail FROM statement_entries \
@@ -595,6 +595,8 @@ pub(crate) struct EntryRow<'a> {
     pub bank_tx_code: Option<&'a str>,
     pub fingerprint: &'a str,
     pub detail: &'a str,
+    /// [`crate::model::EntryRecord::refs`].
+    pub refs: Option<&'a str>,
 }
 
 impl<'a> EntryRow<'a> {
@@ -616,6 +618,7 @@ impl<'a> EntryRow<'a> {
             bank_tx_code: e.bank_tx_code.as_deref(),
             fingerprint: &k.fingerprint,
             detail: &k.detail,
+            refs: k.refs.as_deref(),
         }
     }
 }

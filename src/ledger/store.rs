@@ -208,6 +208,19 @@ impl Store {
                 .await;
         }
     }
+    /// Whether the connection enforces foreign keys (SQLite's `PRAGMA foreign_keys`).
+    pub async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+        match self {
+            Store::Sqlite(s) => Ok(s
+                .query("PRAGMA foreign_keys", &[])
+                .await?
+                .first()
+                .map(|r| r.int(0))
+                .transpose()?
+                == Some(1)),
+            Store::Postgres(_) => Ok(true),
+        }
+    }
     /// A consistent copy of the database in the new file `path` (SQLite's `VACUUM INTO`).
     pub async fn vacuum_into(&mut self, path: &str) -> Result<()> {
         match self {
@@ -283,11 +296,19 @@ impl Store {
     pub async fn begin(&mut self, why: Begin) -> Result<()> {
         delegate!(self, s => s.begin(why).await)
     }
+    /// Commits (SQLite: a migration's transaction checks its foreign keys first, and turns
+    /// them on again after: `sqlite.rs`).
     pub async fn commit(&mut self) -> Result<()> {
-        delegate!(self, s => s.execute("COMMIT", &[]).await.map(|_| ()))
+        match self {
+            Store::Sqlite(s) => s.commit().await,
+            Store::Postgres(s) => s.execute("COMMIT", &[]).await.map(|_| ()),
+        }
     }
     pub async fn rollback(&mut self) -> Result<()> {
-        delegate!(self, s => s.execute("ROLLBACK", &[]).await.map(|_| ()))
+        match self {
+            Store::Sqlite(s) => s.rollback().await,
+            Store::Postgres(s) => s.execute("ROLLBACK", &[]).await.map(|_| ()),
+        }
     }
     /// Inserts the chunk's postings, the unique indexes deciding (`ON CONFLICT DO
     /// NOTHING`); returns the record numbers that inserted, ascending.

@@ -1362,6 +1362,7 @@ impl Reader<'_> {
             end_to_end_id: None,
             bank_tx_code: Some(t.to_string()),
             remittance,
+            batch_ref: None,
             details: Vec::new(),
             position: rec.at.pos("16"),
         };

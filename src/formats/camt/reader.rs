@@ -187,6 +187,9 @@ impl Stack {
 struct Batch {
     nb_of_txs: Option<(u64, XmlPosition)>,
     total: Option<(i64, String, XmlPosition)>,
+    /// `PmtInfId`, `MsgId`: what the batch belongs to ([`Entry::batch_ref`]).
+    pmt_inf_id: Option<String>,
+    msg_id: Option<String>,
 }
 
 /// One `NtryDtls` (or, in version 01, the entry itself): its batch and its details.
@@ -217,6 +220,8 @@ struct EntryB {
     sub_family: Option<String>,
     proprietary: Option<String>,
     additional: Option<String>,
+    /// The first batch's `PmtInfId`, else its `MsgId` ([`Entry::batch_ref`]).
+    batch_ref: Option<String>,
     details: Vec<Detail>,
     group: Option<(usize, Group)>,
 }
@@ -735,6 +740,7 @@ impl State<'_> {
                         sub_family: None,
                         proprietary: None,
                         additional: None,
+                        batch_ref: None,
                         details: Vec::new(),
                         group: None,
                     })
@@ -832,11 +838,15 @@ impl State<'_> {
         if let Some((at, _)) = &self.batch {
             let at = *at;
             if depth == at {
-                if let Some((_, b)) = self.batch.take()
+                if let Some((_, mut b)) = self.batch.take()
                     && let Some(e) = &mut self.entry
-                    && let Some((_, g)) = &mut e.group
                 {
-                    g.batch = Some(b);
+                    if e.batch_ref.is_none() {
+                        e.batch_ref = b.pmt_inf_id.take().or_else(|| b.msg_id.take());
+                    }
+                    if let Some((_, g)) = &mut e.group {
+                        g.batch = Some(b);
+                    }
                 }
             } else if leaf {
                 self.batch_leaf(stack, at, frame);
@@ -1234,6 +1244,16 @@ impl State<'_> {
                     b.total = Some((minor, ccy, frame.pos.at(path())));
                 }
             }
+            "PmtInfId" | "MsgId" => {
+                if let Some((_, b)) = &mut self.batch {
+                    let v = non_empty(&frame.text);
+                    if rel == "PmtInfId" {
+                        b.pmt_inf_id = v;
+                    } else {
+                        b.msg_id = v;
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -1397,6 +1417,7 @@ impl State<'_> {
             end_to_end_id,
             bank_tx_code,
             remittance,
+            batch_ref: e.batch_ref,
             details: e.details,
             position: e.pos.into(),
         };

@@ -904,3 +904,49 @@ fn a_generated_statement_file_reads_back_without_findings() {
     let (_, r) = read_bytes(&bytes, 1 << 16);
     assert_eq!(r.findings[0].code, FindingCode::BalanceMismatch);
 }
+
+#[test]
+fn a_batch_names_its_payment_information_else_its_message() {
+    let ntry_with = |amount: &str, ind: &str, details: &str| {
+        ntry(amount, ind, "2026-01-02").replace("</Ntry>", &format!("{details}</Ntry>"))
+    };
+    let tx = |amount: &str, e2e: &str| {
+        format!(
+            "<TxDtls><Refs><EndToEndId>{e2e}</EndToEndId></Refs><AmtDtls><TxAmt><Amt Ccy=\"EUR\">{amount}</Amt></TxAmt></AmtDtls></TxDtls>"
+        )
+    };
+    let entries = [
+        // Both ids: the payment information wins (what a pain.001 batch is known by).
+        ntry_with(
+            "5.00",
+            "CRDT",
+            &format!(
+                "<NtryDtls><Btch><MsgId>MSG-1</MsgId><PmtInfId> PMTINF-7 </PmtInfId><NbOfTxs>2</NbOfTxs></Btch>{}{}</NtryDtls>",
+                tx("2.00", "E-1"),
+                tx("3.00", "E-2")
+            ),
+        ),
+        // The message id alone; an empty PmtInfId is none.
+        ntry_with(
+            "1.00",
+            "CRDT",
+            "<NtryDtls><Btch><MsgId>MSG-2</MsgId><PmtInfId> </PmtInfId></Btch></NtryDtls>",
+        ),
+        // No batch.
+        ntry_with("0.50", "DBIT", &format!("<NtryDtls>{}</NtryDtls>", tx("0.50", "E-3"))),
+    ]
+    .concat();
+    let x = stmt053(&[("S1", 1, "10.00", "15.50", &entries)]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(r.findings, []);
+    let got: Vec<(Option<&str>, usize)> = st[0]
+        .entries
+        .iter()
+        .map(|e| (e.batch_ref.as_deref(), e.details.len()))
+        .collect();
+    assert_eq!(got, [(Some("PMTINF-7"), 2), (Some("MSG-2"), 0), (None, 1)]);
+    // Read 1 and 7 bytes at a time, the same.
+    for chunk in [1, 7] {
+        assert_eq!(read_bytes(x.as_bytes(), chunk).0, st, "{chunk}-byte reads");
+    }
+}

@@ -1087,6 +1087,7 @@ impl Reader<'_> {
             end_to_end_id: None,
             bank_tx_code: line.tx_type.map(|t| decode_part(v, v_text, t)),
             remittance: text,
+            batch_ref: None,
             details: Vec::new(),
             position: f.at.clone().into(),
         });
