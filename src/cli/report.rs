@@ -58,6 +58,12 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
             .map(ReportFormat::from_path)
             .unwrap_or(ReportFormat::Csv)
     });
+    // A reconciliation run's report is its items (README "Reconciliation").
+    if let [run] = runs.as_slice()
+        && run.kind == ledger::RunKind::Reconcile
+    {
+        return reconciliation(g, a, ledger, run.run_id, format).await;
+    }
     let out: Box<dyn std::io::Write + Send> = match &a.output {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Box::new(f),
@@ -122,6 +128,44 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
         }
     }
     match w.finish() {
+        Ok(()) => exit::OK,
+        Err(e) => report_failed(&e, a),
+    }
+}
+
+/// `report RUN` of a reconciliation run: its items, as `reconcile --report` wrote them.
+async fn reconciliation(
+    g: &GlobalOpts,
+    a: &ReportArgs,
+    ledger: &mut Ledger,
+    run_id: i64,
+    format: ReportFormat,
+) -> u8 {
+    let r = match ledger.stored_reconciliation(&g.tenant, run_id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            errln!("clearledger: run {run_id} is a reconciliation that recorded no items");
+            return exit::NOT_FOUND;
+        }
+        Err(e) => return infra_error(&e),
+    };
+    if r.summary.needs_attention > 0 && !g.quiet {
+        errln!(warn:
+            "run {run_id} needs_attention: {} items; their rows say why",
+            r.summary.needs_attention
+        );
+    }
+    let out: Box<dyn std::io::Write + Send> = match &a.output {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                errln!("clearledger: cannot write {}: {e}", p.display());
+                return exit::INFRASTRUCTURE;
+            }
+        },
+        None => Box::new(std::io::stdout()),
+    };
+    match crate::report::recon::write_items(format, out, &r.items) {
         Ok(()) => exit::OK,
         Err(e) => report_failed(&e, a),
     }
