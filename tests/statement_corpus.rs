@@ -352,8 +352,65 @@ fn every_corpus_statement_file_has_its_outcome(db: TestDb) {
         }
     }
     assert_eq!(OUTCOMES.len(), 49, "statement files in the corpus");
+    reconcile_every_account(&db);
     assert_eq!(
         db.scalar("SELECT count(*) FROM statement_entries") as u64,
         OUTCOMES.iter().map(|o| o.3).sum::<u64>()
     );
+}
+
+/// Every account of the corpus statements through `reconcile` (issue #14), against a
+/// mapped ledger account with no postings: no error, every booked entry `missing_ours`,
+/// every provisional one `provisional`, each read once.
+fn reconcile_every_account(db: &TestDb) {
+    let accounts = db.rows("SELECT DISTINCT account FROM statement_entries ORDER BY account");
+    assert!(accounts.len() >= 10, "{accounts:?}");
+    let mut read = 0;
+    for a in &accounts {
+        let account = &a[0];
+        if common::TestDb::account_name_ok(account) {
+            let m = db.cl(&[
+                "account",
+                "map",
+                "--bank-account",
+                account,
+                "--ledger-account",
+                "acct:nothing-posted",
+            ]);
+            assert_eq!(m.code, 0, "{account}: {}", m.stderr);
+        } else {
+            continue;
+        }
+        let r = db.cl(&["reconcile", "--bank-account", account, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim())
+            .unwrap_or_else(|e| panic!("{account}: {e}: {} {}", r.stdout, r.stderr));
+        let entries = v["entries_read"].as_u64().unwrap();
+        let missing = v["outcomes"]["missing_ours"]["items"].as_u64().unwrap();
+        let provisional = v["outcomes"]["provisional"]["items"].as_u64().unwrap();
+        assert_eq!(
+            (v["items"].as_u64().unwrap(), missing + provisional),
+            (entries, entries),
+            "{account}: {v}"
+        );
+        assert_eq!(v["postings_read"], 0, "{account}");
+        assert_eq!(
+            r.code,
+            if missing > 0 { 1 } else { 0 },
+            "{account}: {}",
+            r.stderr
+        );
+        read += entries;
+    }
+    let mappable: i64 = accounts
+        .iter()
+        .filter(|a| common::TestDb::account_name_ok(&a[0]))
+        .map(|a| {
+            db.scalar(&format!(
+                "SELECT count(*) FROM statement_entries WHERE account = '{}' AND status IN ('booked', 'provisional')",
+                a[0].replace('\'', "''")
+            ))
+        })
+        .sum();
+    assert_eq!(read as i64, mappable);
+    assert!(read > 100, "{read}");
 }

@@ -539,6 +539,20 @@ impl PgStore {
             .collect())
     }
 
+    pub async fn each_row(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        f: &mut (dyn FnMut(&Row) -> Result<()> + Send),
+    ) -> Result<()> {
+        let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
+        let mut stream = q.fetch(&mut self.conn);
+        while let Some(r) = stream.try_next().await.ctx("reading rows")? {
+            f(&cells(&r)?)?;
+        }
+        Ok(())
+    }
+
     pub async fn report_rows(
         &mut self,
         sql: &str,

@@ -425,32 +425,29 @@ impl Ledger {
             Arg::Text(hi.as_deref().unwrap_or("")),
         ];
         a.extend(mapped.iter().map(|m| Arg::Text(m)));
-        let rows = self
-            .store
-            .query(&sql, &a)
+        // One pass, row by row (1 M postings are never 1 M rows in memory at once);
+        // a posting and its compensation cancel out, so both are dropped after it.
+        let mapped: HashSet<&str> = mapped.iter().map(String::as_str).collect();
+        let mut cancelled: HashSet<i64> = HashSet::new();
+        let mut ours: Vec<Ours> = Vec::new();
+        let mut hash_in: Vec<String> = Vec::new();
+        self.store
+            .each_row(&sql, &a, &mut |r| {
+                let id = r.int(0)?;
+                hash_in.push(format!("o:{id}:{}", r.text(10)?));
+                if let Some(c) = r.opt_int(12)? {
+                    cancelled.insert(c);
+                    cancelled.insert(id);
+                }
+                if let Some(o) = our_side(r, &mapped)? {
+                    ours.push(o);
+                }
+                Ok(())
+            })
             .await
             .during("reading the postings")?;
-        let mapped: HashSet<&str> = mapped.iter().map(String::as_str).collect();
-        // A posting and its compensation cancel out.
-        let mut cancelled: HashSet<i64> = HashSet::new();
-        for r in &rows {
-            if let Some(c) = r.opt_int(12)? {
-                cancelled.insert(c);
-                cancelled.insert(r.int(0)?);
-            }
-        }
-        let mut ours = Vec::with_capacity(rows.len());
-        let mut hash_in = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let id = r.int(0)?;
-            let fp = r.text(10)?;
-            hash_in.push(format!("o:{id}:{fp}"));
-            if cancelled.contains(&id) {
-                continue;
-            }
-            if let Some(o) = our_side(r, &mapped)? {
-                ours.push(o);
-            }
+        if !cancelled.is_empty() {
+            ours.retain(|o| !cancelled.contains(&o.id));
         }
         Ok((ours, hash_in))
     }
@@ -478,55 +475,16 @@ impl Ledger {
             lo.as_deref().unwrap_or(""),
             hi.as_deref().unwrap_or("")
         ];
-        let rows = self
-            .store
-            .query(sql, &a)
+        let mut out = Vec::new();
+        self.store
+            .each_row(sql, &a, &mut |r| {
+                let (t, status) = their_side(r)?;
+                hash_in.push(format!("t:{}:{}:{status}", t.id, r.text(12)?));
+                out.push(t);
+                Ok(())
+            })
             .await
             .during("reading the statement entries")?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let id = r.int(0)?;
-            let status = r.text(6)?;
-            hash_in.push(format!("t:{id}:{}:{status}", r.text(12)?));
-            let amount = r.int(2)?;
-            let credit = r.int(4)? != 0;
-            let refs: EntryRefs = r
-                .opt_text(14)?
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or_default();
-            let detail: EntryDetail = serde_json::from_str(&r.text(13)?).unwrap_or_default();
-            let sign = if credit { 1 } else { -1 };
-            let is_return = r.int(5)? != 0
-                || refs.return_reason.is_some()
-                || (!refs.details.is_empty()
-                    && refs.details.iter().all(|d| d.return_reason.is_some()));
-            out.push(Theirs {
-                id,
-                key: r.text(1)?,
-                amount_minor: sign * amount,
-                currency: r.text(3)?,
-                date: date(r.opt_text(7)?.as_deref()).or(date(r.opt_text(8)?.as_deref())),
-                provisional: status == "provisional",
-                is_return,
-                uetr: non_empty(refs.uetr).map(|u| u.to_lowercase()),
-                end_to_end_id: non_empty(r.opt_text(11)?),
-                instr_id: non_empty(refs.instr_id),
-                bank_ref: non_empty(r.opt_text(9)?),
-                customer_ref: non_empty(r.opt_text(10)?),
-                batch_ref: non_empty(refs.batch_ref),
-                remittance: detail.remittance,
-                details: refs
-                    .details
-                    .into_iter()
-                    .map(|d| TheirDetail {
-                        amount_minor: d.amount_minor.map(|a| sign * a),
-                        uetr: non_empty(d.uetr).map(|u| u.to_lowercase()),
-                        end_to_end_id: non_empty(d.end_to_end_id),
-                        instr_id: non_empty(d.instr_id),
-                    })
-                    .collect(),
-            });
-        }
         Ok(out)
     }
 
@@ -605,15 +563,14 @@ impl Ledger {
         tenant: &str,
         identity: &str,
     ) -> Result<Option<i64>> {
-        Ok(self
-            .store
+        self.store
             .query_opt(
                 "SELECT run_id FROM reconciliations WHERE tenant = $1 AND identity = $2",
                 &args![tenant, identity],
             )
             .await?
             .map(|r| r.int(0))
-            .transpose()?)
+            .transpose()
     }
 
     /// The latest reconciliation of the same account and period, and its outcomes by
@@ -1006,9 +963,7 @@ fn wants_correction(req: &ReconcileRequest<'_>, it: &Item) -> bool {
     let Some(keys) = &req.corrections else {
         return false;
     };
-    it.delta_minor != 0
-        && it.outcome.correctable()
-        && (keys.is_empty() || keys.iter().any(|k| *k == it.key))
+    it.delta_minor != 0 && it.outcome.correctable() && (keys.is_empty() || keys.contains(&it.key))
 }
 
 /// A correction's posting key: `{bank account}:{item key}:{n}`, n = one more than the
@@ -1084,6 +1039,50 @@ fn item_row(
         correction_key: None,
         item_key: it.key.clone(),
     }
+}
+
+/// A statement entry as the cascade sees it, and its status.
+fn their_side(r: &Row) -> Result<(Theirs, String)> {
+    let id = r.int(0)?;
+    let status = r.text(6)?;
+    let amount = r.int(2)?;
+    let credit = r.int(4)? != 0;
+    let refs: EntryRefs = r
+        .opt_text(14)?
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let detail: EntryDetail = serde_json::from_str(&r.text(13)?).unwrap_or_default();
+    let sign = if credit { 1 } else { -1 };
+    let is_return = r.int(5)? != 0
+        || refs.return_reason.is_some()
+        || (!refs.details.is_empty() && refs.details.iter().all(|d| d.return_reason.is_some()));
+    let t = Theirs {
+        id,
+        key: r.text(1)?,
+        amount_minor: sign * amount,
+        currency: r.text(3)?,
+        date: date(r.opt_text(7)?.as_deref()).or(date(r.opt_text(8)?.as_deref())),
+        provisional: status == "provisional",
+        is_return,
+        uetr: non_empty(refs.uetr).map(|u| u.to_lowercase()),
+        end_to_end_id: non_empty(r.opt_text(11)?),
+        instr_id: non_empty(refs.instr_id),
+        bank_ref: non_empty(r.opt_text(9)?),
+        customer_ref: non_empty(r.opt_text(10)?),
+        batch_ref: non_empty(refs.batch_ref),
+        remittance: detail.remittance,
+        details: refs
+            .details
+            .into_iter()
+            .map(|d| TheirDetail {
+                amount_minor: d.amount_minor.map(|a| sign * a),
+                uetr: non_empty(d.uetr).map(|u| u.to_lowercase()),
+                end_to_end_id: non_empty(d.end_to_end_id),
+                instr_id: non_empty(d.instr_id),
+            })
+            .collect(),
+    };
+    Ok((t, status))
 }
 
 /// A posting as the cascade sees it, from the mapped account's side; `None` for one

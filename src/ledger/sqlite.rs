@@ -521,6 +521,26 @@ impl SqliteStore {
         Ok(out)
     }
 
+    pub async fn each_row(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        f: &mut (dyn FnMut(&Row) -> Result<()> + Send),
+    ) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(&placeholders(sql))
+            .ctx("preparing a read")?;
+        let n = st.column_count();
+        let mut rows = st
+            .query(rusqlite::params_from_iter(args))
+            .ctx("reading rows")?;
+        while let Some(r) = rows.next().ctx("reading rows")? {
+            f(&cells(r, n).ctx("reading rows")?)?;
+        }
+        Ok(())
+    }
+
     pub async fn report_rows(
         &mut self,
         sql: &str,

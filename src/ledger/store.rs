@@ -338,6 +338,16 @@ impl Store {
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         delegate!(self, s => s.details(ids).await)
     }
+    /// Streams the rows of `sql` to `f`, one at a time (a large read in bounded memory);
+    /// the first error `f` returns stops the read and is returned.
+    pub async fn each_row(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        f: &mut (dyn FnMut(&Row) -> Result<()> + Send),
+    ) -> Result<()> {
+        delegate!(self, s => s.each_row(sql, args, f).await)
+    }
     /// Streams the rows of the report query `sql` (binds: run id, tenant) to `row`.
     pub async fn report_rows(
         &mut self,

@@ -1220,26 +1220,48 @@ impl<'a> Engine<'a> {
         let inp = self.inp;
         let max_m = self.rules.max_members as usize;
         let max_c = self.rules.max_candidates as usize;
+        let (before, after) = (
+            u64::from(self.rules.days_before),
+            u64::from(self.rules.days_after),
+        );
+        // What is left, by currency and sign, in date order: a window is a range of it.
+        let ours_left = Lanes::of(
+            plain
+                .iter()
+                .copied()
+                .filter(|&x| !self.our_taken[x] && inp.ours[x].corrects.is_none())
+                .map(|x| {
+                    let p = &inp.ours[x];
+                    ((p.currency.as_str(), p.amount_minor.signum()), p.date, x)
+                }),
+        );
+        let theirs_left = Lanes::of(
+            booked
+                .iter()
+                .copied()
+                .filter(|&t| !self.their_taken[t])
+                .map(|t| {
+                    let e = &inp.theirs[t];
+                    ((e.currency.as_str(), e.amount_minor.signum()), e.date, t)
+                }),
+        );
         for &t in booked {
             if self.their_taken[t] {
                 continue;
             }
             let e = &inp.theirs[t];
-            let cands: Vec<usize> = plain
-                .iter()
-                .copied()
-                .filter(|&x| {
-                    let p = &inp.ours[x];
-                    !self.our_taken[x]
-                        && p.currency == e.currency
-                        && p.amount_minor.signum() == e.amount_minor.signum()
-                        && p.amount_minor.abs() < e.amount_minor.abs()
-                        && self.in_window(p.date, e.date)
-                })
-                .collect();
-            if cands.len() < 2 || cands.len() > max_c {
+            // Our dates the entry may be booked on: [its date − after, its date + before].
+            let window = e
+                .date
+                .map(|d| (d - chrono::Days::new(after), d + chrono::Days::new(before)));
+            let Some(cands) = ours_left.candidates(
+                (e.currency.as_str(), e.amount_minor.signum()),
+                window,
+                max_c,
+                |x| !self.our_taken[x] && inp.ours[x].amount_minor.abs() < e.amount_minor.abs(),
+            ) else {
                 continue;
-            }
+            };
             let amounts: Vec<i64> = cands.iter().map(|&x| inp.ours[x].amount_minor).collect();
             let sols = subsets_summing(&amounts, e.amount_minor, max_m);
             match sols.len() {
@@ -1271,21 +1293,17 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let p = &inp.ours[x];
-            let cands: Vec<usize> = booked
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    let e = &inp.theirs[t];
-                    !self.their_taken[t]
-                        && e.currency == p.currency
-                        && e.amount_minor.signum() == p.amount_minor.signum()
-                        && e.amount_minor.abs() < p.amount_minor.abs()
-                        && self.in_window(p.date, e.date)
-                })
-                .collect();
-            if cands.len() < 2 || cands.len() > max_c {
+            let window = p
+                .date
+                .map(|d| (d - chrono::Days::new(before), d + chrono::Days::new(after)));
+            let Some(cands) = theirs_left.candidates(
+                (p.currency.as_str(), p.amount_minor.signum()),
+                window,
+                max_c,
+                |t| !self.their_taken[t] && inp.theirs[t].amount_minor.abs() < p.amount_minor.abs(),
+            ) else {
                 continue;
-            }
+            };
             let amounts: Vec<i64> = cands.iter().map(|&t| inp.theirs[t].amount_minor).collect();
             let sols = subsets_summing(&amounts, p.amount_minor, max_m);
             match sols.len() {
@@ -1457,6 +1475,66 @@ impl<'a> Engine<'a> {
             .filter_map(|&t| inp.theirs[t].date)
             .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
             .min()
+    }
+}
+
+/// Postings (or entries) left, by (currency, sign), dated ones in date order and the
+/// undated apart: the bounded search's candidates are a date range of one lane.
+struct Lanes<'a> {
+    lanes: HashMap<(&'a str, i64), Lane>,
+}
+
+/// One lane: (date, index) in date order, and the undated indexes.
+type Lane = (Vec<(NaiveDate, usize)>, Vec<usize>);
+
+impl<'a> Lanes<'a> {
+    /// `items` in the engine's fixed order (date, key).
+    fn of(items: impl Iterator<Item = ((&'a str, i64), Option<NaiveDate>, usize)>) -> Self {
+        let mut lanes: HashMap<(&'a str, i64), Lane> = HashMap::new();
+        for (k, d, i) in items {
+            let lane = lanes.entry(k).or_default();
+            match d {
+                Some(d) => lane.0.push((d, i)),
+                None => lane.1.push(i),
+            }
+        }
+        // Stable: the items come in (date, key) order, so equal dates keep it, whatever
+        // order the inputs came in.
+        for lane in lanes.values_mut() {
+            lane.0.sort_by_key(|(d, _)| *d);
+        }
+        Lanes { lanes }
+    }
+
+    /// The members of lane `k` dated within `window` (all of them without one) and the
+    /// undated, that `ok` keeps: 2 to `max` of them, else `None` (none to combine, or too
+    /// many to search: the search is bounded, and gives up early).
+    fn candidates(
+        &self,
+        k: (&str, i64),
+        window: Option<(NaiveDate, NaiveDate)>,
+        max: usize,
+        ok: impl Fn(usize) -> bool,
+    ) -> Option<Vec<usize>> {
+        let (dated, undated) = self.lanes.get(&k)?;
+        let range = match window {
+            Some((lo, hi)) => {
+                let a = dated.partition_point(|(d, _)| *d < lo);
+                let b = dated.partition_point(|(d, _)| *d <= hi);
+                &dated[a..b]
+            }
+            None => &dated[..],
+        };
+        let mut out = Vec::new();
+        for i in range.iter().map(|(_, i)| *i).chain(undated.iter().copied()) {
+            if ok(i) {
+                out.push(i);
+                if out.len() > max {
+                    return None;
+                }
+            }
+        }
+        (out.len() >= 2).then_some(out)
     }
 }
 

@@ -145,6 +145,15 @@ impl TestDb {
         }
     }
 
+    /// Whether `account map` takes `name` (no blank or control character, 1–200 bytes):
+    /// some statement files name their account with blanks.
+    #[allow(dead_code)]
+    pub fn account_name_ok(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 200
+            && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+    }
+
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
