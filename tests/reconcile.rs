@@ -791,6 +791,26 @@ fn corrections_are_postings_keyed_by_their_item_and_fold_in(db: TestDb) {
         )),
         1
     );
+    let postings = db.file("postings.csv");
+    let r = db.cl(&[
+        "report",
+        &cr_run.to_string(),
+        "--postings",
+        "-o",
+        postings.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = read_csv(&postings);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (
+            rows[0]["outcome"].as_str(),
+            rows[0]["kind"].as_str(),
+            rows[0]["posting_key"].clone()
+        ),
+        ("posted", "correction", format!("{OUR_IBAN}:{key}:1"))
+    );
+    assert_eq!(rows[0]["file_id"], format!("reconcile:{cr_run}"));
 }
 
 fn usage_errors_name_what_to_fix(db: TestDb) {

@@ -205,12 +205,14 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         (_, Some(id), None) => format!("run {id}"),
         _ => String::new(),
     };
+    let period = match (s.from.as_deref(), s.to.as_deref()) {
+        (None, None) => "every date".to_string(),
+        (f, t) => format!("{}..{}", f.unwrap_or("…"), t.unwrap_or("…")),
+    };
     outln!(
-        "reconciliation {run}: bank account {} ({}), {}..{} as of {}: {} postings, {} entries read, {} items",
+        "reconciliation {run}: bank account {} ({}), {period}, as of {}: {} postings and {} entries read, {} items",
         s.bank_account,
         s.ledger_accounts.join(", "),
-        s.from.as_deref().unwrap_or(""),
-        s.to.as_deref().unwrap_or(""),
         s.as_of.as_deref().unwrap_or("-"),
         s.postings_read,
         s.entries_read,

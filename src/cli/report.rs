@@ -14,6 +14,10 @@ pub struct ReportArgs {
     /// Output format (default: by --output's extension, else CSV).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
+    /// Of a reconciliation run: the correction postings it made (the per-record report,
+    /// kind `correction`) instead of its items.
+    #[arg(long)]
+    pub postings: bool,
     /// Write to PATH instead of standard output.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -61,6 +65,7 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
     // A reconciliation run's report is its items (README "Reconciliation").
     if let [run] = runs.as_slice()
         && run.kind == ledger::RunKind::Reconcile
+        && !a.postings
     {
         return reconciliation(g, a, ledger, run.run_id, format).await;
     }

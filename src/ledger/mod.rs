@@ -466,9 +466,9 @@ pub struct ReportRow {
     pub original_posted_at: Option<String>,
     pub differences: Option<String>,
     pub reason: Option<String>,
-    /// `record` (a record of a file, or a held one posted by decision), or
-    /// `compensation` (a reversing posting made by `clearledger reverse`; a NACHA return
-    /// or a pacs.004 is a `record`).
+    /// `record` (a record of a file, or a held one posted by decision), `compensation`
+    /// (a reversing posting made by `clearledger reverse`; a NACHA return or a pacs.004 is
+    /// a `record`), or `correction` (a correction `reconcile` posted, issue #14).
     pub kind: String,
     /// A held record's decision (`post by NAME at TIME (run N): REASON`), if one was made.
     pub decision: Option<String>,

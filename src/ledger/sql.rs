@@ -287,13 +287,15 @@ pub(crate) fn report() -> String {
          p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
          c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
          NULL AS differences, NULL AS reason, \
-         CASE WHEN p.compensates IS NULL THEN 'record' ELSE 'compensation' END AS kind, NULL AS decision \
+         CASE WHEN p.operation = 'correction' THEN 'correction' WHEN p.compensates IS NULL THEN 'record' \
+         ELSE 'compensation' END AS kind, NULL AS decision \
          FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
          WHERE p.run_id = $1 AND p.tenant = $2 \
          UNION ALL \
          SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
          o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason, \
-         CASE WHEN o.compensates IS NULL THEN 'record' ELSE 'compensation' END, \
+         CASE WHEN o.operation = 'correction' THEN 'correction' WHEN o.compensates IS NULL THEN 'record' \
+         ELSE 'compensation' END, \
          CASE WHEN j.outcome = 'held' THEN {decision} END \
          FROM journal j JOIN runs r ON r.run_id = j.run_id \
          LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
