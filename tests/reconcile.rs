@@ -13,7 +13,8 @@ on_both_backends!(
     every_outcome_with_its_explanation,
     the_same_inputs_are_the_same_run_and_new_ones_say_what_changed,
     corrections_are_postings_keyed_by_their_item_and_fold_in,
-    usage_errors_name_what_to_fix
+    usage_errors_name_what_to_fix,
+    nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement
 );
 
 const OUR_IBAN: &str = "DE89370400440532013000";
@@ -866,4 +867,76 @@ fn usage_errors_name_what_to_fix(db: TestDb) {
         "{}",
         r.stderr
     );
+}
+
+/// A NACHA payroll (samples/ppd-payroll-credits.ach: four credits of company 1234567890,
+/// effective 2026-11-30, from the offset account `odfi:12104288:1234567890`) against the
+/// company's BAI2 statement: two entries quote their trace numbers, one settles the rest of
+/// the batch as one line quoting the company id.
+fn nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement(db: TestDb) {
+    let ach = common::samples().join("ppd-payroll-credits.ach");
+    ingest(&db, ach.to_str().unwrap());
+    let bai2 = "01,BANKID,ACME,261130,2000,1,,,2/\n\
+                02,ACME,BANKID,1,261130,2359,USD,2/\n\
+                03,ACME-OPER,USD,010,1000000,,,015,212451,,/\n\
+                16,455,187550,,B1,121042880000002,ACH DEBIT/\n\
+                16,455,250000,,B2,121042880000003,ACH DEBIT/\n\
+                16,455,349999,,B3,1234567890,ACME PAYROLL/\n\
+                49,2000000,5/\n\
+                98,2000000,1,7/\n\
+                99,2000000,1,9/\n";
+    let p = write(&db, "acme.bai2", bai2);
+    ingest(&db, &p);
+    let m = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        "ACME-OPER",
+        "--ledger-account",
+        "odfi:12104288:1234567890",
+    ]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let report = db.file("acme.csv");
+    let r = db.cl(&[
+        "reconcile",
+        "--bank-account",
+        "ACME-OPER",
+        "--json",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got: Vec<(String, String, String)> = rows(&report)
+        .into_iter()
+        .map(|(o, by, _, theirs, why)| (o, format!("{by} {theirs}"), why))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "many_to_one".to_string(),
+                "batch [\"ref:B3\"]".to_string(),
+                "by batch nacha:1234567890:2026-11-30:0000001 quoted as 1234567890; members ours 2 theirs 1; \
+                 amount ours -349999 theirs -349999 Δ 0; days Δ 0 in -1..+3"
+                    .to_string()
+            ),
+            (
+                "matched".to_string(),
+                "trace_number [\"ref:B1\"]".to_string(),
+                "by trace_number=121042880000002; amount ours -187550 theirs -187550 Δ 0; days Δ 0 in -1..+3".to_string()
+            ),
+            (
+                "matched".to_string(),
+                "trace_number [\"ref:B2\"]".to_string(),
+                "by trace_number=121042880000003; amount ours -250000 theirs -250000 Δ 0; days Δ 0 in -1..+3".to_string()
+            ),
+        ]
+    );
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v["postings_read"], 4);
+    assert_eq!(v["status"], "reconciled");
+    // The ledger moved −7 875.49 on the offset account; the bank 10 000.00 → 2 124.51.
+    assert_eq!(v["balances"][0]["ledger_balance_minor"], -787_549);
+    assert_eq!(v["balances"][0]["statement_closing_minor"], 212_451);
+    assert_eq!(v["balances"][0]["drift_minor"], 1_000_000);
 }
