@@ -23,7 +23,14 @@ A camt.053 file's ceiling is the same measure on its own rows: the statement ent
 first ingest recorded, inserted into `statement_entries` with its indexes (issue #13: a statement
 ingest at >= 0.7x that ceiling).
 
-Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008,camt053] [--postgres]
+Reconciliation (`--formats recon`, issue #14): `clearledger generate recon --payments N` writes
+our payments and the bank's camt.053 with planted breaks; both are ingested (not timed), then
+`reconcile` is timed, as a dry run (read + match + report) and recorded (its items and members
+written), beside the same run's plain SQL join of the two tables on the identifier
+(`postings.detail`'s EndToEndId = `statement_entries.end_to_end_id`, every pair counted, in
+SQLite): the target is reconcile >= 0.5x the join's rate.
+
+Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008,camt053,recon] [--postgres]
                               [--sizes 100000,1000000,5000000] [--keep DIR]
 Builds what it runs (`cargo build --release`, the example); --postgres needs psql (installed
 with PostgreSQL, which scripts/pg-start.sh starts).
@@ -137,6 +144,53 @@ def one_format(fmt, n, work, postgres_url):
     os.remove(f)
 
 
+RECON_IBAN = "DE89370400440532013000"
+
+
+def recon(n, work):
+    """Reconcile n payments against their statement, beside a plain SQL join (issue #14)."""
+    d = os.path.join(work, "recon")
+    shutil.rmtree(d, ignore_errors=True)
+    subprocess.run([BIN, "generate", "recon", "--payments", str(n), "--seed", "11", "--out-dir", d], check=True,
+                   stdout=subprocess.DEVNULL)
+    db = os.path.join(work, "recon.db")
+    fresh(db)
+    url = "sqlite://" + db
+    for f in sorted(glob.glob(os.path.join(d, "*.xml"))):
+        timed([BIN, "--db", url, "ingest", "-q", f])
+    subprocess.run([BIN, "--db", url, "-q", "account", "map", "--bank-account", RECON_IBAN,
+                    "--ledger-account", "acct:" + RECON_IBAN], check=True)
+    con = sqlite3.connect(db)
+    ours = con.execute("SELECT count(*) FROM postings").fetchone()[0]
+    theirs = con.execute("SELECT count(*) FROM statement_entries").fetchone()[0]
+    con.close()
+    base = [BIN, "--db", url, "-q", "reconcile", "--bank-account", RECON_IBAN, "--from", "2026-11-01",
+            "--to", "2026-11-30", "--rules", os.path.join(d, "rules.toml")]
+    dry = timed(base + ["--dry-run", "--report", os.path.join(work, "recon-dry.csv")])
+    rec = timed(base + ["--report", os.path.join(work, "recon.csv")])
+    again = timed(base)
+    # The ceiling: the two tables joined on the identifier, every pair produced (counted).
+    con = sqlite3.connect(db)
+    t0 = time.perf_counter()
+    pairs = con.execute(
+        "SELECT count(*) FROM postings p JOIN statement_entries e "
+        "ON e.end_to_end_id = json_extract(p.detail, '$.end_to_end_id') "
+        "WHERE p.tenant = 'default' AND e.tenant = 'default'").fetchone()[0]
+    join_s = time.perf_counter() - t0
+    con.close()
+    rows = ours + theirs
+    ceil = rows / join_s
+    print(f"\n### reconcile {ours:,} postings against {theirs:,} statement entries — SQLite\n")
+    print(f"(the join pairs {pairs:,} of them in {join_s:.2f} s)\n")
+    print(HEADER)
+    row("reconcile --dry-run (read, match, report)", rows, 0, *dry, ceil)
+    row("reconcile (items and members recorded)", rows, 0, *rec, ceil)
+    row("reconcile again (the same run, reported)", rows, 0, *again, ceil)
+    row("ceiling: plain SQL join on the identifier", rows, 0, join_s, None)
+    shutil.rmtree(d, ignore_errors=True)
+    fresh(db)
+
+
 def pg_url():
     url = os.environ.get("CLEARLEDGER_TEST_PG_URL")
     if not url:
@@ -244,7 +298,7 @@ def sizes(fmts, ns, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=1_000_000)
-    ap.add_argument("--formats", default="nacha,pacs008,camt053")
+    ap.add_argument("--formats", default="nacha,pacs008,camt053,recon")
     ap.add_argument("--keep", help="work directory to keep (default: a temp dir, removed)")
     ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
     ap.add_argument("--sizes", help="comma-separated record counts for the RSS table")
@@ -259,10 +313,13 @@ def main():
               f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB", flush=True)
         url = pg_url() if a.postgres else None
         for fmt in fmts:
-            one_format(fmt, a.entries, work, url)
+            if fmt == "recon":
+                recon(a.entries, work)
+            else:
+                one_format(fmt, a.entries, work, url)
             sys.stdout.flush()
         if a.sizes:
-            sizes(fmts, [int(x) for x in a.sizes.split(",")], work)
+            sizes([f for f in fmts if f != "recon"], [int(x) for x in a.sizes.split(",")], work)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
