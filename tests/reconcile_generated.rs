@@ -195,20 +195,40 @@ fn every_break_found(db: &TestDb, seed: u64) {
         })
         .collect();
     // The items as (outcome, our members, their members): the same set.
-    let plain = |v: &[Key]| multiset(v.iter().map(|(o, _, a, b)| (o.clone(), None, a.clone(), b.clone())));
+    let plain = |v: &[Key]| {
+        multiset(
+            v.iter()
+                .map(|(o, _, a, b)| (o.clone(), None, a.clone(), b.clone())),
+        )
+    };
     let (g, w) = (plain(&got), plain(&want));
-    let extra: Vec<_> = g.keys().filter(|k| g.get(*k) != w.get(*k)).take(10).collect();
-    let missing: Vec<_> = w.keys().filter(|k| g.get(*k) != w.get(*k)).take(10).collect();
+    let extra: Vec<_> = g
+        .keys()
+        .filter(|k| g.get(*k) != w.get(*k))
+        .take(10)
+        .collect();
+    let missing: Vec<_> = w
+        .keys()
+        .filter(|k| g.get(*k) != w.get(*k))
+        .take(10)
+        .collect();
     assert!(
         g == w,
         "seed {seed}: reported but not expected (or not as often): {extra:#?}\nexpected but not reported: {missing:#?}"
     );
     // And each tied by the level expected.
-    assert_eq!(multiset(got.clone()), multiset(want.clone()), "seed {seed}: matched_by");
+    assert_eq!(
+        multiset(got.clone()),
+        multiset(want.clone()),
+        "seed {seed}: matched_by"
+    );
     // A duplicate names the payment it repeats, a return the payment it returns.
     for e in &expected {
         if let Some(r) = e["refers_to"].as_str() {
-            let k = (e["outcome"].as_str().unwrap().to_string(), strings(&e["their"]));
+            let k = (
+                e["outcome"].as_str().unwrap().to_string(),
+                strings(&e["their"]),
+            );
             assert_eq!(refers.get(&k).map(String::as_str), Some(r), "{k:?}");
         }
     }
@@ -235,4 +255,27 @@ fn every_break_found(db: &TestDb, seed: u64) {
         summary["entries_read"].as_u64().unwrap() as usize,
         quoted.len()
     );
+}
+
+#[test]
+fn too_few_payments_is_a_usage_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("scenario");
+    let r = common::run(
+        &[
+            "generate",
+            "recon",
+            "--payments",
+            "199",
+            "--out-dir",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "clearledger: --payments: expected 200 to 100000000, found 199\n"
+    );
+    assert!(!out.exists());
 }

@@ -217,9 +217,8 @@ fn recon(payments: u64, seed: u64, dir: &std::path::Path) -> u8 {
     let res = std::fs::create_dir_all(dir).and_then(|()| {
         for name in FILES {
             let path = dir.join(name);
-            let file = std::fs::File::create(&path).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
-            })?;
+            let file = std::fs::File::create(&path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
             sc.write(name, &mut w)
                 .and_then(|()| w.flush())

@@ -635,10 +635,8 @@ impl Scenario {
             };
             out.push(e);
         }
-        if matches!(
-            role,
-            Role::Duplicate | Role::Returned | Role::ReturnMatched
-        ) && self.second_day(s, &p) == day
+        if matches!(role, Role::Duplicate | Role::Returned | Role::ReturnMatched)
+            && self.second_day(s, &p) == day
         {
             out.push(Ent {
                 credit: role != Role::Duplicate,
@@ -677,7 +675,10 @@ impl Scenario {
                 let mut d = String::from("<NtryDtls>");
                 for m in self.group(s) {
                     let mp = self.pay(m);
-                    d.push_str(&format!("<TxDtls><Refs><EndToEndId>{}</EndToEndId>", self.e2e(m)));
+                    d.push_str(&format!(
+                        "<TxDtls><Refs><EndToEndId>{}</EndToEndId>",
+                        self.e2e(m)
+                    ));
                     if let Some(u) = mp.uetr {
                         d.push_str(&format!("<UETR>{}</UETR>", self.uetr(m, u)));
                     }
@@ -709,7 +710,10 @@ impl Scenario {
             ),
             _ => (
                 "PMNT/ICDT/ESCT",
-                format!("<NtryDtls><TxDtls>{}</TxDtls></NtryDtls>", refs(p.quote_uetr)),
+                format!(
+                    "<NtryDtls><TxDtls>{}</TxDtls></NtryDtls>",
+                    refs(p.quote_uetr)
+                ),
                 "",
             ),
         };
@@ -1081,7 +1085,11 @@ mod tests {
             let f = files(&sc);
             let mut ours: HashMap<String, u64> = HashMap::new();
             let mut payments = 0;
-            for (name, kind) in [(PACS008, "pacs.008"), (PAIN001, "pain.001"), (PACS004, "pacs.004")] {
+            for (name, kind) in [
+                (PACS008, "pacs.008"),
+                (PAIN001, "pain.001"),
+                (PACS004, "pacs.004"),
+            ] {
                 let r = read_file(&f[name][..], &mut |ev| {
                     if let IsoEvent::Transaction(t) = ev {
                         assert_eq!(t.kind.unwrap().as_str(), kind);
@@ -1098,7 +1106,11 @@ mod tests {
                     }
                 })
                 .unwrap();
-                assert!(r.findings.is_empty(), "{name}: {:#?}", &r.findings[..r.findings.len().min(3)]);
+                assert!(
+                    r.findings.is_empty(),
+                    "{name}: {:#?}",
+                    &r.findings[..r.findings.len().min(3)]
+                );
             }
             assert_eq!(payments, n);
             let mut theirs: HashMap<String, u64> = HashMap::new();
@@ -1125,8 +1137,12 @@ mod tests {
             assert!(checked >= 30 - sc.breaks_per_kind() as usize);
             for w in statements.windows(2) {
                 assert_eq!(
-                    w[0].balance(BalanceKind::ClosingBooked).unwrap().amount_minor,
-                    w[1].balance(BalanceKind::OpeningBooked).unwrap().amount_minor
+                    w[0].balance(BalanceKind::ClosingBooked)
+                        .unwrap()
+                        .amount_minor,
+                    w[1].balance(BalanceKind::OpeningBooked)
+                        .unwrap()
+                        .amount_minor
                 );
             }
             assert!(theirs.values().all(|&c| c == 1), "AcctSvcrRef unique");
