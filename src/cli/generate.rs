@@ -94,6 +94,23 @@ pub enum GenerateKind {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// A reconciliation scenario (issue #14) in DIR: our payments (ours-pacs008.xml,
+    /// ours-pain001.xml, ours-pacs004.xml) and the bank's statements of account
+    /// DE89370400440532013000 over November 2026 (bank-camt053.xml), with breaks of every
+    /// kind planted, the rules to reconcile with (rules.toml) and the items the
+    /// reconciliation must give (expected.jsonl, expected-summary.json).
+    Recon {
+        /// Number of our payments (pacs.008 and pain.001 transfers), 200 or more; about 1%
+        /// of each kind of break (at least 3).
+        #[arg(long)]
+        payments: u64,
+        /// Seed: the same seed gives the same files.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The directory to write the files into (created when missing).
+        #[arg(long)]
+        out_dir: PathBuf,
+    },
 }
 
 /// Writes through a buffer to PATH or standard output.
@@ -118,6 +135,11 @@ fn write_to(
 
 pub fn run(a: &GenerateArgs) -> u8 {
     match &a.kind {
+        GenerateKind::Recon {
+            payments,
+            seed,
+            out_dir,
+        } => recon(*payments, *seed, out_dir),
         GenerateKind::Camt053 {
             entries,
             seed,
@@ -179,6 +201,32 @@ pub fn run(a: &GenerateArgs) -> u8 {
             written(res, output.is_none())
         }
     }
+}
+
+/// `generate recon`: refused before anything is written when the count is out of range.
+fn recon(payments: u64, seed: u64, dir: &std::path::Path) -> u8 {
+    use crate::reconcile::generate::{FILES, Scenario};
+    use std::io::Write;
+    let sc = match Scenario::new(payments, seed) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("clearledger: {e}");
+            return exit::USAGE;
+        }
+    };
+    let res = std::fs::create_dir_all(dir).and_then(|()| {
+        for name in FILES {
+            let path = dir.join(name);
+            let file = std::fs::File::create(&path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            sc.write(name, &mut w)
+                .and_then(|()| w.flush())
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
+    });
+    written(res, false)
 }
 
 /// The exit code of a generated file's write: to standard output, a closed pipe ends quietly.

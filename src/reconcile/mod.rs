@@ -57,6 +57,7 @@
 //! A later run folds it into that item: Δ recomputed with it; Δ = 0 makes the item
 //! `matched` by `correction`.
 
+pub mod generate;
 pub mod rules;
 
 use chrono::NaiveDate;

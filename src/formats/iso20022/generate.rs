@@ -15,7 +15,7 @@ const BICS: &[&str] = &[
 ];
 
 /// A German IBAN for an 18-digit BBAN, with its mod-97 check digits.
-fn iban_de(bban: u64) -> String {
+pub(crate) fn iban_de(bban: u64) -> String {
     let bban = format!("{:018}", bban % 1_000_000_000_000_000_000);
     // "DE" = 13 14, check digits 00 while computing.
     let digits = format!("{bban}131400");
