@@ -25,6 +25,7 @@ use crate::reconcile::{
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What `clearledger reconcile` asks for.
@@ -155,26 +156,44 @@ pub enum ReconcileOutcome {
     UnknownItems(Vec<String>),
 }
 
-/// The fields of a posting's `detail` the cascade reads (unknown ones ignored).
+/// The fields of a posting's `detail` the cascade reads (unknown ones ignored), borrowed
+/// from the detail's text where it has no escapes (no allocation for a field not kept).
 #[derive(Debug, Default, Deserialize)]
-struct PostingDetail {
-    uetr: Option<String>,
-    end_to_end_id: Option<String>,
-    instr_id: Option<String>,
-    tx_id: Option<String>,
-    original_uetr: Option<String>,
-    original_end_to_end_id: Option<String>,
-    pmt_inf_id: Option<String>,
-    debtor_name: Option<String>,
-    creditor_name: Option<String>,
-    company_identification: Option<String>,
-    company_name: Option<String>,
-    batch_number: Option<String>,
-    effective_entry_date: Option<String>,
-    individual_identification: Option<String>,
-    individual_name: Option<String>,
-    addenda: Option<String>,
-    corrects: Option<String>,
+struct PostingDetail<'a> {
+    #[serde(borrow, default)]
+    uetr: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    end_to_end_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    instr_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tx_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    original_uetr: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    original_end_to_end_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pmt_inf_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    debtor_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    creditor_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    company_identification: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    company_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    batch_number: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    effective_entry_date: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    individual_identification: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    individual_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    addenda: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    corrects: Option<Cow<'a, str>>,
 }
 
 /// An entry's `refs` (migrations/*/0009).
@@ -202,8 +221,11 @@ struct EntryDetail {
     remittance: Option<String>,
 }
 
-fn non_empty(v: Option<String>) -> Option<String> {
-    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+fn non_empty<S: AsRef<str>>(v: Option<S>) -> Option<String> {
+    v.as_ref()
+        .map(|s| s.as_ref().trim())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 fn date(v: Option<&str>) -> Option<NaiveDate> {
@@ -234,20 +256,39 @@ impl Ledger {
             return Ok(ReconcileOutcome::NotMapped);
         }
         let rules = req.rules;
+        let t0 = std::time::Instant::now();
         let (ours, mut hash_in) = self.read_ours(req, &mapped).await?;
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            postings = ours.len(),
+            "reconcile: postings read"
+        );
+        let t0 = std::time::Instant::now();
         let theirs = self.read_theirs(req, &mut hash_in).await?;
-        hash_in.sort_unstable();
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            entries = theirs.len(),
+            "reconcile: entries read"
+        );
+        let t0 = std::time::Instant::now();
+        hash_in.sort_unstable_by_key(|(side, id, _)| (*side, *id));
         let mut h = Sha256::new();
         for m in &mapped {
             h.update(b"m:");
             h.update(m.as_bytes());
             h.update(b"\n");
         }
-        for s in &hash_in {
-            h.update(s.as_bytes());
+        for (side, id, fp) in &hash_in {
+            h.update([*side]);
+            h.update(id.to_le_bytes());
+            h.update(fp.as_bytes());
             h.update(b"\n");
         }
         let inputs_hash = hex::encode(h.finalize());
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            "reconcile: inputs hashed"
+        );
         let d = |v: Option<NaiveDate>| v.map(|d| d.to_string());
         let identity = {
             let mut h = Sha256::new();
@@ -293,7 +334,14 @@ impl Ledger {
             to: req.to,
             as_of,
         };
+        let t0 = std::time::Instant::now();
         let items = reconcile::reconcile(&inputs, rules);
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            items = items.len(),
+            "reconcile: matched"
+        );
+        let t0 = std::time::Instant::now();
         if let Some(keys) = &req.corrections {
             let have: HashSet<&str> = items.iter().map(|i| i.key.as_str()).collect();
             let unknown: Vec<String> = keys
@@ -311,6 +359,11 @@ impl Ledger {
             .enumerate()
             .map(|(n, it)| item_row(&inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1)))
             .collect();
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            "reconcile: rows built"
+        );
+        let t0 = std::time::Instant::now();
         let mut summary = Summary {
             run_id: None,
             tenant: req.tenant.to_string(),
@@ -333,6 +386,7 @@ impl Ledger {
             corrections_duplicate: 0,
             corrections_amount_minor: 0,
         };
+        tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1e3, "reconcile: balances");
         if let Some((prev_run, prev)) = &previous {
             let now: HashSet<&str> = rows.iter().map(|r| r.item_key.as_str()).collect();
             summary.changes = Changes {
@@ -402,7 +456,7 @@ impl Ledger {
         &mut self,
         req: &ReconcileRequest<'_>,
         mapped: &[String],
-    ) -> Result<(Vec<Ours>, Vec<String>)> {
+    ) -> Result<(Vec<Ours>, Vec<(u8, i64, String)>)> {
         let rules = req.rules;
         let lo = req
             .from
@@ -411,12 +465,16 @@ impl Ledger {
             .to
             .map(|t| (t + Days::new(u64::from(rules.days_before))).to_string());
         let n = mapped.len();
+        // A scan of the table in its own order: `tenant || ''` keeps SQLite from walking an
+        // index on the tenant and fetching each row apart (then sorting them all); the
+        // postings of the mapped accounts have no index of their own (it would cost every
+        // ingest), and the engine orders what it reads itself.
         let sql = format!(
             "SELECT posting_id, operation, posting_key, file_id, trace_number, debit_account, credit_account, \
              amount_minor, currency, effective_date, fingerprint, detail, compensates FROM postings \
-             WHERE tenant = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+             WHERE tenant || '' = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
              AND (effective_date IS NULL OR (($2 = '' OR effective_date >= $2) AND ($3 = '' OR effective_date <= $3))) \
-             ORDER BY posting_id",
+             ",
             list = placeholders(4, n)
         );
         let mut a: Vec<Arg> = vec![
@@ -430,11 +488,11 @@ impl Ledger {
         let mapped: HashSet<&str> = mapped.iter().map(String::as_str).collect();
         let mut cancelled: HashSet<i64> = HashSet::new();
         let mut ours: Vec<Ours> = Vec::new();
-        let mut hash_in: Vec<String> = Vec::new();
+        let mut hash_in: Vec<(u8, i64, String)> = Vec::new();
         self.store
             .each_row(&sql, &a, &mut |r| {
                 let id = r.int(0)?;
-                hash_in.push(format!("o:{id}:{}", r.text(10)?));
+                hash_in.push((b'o', id, r.text(10)?));
                 if let Some(c) = r.opt_int(12)? {
                     cancelled.insert(c);
                     cancelled.insert(id);
@@ -455,7 +513,7 @@ impl Ledger {
     async fn read_theirs(
         &mut self,
         req: &ReconcileRequest<'_>,
-        hash_in: &mut Vec<String>,
+        hash_in: &mut Vec<(u8, i64, String)>,
     ) -> Result<Vec<Theirs>> {
         let rules = req.rules;
         let lo = req
@@ -468,7 +526,7 @@ impl Ledger {
              value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
              WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
              AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
-             AND ($4 = '' OR coalesce(booking_date, value_date) <= $4))) ORDER BY entry_id";
+             AND ($4 = '' OR coalesce(booking_date, value_date) <= $4)))";
         let a = args![
             req.tenant,
             req.bank_account,
@@ -479,7 +537,7 @@ impl Ledger {
         self.store
             .each_row(sql, &a, &mut |r| {
                 let (t, status) = their_side(r)?;
-                hash_in.push(format!("t:{}:{}:{status}", t.id, r.text(12)?));
+                hash_in.push((b't', t.id, format!("{}:{status}", r.text(12)?)));
                 out.push(t);
                 Ok(())
             })
@@ -498,7 +556,7 @@ impl Ledger {
         let sql = format!(
             "SELECT currency, CAST(coalesce(sum(CASE WHEN credit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT), \
              CAST(coalesce(sum(CASE WHEN debit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT) \
-             FROM postings WHERE tenant = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+             FROM postings WHERE tenant || '' = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
              AND ($2 = '' OR effective_date IS NULL OR effective_date <= $2) GROUP BY currency ORDER BY currency"
         );
         let cut = req.to.map(|t| t.to_string());
@@ -1101,7 +1159,8 @@ fn our_side(r: &Row, mapped: &HashSet<&str>) -> Result<Option<Ours>> {
     let operation = r.text(1)?;
     let posting_key = r.text(2)?;
     let file_id = r.text(3)?;
-    let d: PostingDetail = serde_json::from_str(&r.text(11)?).unwrap_or_default();
+    let detail = r.text(11)?;
+    let d: PostingDetail = serde_json::from_str(&detail).unwrap_or_default();
     let mut o = Ours {
         id: r.int(0)?,
         key: format!("{operation}:{posting_key}"),

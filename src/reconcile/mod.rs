@@ -14,7 +14,7 @@
 //!
 //! ## The cascade
 //! Passes run level by level over all entries (a strong identifier is never taken by a
-//! weak match made first), in a fixed order of entries (date, key); the first level that
+//! weak match made first), in a fixed order of entries (date, then the ledger's id); the first level that
 //! gives an entry exactly one unconsumed posting pairs them, and the level is recorded:
 //! 1. itemised entries (camt `TxDtls`, two or more): each detail by its UETR, else its
 //!    EndToEndId (+ InstrId) → `one_to_many`;
@@ -285,15 +285,19 @@ pub fn item_key<'a>(
     ours: impl Iterator<Item = &'a str>,
     theirs: impl Iterator<Item = &'a str>,
 ) -> String {
-    let mut keys: Vec<String> = ours
-        .map(|k| format!("o:{k}"))
-        .chain(theirs.map(|k| format!("t:{k}")))
-        .collect();
-    keys.sort();
+    // Sorted as `o:{key}` / `t:{key}` strings sort: every `o:` before every `t:`, each
+    // side by its keys; hashed without building those strings.
+    let mut o: Vec<&str> = ours.collect();
+    let mut t: Vec<&str> = theirs.collect();
+    o.sort_unstable();
+    t.sort_unstable();
     let mut h = Sha256::new();
-    for k in &keys {
-        h.update(k.as_bytes());
-        h.update(b"\n");
+    for (side, keys) in [(b"o:", &o), (b"t:", &t)] {
+        for k in keys.iter() {
+            h.update(side);
+            h.update(k.as_bytes());
+            h.update(b"\n");
+        }
     }
     hex::encode(&h.finalize()[..16])
 }
@@ -407,16 +411,11 @@ impl<'a> Engine<'a> {
         let mut lap = Lap::start();
         // Fixed orders: entries by (date, key), postings by (date, key).
         let mut theirs: Vec<usize> = (0..inp.theirs.len()).collect();
-        // Keys are unique on each side: an unstable sort is a total order.
-        theirs.sort_unstable_by(|&a, &b| {
-            let (x, y) = (&inp.theirs[a], &inp.theirs[b]);
-            (x.date, &x.key, x.id).cmp(&(y.date, &y.key, y.id))
-        });
+        // By date, then the ledger's own id (unique on each side: an unstable sort is a
+        // total order; the same rows read in any order give the same items).
+        theirs.sort_unstable_by_key(|&a| (inp.theirs[a].date, inp.theirs[a].id));
         let mut ours: Vec<usize> = (0..inp.ours.len()).collect();
-        ours.sort_unstable_by(|&a, &b| {
-            let (x, y) = (&inp.ours[a], &inp.ours[b]);
-            (x.date, &x.key, x.id).cmp(&(y.date, &y.key, y.id))
-        });
+        ours.sort_unstable_by_key(|&a| (inp.ours[a].date, inp.ours[a].id));
         let (corrections, plain): (Vec<usize>, Vec<usize>) =
             ours.iter().partition(|&&i| inp.ours[i].corrects.is_some());
         let o = &inp.ours;
@@ -1509,7 +1508,7 @@ struct Lanes<'a> {
 type Lane = (Vec<(NaiveDate, usize)>, Vec<usize>);
 
 impl<'a> Lanes<'a> {
-    /// `items` in the engine's fixed order (date, key).
+    /// `items` in the engine's fixed order (date, id).
     fn of(items: impl Iterator<Item = ((&'a str, i64), Option<NaiveDate>, usize)>) -> Self {
         let mut lanes: HashMap<(&'a str, i64), Lane> = HashMap::new();
         for (k, d, i) in items {
@@ -1519,7 +1518,7 @@ impl<'a> Lanes<'a> {
                 None => lane.1.push(i),
             }
         }
-        // Stable: the items come in (date, key) order, so equal dates keep it, whatever
+        // Stable: the items come in (date, id) order, so equal dates keep it, whatever
         // order the inputs came in.
         for lane in lanes.values_mut() {
             lane.0.sort_by_key(|(d, _)| *d);

@@ -43,11 +43,17 @@ fn run(ours: Vec<Ours>, theirs: Vec<Theirs>, rules: &Rules) -> (Inputs, Vec<Item
         to: day(30),
         as_of: day(30),
     };
-    for (i, o) in inp.ours.iter_mut().enumerate() {
-        o.id = i as i64 + 1;
+    // Ids as a ledger gives them: one per row, whatever order the rows are read in (here:
+    // by key, so reversing the inputs keeps each row's id).
+    let mut ours_keys: Vec<String> = inp.ours.iter().map(|o| o.key.clone()).collect();
+    ours_keys.sort();
+    for o in inp.ours.iter_mut() {
+        o.id = ours_keys.binary_search(&o.key).unwrap() as i64 + 1;
     }
-    for (i, t) in inp.theirs.iter_mut().enumerate() {
-        t.id = i as i64 + 1;
+    let mut their_keys: Vec<String> = inp.theirs.iter().map(|t| t.key.clone()).collect();
+    their_keys.sort();
+    for t in inp.theirs.iter_mut() {
+        t.id = their_keys.binary_search(&t.key).unwrap() as i64 + 1;
     }
     let items = reconcile(&inp, rules);
     (inp, items)
