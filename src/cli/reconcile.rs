@@ -132,6 +132,10 @@ pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
                 );
                 return exit::USAGE;
             }
+            Ok(ReconcileOutcome::BadCorrectionAccounts(why)) => {
+                errln!("clearledger: corrections not posted: {why}");
+                return exit::USAGE;
+            }
             Err(e) => return infra_error(&e),
         };
         print(g, &r, a.report.as_deref(), a.json, a.dry_run)

@@ -154,6 +154,8 @@ pub enum ReconcileOutcome {
     NotMapped,
     /// `--correct KEY` names an item this reconciliation does not have.
     UnknownItems(Vec<String>),
+    /// Corrections would post where this reconciliation does not read them.
+    BadCorrectionAccounts(String),
 }
 
 /// The fields of a posting's `detail` the cascade reads (unknown ones ignored), borrowed
@@ -194,6 +196,8 @@ struct PostingDetail<'a> {
     addenda: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     corrects: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    bank_account: Option<Cow<'a, str>>,
 }
 
 /// An entry's `refs` (migrations/*/0009).
@@ -255,6 +259,35 @@ impl Ledger {
         if mapped.is_empty() {
             return Ok(ReconcileOutcome::NotMapped);
         }
+        // Byte order, whatever the database's collation: the inputs hash and the default
+        // correction account are the same on both backends.
+        let mut mapped = mapped;
+        mapped.sort();
+        // Where corrections post must be where the next run reads them.
+        if req.corrections.is_some() {
+            let c = &req.rules.corrections;
+            if let Some(l) = &c.ledger_account
+                && !mapped.contains(l)
+            {
+                return Ok(ReconcileOutcome::BadCorrectionAccounts(format!(
+                    "[corrections] ledger_account {l:?} is not mapped to bank account {:?} (mapped: {}): \
+                     its corrections would never be read back",
+                    req.bank_account,
+                    mapped.join(", ")
+                )));
+            }
+            let suspense = c
+                .suspense_account
+                .clone()
+                .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
+            if mapped.contains(&suspense) {
+                return Ok(ReconcileOutcome::BadCorrectionAccounts(format!(
+                    "the suspense account {suspense:?} is mapped to bank account {:?}: a correction \
+                     between two mapped accounts never reaches the bank and would never be read back",
+                    req.bank_account
+                )));
+            }
+        }
         let rules = req.rules;
         let t0 = std::time::Instant::now();
         let (ours, mut hash_in) = self.read_ours(req, &mapped).await?;
@@ -290,6 +323,12 @@ impl Ledger {
             "reconcile: inputs hashed"
         );
         let d = |v: Option<NaiveDate>| v.map(|d| d.to_string());
+        let t0 = std::time::Instant::now();
+        let balances = self.balances(req, &mapped).await?;
+        tracing::debug!(
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            "reconcile: balances read"
+        );
         let identity = {
             let mut h = Sha256::new();
             for part in [
@@ -301,8 +340,16 @@ impl Ledger {
                 inputs_hash.clone(),
                 match &req.corrections {
                     None => "no-corrections".to_string(),
-                    Some(keys) => format!("corrections:{}", keys.join(",")),
+                    Some(keys) => {
+                        let mut k = keys.clone();
+                        k.sort();
+                        k.dedup();
+                        format!("corrections:{}", k.join(","))
+                    }
                 },
+                // The balance check reads postings before the period and the statements'
+                // closing balances: a change there is a new run too.
+                serde_json::to_string(&balances).unwrap_or_default(),
             ] {
                 h.update(part.as_bytes());
                 h.update([0x1f]);
@@ -381,7 +428,7 @@ impl Ledger {
             outcomes: BTreeMap::new(),
             needs_attention: 0,
             changes: Changes::default(),
-            balances: self.balances(req, &mapped).await?,
+            balances,
             corrections_posted: 0,
             corrections_duplicate: 0,
             corrections_amount_minor: 0,
@@ -404,7 +451,11 @@ impl Ledger {
             if req.corrections.is_some() {
                 for (row, it) in rows.iter_mut().zip(&items) {
                     if wants_correction(req, it) {
-                        row.correction_key = Some(correction_key(req.bank_account, it));
+                        row.correction_key = Some(format!(
+                            "{}:{}",
+                            crate::model::OPERATION_CORRECTION,
+                            correction_key(req.bank_account, it)
+                        ));
                     }
                 }
             }
@@ -497,7 +548,7 @@ impl Ledger {
                     cancelled.insert(c);
                     cancelled.insert(id);
                 }
-                if let Some(o) = our_side(r, &mapped)? {
+                if let Some(o) = our_side(r, &mapped, req.bank_account)? {
                     ours.push(o);
                 }
                 Ok(())
@@ -884,7 +935,18 @@ impl Ledger {
                 (account.as_str(), suspense.as_str())
             };
             let amount = delta.unsigned_abs().min(i64::MAX as u64) as i64;
-            let date = row.their_dates.first().or(row.our_dates.first()).cloned();
+            // The item's earliest date, within the period: the next run of the period
+            // reads it back.
+            let date = row
+                .their_dates
+                .iter()
+                .chain(&row.our_dates)
+                .filter_map(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+                .min()
+                .map(|d| {
+                    let d = req.from.map_or(d, |f| d.max(f));
+                    req.to.map_or(d, |t| d.min(t)).to_string()
+                });
             let fields: Vec<(&'static str, String)> = vec![
                 ("bank_account", req.bank_account.to_string()),
                 ("corrects", it.key.clone()),
@@ -1145,7 +1207,7 @@ fn their_side(r: &Row) -> Result<(Theirs, String)> {
 
 /// A posting as the cascade sees it, from the mapped account's side; `None` for one
 /// between two mapped accounts (it never reaches the bank).
-fn our_side(r: &Row, mapped: &HashSet<&str>) -> Result<Option<Ours>> {
+fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Option<Ours>> {
     let debit = r.text(5)?;
     let credit = r.text(6)?;
     let (on_debit, on_credit) = (
@@ -1161,6 +1223,13 @@ fn our_side(r: &Row, mapped: &HashSet<&str>) -> Result<Option<Ours>> {
     let file_id = r.text(3)?;
     let detail = r.text(11)?;
     let d: PostingDetail = serde_json::from_str(&detail).unwrap_or_default();
+    // Another bank account's correction (a ledger account may be mapped to several) is
+    // that reconciliation's, never this one's.
+    if operation == crate::model::OPERATION_CORRECTION
+        && d.bank_account.as_deref() != Some(bank_account)
+    {
+        return Ok(None);
+    }
     let mut o = Ours {
         id: r.int(0)?,
         key: format!("{operation}:{posting_key}"),

@@ -260,6 +260,10 @@ pub struct Item {
     pub explanation: String,
     /// sha256 of the members' natural keys (corrections not included), 32 hex digits.
     pub key: String,
+    /// Whether `--post-corrections` may post its Δ: its outcome's rule
+    /// ([`Outcome::correctable`]), except a correction left without its item (reversing
+    /// it is an operator's `reverse`, never another correction).
+    pub correctable: bool,
 }
 
 /// The level names, as stored and reported.
@@ -521,7 +525,10 @@ impl<'a> Engine<'a> {
         let mut free: Vec<usize> = Vec::new();
         for (level, lookups, returns) in levels {
             for &t in &booked {
-                if self.their_taken[t] || inp.theirs[t].is_return != returns {
+                // A flagged return is tied only by its original's references; the
+                // original-reference level looks at every entry (a BAI2 or MT940 return
+                // carries no flag), since only our return postings are in its indexes.
+                if self.their_taken[t] || (inp.theirs[t].is_return && !returns) {
                     continue;
                 }
                 let e = &inp.theirs[t];
@@ -531,9 +538,12 @@ impl<'a> Engine<'a> {
                     for v in which.values(e).into_iter().flatten() {
                         let Some(hits) = idx.get(v) else { continue };
                         let before = all.len();
+                        // Same sign only: a line of the other sign quoting a payment's
+                        // identifier is its return (the returns pass below), never its match.
                         all.extend(hits.iter().copied().filter(|&x| {
-                            *which != Which::EndToEnd
-                                || instr_agrees(&e.instr_id, &inp.ours[x].instr_id)
+                            inp.ours[x].amount_minor.signum() == e.amount_minor.signum()
+                                && (*which != Which::EndToEnd
+                                    || instr_agrees(&e.instr_id, &inp.ours[x].instr_id))
                         }));
                         if all.len() > before && first.is_none() {
                             let name = match (returns, which) {
@@ -553,10 +563,25 @@ impl<'a> Engine<'a> {
                 all.dedup();
                 free.clear();
                 free.extend(all.iter().copied().filter(|&x| !self.our_taken[x]));
+                // Identifiers that repeat (a NACHA trace number restarted every week): the
+                // postings within the day window, when there are any.
+                if free.len() > 1
+                    && free
+                        .iter()
+                        .any(|&x| self.in_window(inp.ours[x].date, e.date))
+                {
+                    free.retain(|&x| self.in_window(inp.ours[x].date, e.date));
+                }
                 let tie = tie_text(name, v, e, &all, inp, which);
                 match free.len() {
                     1 => self.take(vec![free[0]], vec![t], name, tie, None, vec![]),
-                    0 => self.duplicate(t, all[0], &tie),
+                    // A repeat of a posting another entry matched; a posting taken by an
+                    // ambiguous item makes no duplicate (the later levels look again).
+                    0 => {
+                        if let Some(&x) = all.iter().find(|x| self.our_group.contains_key(x)) {
+                            self.duplicate(t, x, &tie);
+                        }
+                    }
                     _ => {
                         // Several postings carry it: the one of the same amount, if only one.
                         let same: Vec<usize> = free
@@ -576,10 +601,11 @@ impl<'a> Engine<'a> {
         }
 
         lap.mark("identifiers");
-        // Returns of our payments whose return we never posted.
+        // Returns of our payments whose return we never posted: a flagged return entry, or
+        // an entry left that quotes a payment of ours of the other sign.
         for &t in &booked {
             let e = &inp.theirs[t];
-            if self.their_taken[t] || !e.is_return {
+            if self.their_taken[t] {
                 continue;
             }
             let original = [
@@ -589,10 +615,16 @@ impl<'a> Engine<'a> {
             ]
             .into_iter()
             .find_map(|(w, idx, name)| {
-                w.values(e)
-                    .into_iter()
-                    .flatten()
-                    .find_map(|v| idx.get(v).map(|h| (h[0], format!("{name}={v}"))))
+                w.values(e).into_iter().flatten().find_map(|v| {
+                    idx.get(v)
+                        .and_then(|h| {
+                            h.iter().copied().find(|&x| {
+                                e.is_return
+                                    || inp.ours[x].amount_minor.signum() == -e.amount_minor.signum()
+                            })
+                        })
+                        .map(|x| (x, format!("{name}={v}")))
+                })
             });
             if let Some((x, tie)) = original {
                 let explanation = format!(
@@ -673,12 +705,13 @@ impl<'a> Engine<'a> {
                         .is_some()
                 })
                 .collect();
+            // The sum must agree (exactly, or within a tolerance when only one batch is
+            // tied): a tolerance never chooses between batches, and an identifier alone
+            // (a fee line quoting the company id) ties nothing.
             let pick = if exact.len() == 1 {
                 Some(exact[0])
-            } else if exact.is_empty() && within.len() == 1 {
+            } else if exact.is_empty() && fits.len() == 1 && within.len() == 1 {
                 Some(within[0])
-            } else if exact.is_empty() && within.is_empty() && fits.len() == 1 {
-                Some(0)
             } else {
                 None
             };
@@ -771,7 +804,7 @@ impl<'a> Engine<'a> {
                     );
                     item.ours = vec![x];
                     item.our_amount_minor = inp.ours[x].amount_minor;
-                    item.delta_minor = e.amount_minor - inp.ours[x].amount_minor;
+                    item.delta_minor = e.amount_minor.saturating_sub(inp.ours[x].amount_minor);
                     item.key = self.key_of(&item.ours, &item.theirs);
                     self.items.push(item);
                 }
@@ -976,6 +1009,7 @@ impl<'a> Engine<'a> {
             delta_days: None,
             explanation,
             key,
+            correctable: true,
         });
     }
 
@@ -1001,6 +1035,7 @@ impl<'a> Engine<'a> {
                 .map(|&t| inp.theirs[t].currency.clone())
                 .unwrap_or_default(),
             key: self.key_of(&[], &theirs),
+            correctable: true,
             ours: vec![],
             theirs,
             corrections: vec![],
@@ -1122,6 +1157,7 @@ impl<'a> Engine<'a> {
             outcome,
             matched_by: Some(g.matched_by),
             key: self.key_of(&g.ours, &g.theirs),
+            correctable: true,
             ours: g.ours,
             theirs: g.theirs,
             corrections: vec![],
@@ -1474,6 +1510,7 @@ impl<'a> Engine<'a> {
             item.our_amount_minor = p.amount_minor;
             item.delta_minor = -p.amount_minor;
             item.key = self.key_of(&item.ours, &[]);
+            item.correctable = false;
             items.push(item);
         }
     }

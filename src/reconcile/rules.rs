@@ -31,6 +31,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+/// The longest day window or `expected_days` a rule-set may set (ten years).
+pub const MAX_DAYS: u32 = 3660;
+
 /// A reconciliation's rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -127,6 +130,17 @@ impl Rules {
             path: path.to_string(),
             message,
         };
+        for (field, v) in [
+            ("expected_days", r.expected_days),
+            ("days_before", r.days_before),
+            ("days_after", r.days_after),
+        ] {
+            if v > MAX_DAYS {
+                return Err(invalid(format!(
+                    "{field}: expected 0 to {MAX_DAYS} days, found {v}"
+                )));
+            }
+        }
         if r.max_members == 0 || r.max_members > 6 {
             return Err(invalid(format!(
                 "max_members: expected 1 to 6, found {}",
@@ -277,6 +291,13 @@ mod tests {
         assert_eq!(
             e,
             "r.toml: tolerance[1] (\"x\").currency: expected an ISO 4217 code, found \"EUX\""
+        );
+        let e = Rules::parse("r.toml", "days_after = 4000000000\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "r.toml: days_after: expected 0 to 3660 days, found 4000000000"
         );
         let e = Rules::parse("r.toml", "max_members = 9\n")
             .unwrap_err()
