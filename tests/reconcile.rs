@@ -14,7 +14,8 @@ on_both_backends!(
     the_same_inputs_are_the_same_run_and_new_ones_say_what_changed,
     corrections_are_postings_keyed_by_their_item_and_fold_in,
     usage_errors_name_what_to_fix,
-    nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement
+    nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement,
+    corrections_stay_with_their_bank_account_and_post_where_they_are_read
 );
 
 const OUR_IBAN: &str = "DE89370400440532013000";
@@ -939,4 +940,69 @@ fn nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement(db: TestDb) {
     assert_eq!(v["balances"][0]["ledger_balance_minor"], -787_549);
     assert_eq!(v["balances"][0]["statement_closing_minor"], 212_451);
     assert_eq!(v["balances"][0]["drift_minor"], 1_000_000);
+}
+
+/// A ledger account mapped to two bank accounts: one account's correction is never read by
+/// the other's reconciliation; corrections that would post where no run reads them are
+/// refused before anything is written.
+fn corrections_stay_with_their_bank_account_and_post_where_they_are_read(db: TestDb) {
+    setup(&db);
+    let rules = rules(&db);
+    let (_, s, err) = reconcile(&db, &["--rules", &rules, "--post-corrections"]);
+    assert!(s["corrections_posted"].as_u64().unwrap() > 0, "{err}");
+    let m = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        "OTHER-ACCT",
+        "--ledger-account",
+        LEDGER,
+    ]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let report = db.file("other.csv");
+    let r = db.cl(&[
+        "reconcile",
+        "--bank-account",
+        "OTHER-ACCT",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+        "--json",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let corrections_seen = read_csv(&report)
+        .iter()
+        .filter(|row| row["our_keys"].contains("correction:") || row["corrections"] != "[]")
+        .count();
+    assert_eq!(corrections_seen, 0);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    let ours_total = db.scalar("SELECT count(*) FROM postings WHERE operation <> 'correction'");
+    assert_eq!(v["postings_read"].as_i64().unwrap(), ours_total);
+    // A ledger account not mapped for the corrections: refused, nothing posted.
+    let bad = write(
+        &db,
+        "bad-corr.toml",
+        "[corrections]\nledger_account = \"acct:ELSEWHERE\"\n",
+    );
+    let before = db.scalar("SELECT count(*) FROM postings");
+    let r = db.cl(&[
+        "reconcile",
+        "--bank-account",
+        OUR_IBAN,
+        "--rules",
+        &bad,
+        "--post-corrections",
+    ]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "clearledger: corrections not posted: [corrections] ledger_account \"acct:ELSEWHERE\" is not mapped to \
+             bank account \"{OUR_IBAN}\" (mapped: {LEDGER}): its corrections would never be read back\n"
+        )
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), before);
 }

@@ -43,17 +43,17 @@ fn run(ours: Vec<Ours>, theirs: Vec<Theirs>, rules: &Rules) -> (Inputs, Vec<Item
         to: day(30),
         as_of: day(30),
     };
-    // Ids as a ledger gives them: one per row, whatever order the rows are read in (here:
-    // by key, so reversing the inputs keeps each row's id).
-    let mut ours_keys: Vec<String> = inp.ours.iter().map(|o| o.key.clone()).collect();
-    ours_keys.sort();
-    for o in inp.ours.iter_mut() {
-        o.id = ours_keys.binary_search(&o.key).unwrap() as i64 + 1;
+    // Ids as a ledger gives them, one per row in the order built (a test that reorders the
+    // rows gives them their ids first: they are the rows' own).
+    for (i, o) in inp.ours.iter_mut().enumerate() {
+        if o.id == 0 {
+            o.id = i as i64 + 1;
+        }
     }
-    let mut their_keys: Vec<String> = inp.theirs.iter().map(|t| t.key.clone()).collect();
-    their_keys.sort();
-    for t in inp.theirs.iter_mut() {
-        t.id = their_keys.binary_search(&t.key).unwrap() as i64 + 1;
+    for (i, t) in inp.theirs.iter_mut().enumerate() {
+        if t.id == 0 {
+            t.id = i as i64 + 1;
+        }
     }
     let items = reconcile(&inp, rules);
     (inp, items)
@@ -598,9 +598,18 @@ fn the_same_inputs_in_another_order_give_the_same_items() {
         }
         w.push(t);
     }
+    // The rows' ids, as the ledger gave them, travel with them.
+    for (i, o) in v.iter_mut().enumerate() {
+        o.id = 100 + i as i64;
+    }
+    for (i, t) in w.iter_mut().enumerate() {
+        t.id = 500 + i as i64;
+    }
     let (inp, a) = run(v.clone(), w.clone(), &Rules::default());
     v.reverse();
     w.reverse();
+    v.swap(3, 11);
+    w.swap(2, 17);
     let (inp2, b) = run(v, w, &Rules::default());
     assert_eq!(summary(&inp, &a), summary(&inp2, &b));
     let keys: BTreeSet<&str> = a.iter().map(|i| i.key.as_str()).collect();
@@ -619,4 +628,118 @@ fn the_same_inputs_in_another_order_give_the_same_items() {
     let n = members.len();
     members.dedup();
     assert_eq!((n, members.len()), (40, 40));
+}
+
+#[test]
+fn a_line_of_the_other_sign_quoting_a_payment_is_its_return() {
+    // A BAI2 return line carries no return flag: it quotes the original's trace number.
+    let mut pay = ours("o:pay", -5000, 3);
+    pay.trace = s("091000010000001");
+    let mut debit = theirs("t:debit", -5000, 3);
+    debit.customer_ref = s("091000010000001");
+    let mut back = theirs("t:back", 5000, 9);
+    back.customer_ref = s("091000010000001");
+    let (inp, items) = run(vec![pay], vec![back, debit], &Rules::default());
+    assert_eq!(
+        summary(&inp, &items),
+        vec![
+            row(
+                "returned",
+                "",
+                "",
+                "t:back",
+                "returns posting o:pay by trace_number=091000010000001; no return of it is posted; amount +5000 EUR"
+            ),
+            row(
+                "matched",
+                "trace_number",
+                "o:pay",
+                "t:debit",
+                "by trace_number=091000010000001; amount ours -5000 theirs -5000 Δ 0; days Δ 0 in -1..+3"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_repeated_identifier_prefers_the_posting_within_the_window() {
+    // Weekly payroll files restart their trace numbers: the same trace, the same amount.
+    let mut w1 = ours("o:week1", -7000, 2);
+    w1.trace = s("000000000000001");
+    let mut w2 = ours("o:week2", -7000, 9);
+    w2.trace = s("000000000000001");
+    let mut e1 = theirs("t:1", -7000, 2);
+    e1.customer_ref = s("000000000000001");
+    let mut e2 = theirs("t:2", -7000, 9);
+    e2.customer_ref = s("000000000000001");
+    let (inp, items) = run(vec![w1, w2], vec![e1, e2], &Rules::default());
+    let got: Vec<(String, String, String)> = summary(&inp, &items)
+        .into_iter()
+        .map(|r| (r.0, r.2, r.3))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "matched".to_string(),
+                "o:week1".to_string(),
+                "t:1".to_string()
+            ),
+            (
+                "matched".to_string(),
+                "o:week2".to_string(),
+                "t:2".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_batch_ties_only_when_its_sum_agrees() {
+    // A fee line quoting the company id must not take the payroll batch.
+    let batch = BatchKey {
+        key: "nacha:1234567890:2026-11-05:0000001".into(),
+        ties: vec!["1234567890".into()],
+    };
+    let mut v = Vec::new();
+    for (i, a) in [-100_000i64, -200_000].into_iter().enumerate() {
+        let mut o = ours(&format!("o:{i}"), a, 5);
+        o.batches = vec![batch.clone()];
+        v.push(o);
+    }
+    let mut fee = theirs("t:fee", -2500, 4);
+    fee.customer_ref = s("1234567890");
+    let mut settle = theirs("t:settle", -300_000, 5);
+    settle.customer_ref = s("1234567890");
+    let (inp, items) = run(v, vec![fee, settle], &Rules::default());
+    let got: Vec<(String, String, String)> = summary(&inp, &items)
+        .into_iter()
+        .map(|r| (r.0, r.2, r.3))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "missing_ours".to_string(),
+                "".to_string(),
+                "t:fee".to_string()
+            ),
+            (
+                "many_to_one".to_string(),
+                "o:0,o:1".to_string(),
+                "t:settle".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_orphan_correction_is_never_corrected_again() {
+    let mut c = ours("correction:x", -35, 4);
+    c.operation = "correction".into();
+    c.corrects = Some("gone".into());
+    let (_, items) = run(vec![c], vec![], &Rules::default());
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].outcome, Outcome::MissingTheirs);
+    assert!(!items[0].correctable);
 }
