@@ -15,7 +15,8 @@ on_both_backends!(
     corrections_are_postings_keyed_by_their_item_and_fold_in,
     usage_errors_name_what_to_fix,
     nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement,
-    corrections_stay_with_their_bank_account_and_post_where_they_are_read
+    corrections_stay_with_their_bank_account_and_post_where_they_are_read,
+    a_return_weeks_after_its_payment_is_returned
 );
 
 const OUR_IBAN: &str = "DE89370400440532013000";
@@ -1005,4 +1006,56 @@ fn corrections_stay_with_their_bank_account_and_post_where_they_are_read(db: Tes
         )
     );
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), before);
+}
+
+/// October's payment returned in November, long after the day window: its original is found
+/// by the identifier the return quotes, on any date.
+fn a_return_weeks_after_its_payment_is_returned(db: TestDb) {
+    let oct = pacs008(
+        "ACME-1005",
+        "2026-10-05",
+        &[Tx {
+            e2e: "E-OLD",
+            uetr: None,
+            amount: "75.00",
+            creditor: "GLOBEX BV",
+        }],
+    );
+    let p = write(&db, "oct.xml", &oct);
+    ingest(&db, &p);
+    let mut r = n("75.00", "2026-11-20");
+    r.credit = true;
+    r.bank_ref = "RET-1";
+    r.details = vec![("E-OLD", "", "", "AC04")];
+    let camt = write(
+        &db,
+        "nov.xml",
+        &camt053("NOV", "2026-11-01", "2026-11-30", &[r]),
+    );
+    ingest(&db, &camt);
+    let m = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        OUR_IBAN,
+        "--ledger-account",
+        LEDGER,
+    ]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let report = db.file("late.csv");
+    let (code, s, err) = reconcile(&db, &["--report", report.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(s["postings_read"], 0);
+    let key = db.rows("SELECT operation || ':' || posting_key FROM postings")[0][0].clone();
+    let rows = read_csv(&report);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["outcome"], "returned");
+    assert_eq!(rows[0]["refers_to"], key);
+    assert_eq!(
+        rows[0]["explanation"],
+        format!(
+            "returns posting {key} by end_to_end_id=E-OLD (dated 2026-10-05, before the period read); no return of \
+             it is posted; amount +7500 EUR"
+        )
+    );
 }

@@ -382,7 +382,8 @@ impl Ledger {
             as_of,
         };
         let t0 = std::time::Instant::now();
-        let items = reconcile::reconcile(&inputs, rules);
+        let mut items = reconcile::reconcile(&inputs, rules);
+        let late = self.late_returns(req, &mapped, &inputs, &mut items).await?;
         tracing::debug!(
             ms = t0.elapsed().as_secs_f64() * 1e3,
             items = items.len(),
@@ -404,7 +405,13 @@ impl Ledger {
         let mut rows: Vec<ItemRow> = items
             .iter()
             .enumerate()
-            .map(|(n, it)| item_row(&inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1)))
+            .map(|(n, it)| {
+                let mut row = item_row(&inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1));
+                if let Some(k) = late.get(&it.key) {
+                    row.refers_to = Some(k.clone());
+                }
+                row
+            })
             .collect();
         tracing::debug!(
             ms = t0.elapsed().as_secs_f64() * 1e3,
@@ -559,6 +566,84 @@ impl Ledger {
             ours.retain(|o| !cancelled.contains(&o.id));
         }
         Ok((ours, hash_in))
+    }
+
+    /// A return booked after the day window of the payment it returns: its original is
+    /// not among the postings read for the period. Each entry left `missing_ours` that is a
+    /// return (flagged, or quoting a posting of ours of the other sign) is looked up by its
+    /// identifiers in the trace-number index (ISO postings keep their UETR or EndToEndId
+    /// there), on any date: found, the item is `returned`, naming the posting (by key, in
+    /// `refers_to`). Returns the keys found, by item key; the items are put back in report
+    /// order (a stable sort by outcome keeps each outcome's own order).
+    async fn late_returns(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        mapped: &[String],
+        inputs: &Inputs,
+        items: &mut [Item],
+    ) -> Result<HashMap<String, String>> {
+        let mut found = HashMap::new();
+        let list = placeholders(3, mapped.len());
+        let sql = format!(
+            "SELECT operation || ':' || posting_key, amount_minor, \
+             CAST(CASE WHEN credit_account IN ({list}) THEN 1 ELSE 0 END AS BIGINT), effective_date \
+             FROM postings WHERE tenant = $1 AND trace_number = $2 \
+             AND (debit_account IN ({list}) OR credit_account IN ({list})) ORDER BY posting_id LIMIT 20"
+        );
+        for it in items.iter_mut() {
+            if it.outcome != Outcome::MissingOurs || it.theirs.len() != 1 {
+                continue;
+            }
+            let e = &inputs.theirs[it.theirs[0]];
+            let values = [&e.uetr, &e.end_to_end_id, &e.customer_ref, &e.bank_ref];
+            let mut hit = None;
+            for (name, v) in ["uetr", "end_to_end_id", "reference", "reference"]
+                .into_iter()
+                .zip(values)
+            {
+                let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) else {
+                    continue;
+                };
+                let mut a: Vec<Arg> = vec![Arg::Text(req.tenant), Arg::Text(v)];
+                a.extend(mapped.iter().map(|m| Arg::Text(m)));
+                for r in self
+                    .store
+                    .query(&sql, &a)
+                    .await
+                    .during("looking up a return's original")?
+                {
+                    // The original moved the other way (or the entry says it is a return).
+                    let signed = if r.int(2)? != 0 {
+                        r.int(1)?
+                    } else {
+                        -r.int(1)?
+                    };
+                    if e.is_return || signed.signum() == -e.amount_minor.signum() {
+                        hit = Some((r.text(0)?, r.opt_text(3)?, name, v.to_string()));
+                        break;
+                    }
+                }
+                if hit.is_some() {
+                    break;
+                }
+            }
+            if let Some((key, date, name, v)) = hit {
+                it.outcome = Outcome::Returned;
+                it.explanation = format!(
+                    "returns posting {key} by {name}={v} (dated {}, before the period read); no return of it is \
+                     posted; amount {}{} {}",
+                    date.unwrap_or_default(),
+                    if e.amount_minor > 0 { "+" } else { "" },
+                    e.amount_minor,
+                    e.currency
+                );
+                found.insert(it.key.clone(), key);
+            }
+        }
+        if !found.is_empty() {
+            items.sort_by_key(|i| i.outcome);
+        }
+        Ok(found)
     }
 
     async fn read_theirs(
