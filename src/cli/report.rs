@@ -69,15 +69,9 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
     {
         return reconciliation(g, a, ledger, run.run_id, format).await;
     }
-    let out: Box<dyn std::io::Write + Send> = match &a.output {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Box::new(f),
-            Err(e) => {
-                errln!("clearledger: cannot write {}: {e}", p.display());
-                return exit::INFRASTRUCTURE;
-            }
-        },
-        None => Box::new(std::io::stdout()),
+    let out = match output(a) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let mut w = match ReportWriter::new(format, out, false) {
         Ok(w) => w,
@@ -160,19 +154,28 @@ async fn reconciliation(
             r.summary.needs_attention
         );
     }
-    let out: Box<dyn std::io::Write + Send> = match &a.output {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Box::new(f),
-            Err(e) => {
-                errln!("clearledger: cannot write {}: {e}", p.display());
-                return exit::INFRASTRUCTURE;
-            }
-        },
-        None => Box::new(std::io::stdout()),
+    let out = match output(a) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     match crate::report::recon::write_items(format, out, &r.items) {
         Ok(()) => exit::OK,
         Err(e) => report_failed(&e, a),
+    }
+}
+
+/// Where the report goes: `--output`'s file (created), else standard output; a file that
+/// cannot be created is said and is exit 4.
+fn output(a: &ReportArgs) -> Result<Box<dyn std::io::Write + Send>, u8> {
+    match &a.output {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Ok(Box::new(f)),
+            Err(e) => {
+                errln!("clearledger: cannot write {}: {e}", p.display());
+                Err(exit::INFRASTRUCTURE)
+            }
+        },
+        None => Ok(Box::new(std::io::stdout())),
     }
 }
 

@@ -1320,29 +1320,7 @@ impl<'a> Engine<'a> {
             };
             let amounts: Vec<i64> = cands.iter().map(|&x| inp.ours[x].amount_minor).collect();
             let sols = subsets_summing(&amounts, e.amount_minor, max_m);
-            match sols.len() {
-                0 => {}
-                1 => {
-                    let members: Vec<usize> = sols[0].iter().map(|&i| cands[i]).collect();
-                    self.take(
-                        members,
-                        vec![t],
-                        by::AMOUNT_SUM,
-                        "amount sum and date".into(),
-                        Some(Outcome::ManyToOne),
-                        vec![],
-                    );
-                }
-                n => {
-                    let members: BTreeSet<usize> =
-                        sols.iter().flatten().map(|&i| cands[i]).collect();
-                    self.ambiguous(
-                        members.into_iter().collect(),
-                        vec![t],
-                        format!("{n} sets of postings sum to the entry"),
-                    );
-                }
-            }
+            self.settle_sum(Side::Theirs(t), &cands, &sols);
         }
         for &x in plain {
             if self.our_taken[x] || inp.ours[x].corrects.is_some() {
@@ -1362,29 +1340,51 @@ impl<'a> Engine<'a> {
             };
             let amounts: Vec<i64> = cands.iter().map(|&t| inp.theirs[t].amount_minor).collect();
             let sols = subsets_summing(&amounts, p.amount_minor, max_m);
-            match sols.len() {
-                0 => {}
-                1 => {
-                    let members: Vec<usize> = sols[0].iter().map(|&i| cands[i]).collect();
-                    self.take(
-                        vec![x],
-                        members,
-                        by::AMOUNT_SUM,
-                        "amount sum and date".into(),
-                        Some(Outcome::OneToMany),
-                        vec![],
-                    );
-                }
-                n => {
-                    let members: BTreeSet<usize> =
-                        sols.iter().flatten().map(|&i| cands[i]).collect();
-                    self.ambiguous(
-                        vec![x],
-                        members.into_iter().collect(),
-                        format!("{n} sets of entries sum to the posting"),
-                    );
-                }
-            }
+            self.settle_sum(Side::Ours(x), &cands, &sols);
+        }
+    }
+
+    /// One line (`one`) and the sets of the other side's candidates summing to it: one
+    /// set pairs them (`many_to_one` for postings summing to an entry, `one_to_many` for
+    /// entries summing to a posting), several make one ambiguous item of all of them.
+    fn settle_sum(&mut self, one: Side, cands: &[usize], sols: &[Vec<usize>]) {
+        let members = |i: usize| -> Vec<usize> { sols[i].iter().map(|&j| cands[j]).collect() };
+        let all: Vec<usize> = sols
+            .iter()
+            .flatten()
+            .map(|&j| cands[j])
+            .collect::<BTreeSet<usize>>()
+            .into_iter()
+            .collect();
+        let n = sols.len();
+        match (n, one) {
+            (0, _) => {}
+            (1, Side::Theirs(t)) => self.take(
+                members(0),
+                vec![t],
+                by::AMOUNT_SUM,
+                "amount sum and date".into(),
+                Some(Outcome::ManyToOne),
+                vec![],
+            ),
+            (1, Side::Ours(x)) => self.take(
+                vec![x],
+                members(0),
+                by::AMOUNT_SUM,
+                "amount sum and date".into(),
+                Some(Outcome::OneToMany),
+                vec![],
+            ),
+            (_, Side::Theirs(t)) => self.ambiguous(
+                all,
+                vec![t],
+                format!("{n} sets of postings sum to the entry"),
+            ),
+            (_, Side::Ours(x)) => self.ambiguous(
+                vec![x],
+                all,
+                format!("{n} sets of entries sum to the posting"),
+            ),
         }
     }
 
@@ -1533,6 +1533,13 @@ impl<'a> Engine<'a> {
             .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
             .min()
     }
+}
+
+/// A posting (`Ours`) or an entry (`Theirs`), by index.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Ours(usize),
+    Theirs(usize),
 }
 
 /// Postings (or entries) left, by (currency, sign), dated ones in date order and the
