@@ -11,6 +11,7 @@ use crate::report::ReportFormat;
 use crate::report::recon::write_items;
 use chrono::NaiveDate;
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -99,6 +100,23 @@ pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
     } else {
         None
     };
+    // A spinner with the step and the time taken, on a terminal (not with --quiet, nor
+    // with JSON logs, whose standard error carries JSON alone).
+    let bar = (!g.quiet && !super::events::json() && std::io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "reconcile {prefix}: {spinner} {msg} ({elapsed})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        pb.set_prefix(a.bank_account.clone());
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        pb
+    });
+    let spinner = bar
+        .clone()
+        .map(|pb| move |s: &'static str| pb.set_message(s));
     with_ledger(g, async |ledger| {
         if let Some(code) = require_tenant(g, ledger).await {
             return code;
@@ -112,8 +130,13 @@ pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
             dry_run: a.dry_run,
             corrections: corrections.clone(),
             at: chrono::Utc::now(),
+            on_stage: spinner.as_ref().map(|s| s as &(dyn Fn(&'static str) + Sync)),
         };
-        let r = match ledger.reconcile(&req).await {
+        let res = ledger.reconcile(&req).await;
+        if let Some(pb) = &bar {
+            pb.finish_and_clear();
+        }
+        let r = match res {
             Ok(ReconcileOutcome::Done(r)) => r,
             Ok(ReconcileOutcome::NotMapped) => {
                 errln!(

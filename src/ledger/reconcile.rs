@@ -40,6 +40,9 @@ pub struct ReconcileRequest<'a> {
     /// these items only, `None` for none.
     pub corrections: Option<Vec<String>>,
     pub at: DateTime<Utc>,
+    /// Told each step as it starts (`reading postings`, `reading entries`, `matching`,
+    /// `recording`): the CLI's progress spinner.
+    pub on_stage: Option<&'a (dyn Fn(&'static str) + Sync)>,
 }
 
 /// One item as stored and reported.
@@ -289,6 +292,12 @@ impl Ledger {
             }
         }
         let rules = req.rules;
+        let stage = |s: &'static str| {
+            if let Some(f) = req.on_stage {
+                f(s)
+            }
+        };
+        stage("reading postings");
         let t0 = std::time::Instant::now();
         let (ours, mut hash_in) = self.read_ours(req, &mapped).await?;
         tracing::debug!(
@@ -296,6 +305,7 @@ impl Ledger {
             postings = ours.len(),
             "reconcile: postings read"
         );
+        stage("reading entries");
         let t0 = std::time::Instant::now();
         let theirs = self.read_theirs(req, &mut hash_in).await?;
         tracing::debug!(
@@ -382,6 +392,7 @@ impl Ledger {
             as_of,
         };
         let t0 = std::time::Instant::now();
+        stage("matching");
         let mut items = reconcile::reconcile(&inputs, rules);
         let late = self.late_returns(req, &mapped, &inputs, &mut items).await?;
         tracing::debug!(
@@ -473,6 +484,7 @@ impl Ledger {
                 repeat_of: None,
             })));
         }
+        stage("recording");
         self.store
             .begin(Begin::Write)
             .await
