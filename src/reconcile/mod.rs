@@ -634,9 +634,10 @@ impl<'a> Engine<'a> {
                     e.currency
                 );
                 self.their_taken[t] = true;
-                self.items.push(self.single(
+                self.items.push(self.unjudged(
                     Outcome::Returned,
                     None,
+                    vec![],
                     vec![t],
                     Some(x),
                     explanation,
@@ -795,17 +796,14 @@ impl<'a> Engine<'a> {
                         signed(inp.ours[x].amount_minor),
                         signed(e.amount_minor)
                     );
-                    let mut item = self.single(
+                    let item = self.unjudged(
                         Outcome::Expected,
                         Some(by::PROVISIONAL),
+                        vec![x],
                         vec![t],
                         None,
                         explanation,
                     );
-                    item.ours = vec![x];
-                    item.our_amount_minor = inp.ours[x].amount_minor;
-                    item.delta_minor = e.amount_minor.saturating_sub(inp.ours[x].amount_minor);
-                    item.key = self.key_of(&item.ours, &item.theirs);
                     self.items.push(item);
                 }
                 None => {
@@ -814,9 +812,10 @@ impl<'a> Engine<'a> {
                         signed(e.amount_minor),
                         e.currency
                     );
-                    self.items.push(self.single(
+                    self.items.push(self.unjudged(
                         Outcome::Provisional,
                         None,
+                        vec![],
                         vec![t],
                         None,
                         explanation,
@@ -844,8 +843,14 @@ impl<'a> Engine<'a> {
                 e.currency,
                 e.date.map(|d| format!(", booked {d}")).unwrap_or_default()
             );
-            self.items
-                .push(self.single(Outcome::MissingOurs, None, vec![t], None, explanation));
+            self.items.push(self.unjudged(
+                Outcome::MissingOurs,
+                None,
+                vec![],
+                vec![t],
+                None,
+                explanation,
+            ));
         }
         for &x in &plain {
             if self.our_taken[x] {
@@ -868,12 +873,7 @@ impl<'a> Engine<'a> {
                 _ => (Outcome::MissingTheirs, "no bank entry".to_string()),
             };
             let explanation = format!("{why}; amount {} {}", signed(p.amount_minor), p.currency);
-            let mut item = self.single(outcome, None, vec![], None, explanation);
-            item.ours = vec![x];
-            item.currency = p.currency.clone();
-            item.our_amount_minor = p.amount_minor;
-            item.delta_minor = -p.amount_minor;
-            item.key = self.key_of(&item.ours, &[]);
+            let item = self.unjudged(outcome, None, vec![x], vec![], None, explanation);
             self.items.push(item);
         }
 
@@ -956,9 +956,10 @@ impl<'a> Engine<'a> {
             e.currency
         );
         self.their_taken[t] = true;
-        self.items.push(self.single(
+        self.items.push(self.unjudged(
             Outcome::DuplicateTheirs,
             None,
+            vec![],
             vec![t],
             Some(posting),
             explanation,
@@ -975,55 +976,33 @@ impl<'a> Engine<'a> {
         for &t in &theirs {
             self.their_taken[t] = true;
         }
-        let our_sum: i64 = ours
-            .iter()
-            .map(|&x| inp.ours[x].amount_minor)
-            .fold(0, i64::saturating_add);
-        let their_sum: i64 = theirs
-            .iter()
-            .map(|&t| inp.theirs[t].amount_minor)
-            .fold(0, i64::saturating_add);
-        let currency = theirs
-            .first()
-            .map(|&t| inp.theirs[t].currency.clone())
-            .or_else(|| ours.first().map(|&x| inp.ours[x].currency.clone()))
-            .unwrap_or_default();
         let explanation = format!(
             "{why}: postings {} and entries {} fit more than one way; an operator decides",
             list(ours.iter().map(|&x| inp.ours[x].key.as_str())),
             list(theirs.iter().map(|&t| inp.theirs[t].key.as_str())),
         );
-        let key = self.key_of(&ours, &theirs);
-        self.items.push(Item {
-            outcome: Outcome::Ambiguous,
-            matched_by: None,
-            ours,
-            theirs,
-            corrections: vec![],
-            refers_to: None,
-            tolerance: None,
-            currency,
-            our_amount_minor: our_sum,
-            their_amount_minor: their_sum,
-            delta_minor: their_sum.saturating_sub(our_sum),
-            delta_days: None,
-            explanation,
-            key,
-            correctable: true,
-        });
+        let item = self.unjudged(Outcome::Ambiguous, None, ours, theirs, None, explanation);
+        self.items.push(item);
     }
 
-    /// An item of entries alone.
-    fn single(
+    /// An item not judged as a pairing (a repeat, a return, what is left, an ambiguity):
+    /// its members' sums, Δ = theirs − ours, the entries' currency (else the postings'),
+    /// its key.
+    fn unjudged(
         &self,
         outcome: Outcome,
         matched_by: Option<&'static str>,
+        ours: Vec<usize>,
         theirs: Vec<usize>,
         refers_to: Option<usize>,
         explanation: String,
     ) -> Item {
         let inp = self.inp;
-        let sum: i64 = theirs
+        let our_sum: i64 = ours
+            .iter()
+            .map(|&x| inp.ours[x].amount_minor)
+            .fold(0, i64::saturating_add);
+        let their_sum: i64 = theirs
             .iter()
             .map(|&t| inp.theirs[t].amount_minor)
             .fold(0, i64::saturating_add);
@@ -1033,17 +1012,18 @@ impl<'a> Engine<'a> {
             currency: theirs
                 .first()
                 .map(|&t| inp.theirs[t].currency.clone())
+                .or_else(|| ours.first().map(|&x| inp.ours[x].currency.clone()))
                 .unwrap_or_default(),
-            key: self.key_of(&[], &theirs),
+            key: self.key_of(&ours, &theirs),
             correctable: true,
-            ours: vec![],
+            ours,
             theirs,
             corrections: vec![],
             refers_to,
             tolerance: None,
-            our_amount_minor: 0,
-            their_amount_minor: sum,
-            delta_minor: sum,
+            our_amount_minor: our_sum,
+            their_amount_minor: their_sum,
+            delta_minor: their_sum.saturating_sub(our_sum),
             delta_days: None,
             explanation,
         }
@@ -1172,30 +1152,37 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The postings of `plain` not taken, by (currency, amount), in `plain`'s order.
+    fn ours_left_by_amount(&self, plain: &[usize]) -> HashMap<(&'a str, i64), Vec<usize>> {
+        let mut by: HashMap<(&'a str, i64), Vec<usize>> = HashMap::new();
+        for &x in plain.iter().filter(|&&x| !self.our_taken[x]) {
+            let p = &self.inp.ours[x];
+            by.entry((p.currency.as_str(), p.amount_minor))
+                .or_default()
+                .push(x);
+        }
+        by
+    }
+
+    /// The entries of `booked` not taken, by (currency, amount) in order, each in
+    /// `booked`'s order.
+    fn theirs_left_by_amount(&self, booked: &[usize]) -> BTreeMap<(&'a str, i64), Vec<usize>> {
+        let mut by: BTreeMap<(&'a str, i64), Vec<usize>> = BTreeMap::new();
+        for &t in booked.iter().filter(|&&t| !self.their_taken[t]) {
+            let e = &self.inp.theirs[t];
+            by.entry((e.currency.as_str(), e.amount_minor))
+                .or_default()
+                .push(t);
+        }
+        by
+    }
+
     /// Pass 8: an entry and a posting of the same amount and currency within the window,
     /// each the only one for the other (a counterparty the entry's text names narrows).
     fn amount_date(&mut self, plain: &[usize], booked: &[usize]) {
         let inp = self.inp;
-        let mut ours_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
-        for &x in plain {
-            if !self.our_taken[x] {
-                let p = &inp.ours[x];
-                ours_by
-                    .entry((p.currency.as_str(), p.amount_minor))
-                    .or_default()
-                    .push(x);
-            }
-        }
-        let mut theirs_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
-        for &t in booked {
-            if !self.their_taken[t] {
-                let e = &inp.theirs[t];
-                theirs_by
-                    .entry((e.currency.as_str(), e.amount_minor))
-                    .or_default()
-                    .push(t);
-            }
-        }
+        let ours_by = self.ours_left_by_amount(plain);
+        let theirs_by = self.theirs_left_by_amount(booked);
         for &t in booked {
             if self.their_taken[t] {
                 continue;
@@ -1392,26 +1379,8 @@ impl<'a> Engine<'a> {
     /// several ways: one ambiguous item per connected set.
     fn leftover_ambiguity(&mut self, plain: &[usize], booked: &[usize]) {
         let inp = self.inp;
-        let mut ours_by: HashMap<(&str, i64), Vec<usize>> = HashMap::new();
-        for &x in plain {
-            if !self.our_taken[x] {
-                let p = &inp.ours[x];
-                ours_by
-                    .entry((p.currency.as_str(), p.amount_minor))
-                    .or_default()
-                    .push(x);
-            }
-        }
-        let mut theirs_by: BTreeMap<(&str, i64), Vec<usize>> = BTreeMap::new();
-        for &t in booked {
-            if !self.their_taken[t] {
-                let e = &inp.theirs[t];
-                theirs_by
-                    .entry((e.currency.as_str(), e.amount_minor))
-                    .or_default()
-                    .push(t);
-            }
-        }
+        let ours_by = self.ours_left_by_amount(plain);
+        let theirs_by = self.theirs_left_by_amount(booked);
         for (k, ts) in theirs_by {
             let Some(xs) = ours_by.get(&k) else { continue };
             // Connected sets under "within the window", in date order.
@@ -1504,12 +1473,14 @@ impl<'a> Engine<'a> {
                 signed(p.amount_minor),
                 p.currency
             );
-            let mut item = self.single(Outcome::MissingTheirs, None, vec![], None, explanation);
-            item.ours = vec![c];
-            item.currency = p.currency.clone();
-            item.our_amount_minor = p.amount_minor;
-            item.delta_minor = -p.amount_minor;
-            item.key = self.key_of(&item.ours, &[]);
+            let mut item = self.unjudged(
+                Outcome::MissingTheirs,
+                None,
+                vec![c],
+                vec![],
+                None,
+                explanation,
+            );
             item.correctable = false;
             items.push(item);
         }
