@@ -14,6 +14,8 @@
 //! - [`reconcile`]: two-sided reconciliation, pure: postings and statement entries in,
 //!   items with outcomes and explanations out;
 //! - [`report`]: outcomes in, CSV / JSON lines / text out;
+//! - [`serve`]: the same over HTTP (`clearledger serve`): uploads under an
+//!   `Idempotency-Key` go through [`ingest`] like any file; reads, metrics;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
 pub mod cli;
@@ -30,3 +32,4 @@ pub mod report;
 /// Deterministic pseudo-random numbers for `generate` and the test suites (not an API).
 #[doc(hidden)]
 pub mod rng;
+pub mod serve;

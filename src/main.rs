@@ -16,10 +16,12 @@ fn main() -> ExitCode {
     };
     cli::events::init(cli.global.log_format);
     cli::signals::install(cli.global.log_format == LogFormat::Json);
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // The server answers many requests at once: a runtime with a worker per core.
+    let mut builder = match cli.command {
+        Command::Serve(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             cli::out::err_line(
@@ -43,6 +45,8 @@ fn main() -> ExitCode {
             Command::Statements(a) => cli::statements::run(&cli.global, a).await,
             Command::Account(a) => cli::account::run(&cli.global, a).await,
             Command::Reconcile(a) => cli::reconcile::run(&cli.global, a).await,
+            Command::Serve(a) => cli::serve::run(&cli.global, a).await,
+            Command::Apikey(a) => cli::apikey::run(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

@@ -284,6 +284,7 @@ pub async fn ingest_one(
         validate: a.nacha.options(),
         resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
         format: a.format.file_format(),
+        answer: None,
     };
     let now = || chrono::Utc::now();
     let input = if file.as_os_str() == "-" {
@@ -407,30 +408,17 @@ pub async fn ingest_one(
                 result.error = Some(msg.clone());
             }
             let printed = if a.json {
-                let mut v = json!({
-                    "file": name, "status": status, "run_id": run.run_id, "file_id": run.file_id,
-                    "sha256": run.sha256, "format": run.format, "tenant": run.tenant,
-                    "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
-                    "conflicts": run.conflicts, "held": run.held,
-                    "posted_amount_minor": run.posted_amount_minor, "totals": run.totals,
-                    "warnings": run.warnings,
-                    "bytes": bytes, "seconds": secs, "fast_path": fast_path,
-                    "records_per_second": rate(run.records as f64, secs),
-                    "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                let mut v = crate::report::summary::completed(&crate::report::summary::Summary {
+                    file: &name,
+                    run: &run,
+                    findings: &findings,
+                    bytes,
+                    seconds: secs,
+                    fast_path,
+                    statements: statements.as_deref(),
                 });
                 if let Some(msg) = &report_error {
                     v["report_error"] = json!(msg);
-                }
-                if let Some(s) = &statements {
-                    v["kind"] = json!("statement");
-                    v["statements"] = json!({
-                        "total": s.statements, "new": s.statements_new,
-                        "duplicate": s.statements_duplicate, "conflict": s.statements_conflict,
-                    });
-                    v["entries"] = json!(s.entries);
-                    v["recorded"] = json!(s.recorded);
-                    v["provisional"] = json!(s.provisional);
-                    v["confirmed"] = json!(s.confirmed);
                 }
                 outln!("{v}")
             } else if !g.quiet
@@ -589,12 +577,14 @@ pub async fn ingest_one(
             if a.json {
                 let printed = outln!(
                     "{}",
-                    json!({
-                        "file": name, "status": "rejected", "run_id": if run.run_id > 0 { Some(run.run_id) } else { None },
-                        "file_id": run.file_id, "sha256": run.sha256, "format": run.format, "tenant": g.tenant,
-                        "records": run.records, "posted": 0, "duplicates": 0, "conflicts": 0, "held": 0,
-                        "errors": errors, "warnings": findings.len() - errors, "bytes": bytes, "seconds": secs,
-                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                    crate::report::summary::rejected(&crate::report::summary::Summary {
+                        file: &name,
+                        run: &run,
+                        findings: &findings,
+                        bytes,
+                        seconds: secs,
+                        fast_path: false,
+                        statements: None,
                     })
                 );
                 if let Err(e) = printed {
@@ -742,9 +732,7 @@ fn rejection_reason(name: &str, findings: &[Finding], errors: usize) -> String {
     }
 }
 
-fn rate(n: f64, secs: f64) -> f64 {
-    if secs > 0.0 { (n / secs).round() } else { 0.0 }
-}
+use crate::report::summary::rate;
 
 fn print_warnings(a: &IngestArgs, name: &str, findings: &[Finding]) {
     if !a.json {

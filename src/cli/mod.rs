@@ -31,6 +31,7 @@ macro_rules! errln {
 
 pub mod account;
 pub mod actions;
+pub mod apikey;
 pub mod check;
 pub mod db;
 pub mod events;
@@ -42,6 +43,7 @@ pub mod out;
 pub mod reconcile;
 pub mod report;
 pub mod runs;
+pub mod serve;
 pub mod signals;
 pub mod statements;
 pub mod tenant;
@@ -214,6 +216,11 @@ pub enum Command {
     /// booked statement entry matched or explained (missing_ours first), the balance
     /// checked, corrections posted on request (exit 1 when an item needs attention).
     Reconcile(reconcile::ReconcileArgs),
+    /// Serve the ledger over HTTP: uploads with Idempotency-Key, a read for every write,
+    /// /metrics (until SIGTERM; requests in flight finish first).
+    Serve(serve::ServeArgs),
+    /// API keys for `serve`, one tenant each: create (printed once), list, revoke.
+    Apikey(apikey::ApiKeyArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.

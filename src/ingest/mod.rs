@@ -39,6 +39,11 @@ const CHUNKS_IN_FLIGHT: usize = 4;
 pub enum Input {
     Path(PathBuf),
     Stdin,
+    /// A file received over HTTP, spooled to `path`; its runs are named `name`.
+    Upload {
+        path: PathBuf,
+        name: String,
+    },
 }
 
 impl Input {
@@ -46,11 +51,12 @@ impl Input {
         match self {
             Input::Path(p) => p.display().to_string(),
             Input::Stdin => "-".to_string(),
+            Input::Upload { name, .. } => name.clone(),
         }
     }
     fn open(&self) -> std::io::Result<(Box<dyn Read + Send>, Option<u64>)> {
         match self {
-            Input::Path(p) => {
+            Input::Path(p) | Input::Upload { path: p, .. } => {
                 let meta = std::fs::metadata(p)?;
                 if meta.is_dir() {
                     return Err(std::io::Error::new(
@@ -97,6 +103,57 @@ pub struct IngestOptions {
     /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
     /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
+    /// An HTTP request's answer (issue #15): when the ledger has a seal pending
+    /// ([`Ledger::seal_next_run`]), each commit gives it this function of the file's
+    /// summary, so the response is stored in the run's own transaction. `None` for the
+    /// CLI.
+    pub answer: Option<AnswerFn>,
+}
+
+/// Makes a request's answer from a file's summary; `true` for a rejected file.
+#[derive(Clone)]
+#[allow(clippy::type_complexity)]
+pub struct AnswerFn(
+    pub  std::sync::Arc<
+        dyn Fn(&crate::report::summary::Summary<'_>, bool) -> crate::ledger::Answer + Send + Sync,
+    >,
+);
+
+impl std::fmt::Debug for AnswerFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AnswerFn")
+    }
+}
+
+/// What a summary needs beyond the run: kept until the commit that reads the run back.
+pub(crate) struct Pending {
+    pub file: String,
+    pub findings: Vec<Finding>,
+    pub bytes: u64,
+    pub since: std::time::Instant,
+    pub fast_path: bool,
+    pub statements: Option<crate::ledger::StatementRun>,
+    pub rejected: bool,
+}
+
+/// Gives the ledger's pending seal its answer, if there is one, before a commit.
+pub(crate) fn arm_answer(ledger: &mut Ledger, opts: &IngestOptions, p: Pending) {
+    let Some(f) = opts.answer.clone() else { return };
+    if !ledger.sealing() {
+        return;
+    }
+    ledger.answer_with(Box::new(move |run| {
+        let summary = crate::report::summary::Summary {
+            file: &p.file,
+            run,
+            findings: &p.findings,
+            bytes: p.bytes,
+            seconds: p.since.elapsed().as_secs_f64(),
+            fast_path: p.fast_path,
+            statements: p.statements.as_ref(),
+        };
+        (f.0)(&summary, p.rejected)
+    }));
 }
 
 /// What the parser thread learned of the whole file.
@@ -210,6 +267,7 @@ pub async fn ingest_file(
     progress: Option<ProgressSink>,
 ) -> Result<IngestOutcome, IngestError> {
     let started_at = now();
+    let since = std::time::Instant::now();
     let name = input.name();
     // Exact re-upload fast path: the same bytes (SHA-256) already ingested by a completed run
     // whose records all posted or were duplicates. Those bytes passed validation then, and
@@ -236,7 +294,7 @@ pub async fn ingest_file(
                 .find_exact_upload(&opts.tenant, &hashed.sha256)
                 .await?
             {
-                return replay(ledger, &prior, hashed, opts, name, started_at, now).await;
+                return replay(ledger, &prior, hashed, opts, name, started_at, now, since).await;
             }
             let file = hashed.file.try_clone().map_err(read_err)?;
             (
@@ -270,7 +328,7 @@ pub async fn ingest_file(
                     let sha256 = prehashed.as_ref().map(|h| h.sha256.clone());
                     let bytes = prehashed.as_ref().map(|h| h.bytes);
                     return statements::ingest(
-                        ledger, kind, source, sha256, bytes, opts, name, started_at,
+                        ledger, kind, source, sha256, bytes, opts, name, started_at, since,
                     )
                     .await;
                 }
@@ -426,6 +484,19 @@ pub async fn ingest_file(
                 bytes: read.bytes,
             });
         }
+        arm_answer(
+            ledger,
+            opts,
+            Pending {
+                file: rejection.source_name.clone(),
+                findings: findings.clone(),
+                bytes: read.bytes,
+                since,
+                fast_path: false,
+                statements: None,
+                rejected: true,
+            },
+        );
         let run = ledger.record_rejection(&rejection).await?;
         return Ok(IngestOutcome::Rejected {
             run,
@@ -478,6 +549,19 @@ pub async fn ingest_file(
     if let Some(p) = &stages {
         p.stage(Stage::Committing);
     }
+    arm_answer(
+        ledger,
+        opts,
+        Pending {
+            file: name.clone(),
+            findings: findings.clone(),
+            bytes: read.bytes,
+            since,
+            fast_path: false,
+            statements: None,
+            rejected: false,
+        },
+    );
     let info = ledger.commit_run(open, &finish).await?;
     Ok(IngestOutcome::Completed {
         run: info,
@@ -676,7 +760,7 @@ impl PreHashed {
     fn of_input(input: &Input) -> std::io::Result<Self> {
         match input {
             Input::Stdin => Self::spooled(std::io::stdin().lock()),
-            Input::Path(path) => {
+            Input::Path(path) | Input::Upload { path, .. } => {
                 let file = std::fs::File::open(path)?;
                 let meta = file.metadata()?;
                 if meta.is_dir() {
@@ -775,6 +859,7 @@ async fn replay(
     name: String,
     started_at: DateTime<Utc>,
     now: &(dyn Fn() -> DateTime<Utc> + Sync),
+    since: std::time::Instant,
 ) -> Result<IngestOutcome, IngestError> {
     let start = RunStart {
         tenant: opts.tenant.clone(),
@@ -788,6 +873,19 @@ async fn replay(
         finished_at: now(),
         findings: Vec::new(),
     };
+    arm_answer(
+        ledger,
+        opts,
+        Pending {
+            file: name.clone(),
+            findings: Vec::new(),
+            bytes: hashed.bytes,
+            since,
+            fast_path: true,
+            statements: None,
+            rejected: false,
+        },
+    );
     let run = ledger.replay_run(&start, prior, &finish).await?;
     tracing::debug!(file = %name, run_id = run.run_id, prior_run = prior.first_run_id, "exact re-upload replayed");
     Ok(IngestOutcome::Completed {

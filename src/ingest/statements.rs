@@ -34,6 +34,7 @@ pub(super) async fn ingest(
     opts: &IngestOptions,
     name: String,
     started_at: DateTime<Utc>,
+    since: std::time::Instant,
 ) -> Result<IngestOutcome, IngestError> {
     let (tx, mut rx) = mpsc::channel::<Msg>(STATEMENTS_IN_FLIGHT);
     let reader = std::thread::Builder::new()
@@ -171,6 +172,19 @@ pub(super) async fn ingest(
         Some(o) if !rejected => {
             start.format = summary.format;
             start.findings = &summary.findings;
+            super::arm_answer(
+                ledger,
+                opts,
+                super::Pending {
+                    file: name.clone(),
+                    findings: summary.findings.clone(),
+                    bytes,
+                    since,
+                    fast_path: false,
+                    statements: Some(o.counts().clone()),
+                    rejected: false,
+                },
+            );
             let done = ledger.commit_statements(o, &start).await?;
             Ok(IngestOutcome::Completed {
                 run: done.run.clone(),
@@ -223,6 +237,19 @@ pub(super) async fn ingest(
                 records: summary.entries,
                 findings: findings.clone(),
             };
+            super::arm_answer(
+                ledger,
+                opts,
+                super::Pending {
+                    file: rejection.source_name.clone(),
+                    findings: findings.clone(),
+                    bytes,
+                    since,
+                    fast_path: false,
+                    statements: None,
+                    rejected: true,
+                },
+            );
             let run = ledger.record_rejection(&rejection).await?;
             Ok(IngestOutcome::Rejected {
                 run,

@@ -22,6 +22,7 @@
 mod accounts;
 mod actions;
 mod classify;
+mod http;
 mod postgres;
 mod protocol;
 mod reconcile;
@@ -32,6 +33,10 @@ mod store;
 mod tenants;
 
 pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
+pub use http::{
+    Answer, ApiKey, IdemScope, MetricTotals, NewApiKey, RepeatDecision, Respond, Seal,
+    StoredResponse,
+};
 pub use reconcile::{
     BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
     Reconciliation, Summary,
@@ -123,6 +128,20 @@ pub enum LedgerError {
          (PRAGMA foreign_key_check); nothing was migrated"
     )]
     ForeignKeyViolation { table: String, rows: u64 },
+    /// A task of the HTTP server failed (a bug): what it did rolled back with its
+    /// connection.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// The operating system's random source failed (creating an API key).
+    #[error("cannot read random bytes from the operating system: {0}")]
+    Random(String),
+    /// An `Idempotency-Key`'s response was stored by another request while this one ran
+    /// (another process on the same SQLite file): this run rolled back whole; the stored
+    /// response is the answer.
+    #[error(
+        "the idempotency key was completed by another request meanwhile; nothing of this run committed"
+    )]
+    IdempotencyKeyTaken,
     /// A column of an unexpected type (a database not written by this program?).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
@@ -555,6 +574,9 @@ pub struct DbOptions {
 /// (`protocol.rs`) on top of it. Calls are sequential.
 pub struct Ledger {
     store: store::Store,
+    /// What the next run's COMMIT writes with it (an HTTP request's stored response:
+    /// `http.rs`).
+    seal: Option<Seal>,
 }
 
 impl DbOptions {
@@ -594,7 +616,7 @@ impl Backend {
 /// (`3D000`, a configuration error): [`open_creating`] creates it.
 pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
     let store = connect(url, opts).await?;
-    let mut l = Ledger { store };
+    let mut l = Ledger { store, seal: None };
     l.migrate().await?;
     Ok(l)
 }
@@ -616,7 +638,7 @@ async fn connect(url: &str, opts: &DbOptions) -> Result<store::Store> {
 /// it is (back up, then upgrade), even one whose migration cannot run.
 pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
     let store = connect(url, opts).await?;
-    Ok(Ledger { store })
+    Ok(Ledger { store, seal: None })
 }
 
 /// [`open`], first creating the PostgreSQL database the URL names when it does not exist
@@ -813,6 +835,26 @@ impl LedgerError {
     }
 
     /// A failure worth retrying as a whole run: deadlock, serialization failure.
+    /// A unique index refused an insert with an error (SQLSTATE 23505, SQLite's
+    /// SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY) instead of `ON CONFLICT` classifying it:
+    /// a path that escaped the insert-first protocol (PRINCIPLES §7; a metric, target 0).
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            LedgerError::Database { source, .. } => matches!(
+                source,
+                sqlx::Error::Database(d) if d.code().as_deref() == Some("23505")
+            ),
+            LedgerError::Sqlite { source, .. } => matches!(
+                source,
+                rusqlite::Error::SqliteFailure(f, _) if f.extended_code == 2067 || f.extended_code == 1555
+            ),
+            LedgerError::AfterCommit { source, .. } | LedgerError::CommitUnknown { source, .. } => {
+                source.is_unique_violation()
+            }
+            _ => false,
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         match self {
             LedgerError::Database {

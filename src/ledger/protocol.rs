@@ -116,7 +116,15 @@ impl Ledger {
     /// with the connection (not with an error the server sent) may have committed or not:
     /// [`LedgerError::CommitUnknown`].
     async fn commit(&mut self, run_id: Option<i64>) -> Result<()> {
-        if run_id.is_some() {
+        if let Some(id) = run_id {
+            if let Err(e) = self
+                .write_seal(id)
+                .await
+                .during("storing the response of the request")
+            {
+                let _ = self.store.rollback().await;
+                return Err(e);
+            }
             self.store.fault_drop("pg_drop_at_commit").await;
         }
         let res = self.store.commit().await.during("committing");
@@ -661,7 +669,7 @@ impl Ledger {
             .await
     }
 
-    async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+    pub(super) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
         let row = self
             .store
             .query_one(&sql::run_by_id(), &args![run_id])

@@ -1,0 +1,574 @@
+//! What the HTTP service keeps in the ledger's database (migrations/*/0011_http.sql,
+//! issue #15): API keys, each bound to one tenant; the responses stored under an
+//! `Idempotency-Key`; the journal of every repeat over HTTP.
+//!
+//! A stored response is written only inside the transaction of the run the request made
+//! ([`Ledger::seal_next_run`], written by the run's COMMIT step), so the key's claim, the
+//! run's postings and the answer commit together or not at all (PRINCIPLES §6). A request
+//! in progress holds no row; it holds a lock ([`Ledger::try_lock_key`]): a PostgreSQL
+//! session-level advisory lock, so that workers on other machines see it too, and which the
+//! server releases when the connection ends, a crash included.
+
+use super::classify::ts;
+use super::store::{Arg, Store, args};
+use super::{Ledger, LedgerError, Result, RunInfo};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// An API key as stored (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiKey {
+    pub api_key_id: i64,
+    pub tenant: String,
+    /// The key's public part: `clk_<prefix>_…`; names the key in `apikey list` and
+    /// `apikey revoke`.
+    pub prefix: String,
+    pub label: Option<String>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// A key just created: `key` is shown once and never stored.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub key: String,
+    pub info: ApiKey,
+}
+
+/// What an `Idempotency-Key` is scoped to (the IETF httpapi draft; Stripe): the same key
+/// under another API key, method or route is another key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdemScope {
+    pub tenant: String,
+    pub api_key_id: i64,
+    pub method: String,
+    pub route: String,
+    pub key: String,
+}
+
+impl IdemScope {
+    /// The name the in-progress lock is taken under.
+    fn lock_name(&self) -> String {
+        format!(
+            "idempotency\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            self.tenant, self.api_key_id, self.method, self.route, self.key
+        )
+    }
+}
+
+/// A response as stored, and answered again byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub content_type: String,
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+    /// SHA-256 (hex) of the request's file.
+    pub fingerprint: String,
+    pub run_id: Option<i64>,
+    pub created_at: String,
+}
+
+/// The answer a run's request gets, built from the run as it stands inside its
+/// transaction, just before COMMIT.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Makes a run's answer from the run as read inside its transaction.
+pub type Respond = Box<dyn FnOnce(&RunInfo) -> Answer + Send>;
+
+/// What the next run's COMMIT writes with it: the key's row and its response.
+pub struct Seal {
+    pub scope: IdemScope,
+    pub fingerprint: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    /// Builds the response from the run read back inside the transaction; given by the
+    /// ingest just before it commits ([`Ledger::answer_with`]), which knows the rest of
+    /// the summary (findings, bytes, time).
+    pub respond: Option<Respond>,
+}
+
+impl std::fmt::Debug for Seal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seal").field("scope", &self.scope).finish()
+    }
+}
+
+/// What `/metrics` reads from the ledger ([`Ledger::metric_totals`]).
+#[derive(Debug, Default, Clone)]
+pub struct MetricTotals {
+    /// (kind, status, runs)
+    pub runs: Vec<(String, String, i64)>,
+    /// (outcome, records)
+    pub records: Vec<(&'static str, i64)>,
+    /// (channel, repeats)
+    pub repeats: Vec<(&'static str, i64)>,
+}
+
+/// A repeat over HTTP, as journaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepeatDecision {
+    /// The stored response answered again.
+    Replayed,
+    /// Refused with 409: the first request with the key was still running.
+    InProgress,
+    /// Refused with 422: the key came back with another file.
+    Mismatch,
+}
+
+impl RepeatDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepeatDecision::Replayed => "replayed",
+            RepeatDecision::InProgress => "in_progress",
+            RepeatDecision::Mismatch => "mismatch",
+        }
+    }
+}
+
+/// The SHA-256 (hex) a secret is stored and compared as.
+fn secret_hash(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// Splits `clk_<prefix>_<secret>` into its prefix; `None` for anything else.
+fn key_prefix(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("clk_")?;
+    let (prefix, secret) = rest.split_once('_')?;
+    (prefix.len() == 12
+        && secret.len() == 43
+        && prefix.bytes().all(|b| b.is_ascii_hexdigit())
+        && secret
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+    .then_some(prefix)
+}
+
+/// Equal in time independent of where the strings differ (both are hex digests).
+fn same_digest(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+const API_KEY_COLUMNS: &str = "api_key_id, tenant, prefix, label, created_at, revoked_at";
+
+fn api_key(r: &super::store::Row) -> Result<ApiKey> {
+    Ok(ApiKey {
+        api_key_id: r.int(0)?,
+        tenant: r.text(1)?,
+        prefix: r.text(2)?,
+        label: r.opt_text(3)?,
+        created_at: r.text(4)?,
+        revoked_at: r.opt_text(5)?,
+    })
+}
+
+impl Ledger {
+    /// Creates an API key for `tenant` (which must be known: the caller checks). The key
+    /// is 32 bytes from the operating system's random source, in URL-safe base64.
+    pub async fn create_api_key(
+        &mut self,
+        tenant: &str,
+        label: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<NewApiKey> {
+        use base64::Engine;
+        let mut raw = [0u8; 38];
+        getrandom::fill(&mut raw).map_err(|e| LedgerError::Random(e.to_string()))?;
+        let prefix = hex::encode(&raw[..6]);
+        let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw[6..]);
+        let key = format!("clk_{prefix}_{secret}");
+        let at = ts(&now);
+        let row = self
+            .store
+            .query_one(
+                &format!(
+                    "INSERT INTO api_keys (tenant, prefix, secret_sha256, label, created_at) \
+                     VALUES ($1, $2, $3, $4, $5) RETURNING {API_KEY_COLUMNS}"
+                ),
+                &args![
+                    tenant,
+                    prefix.as_str(),
+                    secret_hash(&key).as_str(),
+                    label,
+                    at.as_str()
+                ],
+            )
+            .await?;
+        Ok(NewApiKey {
+            key,
+            info: api_key(&row)?,
+        })
+    }
+
+    /// The API keys of `tenant` (every tenant's with `None`), oldest first.
+    pub async fn api_keys(&mut self, tenant: Option<&str>) -> Result<Vec<ApiKey>> {
+        let rows = match tenant {
+            Some(t) => {
+                self.store
+                    .query(
+                        &format!(
+                            "SELECT {API_KEY_COLUMNS} FROM api_keys WHERE tenant = $1 \
+                             ORDER BY api_key_id"
+                        ),
+                        &args![t],
+                    )
+                    .await?
+            }
+            None => {
+                self.store
+                    .query(
+                        &format!("SELECT {API_KEY_COLUMNS} FROM api_keys ORDER BY api_key_id"),
+                        &[],
+                    )
+                    .await?
+            }
+        };
+        rows.iter().map(api_key).collect()
+    }
+
+    /// Revokes the key named by its prefix (or by the whole key); `None` when there is no
+    /// such key. A key revoked already keeps its first revocation time.
+    pub async fn revoke_api_key(
+        &mut self,
+        prefix_or_key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApiKey>> {
+        let prefix = key_prefix(prefix_or_key).unwrap_or(prefix_or_key);
+        let at = ts(&now);
+        self.store
+            .execute(
+                "UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL",
+                &args![at.as_str(), prefix],
+            )
+            .await?;
+        let row = self
+            .store
+            .query_opt(
+                &format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE prefix = $1"),
+                &args![prefix],
+            )
+            .await?;
+        row.as_ref().map(api_key).transpose()
+    }
+
+    /// The live key `presented` is, if it is one: well formed, known, its secret's hash
+    /// equal, not revoked.
+    pub async fn authenticate(&mut self, presented: &str) -> Result<Option<ApiKey>> {
+        let Some(prefix) = key_prefix(presented) else {
+            return Ok(None);
+        };
+        let row = self
+            .store
+            .query_opt(
+                &format!(
+                    "SELECT {API_KEY_COLUMNS}, secret_sha256 FROM api_keys \
+                     WHERE prefix = $1 AND revoked_at IS NULL"
+                ),
+                &args![prefix],
+            )
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored = row.text(6)?;
+        if !same_digest(&stored, &secret_hash(presented)) {
+            return Ok(None);
+        }
+        api_key(&row).map(Some)
+    }
+
+    /// The response stored under `scope`, unless it has expired at `now`.
+    pub async fn stored_response(
+        &mut self,
+        scope: &IdemScope,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StoredResponse>> {
+        let at = ts(&now);
+        let row = self
+            .store
+            .query_opt(
+                "SELECT status, content_type, location, body, fingerprint, run_id, created_at \
+                 FROM idempotency_keys WHERE tenant = $1 AND api_key_id = $2 AND method = $3 \
+                 AND route = $4 AND idem_key = $5 AND expires_at > $6",
+                &args![
+                    scope.tenant.as_str(),
+                    scope.api_key_id,
+                    scope.method.as_str(),
+                    scope.route.as_str(),
+                    scope.key.as_str(),
+                    at.as_str()
+                ],
+            )
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(StoredResponse {
+            status: u16::try_from(r.int(0)?).map_err(|_| LedgerError::Decode {
+                column: 0,
+                expected: "an HTTP status",
+            })?,
+            content_type: r.text(1)?,
+            location: r.opt_text(2)?,
+            body: r.bytes(3)?,
+            fingerprint: r.text(4)?,
+            run_id: r.opt_int(5)?,
+            created_at: r.text(6)?,
+        }))
+    }
+
+    /// Journals a repeat over HTTP (PRINCIPLES §9), in a transaction of its own.
+    pub async fn record_http_repeat(
+        &mut self,
+        scope: &IdemScope,
+        decision: RepeatDecision,
+        fingerprint: &str,
+        run_id: Option<i64>,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let at = ts(&now);
+        self.store
+            .execute(
+                "INSERT INTO http_repeats (tenant, api_key_id, method, route, idem_key, decision, \
+                 fingerprint, run_id, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                &args![
+                    scope.tenant.as_str(),
+                    scope.api_key_id,
+                    scope.method.as_str(),
+                    scope.route.as_str(),
+                    scope.key.as_str(),
+                    decision.as_str(),
+                    fingerprint,
+                    run_id,
+                    at.as_str()
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the stored responses expired at `now`; returns how many.
+    pub async fn purge_expired_keys(&mut self, now: DateTime<Utc>) -> Result<u64> {
+        let at = ts(&now);
+        self.store
+            .execute(
+                "DELETE FROM idempotency_keys WHERE expires_at <= $1",
+                &args![at.as_str()],
+            )
+            .await
+    }
+
+    /// The ledger's totals `/metrics` reports, across tenants: runs by (kind, status);
+    /// records of completed runs by outcome; repeats by channel (a file's duplicates and
+    /// conflicts, HTTP replays of a stored response, webhook deliveries seen before).
+    pub async fn metric_totals(&mut self) -> Result<MetricTotals> {
+        let runs = self
+            .store
+            .query(
+                "SELECT kind, status, count(*) FROM runs GROUP BY kind, status ORDER BY kind, status",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let r = self
+            .store
+            .query_one(
+                "SELECT CAST(coalesce(sum(posted), 0) AS BIGINT),                  CAST(coalesce(sum(duplicates), 0) AS BIGINT),                  CAST(coalesce(sum(conflicts), 0) AS BIGINT),                  CAST(coalesce(sum(held), 0) AS BIGINT) FROM runs WHERE status = 'completed'",
+                &[],
+            )
+            .await?;
+        let (posted, duplicates, conflicts, held) = (r.int(0)?, r.int(1)?, r.int(2)?, r.int(3)?);
+        let replays = self
+            .store
+            .query_one(
+                "SELECT count(*) FROM http_repeats WHERE decision = 'replayed'",
+                &[],
+            )
+            .await?
+            .int(0)?;
+        let webhook = self.webhook_repeats().await?;
+        Ok(MetricTotals {
+            runs,
+            records: vec![
+                ("posted", posted),
+                ("duplicate", duplicates),
+                ("conflict", conflicts),
+                ("held", held),
+            ],
+            repeats: vec![
+                ("file", duplicates.saturating_add(conflicts)),
+                ("http_replay", replays),
+                ("webhook", webhook),
+            ],
+        })
+    }
+
+    /// Webhook deliveries of an event already in the inbox (none until the webhook
+    /// tables exist).
+    async fn webhook_repeats(&mut self) -> Result<i64> {
+        Ok(0)
+    }
+
+    /// Takes the in-progress lock of `scope` without waiting: `false` when another
+    /// session holds it. PostgreSQL: a session-level advisory lock (ended with the
+    /// connection, so a crashed worker frees it). SQLite: always `true`; the server keeps
+    /// the keys in progress itself (one process writes an SQLite ledger at a time), and a
+    /// second process on the same file waits for the write lock and then finds the
+    /// response stored.
+    pub async fn try_lock_key(&mut self, scope: &IdemScope) -> Result<bool> {
+        match &mut self.store {
+            Store::Sqlite(_) => Ok(true),
+            Store::Postgres(_) => {
+                let name = scope.lock_name();
+                let row = self
+                    .store
+                    .query_one(
+                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0))::int",
+                        &[Arg::Text(&name)],
+                    )
+                    .await?;
+                Ok(row.int(0)? == 1)
+            }
+        }
+    }
+
+    /// Releases what [`Self::try_lock_key`] took.
+    pub async fn unlock_key(&mut self, scope: &IdemScope) -> Result<()> {
+        if let Store::Postgres(_) = &self.store {
+            let name = scope.lock_name();
+            self.store
+                .query(
+                    "SELECT pg_advisory_unlock(hashtextextended($1, 0))::int",
+                    &[Arg::Text(&name)],
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The next run this ledger commits (an ingest, an exact re-upload, a statement file,
+    /// a journaled rejection) writes `seal` in its transaction. Cleared by that commit, or
+    /// by [`Self::clear_seal`] when the request ended without one.
+    pub fn seal_next_run(&mut self, seal: Seal) {
+        self.seal = Some(seal);
+    }
+
+    /// Whether a seal is pending (the ingest then gives it its answer).
+    pub fn sealing(&self) -> bool {
+        self.seal.is_some()
+    }
+
+    /// Gives the pending seal the function that makes its answer (nothing without one).
+    pub fn answer_with(&mut self, respond: Respond) {
+        if let Some(s) = self.seal.as_mut() {
+            s.respond = Some(respond);
+        }
+    }
+
+    pub fn clear_seal(&mut self) {
+        self.seal = None;
+    }
+
+    /// Writes the pending seal, if any, for `run_id`, inside the run's open transaction:
+    /// an expired row under the same scope is replaced; a live one (another process took
+    /// the key in the meantime) fails the run, which then rolls back whole.
+    pub(super) async fn write_seal(&mut self, run_id: i64) -> Result<()> {
+        let Some(seal) = self.seal.take() else {
+            return Ok(());
+        };
+        let Some(respond) = seal.respond else {
+            tracing::error!(
+                run_id,
+                "a run committed with a seal but no answer; none stored"
+            );
+            return Ok(());
+        };
+        let run = self.fetch_run(run_id).await?;
+        let answer = respond(&run);
+        let s = &seal.scope;
+        let (created, expires) = (ts(&seal.created_at), ts(&seal.expires_at));
+        let scope = args![
+            s.tenant.as_str(),
+            s.api_key_id,
+            s.method.as_str(),
+            s.route.as_str(),
+            s.key.as_str(),
+            created.as_str()
+        ];
+        self.store
+            .execute(
+                "DELETE FROM idempotency_keys WHERE tenant = $1 AND api_key_id = $2 AND method = $3 \
+                 AND route = $4 AND idem_key = $5 AND expires_at <= $6",
+                &scope,
+            )
+            .await?;
+        let a = args![
+            s.tenant.as_str(),
+            s.api_key_id,
+            s.method.as_str(),
+            s.route.as_str(),
+            s.key.as_str(),
+            seal.fingerprint.as_str(),
+            run_id,
+            i64::from(answer.status),
+            answer.content_type,
+            answer.location.as_deref(),
+            answer.body.as_slice(),
+            created.as_str(),
+            expires.as_str()
+        ];
+        let inserted = self
+            .store
+            .execute(
+                "INSERT INTO idempotency_keys (tenant, api_key_id, method, route, idem_key, \
+                 fingerprint, run_id, status, content_type, location, body, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
+                &a,
+            )
+            .await?;
+        if inserted == 0 {
+            return Err(LedgerError::IdempotencyKeyTaken);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_recognised_only_in_its_own_shape() {
+        let key = format!("clk_0123456789ab_{}", "A".repeat(43));
+        assert_eq!(key_prefix(&key), Some("0123456789ab"));
+        assert_eq!(key_prefix("clk_0123456789ab_short"), None);
+        assert_eq!(
+            key_prefix(&format!("clk_0123456789zz_{}", "A".repeat(43))),
+            None
+        );
+        assert_eq!(
+            key_prefix(&format!("xyz_0123456789ab_{}", "A".repeat(43))),
+            None
+        );
+        assert_eq!(
+            key_prefix(&format!("clk_0123456789ab_{}=", "A".repeat(42))),
+            None
+        );
+    }
+
+    #[test]
+    fn digests_compare_equal_only_when_equal() {
+        assert!(same_digest("abcd", "abcd"));
+        assert!(!same_digest("abcd", "abce"));
+        assert!(!same_digest("abcd", "abc"));
+    }
+}

@@ -1,0 +1,633 @@
+//! `POST /v1/files`: a clearing file in, under an `Idempotency-Key` (the IETF httpapi
+//! draft, Stripe's practice, PRINCIPLES §2, §6, §8).
+//!
+//! The body is the file's bytes, or one part of a `multipart/form-data` body (the first
+//! part with a file name, or named `file`). The key is scoped to (tenant, API key, method,
+//! route); the request's fingerprint is the SHA-256 of the file's bytes (for multipart, of
+//! the part, so a client library that draws another boundary on its retry is still the same
+//! request).
+//!
+//! - No key: `400 idempotency_key_missing`.
+//! - The key's first request still running (in this process, or on PostgreSQL in any
+//!   worker holding its advisory lock): `409 idempotency_key_in_progress` with
+//!   `Retry-After`, answered before the body is read.
+//! - The key answered already, within its window: the stored status, headers and body,
+//!   byte for byte, plus `Idempotent-Replayed: true` — or, when the file differs,
+//!   `422 idempotency_key_reuse` (the old answer would say the new file went in).
+//! - Otherwise the file is ingested like any other; the response (`201` with the
+//!   `ingest --json` summary and `Location: /v1/runs/{id}`, or `422 file_rejected` with its
+//!   findings) is stored by the run's own COMMIT, with its postings and its file claim.
+//!   A database failure (`503`) stores nothing: the retry runs again, and the natural keys
+//!   make sure nothing posts twice.
+//!
+//! After the window (`--idempotency-window`, 24 h) the key is new again, and the same file
+//! gets a new run whose every record is a duplicate: the natural keys hold forever
+//! (PRINCIPLES §7).
+//!
+//! Every repeat is journaled (`http_repeats`, PRINCIPLES §9). The journal is written by a
+//! task of its own (`Repeats`): a 409 must not wait for the SQLite write lock the running
+//! ingest holds.
+
+use super::problem::{PROBLEM_JSON, Problem};
+use super::{App, Caller, Shared};
+use crate::ingest::{AnswerFn, IngestError, IngestOptions, Input, ingest_file};
+use crate::ledger::{Answer, IdemScope, LedgerError, RepeatDecision, Seal, StoredResponse};
+use crate::report::summary::{self, Summary};
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use futures_util::{FutureExt, StreamExt};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::sync::Arc;
+
+/// The longest `Idempotency-Key` accepted (the draft sets none; Stripe: 255).
+pub const IDEMPOTENCY_KEY_MAX: usize = 255;
+pub const ROUTE: &str = "/v1/files";
+
+#[derive(Debug, serde::Deserialize, Default)]
+pub struct FileQuery {
+    /// The name the run is given (`source_name`, shown by `runs`); the multipart part's
+    /// file name when not given.
+    pub name: Option<String>,
+}
+
+/// A journaled repeat, waiting for its write.
+#[derive(Debug)]
+pub struct RepeatEntry {
+    pub scope: IdemScope,
+    pub decision: RepeatDecision,
+    pub fingerprint: String,
+    pub run_id: Option<i64>,
+    pub at: chrono::DateTime<Utc>,
+}
+
+/// Takes a key out of the in-flight set when dropped (the run ended, or the request was
+/// dropped before its run began).
+struct InFlight {
+    app: Shared,
+    scope: IdemScope,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.app.in_flight.lock() {
+            set.remove(&self.scope);
+        }
+    }
+}
+
+/// What the ledger work of one upload came to.
+enum Decided {
+    InProgress,
+    Stored(StoredResponse),
+    Ran(Result<StoredResponse, IngestError>),
+}
+
+impl crate::serve::pool::Reusable for Decided {
+    fn connection_ok(&self) -> bool {
+        !matches!(
+            self,
+            Decided::Ran(Err(IngestError::Ledger(
+                LedgerError::Database { .. } | LedgerError::CommitUnknown { .. }
+            )))
+        )
+    }
+}
+
+/// The value of `Idempotency-Key`: 1 to 255 visible ASCII characters, as a token or as
+/// the draft's Structured Field string (`"…"`).
+fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Err(Problem::bad_request(
+            "idempotency_key_missing",
+            "POST /v1/files requires an Idempotency-Key header (a unique value per file, e.g. a \
+             UUID); a retry of the same upload sends the same key",
+        ));
+    };
+    let raw = v.to_str().unwrap_or("");
+    let key = raw
+        .strip_prefix('"')
+        .and_then(|k| k.strip_suffix('"'))
+        .unwrap_or(raw);
+    if key.is_empty()
+        || key.len() > IDEMPOTENCY_KEY_MAX
+        || !key.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(Problem::bad_request(
+            "idempotency_key_invalid",
+            format!(
+                "the Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} visible ASCII characters; \
+                 found {} bytes",
+                v.len()
+            ),
+        ));
+    }
+    Ok(key.to_string())
+}
+
+pub async fn post_file(
+    State(app): State<Shared>,
+    Caller(caller): Caller,
+    Query(q): Query<FileQuery>,
+    req: Request,
+) -> Response {
+    let key = match idempotency_key(req.headers()) {
+        Ok(k) => k,
+        Err(p) => {
+            app.metrics.idempotency("missing_key");
+            return p.into_response();
+        }
+    };
+    let scope = IdemScope {
+        tenant: caller.tenant.clone(),
+        api_key_id: caller.api_key_id,
+        method: "POST".into(),
+        route: ROUTE.into(),
+        key,
+    };
+    // A repeat while the first runs here: 409 now, without reading its body.
+    let newly = app
+        .in_flight
+        .lock()
+        .map(|mut set| set.insert(scope.clone()))
+        .unwrap_or(false);
+    if !newly {
+        return in_progress(&app, scope, String::new());
+    }
+    let guard = InFlight {
+        app: app.clone(),
+        scope: scope.clone(),
+    };
+    let spooled = match spool(&app, q, req).await {
+        Ok(s) => s,
+        Err(p) => return p.into_response(),
+    };
+    let fingerprint = spooled.sha256.clone();
+    let window = chrono::Duration::from_std(app.config.idempotency_window)
+        .unwrap_or(chrono::Duration::hours(24));
+    let (work_scope, work_fp) = (scope.clone(), fingerprint.clone());
+    let started = std::time::Instant::now();
+    let decided = app
+        .pool
+        .run(move |ledger| {
+            async move {
+                // The guard and the spooled file live until the run has ended.
+                let _guard = guard;
+                let upload = spooled;
+                if !ledger.try_lock_key(&work_scope).await? {
+                    return Ok::<_, LedgerError>(Decided::InProgress);
+                }
+                let out = async {
+                    let now = Utc::now();
+                    if let Some(stored) = ledger.stored_response(&work_scope, now).await? {
+                        return Ok(Decided::Stored(stored));
+                    }
+                    ledger.seal_next_run(Seal {
+                        scope: work_scope.clone(),
+                        fingerprint: work_fp,
+                        created_at: now,
+                        expires_at: now + window,
+                        respond: None,
+                    });
+                    let opts = IngestOptions {
+                        tenant: work_scope.tenant.clone(),
+                        dry_run: false,
+                        validate: Default::default(),
+                        resend_window_days: Some(10),
+                        format: None,
+                        answer: Some(AnswerFn(Arc::new(answer))),
+                    };
+                    let input = Input::Upload {
+                        path: upload.file.path().to_path_buf(),
+                        name: upload.name.clone(),
+                    };
+                    let clock = Utc::now;
+                    let res = ingest_file(ledger, &input, &opts, &clock, None).await;
+                    ledger.clear_seal();
+                    Ok(match res {
+                        Ok(_) => Decided::Ran(
+                            match ledger.stored_response(&work_scope, Utc::now()).await {
+                                Ok(Some(s)) => Ok(s),
+                                Ok(None) => Err(IngestError::Internal(
+                                    "the run committed without its stored response".into(),
+                                )),
+                                Err(e) => Err(IngestError::Ledger(e)),
+                            },
+                        ),
+                        // Another process answered the key while this run waited for the
+                        // write lock: this run rolled back; the answer is that one's.
+                        Err(IngestError::Ledger(LedgerError::IdempotencyKeyTaken)) => {
+                            match ledger.stored_response(&work_scope, Utc::now()).await? {
+                                Some(s) => Decided::Stored(s),
+                                None => Decided::Ran(Err(IngestError::Internal(
+                                    "the key was taken, but no response is stored".into(),
+                                ))),
+                            }
+                        }
+                        Err(e) => Decided::Ran(Err(e)),
+                    })
+                }
+                .await;
+                let _ = ledger.unlock_key(&work_scope).await;
+                out
+            }
+            .map(|r: Result<Decided, LedgerError>| match r {
+                Ok(d) => d,
+                Err(e) => Decided::Ran(Err(IngestError::Ledger(e))),
+            })
+            .boxed()
+        })
+        .await;
+    match decided {
+        Ok(Decided::InProgress) => in_progress(&app, scope, fingerprint),
+        Ok(Decided::Stored(stored)) => repeat(&app, scope, fingerprint, stored),
+        Ok(Decided::Ran(Ok(stored))) => {
+            app.metrics.idempotency("first");
+            app.metrics.ingest_took(started.elapsed().as_secs_f64());
+            respond(&stored, false)
+        }
+        Ok(Decided::Ran(Err(e))) => failed(&app, e),
+        Err(e) => failed(&app, IngestError::Ledger(e)),
+    }
+}
+
+/// A request whose ingest failed before its commit: nothing stored, nothing posted.
+fn failed(app: &App, e: IngestError) -> Response {
+    if let IngestError::Ledger(l) = &e
+        && l.is_unique_violation()
+    {
+        app.metrics.unique_rejection();
+    }
+    tracing::warn!(error = %e, "upload failed; nothing committed");
+    match e {
+        IngestError::Ledger(l) => Problem::unavailable(&l).into_response(),
+        e => Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "Internal error; nothing of this request was committed",
+            e.to_string(),
+        )
+        .into_response(),
+    }
+}
+
+fn in_progress(app: &App, scope: IdemScope, fingerprint: String) -> Response {
+    app.metrics.idempotency("in_progress");
+    journal(app, scope, RepeatDecision::InProgress, fingerprint, None);
+    Problem::new(
+        StatusCode::CONFLICT,
+        "idempotency_key_in_progress",
+        "A request with this Idempotency-Key is still being processed",
+        "the first request with this key has not finished; retry after a moment to get its \
+         response",
+    )
+    .header(header::RETRY_AFTER, "1")
+    .into_response()
+}
+
+/// A key answered before: its response again, or 422 when the file is another.
+fn repeat(app: &App, scope: IdemScope, fingerprint: String, stored: StoredResponse) -> Response {
+    if stored.fingerprint != fingerprint {
+        app.metrics.idempotency("mismatch");
+        journal(
+            app,
+            scope,
+            RepeatDecision::Mismatch,
+            fingerprint.clone(),
+            stored.run_id,
+        );
+        return Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reuse",
+            "This Idempotency-Key was used with another file",
+            format!(
+                "the key was first used at {} with a file of SHA-256 {}; this file's is {}. \
+                 Nothing was done: send a new file with a new key",
+                stored.created_at, stored.fingerprint, fingerprint
+            ),
+        )
+        .with("original_sha256", stored.fingerprint.clone())
+        .with("sha256", fingerprint)
+        .into_response();
+    }
+    app.metrics.idempotency("replayed");
+    journal(
+        app,
+        scope,
+        RepeatDecision::Replayed,
+        fingerprint,
+        stored.run_id,
+    );
+    respond(&stored, true)
+}
+
+fn journal(
+    app: &App,
+    scope: IdemScope,
+    decision: RepeatDecision,
+    fingerprint: String,
+    run_id: Option<i64>,
+) {
+    app.repeats.send(RepeatEntry {
+        scope,
+        decision,
+        fingerprint,
+        run_id,
+        at: Utc::now(),
+    });
+}
+
+/// A stored response as an HTTP response.
+fn respond(stored: &StoredResponse, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&stored.content_type) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    if let Some(loc) = stored
+        .location
+        .as_deref()
+        .and_then(|l| HeaderValue::from_str(l).ok())
+    {
+        headers.insert(header::LOCATION, loc);
+    }
+    if replayed {
+        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    (status, headers, Body::from(stored.body.clone())).into_response()
+}
+
+/// The answer a run gets, made inside its transaction (`AnswerFn`).
+fn answer(s: &Summary<'_>, rejected: bool) -> Answer {
+    let location = (s.run.run_id > 0).then(|| format!("/v1/runs/{}", s.run.run_id));
+    if rejected {
+        let errors = s
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::findings::Severity::Error)
+            .count();
+        let mut p = Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "file_rejected",
+            "The file was rejected; nothing of it was posted",
+            format!(
+                "{} failed validation: {errors} error(s); the findings name each position",
+                s.file
+            ),
+        );
+        if let serde_json::Value::Object(o) = summary::rejected(s) {
+            p.extra = o;
+        }
+        Answer {
+            status: 422,
+            content_type: PROBLEM_JSON,
+            location,
+            body: p.body(),
+        }
+    } else {
+        Answer {
+            status: 201,
+            content_type: "application/json",
+            location,
+            body: serde_json::to_vec(&summary::completed(s)).unwrap_or_default(),
+        }
+    }
+}
+
+/// An upload on disk, hashed.
+pub struct Spooled {
+    pub file: tempfile::NamedTempFile,
+    pub name: String,
+    pub sha256: String,
+}
+
+/// Writes the upload's bytes to a temporary file, hashing them, within the size limit and
+/// the pause limit.
+async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem> {
+    let is_multipart = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let tmp = || {
+        match &app.config.spool_dir {
+            Some(d) => tempfile::NamedTempFile::new_in(d),
+            None => tempfile::NamedTempFile::new(),
+        }
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "spool_failed",
+                "The upload could not be stored for its ingest",
+                format!("cannot create a temporary file: {e}"),
+            )
+        })
+    };
+    let mut sink = Sink {
+        file: tmp()?,
+        hash: Sha256::new(),
+        bytes: 0,
+        max: app.config.max_upload_bytes,
+    };
+    let pause = app.config.request_timeout;
+    let mut name = q.name;
+    if is_multipart {
+        let mut parts = Multipart::from_request(req, &()).await.map_err(|e| {
+            Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
+        })?;
+        loop {
+            let next = tokio::time::timeout(pause, parts.next_field())
+                .await
+                .map_err(|_| timeout(pause))?;
+            let field = match next {
+                Ok(Some(f)) => f,
+                Ok(None) => {
+                    return Err(Problem::bad_request(
+                        "multipart_no_file",
+                        "the multipart body has no part with a file name, nor one named `file`",
+                    ));
+                }
+                Err(e) => {
+                    return Err(Problem::bad_request(
+                        "multipart_invalid",
+                        format!("a multipart body: {e}"),
+                    ));
+                }
+            };
+            if field.file_name().is_none() && field.name() != Some("file") {
+                continue;
+            }
+            if name.is_none() {
+                name = field.file_name().map(str::to_string);
+            }
+            let mut field = field;
+            loop {
+                let chunk = tokio::time::timeout(pause, field.chunk())
+                    .await
+                    .map_err(|_| timeout(pause))?
+                    .map_err(|e| {
+                        Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
+                    })?;
+                match chunk {
+                    Some(c) => sink.write(&c)?,
+                    None => break,
+                }
+            }
+            break;
+        }
+    } else {
+        let mut stream = req.into_body().into_data_stream();
+        loop {
+            let next = tokio::time::timeout(pause, stream.next())
+                .await
+                .map_err(|_| timeout(pause))?;
+            match next {
+                Some(Ok(c)) => sink.write(&c)?,
+                Some(Err(e)) => {
+                    return Err(Problem::bad_request(
+                        "body_unreadable",
+                        format!("the request body could not be read: {e}"),
+                    ));
+                }
+                None => break,
+            }
+        }
+    }
+    sink.file.flush().map_err(|e| {
+        Problem::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "spool_failed",
+            "The upload could not be stored for its ingest",
+            format!("cannot write the temporary file: {e}"),
+        )
+    })?;
+    let name = format!("http:{}", name.unwrap_or_else(|| "upload".into()));
+    Ok(Spooled {
+        file: sink.file,
+        name,
+        sha256: hex::encode(sink.hash.finalize()),
+    })
+}
+
+fn timeout(pause: std::time::Duration) -> Problem {
+    Problem::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "body_timeout",
+        "The upload paused too long",
+        format!(
+            "no byte of the body arrived for {} s; nothing was done",
+            pause.as_secs()
+        ),
+    )
+}
+
+struct Sink {
+    file: tempfile::NamedTempFile,
+    hash: Sha256,
+    bytes: u64,
+    max: u64,
+}
+
+impl Sink {
+    fn write(&mut self, chunk: &[u8]) -> Result<(), Problem> {
+        self.bytes += chunk.len() as u64;
+        if self.bytes > self.max {
+            return Err(Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "upload_too_large",
+                "The upload is larger than the server accepts",
+                format!(
+                    "uploads are limited to {} bytes (`serve --max-upload-bytes`)",
+                    self.max
+                ),
+            ));
+        }
+        self.hash.update(chunk);
+        self.file.write_all(chunk).map_err(|e| {
+            Problem::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "spool_failed",
+                "The upload could not be stored for its ingest",
+                format!("cannot write the temporary file: {e}"),
+            )
+        })
+    }
+}
+
+/// Writes journaled repeats in order, on a task of its own (see the module's comment).
+pub struct Repeats {
+    tx: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<RepeatEntry>>>,
+}
+
+impl Repeats {
+    /// The journal and the task that writes it; the task ends once [`Repeats::close`]
+    /// was called and every entry is written.
+    pub fn start(app_pool: Arc<super::pool::Pool>) -> (Self, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RepeatEntry>();
+        let task = tokio::spawn(async move {
+            while let Some(e) = rx.recv().await {
+                let mut attempt = 0;
+                loop {
+                    let entry = RepeatEntry {
+                        scope: e.scope.clone(),
+                        decision: e.decision,
+                        fingerprint: e.fingerprint.clone(),
+                        run_id: e.run_id,
+                        at: e.at,
+                    };
+                    let res = app_pool
+                        .run(move |l| {
+                            async move {
+                                l.record_http_repeat(
+                                    &entry.scope,
+                                    entry.decision,
+                                    &entry.fingerprint,
+                                    entry.run_id,
+                                    entry.at,
+                                )
+                                .await
+                            }
+                            .boxed()
+                        })
+                        .await;
+                    match res {
+                        Ok(Ok(())) => break,
+                        Ok(Err(err)) | Err(err) => {
+                            attempt += 1;
+                            if attempt >= 5 {
+                                tracing::error!(error = %err, key = %e.scope.key, decision = e.decision.as_str(), "a repeat could not be journaled");
+                                break;
+                            }
+                            tokio::time::sleep(std::time::Duration::from_millis(200 * attempt))
+                                .await;
+                        }
+                    }
+                }
+            }
+        });
+        (
+            Repeats {
+                tx: std::sync::Mutex::new(Some(tx)),
+            },
+            task,
+        )
+    }
+
+    pub fn send(&self, e: RepeatEntry) {
+        if let Ok(guard) = self.tx.lock()
+            && let Some(tx) = guard.as_ref()
+        {
+            let _ = tx.send(e);
+        }
+    }
+
+    /// No more entries: the task writes what it has and ends.
+    pub fn close(&self) {
+        if let Ok(mut guard) = self.tx.lock() {
+            guard.take();
+        }
+    }
+}

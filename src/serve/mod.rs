@@ -1,0 +1,221 @@
+//! `clearledger serve`: the ledger over HTTP (issue #15), axum on tokio.
+//!
+//! The data path is the CLI's: an upload is spooled to a temporary file and goes through
+//! [`crate::ingest::ingest_file`] like any file, into the same ledger core; the HTTP layer
+//! adds only who is asking (an API key, one tenant), the `Idempotency-Key` contract
+//! (`files.rs`), a read for every write (`reads.rs`), and metrics (`metrics.rs`).
+//!
+//! - `auth`: `Authorization: Bearer KEY`; the tenant comes from the key. Another tenant's
+//!   run, posting or held record is `404`, never `403` (nothing says it exists).
+//! - Errors are `application/problem+json` (`problem.rs`).
+//! - Ledger work runs on blocking threads through a small pool of connections (`pool.rs`).
+//! - SIGTERM or SIGINT: the listener stops accepting, requests in flight finish (a run in
+//!   flight commits or rolls back whole), then the process exits 0.
+
+pub mod files;
+pub mod metrics;
+pub mod openapi;
+pub mod pool;
+pub mod problem;
+pub mod reads;
+
+use crate::ledger::{ApiKey, DbOptions, IdemScope, LedgerError};
+use axum::Router;
+use axum::extract::{FromRequestParts, State};
+use axum::http::{StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::FutureExt;
+use problem::Problem;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How the server runs (`clearledger serve`'s flags).
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub db_url: String,
+    pub db: DbOptions,
+    /// Ledger connections open at once.
+    pub connections: usize,
+    /// How long a stored response answers a repeat of its `Idempotency-Key`.
+    pub idempotency_window: Duration,
+    /// The largest upload accepted, in bytes (`413` beyond).
+    pub max_upload_bytes: u64,
+    /// The longest pause between two pieces of an upload's body, and the time a read
+    /// request may take (`408` beyond).
+    pub request_timeout: Duration,
+    /// Where uploads are spooled while they are ingested (the system's temporary
+    /// directory when `None`).
+    pub spool_dir: Option<std::path::PathBuf>,
+}
+
+/// What every handler shares.
+pub struct App {
+    pub config: ServeConfig,
+    pub pool: Arc<pool::Pool>,
+    pub metrics: metrics::Metrics,
+    /// The journal of repeats over HTTP, written by a task of its own.
+    pub repeats: files::Repeats,
+    /// The `Idempotency-Key`s whose first request is running in this process: a repeat
+    /// is `409` at once, before its body is read. Across processes on PostgreSQL, a
+    /// session advisory lock says the same (`Ledger::try_lock_key`).
+    pub in_flight: Mutex<HashSet<IdemScope>>,
+}
+
+pub type Shared = Arc<App>;
+
+/// The router, with every route and layer.
+pub fn router(app: Shared) -> Router {
+    let timeout = app.config.request_timeout;
+    let reads = Router::new()
+        .route("/v1/runs", get(reads::runs))
+        .route("/v1/runs/{id}", get(reads::run))
+        .route("/v1/runs/{id}/records", get(reads::records))
+        .route("/v1/postings", get(reads::postings))
+        .route("/v1/held", get(reads::held))
+        .route("/v1/statements", get(reads::statements))
+        .route("/v1/reconciliations/{id}", get(reads::reconciliation))
+        .route("/v1/openapi.json", get(reads::openapi))
+        .route("/metrics", get(metrics_text))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ));
+    Router::new()
+        // An upload's time is its ingest's: no overall deadline (a pause in its body is
+        // bounded instead, `files.rs`).
+        .route("/v1/files", post(files::post_file))
+        .merge(reads)
+        .fallback(|| async {
+            Problem::not_found("no such route; the routes are listed at /v1/openapi.json")
+        })
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(app)
+}
+
+/// Serves until `shutdown` resolves, then lets the requests in flight finish.
+pub async fn serve(
+    config: ServeConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), LedgerError> {
+    let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
+    let (repeats, journal) = files::Repeats::start(pool.clone());
+    let app = Arc::new(App {
+        config,
+        pool,
+        metrics: metrics::Metrics::default(),
+        repeats,
+        in_flight: Mutex::new(HashSet::new()),
+    });
+    let purge = tokio::spawn(purge_expired(app.clone()));
+    let res = axum::serve(listener, router(app.clone()))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    purge.abort();
+    app.repeats.close();
+    let _ = journal.await;
+    app.pool.close().await;
+    res.map_err(|e| LedgerError::Internal(format!("the server failed: {e}")))
+}
+
+/// Deletes expired idempotency rows, at start and then hourly (an expired row is also
+/// replaced by the next request with its key, whatever this does).
+async fn purge_expired(app: Shared) {
+    loop {
+        let res = app
+            .pool
+            .run(|l| l.purge_expired_keys(chrono::Utc::now()).boxed())
+            .await;
+        match res {
+            Ok(Ok(n)) if n > 0 => tracing::info!(rows = n, "expired idempotency keys deleted"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) | Err(e) => {
+                tracing::warn!(error = %e, "purging expired idempotency keys failed")
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        // No signal handling: run until killed.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: finishing the requests in flight"),
+        _ = int.recv() => tracing::info!("SIGINT: finishing the requests in flight"),
+    }
+}
+
+/// The caller, from `Authorization: Bearer KEY`.
+pub struct Caller(pub ApiKey);
+
+impl FromRequestParts<Shared> for Caller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, Self::Rejection> {
+        let unauthorized = |detail: &str| {
+            Problem::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "Unauthorized",
+                detail.to_string(),
+            )
+            .header(header::WWW_AUTHENTICATE, "Bearer")
+            .into_response()
+        };
+        let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
+            return Err(unauthorized(
+                "an Authorization: Bearer KEY header is required (`clearledger apikey create`)",
+            ));
+        };
+        let Some(key) = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|k| k.trim().to_string())
+        else {
+            return Err(unauthorized(
+                "the Authorization header must be `Bearer KEY`",
+            ));
+        };
+        match app
+            .pool
+            .run(move |l| async move { l.authenticate(&key).await }.boxed())
+            .await
+        {
+            Ok(Ok(Some(k))) => Ok(Caller(k)),
+            Ok(Ok(None)) => Err(unauthorized("unknown or revoked API key")),
+            Ok(Err(e)) | Err(e) => Err(Problem::unavailable(&e).into_response()),
+        }
+    }
+}
+
+async fn metrics_text(State(app): State<Shared>) -> Response {
+    match app.pool.run(|l| l.metric_totals().boxed()).await {
+        Ok(Ok(totals)) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            app.metrics.render(&totals),
+        )
+            .into_response(),
+        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
+    }
+}
+
+/// The address a listener is bound to, for the log line.
+pub fn describe(addr: &SocketAddr) -> String {
+    format!("http://{addr}")
+}

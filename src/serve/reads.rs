@@ -1,0 +1,332 @@
+//! A read for every write (PRINCIPLES §8): whatever an upload did can be looked up, by the
+//! run (`Location`), by the file's records, by a posting's key or identifiers. Every read
+//! is scoped to the caller's tenant; anything else's is `404`.
+
+use super::problem::Problem;
+use super::{Caller, Shared};
+use crate::ledger::{Ledger, LedgerError, Lookup};
+use crate::model::Outcome;
+use crate::report::{ReportFormat, ReportWriter};
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+/// The most runs `GET /v1/runs` lists at once.
+pub const RUNS_LIMIT_MAX: i64 = 1000;
+
+/// Runs `read` on a connection; a database failure is `503`.
+async fn read<T, F>(app: &Shared, read: F) -> Result<T, Response>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(&'a mut Ledger) -> BoxFuture<'a, Result<T, LedgerError>> + Send + 'static,
+{
+    match app.pool.run(read).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) | Err(e) => Err(Problem::unavailable(&e).into_response()),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct RunsQuery {
+    pub file_id: Option<String>,
+    pub limit: Option<i64>,
+}
+
+pub async fn runs(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Query(q): Query<RunsQuery>,
+) -> Response {
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=RUNS_LIMIT_MAX).contains(&limit) {
+        return Problem::bad_request(
+            "invalid_parameter",
+            format!("limit must be 1 to {RUNS_LIMIT_MAX}; found {limit}"),
+        )
+        .into_response();
+    }
+    let tenant = k.tenant;
+    match read(&app, move |l| {
+        async move { l.runs(&tenant, q.file_id.as_deref(), limit).await }.boxed()
+    })
+    .await
+    {
+        Ok(runs) => Json(json!({ "runs": runs })).into_response(),
+        Err(r) => r,
+    }
+}
+
+fn run_not_found(id: i64) -> Response {
+    Problem::not_found(format!("no run {id} for this API key's tenant")).into_response()
+}
+
+pub async fn run(State(app): State<Shared>, Caller(k): Caller, Path(id): Path<i64>) -> Response {
+    let tenant = k.tenant;
+    let res = read(&app, move |l| {
+        async move {
+            let Some(run) = l.run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            let findings = l.findings(&tenant, id).await?;
+            Ok(Some((run, findings)))
+        }
+        .boxed()
+    })
+    .await;
+    match res {
+        Ok(Some((run, findings))) => {
+            let mut v = serde_json::to_value(&run).unwrap_or(Value::Null);
+            v["status_word"] = json!(run.status_word());
+            v["findings"] = json!(findings);
+            Json(v).into_response()
+        }
+        Ok(None) => run_not_found(id),
+        Err(r) => r,
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct RecordsQuery {
+    pub outcome: Option<String>,
+}
+
+/// The per-record report of a run: JSON lines (`application/x-ndjson`), or CSV when the
+/// `Accept` header asks for `text/csv`. Streamed as it is read: a run of a million records
+/// is never held in memory.
+pub async fn records(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Path(id): Path<i64>,
+    Query(q): Query<RecordsQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let outcome = match q.outcome.as_deref().map(|o| (o, Outcome::parse(o))) {
+        None => None,
+        Some((_, Some(o))) => Some(o),
+        Some((o, None)) => {
+            return Problem::bad_request(
+                "invalid_parameter",
+                format!(
+                    "outcome must be posted, duplicate, conflict, held, recorded, provisional or \
+                     confirmed; found {o:?}"
+                ),
+            )
+            .into_response();
+        }
+    };
+    let csv = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/csv"));
+    let tenant = k.tenant;
+    let t = tenant.clone();
+    match read(&app, move |l| async move { l.run(&t, id).await }.boxed()).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return run_not_found(id),
+        Err(r) => return r,
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Bytes>(8);
+    let pool = app.pool.clone();
+    tokio::spawn(async move {
+        let res = pool
+            .run(move |l| {
+                async move {
+                    let format = if csv {
+                        ReportFormat::Csv
+                    } else {
+                        ReportFormat::Jsonl
+                    };
+                    let mut w = match ReportWriter::new(
+                        format,
+                        Box::new(ChannelWriter {
+                            tx,
+                            buf: Vec::with_capacity(CHUNK),
+                        }),
+                        false,
+                    ) {
+                        Ok(w) => w,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    let res = l
+                        .report_rows(&tenant, id, &mut |row| match outcome {
+                            Some(o) if row.outcome != o => Ok(()),
+                            _ => w.write(&row),
+                        })
+                        .await?;
+                    Ok(res.and_then(|()| w.finish()))
+                }
+                .boxed()
+            })
+            .await;
+        match res {
+            Ok(Ok(Ok(()))) => {}
+            // The client went away (the channel closed), or the database failed midway:
+            // the body ends short, which the client sees as a broken transfer.
+            Ok(Ok(Err(e))) => {
+                tracing::debug!(run_id = id, error = %e, "records stream ended early")
+            }
+            Ok(Err(e)) | Err(e) => tracing::warn!(run_id = id, error = %e, "records stream failed"),
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |rx| async move {
+        let (next, rx) = tokio::task::spawn_blocking(move || (rx.recv(), rx))
+            .await
+            .ok()?;
+        next.ok().map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    let content_type = if csv {
+        "text/csv; charset=utf-8"
+    } else {
+        "application/x-ndjson"
+    };
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+const CHUNK: usize = 64 * 1024;
+
+/// Hands the report's bytes to the response body in 64 KiB pieces; a closed body (the
+/// client gone) is a write error, which ends the read.
+struct ChannelWriter {
+    tx: std::sync::mpsc::SyncSender<Bytes>,
+    buf: Vec<u8>,
+}
+
+impl std::io::Write for ChannelWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
+        self.tx
+            .send(chunk)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client gone"))
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct PostingsQuery {
+    pub trace: Option<String>,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub file_id: Option<String>,
+    pub record_no: Option<i64>,
+    pub key: Option<String>,
+}
+
+pub async fn postings(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Query(q): Query<PostingsQuery>,
+) -> Response {
+    let mut ways = Vec::new();
+    if let Some(t) = q.trace {
+        ways.push(Lookup::TraceNumber(t));
+    }
+    if let Some(u) = q.uetr {
+        ways.push(Lookup::Uetr(u));
+    }
+    if let Some(e) = q.end_to_end_id {
+        ways.push(Lookup::EndToEndId(e));
+    }
+    if let Some(key) = q.key {
+        ways.push(Lookup::PostingKey(key));
+    }
+    match (q.file_id, q.record_no) {
+        (Some(file_id), Some(record_no)) => ways.push(Lookup::Source { file_id, record_no }),
+        (None, None) => {}
+        _ => {
+            return Problem::bad_request("invalid_parameter", "file_id and record_no go together")
+                .into_response();
+        }
+    }
+    if ways.len() != 1 {
+        return Problem::bad_request(
+            "invalid_parameter",
+            format!(
+                "name exactly one of trace, uetr, end_to_end_id, key, or file_id with record_no; \
+                 found {}",
+                ways.len()
+            ),
+        )
+        .into_response();
+    }
+    let lookup = ways.remove(0);
+    let tenant = k.tenant;
+    match read(&app, move |l| {
+        async move { l.lookup(&tenant, &lookup).await }.boxed()
+    })
+    .await
+    {
+        Ok(p) => Json(json!({ "postings": p })).into_response(),
+        Err(r) => r,
+    }
+}
+
+pub async fn held(State(app): State<Shared>, Caller(k): Caller) -> Response {
+    let tenant = k.tenant;
+    match read(&app, move |l| async move { l.held(&tenant).await }.boxed()).await {
+        Ok(h) => Json(json!({ "held": h })).into_response(),
+        Err(r) => r,
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct StatementsQuery {
+    pub account: Option<String>,
+}
+
+pub async fn statements(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Query(q): Query<StatementsQuery>,
+) -> Response {
+    let tenant = k.tenant;
+    match read(&app, move |l| {
+        async move { l.statements(&tenant, q.account.as_deref()).await }.boxed()
+    })
+    .await
+    {
+        Ok(s) => Json(json!({ "statements": s })).into_response(),
+        Err(r) => r,
+    }
+}
+
+pub async fn reconciliation(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Path(id): Path<i64>,
+) -> Response {
+    let tenant = k.tenant;
+    match read(&app, move |l| {
+        async move { l.stored_reconciliation(&tenant, id).await }.boxed()
+    })
+    .await
+    {
+        Ok(Some(r)) => Json(json!({ "summary": r.summary, "items": r.items })).into_response(),
+        Ok(None) => Problem::not_found(format!(
+            "no reconciliation run {id} for this API key's tenant"
+        ))
+        .into_response(),
+        Err(r) => r,
+    }
+}
+
+pub async fn openapi() -> Response {
+    Json(super::openapi::document()).into_response()
+}
