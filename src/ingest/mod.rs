@@ -294,7 +294,7 @@ pub async fn ingest_file(
                 .find_exact_upload(&opts.tenant, &hashed.sha256)
                 .await?
             {
-                return replay(ledger, &prior, hashed, opts, name, started_at, now, since).await;
+                return replay(ledger, &prior, hashed, opts, name, (started_at, since), now).await;
             }
             let file = hashed.file.try_clone().map_err(read_err)?;
             (
@@ -857,9 +857,8 @@ async fn replay(
     hashed: PreHashed,
     opts: &IngestOptions,
     name: String,
-    started_at: DateTime<Utc>,
+    (started_at, since): (DateTime<Utc>, std::time::Instant),
     now: &(dyn Fn() -> DateTime<Utc> + Sync),
-    since: std::time::Instant,
 ) -> Result<IngestOutcome, IngestError> {
     let start = RunStart {
         tenant: opts.tenant.clone(),

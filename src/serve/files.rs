@@ -155,6 +155,10 @@ pub async fn post_file(
         .map(|mut set| set.insert(scope.clone()))
         .unwrap_or(false);
     if !newly {
+        // The body is read (and dropped) before the answer: a server that answers while
+        // the client is still sending breaks the connection under it, and the client
+        // would see a broken pipe where a 409 is meant.
+        drain(&app, req).await;
         return in_progress(&app, scope, String::new());
     }
     let guard = InFlight {
@@ -510,6 +514,21 @@ async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem
         name,
         sha256: hex::encode(sink.hash.finalize()),
     })
+}
+
+/// Reads a body to its end, dropping it, within the upload limits (beyond them the
+/// connection is closed instead).
+async fn drain(app: &App, req: Request) {
+    let mut stream = req.into_body().into_data_stream();
+    let mut seen = 0u64;
+    while let Ok(Some(Ok(c))) =
+        tokio::time::timeout(app.config.request_timeout, stream.next()).await
+    {
+        seen += c.len() as u64;
+        if seen > app.config.max_upload_bytes {
+            break;
+        }
+    }
 }
 
 fn timeout(pause: std::time::Duration) -> Problem {
