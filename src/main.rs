@@ -47,6 +47,7 @@ fn main() -> ExitCode {
             Command::Reconcile(a) => cli::reconcile::run(&cli.global, a).await,
             Command::Serve(a) => cli::serve::run(&cli.global, a).await,
             Command::Apikey(a) => cli::apikey::run(&cli.global, a).await,
+            Command::Webhook(a) => cli::webhook::run(&cli.global, a).await,
             Command::Db(a) => cli::db::run(&cli.global, a).await,
             Command::Generate(a) => cli::generate::run(a),
         }

@@ -47,6 +47,7 @@ pub mod serve;
 pub mod signals;
 pub mod statements;
 pub mod tenant;
+pub mod webhook;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::time::Duration;
@@ -221,6 +222,9 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// API keys for `serve`, one tenant each: create (printed once), list, revoke.
     Apikey(apikey::ApiKeyArgs),
+    /// Webhooks for `serve`: providers whose signed events move postings' status, and the
+    /// endpoint a tenant's notifications are delivered to.
+    Webhook(webhook::WebhookArgs),
     /// Database maintenance.
     Db(db::DbArgs),
     /// Write synthetic files for performance runs.

@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// Where uploads wait while they are ingested (the system's temporary directory).
     #[arg(long)]
     pub spool_dir: Option<std::path::PathBuf>,
+    /// A webhook event inserted but not yet applied for this long (a crash between the
+    /// two) is applied by the sweeper.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub sweep_after: u64,
     /// Print the address bound as one JSON object on standard output
     /// (`{"listening":"127.0.0.1:8080"}`).
     #[arg(long)]
@@ -84,6 +88,9 @@ pub async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
         max_upload_bytes: a.max_upload_bytes,
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),
         spool_dir: a.spool_dir.clone(),
+        sweep_after: Duration::from_secs(a.sweep_after),
+        sweep_interval: Duration::from_secs(a.sweep_after.clamp(1, 10)),
+        outbox_interval: Duration::from_millis(500),
     };
     let said = if a.json {
         outln!("{}", serde_json::json!({ "listening": addr.to_string() }))

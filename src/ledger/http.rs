@@ -395,7 +395,7 @@ impl Ledger {
             )
             .await?
             .int(0)?;
-        let webhook = self.webhook_repeats().await?;
+        let webhook = self.webhook_repeat_count().await?;
         Ok(MetricTotals {
             runs,
             records: vec![
@@ -410,12 +410,6 @@ impl Ledger {
                 ("webhook", webhook),
             ],
         })
-    }
-
-    /// Webhook deliveries of an event already in the inbox (none until the webhook
-    /// tables exist).
-    async fn webhook_repeats(&mut self) -> Result<i64> {
-        Ok(0)
     }
 
     /// Takes the in-progress lock of `scope` without waiting: `false` when another
@@ -478,13 +472,14 @@ impl Ledger {
         self.seal = None;
     }
 
-    /// Writes the pending seal, if any, for `run_id`, inside the run's open transaction:
-    /// an expired row under the same scope is replaced; a live one (another process took
-    /// the key in the meantime) fails the run, which then rolls back whole.
-    pub(super) async fn write_seal(&mut self, run_id: i64) -> Result<()> {
+    /// Writes the pending seal, if any, for `run`, inside the run's open transaction: an
+    /// expired row under the same scope is replaced; a live one (another process took the
+    /// key in the meantime) fails the run, which then rolls back whole.
+    pub(super) async fn write_seal(&mut self, run: &RunInfo) -> Result<()> {
         let Some(seal) = self.seal.take() else {
             return Ok(());
         };
+        let run_id = run.run_id;
         let Some(respond) = seal.respond else {
             tracing::error!(
                 run_id,
@@ -492,8 +487,7 @@ impl Ledger {
             );
             return Ok(());
         };
-        let run = self.fetch_run(run_id).await?;
-        let answer = respond(&run);
+        let answer = respond(run);
         let s = &seal.scope;
         let (created, expires) = (ts(&seal.created_at), ts(&seal.expires_at));
         let scope = args![

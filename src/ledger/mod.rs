@@ -31,6 +31,7 @@ mod sqlite;
 mod statements;
 mod store;
 mod tenants;
+mod webhooks;
 
 pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
 pub use http::{
@@ -42,6 +43,9 @@ pub use reconcile::{
     Reconciliation, Summary,
 };
 pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
+pub use webhooks::{
+    Applied, NotifyEndpoint, OutboxMessage, PostingStatus, Received, WebhookProvider,
+};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

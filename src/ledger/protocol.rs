@@ -84,7 +84,7 @@ impl Ledger {
     }
 
     /// Commits if `res` is a success, rolls back otherwise (the error kept).
-    async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
+    pub(super) async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
         match res {
             Ok(v) => {
                 self.commit(None).await?;
@@ -111,17 +111,40 @@ impl Ledger {
         }
     }
 
+    /// What a run's transaction writes last, with what the run came to: an HTTP request's
+    /// stored response (`http.rs`) and the tenant's notification (`webhooks.rs`).
+    async fn before_commit(&mut self, run_id: i64) -> Result<()> {
+        let notify = self
+            .store
+            .query_opt(
+                "SELECT 1 FROM notify_endpoints e JOIN runs r ON r.tenant = e.tenant WHERE r.run_id = $1",
+                &args![run_id],
+            )
+            .await
+            .during("reading the notification endpoint")?
+            .is_some();
+        if self.seal.is_none() && !notify {
+            return Ok(());
+        }
+        let run = self.fetch_run(run_id).await?;
+        self.write_seal(&run)
+            .await
+            .during("storing the response of the request")?;
+        if notify {
+            self.write_outbox(&run, Utc::now())
+                .await
+                .during("writing the run's notification to the outbox")?;
+        }
+        Ok(())
+    }
+
     /// Commits; a failed COMMIT is followed by a ROLLBACK (its error ignored), so that the
     /// connection is never left inside a transaction SQLite kept open. A COMMIT that failed
     /// with the connection (not with an error the server sent) may have committed or not:
     /// [`LedgerError::CommitUnknown`].
     async fn commit(&mut self, run_id: Option<i64>) -> Result<()> {
         if let Some(id) = run_id {
-            if let Err(e) = self
-                .write_seal(id)
-                .await
-                .during("storing the response of the request")
-            {
+            if let Err(e) = self.before_commit(id).await {
                 let _ = self.store.rollback().await;
                 return Err(e);
             }

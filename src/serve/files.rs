@@ -10,7 +10,8 @@
 //! - No key: `400 idempotency_key_missing`.
 //! - The key's first request still running (in this process, or on PostgreSQL in any
 //!   worker holding its advisory lock): `409 idempotency_key_in_progress` with
-//!   `Retry-After`, answered before the body is read.
+//!   `Retry-After` (half the time the first has run so far, 1 to 30 s); its body is read
+//!   and dropped, never spooled.
 //! - The key answered already, within its window: the stored status, headers and body,
 //!   byte for byte, plus `Idempotent-Replayed: true` — or, when the file differs,
 //!   `422 idempotency_key_reuse` (the old answer would say the new file went in).
@@ -73,27 +74,31 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Ok(mut set) = self.app.in_flight.lock() {
-            set.remove(&self.scope);
+        if let Ok(mut map) = self.app.in_flight.lock() {
+            map.remove(&self.scope);
         }
     }
 }
 
-/// What the ledger work of one upload came to.
+/// What the ledger work of one upload came to, and whether its connection may serve
+/// again (not when its key's lock could not be released: the session still holds it).
+struct Work(Decided, bool);
+
 enum Decided {
     InProgress,
     Stored(StoredResponse),
     Ran(Result<StoredResponse, IngestError>),
 }
 
-impl crate::serve::pool::Reusable for Decided {
+impl crate::serve::pool::Reusable for Work {
     fn connection_ok(&self) -> bool {
-        !matches!(
-            self,
-            Decided::Ran(Err(IngestError::Ledger(
-                LedgerError::Database { .. } | LedgerError::CommitUnknown { .. }
-            )))
-        )
+        self.1
+            && !matches!(
+                &self.0,
+                Decided::Ran(Err(IngestError::Ledger(
+                    LedgerError::Database { .. } | LedgerError::CommitUnknown { .. }
+                )))
+            )
     }
 }
 
@@ -148,18 +153,24 @@ pub async fn post_file(
         route: ROUTE.into(),
         key,
     };
-    // A repeat while the first runs here: 409 now, without reading its body.
-    let newly = app
-        .in_flight
-        .lock()
-        .map(|mut set| set.insert(scope.clone()))
-        .unwrap_or(false);
-    if !newly {
+    // A repeat while the first runs here: 409, its body not kept.
+    let running_for =
+        app.in_flight
+            .lock()
+            .ok()
+            .and_then(|mut map| match map.entry(scope.clone()) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(e.get().elapsed()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(std::time::Instant::now());
+                    None
+                }
+            });
+    if let Some(elapsed) = running_for {
         // The body is read (and dropped) before the answer: a server that answers while
         // the client is still sending breaks the connection under it, and the client
         // would see a broken pipe where a 409 is meant.
         drain(&app, req).await;
-        return in_progress(&app, scope, String::new());
+        return in_progress(&app, scope, String::new(), retry_after(elapsed));
     }
     let guard = InFlight {
         app: app.clone(),
@@ -182,7 +193,7 @@ pub async fn post_file(
                 let _guard = guard;
                 let upload = spooled;
                 if !ledger.try_lock_key(&work_scope).await? {
-                    return Ok::<_, LedgerError>(Decided::InProgress);
+                    return Ok::<_, LedgerError>(Work(Decided::InProgress, true));
                 }
                 let out = async {
                     let now = Utc::now();
@@ -235,18 +246,20 @@ pub async fn post_file(
                     })
                 }
                 .await;
-                let _ = ledger.unlock_key(&work_scope).await;
-                out
+                let unlocked = ledger.unlock_key(&work_scope).await.is_ok();
+                out.map(|d| Work(d, unlocked))
             }
-            .map(|r: Result<Decided, LedgerError>| match r {
-                Ok(d) => d,
-                Err(e) => Decided::Ran(Err(IngestError::Ledger(e))),
+            .map(|r: Result<Work, LedgerError>| match r {
+                Ok(w) => w,
+                Err(e) => Work(Decided::Ran(Err(IngestError::Ledger(e))), true),
             })
             .boxed()
         })
-        .await;
+        .await
+        .map(|w| w.0);
     match decided {
-        Ok(Decided::InProgress) => in_progress(&app, scope, fingerprint),
+        // Another process holds the key: how long it has run is not known here.
+        Ok(Decided::InProgress) => in_progress(&app, scope, fingerprint, 1),
         Ok(Decided::Stored(stored)) => repeat(&app, scope, fingerprint, stored),
         Ok(Decided::Ran(Ok(stored))) => {
             app.metrics.idempotency("first");
@@ -278,7 +291,13 @@ fn failed(app: &App, e: IngestError) -> Response {
     }
 }
 
-fn in_progress(app: &App, scope: IdemScope, fingerprint: String) -> Response {
+/// How long a repeat is told to wait: half as long as the first has run so far, 1 to 30 s
+/// (a big file's clients do not send it again every second while it is ingested).
+pub fn retry_after(running_for: std::time::Duration) -> u64 {
+    (running_for.as_secs() / 2).clamp(1, 30)
+}
+
+fn in_progress(app: &App, scope: IdemScope, fingerprint: String, retry_after: u64) -> Response {
     app.metrics.idempotency("in_progress");
     journal(app, scope, RepeatDecision::InProgress, fingerprint, None);
     Problem::new(
@@ -288,7 +307,7 @@ fn in_progress(app: &App, scope: IdemScope, fingerprint: String) -> Response {
         "the first request with this key has not finished; retry after a moment to get its \
          response",
     )
-    .header(header::RETRY_AFTER, "1")
+    .header(header::RETRY_AFTER, &retry_after.to_string())
     .into_response()
 }
 
@@ -648,5 +667,37 @@ impl Repeats {
         if let Ok(mut guard) = self.tx.lock() {
             guard.take();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_repeat_waits_longer_the_longer_the_first_has_run() {
+        assert_eq!(retry_after(Duration::from_millis(300)), 1);
+        assert_eq!(retry_after(Duration::from_secs(10)), 5);
+        assert_eq!(retry_after(Duration::from_secs(600)), 30);
+    }
+
+    #[test]
+    fn a_key_is_a_token_or_a_quoted_string_of_visible_ascii() {
+        let key = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("idempotency-key", HeaderValue::from_str(v).unwrap());
+            idempotency_key(&h).map_err(|p| p.code)
+        };
+        assert_eq!(key("abc-1"), Ok("abc-1".to_string()));
+        assert_eq!(key("\"abc-1\""), Ok("abc-1".to_string()));
+        assert_eq!(key("a b"), Err("idempotency_key_invalid"));
+        assert_eq!(key("\"\""), Err("idempotency_key_invalid"));
+        assert_eq!(key(&"k".repeat(255)).map(|k| k.len()), Ok(255));
+        assert_eq!(key(&"k".repeat(256)), Err("idempotency_key_invalid"));
+        assert_eq!(
+            idempotency_key(&HeaderMap::new()).map_err(|p| p.code),
+            Err("idempotency_key_missing")
+        );
     }
 }

@@ -30,6 +30,7 @@ pub struct Metrics {
     unique_rejections: Counter,
     ingest_seconds: Histogram,
     webhooks: Family<Labels, Counter>,
+    outbox_delivered: Counter,
 }
 
 impl Default for Metrics {
@@ -42,6 +43,7 @@ impl Default for Metrics {
                 prometheus_client::metrics::histogram::exponential_buckets(0.01, 2.0, 16),
             ),
             webhooks: Family::default(),
+            outbox_delivered: Counter::default(),
         }
     }
 }
@@ -68,6 +70,10 @@ impl Metrics {
             .inc();
     }
 
+    pub fn outbox_delivered(&self) {
+        self.outbox_delivered.inc();
+    }
+
     /// The text exposition of this server's counters and the ledger's totals.
     pub fn render(&self, totals: &LedgerTotals) -> String {
         let mut r = Registry::default();
@@ -90,6 +96,11 @@ impl Metrics {
             "clearledger_webhook_deliveries",
             "Webhook deliveries received, by decision (this server since it started)",
             self.webhooks.clone(),
+        );
+        r.register(
+            "clearledger_outbox_deliveries",
+            "Outbox messages delivered (answered 2xx) by this server since it started",
+            self.outbox_delivered.clone(),
         );
         let runs = Family::<Labels, Gauge>::default();
         for (kind, status, n) in &totals.runs {

@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod pool;
 pub mod problem;
 pub mod reads;
+pub mod webhooks;
 
 use crate::ledger::{ApiKey, DbOptions, IdemScope, LedgerError};
 use axum::Router;
@@ -27,7 +28,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::FutureExt;
 use problem::Problem;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,6 +50,12 @@ pub struct ServeConfig {
     /// Where uploads are spooled while they are ingested (the system's temporary
     /// directory when `None`).
     pub spool_dir: Option<std::path::PathBuf>,
+    /// A webhook event inserted but not applied for this long is applied by the sweeper.
+    pub sweep_after: Duration,
+    /// How often the sweeper looks.
+    pub sweep_interval: Duration,
+    /// How often the outbox is looked at for messages due.
+    pub outbox_interval: Duration,
 }
 
 /// What every handler shares.
@@ -58,13 +65,31 @@ pub struct App {
     pub metrics: metrics::Metrics,
     /// The journal of repeats over HTTP, written by a task of its own.
     pub repeats: files::Repeats,
-    /// The `Idempotency-Key`s whose first request is running in this process: a repeat
-    /// is `409` at once, before its body is read. Across processes on PostgreSQL, a
+    /// New webhook events, for the worker that applies them in order.
+    pub events: tokio::sync::mpsc::UnboundedSender<i64>,
+    /// The `Idempotency-Key`s whose first request is running in this process, with when
+    /// it began: a repeat is `409`, its body dropped. Across processes on PostgreSQL, a
     /// session advisory lock says the same (`Ledger::try_lock_key`).
-    pub in_flight: Mutex<HashSet<IdemScope>>,
+    pub in_flight: Mutex<HashMap<IdemScope, std::time::Instant>>,
 }
 
 pub type Shared = Arc<App>;
+
+/// Every route of [`router`] (the OpenAPI document is checked against this list).
+pub const ROUTES: &[&str] = &[
+    "/v1/files",
+    "/v1/webhooks/{provider}",
+    "/v1/runs",
+    "/v1/runs/{id}",
+    "/v1/runs/{id}/records",
+    "/v1/postings",
+    "/v1/held",
+    "/v1/statements",
+    "/v1/reconciliations/{id}",
+    "/v1/openapi.json",
+    "/metrics",
+    "/healthz",
+];
 
 /// The router, with every route and layer.
 pub fn router(app: Shared) -> Router {
@@ -88,6 +113,12 @@ pub fn router(app: Shared) -> Router {
         // An upload's time is its ingest's: no overall deadline (a pause in its body is
         // bounded instead, `files.rs`).
         .route("/v1/files", post(files::post_file))
+        .route(
+            "/v1/webhooks/{provider}",
+            post(webhooks::receive).layer(axum::extract::DefaultBodyLimit::max(
+                webhooks::EVENT_MAX_BYTES,
+            )),
+        )
         .merge(reads)
         .fallback(|| async {
             Problem::not_found("no such route; the routes are listed at /v1/openapi.json")
@@ -104,18 +135,35 @@ pub async fn serve(
 ) -> Result<(), LedgerError> {
     let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
     let (repeats, journal) = files::Repeats::start(pool.clone());
+    let (events, events_rx) = tokio::sync::mpsc::unbounded_channel();
     let app = Arc::new(App {
         config,
         pool,
         metrics: metrics::Metrics::default(),
         repeats,
-        in_flight: Mutex::new(HashSet::new()),
+        events,
+        in_flight: Mutex::new(HashMap::new()),
     });
-    let purge = tokio::spawn(purge_expired(app.clone()));
+    let c = &app.config;
+    let tasks = [
+        tokio::spawn(purge_expired(app.clone())),
+        tokio::spawn(webhooks::worker(app.clone(), events_rx)),
+        tokio::spawn(webhooks::sweeper(
+            app.clone(),
+            c.sweep_after,
+            c.sweep_interval,
+        )),
+        tokio::spawn(webhooks::outbox(app.clone(), c.outbox_interval)),
+    ];
     let res = axum::serve(listener, router(app.clone()))
         .with_graceful_shutdown(shutdown)
         .await;
-    purge.abort();
+    // The background tasks stop between two pieces of work: an event being applied or a
+    // message being delivered is finished on its blocking thread, whole; what is left is
+    // found again by the next server (the sweeper, the outbox's due messages).
+    for t in &tasks {
+        t.abort();
+    }
     app.repeats.close();
     let _ = journal.await;
     app.pool.close().await;

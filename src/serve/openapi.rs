@@ -59,6 +59,25 @@ pub fn document() -> Value {
                     "503": problem("The database failed; nothing committed; safe to retry with the same key")
                 }
             }},
+            "/v1/webhooks/{provider}": {"post": {
+                "summary": "A provider's signed event (Standard Webhooks); inserted first, acknowledged at once",
+                "parameters": [
+                    {"name": "provider", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "webhook-id", "in": "header", "required": true, "schema": {"type": "string"}},
+                    {"name": "webhook-timestamp", "in": "header", "required": true, "schema": {"type": "integer"}, "description": "Unix seconds, within 5 minutes"},
+                    {"name": "webhook-signature", "in": "header", "required": true, "schema": {"type": "string"}, "description": "v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated"}
+                ],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["type"],
+                    "properties": {"type": {"type": "string", "description": "payment.settled, payment.returned, payment.rejected (others are kept and ignored)"},
+                                   "data": {"type": "object", "description": "one of posting_key, uetr, end_to_end_id, trace_number"}}}}}},
+                "responses": {
+                    "202": ok_json("A new event: {\"status\": \"accepted\", \"event_no\": N}"),
+                    "200": ok_json("A repeat: {\"status\": \"repeat\", \"event_no\": N, \"same_payload\": bool}"),
+                    "400": problem("No JSON object with a string type"),
+                    "401": problem("Bad or missing signature, or a timestamp more than 5 minutes off"),
+                    "404": problem("No such provider")
+                }
+            }},
             "/v1/runs": {"get": {"summary": "Recent runs, newest first", "security": auth,
                 "parameters": [q("file_id", "Only the runs of this file", "string"), q("limit", "1 to 1000 (default 50)", "integer")],
                 "responses": {"200": ok_json("{\"runs\": [...]}"), "401": problem("Unauthorized")}}},
@@ -81,4 +100,23 @@ pub fn document() -> Value {
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "ok"}}}}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every route of the router (`mod.rs`) is in the document, and nothing else.
+    #[test]
+    fn the_document_names_every_route() {
+        let doc = super::document();
+        let mut paths: Vec<&str> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        paths.sort();
+        let mut routes = super::super::ROUTES.to_vec();
+        routes.sort();
+        assert_eq!(paths, routes);
+    }
 }

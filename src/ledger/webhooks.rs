@@ -1,0 +1,682 @@
+//! Webhook intake and the outbox (migrations/*/0012_webhooks.sql, issue #15,
+//! PRINCIPLES §12).
+//!
+//! Intake is insert-first: [`Ledger::receive_event`] inserts the raw event behind its
+//! unique (tenant, provider, event id, event type) and commits; the answer is given at
+//! once, a repeat included (journaled in `webhook_repeats`). [`Ledger::apply_event`] then
+//! applies it in a transaction of its own: it claims the event (`processed_at IS NULL`),
+//! moves the posting's status with a conditional update (`… WHERE status IN (allowed
+//! predecessors)`: zero rows changed means nothing to do), and sets `processed_at` in the
+//! same transaction. An event inserted but never applied (the process died between the
+//! two) is found by [`Ledger::unprocessed_events`], the sweeper's query, and finished.
+//!
+//! The outbox: [`Ledger::commit`] writes a run's notification in the run's own
+//! transaction when the tenant has an endpoint; `serve` delivers it at least once under its
+//! stable `webhook-id`.
+
+use super::classify::ts;
+use super::store::{Begin, args};
+use super::{During, Ledger, LedgerError, Lookup, Result, RunInfo};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The statuses a posting moves through. No row in `posting_status` means `posted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PostingStatus {
+    Posted,
+    Settled,
+    Returned,
+    Rejected,
+}
+
+impl PostingStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PostingStatus::Posted => "posted",
+            PostingStatus::Settled => "settled",
+            PostingStatus::Returned => "returned",
+            PostingStatus::Rejected => "rejected",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "posted" => PostingStatus::Posted,
+            "settled" => PostingStatus::Settled,
+            "returned" => PostingStatus::Returned,
+            "rejected" => PostingStatus::Rejected,
+            _ => return None,
+        })
+    }
+    /// The status an event type moves a posting to: `payment.settled`,
+    /// `payment.returned`, `payment.rejected`.
+    pub fn of_event(event_type: &str) -> Option<Self> {
+        Some(match event_type {
+            "payment.settled" => PostingStatus::Settled,
+            "payment.returned" => PostingStatus::Returned,
+            "payment.rejected" => PostingStatus::Rejected,
+            _ => return None,
+        })
+    }
+    /// The statuses a posting may move to `self` from: a settled payment can still be
+    /// returned; a returned or rejected one is final.
+    pub fn allowed_from(self) -> &'static [PostingStatus] {
+        match self {
+            PostingStatus::Posted => &[],
+            PostingStatus::Settled => &[PostingStatus::Posted],
+            PostingStatus::Returned => &[PostingStatus::Posted, PostingStatus::Settled],
+            PostingStatus::Rejected => &[PostingStatus::Posted],
+        }
+    }
+}
+
+/// A provider as registered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookProvider {
+    pub provider: String,
+    pub tenant: String,
+    #[serde(skip)]
+    pub secret: String,
+    pub created_at: String,
+}
+
+/// What a delivery was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// First seen: inserted, to be applied.
+    New { event_no: i64 },
+    /// Seen before (journaled); `same_payload` false when the body differs from the first.
+    Repeat { event_no: i64, same_payload: bool },
+}
+
+/// What applying an event did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    pub event_no: i64,
+    /// `applied`, `nothing_to_do` (the posting's status was not one it moves from),
+    /// `no_such_posting`, `ambiguous`, `ignored` (an event type that moves nothing),
+    /// `invalid` (no identifier of a posting in its data).
+    pub outcome: &'static str,
+    pub detail: String,
+    pub posting_id: Option<i64>,
+}
+
+/// A tenant's notification endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyEndpoint {
+    pub tenant: String,
+    pub url: String,
+    pub secret: String,
+}
+
+/// An outbox message due for delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxMessage {
+    pub message_id: i64,
+    pub tenant: String,
+    pub webhook_id: String,
+    pub event_type: String,
+    pub payload: Vec<u8>,
+    pub created_at: String,
+    pub attempts: i64,
+}
+
+/// The event's payload as clearledger reads it: `{"type": …, "data": {…}}` (Standard
+/// Webhooks' shape); `data` names the posting by one of `posting_key`, `uetr`,
+/// `end_to_end_id`, `trace_number`.
+#[derive(Debug, serde::Deserialize)]
+struct EventBody {
+    #[serde(default)]
+    data: EventData,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct EventData {
+    posting_key: Option<String>,
+    uetr: Option<String>,
+    end_to_end_id: Option<String>,
+    trace_number: Option<String>,
+}
+
+fn sha256_hex(b: &[u8]) -> String {
+    hex::encode(Sha256::digest(b))
+}
+
+impl Ledger {
+    /// Registers `provider` for `tenant` with its signing secret, or replaces the secret of
+    /// a provider the tenant has (a rotation). `Ok(None)`: the name is another tenant's.
+    pub async fn add_webhook_provider(
+        &mut self,
+        tenant: &str,
+        provider: &str,
+        secret: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<WebhookProvider>> {
+        let at = ts(&now);
+        self.store
+            .execute(
+                "INSERT INTO webhook_providers (provider, tenant, secret, created_at) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (provider) DO UPDATE SET secret = excluded.secret \
+                 WHERE webhook_providers.tenant = excluded.tenant",
+                &args![provider, tenant, secret, at.as_str()],
+            )
+            .await?;
+        Ok(self
+            .webhook_provider(provider)
+            .await?
+            .filter(|p| p.tenant == tenant && p.secret == secret))
+    }
+
+    pub async fn webhook_provider(&mut self, provider: &str) -> Result<Option<WebhookProvider>> {
+        let row = self
+            .store
+            .query_opt(
+                "SELECT provider, tenant, secret, created_at FROM webhook_providers WHERE provider = $1",
+                &args![provider],
+            )
+            .await?;
+        row.map(|r| {
+            Ok(WebhookProvider {
+                provider: r.text(0)?,
+                tenant: r.text(1)?,
+                secret: r.text(2)?,
+                created_at: r.text(3)?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn webhook_providers(&mut self, tenant: &str) -> Result<Vec<WebhookProvider>> {
+        let rows = self
+            .store
+            .query(
+                "SELECT provider, tenant, secret, created_at FROM webhook_providers \
+                 WHERE tenant = $1 ORDER BY provider",
+                &args![tenant],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(WebhookProvider {
+                    provider: r.text(0)?,
+                    tenant: r.text(1)?,
+                    secret: r.text(2)?,
+                    created_at: r.text(3)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Inserts a delivered event first, its unique key deciding (one small transaction).
+    pub async fn receive_event(
+        &mut self,
+        tenant: &str,
+        provider: &str,
+        event_id: &str,
+        event_type: &str,
+        payload: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<Received> {
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the webhook transaction")?;
+        let res = self
+            .insert_event(tenant, provider, event_id, event_type, payload, now)
+            .await;
+        let received = self.end(res).await?;
+        if matches!(received, Received::New { .. }) {
+            crate::fault::point("webhook_after_insert");
+        }
+        Ok(received)
+    }
+
+    async fn insert_event(
+        &mut self,
+        tenant: &str,
+        provider: &str,
+        event_id: &str,
+        event_type: &str,
+        payload: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<Received> {
+        let at = ts(&now);
+        let sha = sha256_hex(payload);
+        let inserted = self
+            .store
+            .query_opt(
+                "INSERT INTO webhook_events (tenant, provider, event_id, event_type, payload, \
+                 payload_sha256, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT DO NOTHING RETURNING event_no",
+                &args![
+                    tenant,
+                    provider,
+                    event_id,
+                    event_type,
+                    payload,
+                    sha.as_str(),
+                    at.as_str()
+                ],
+            )
+            .await?;
+        if let Some(r) = inserted {
+            return Ok(Received::New {
+                event_no: r.int(0)?,
+            });
+        }
+        let first = self
+            .store
+            .query_one(
+                "SELECT event_no, payload_sha256 FROM webhook_events WHERE tenant = $1 AND \
+                 provider = $2 AND event_id = $3 AND event_type = $4",
+                &args![tenant, provider, event_id, event_type],
+            )
+            .await?;
+        let (event_no, same) = (first.int(0)?, first.text(1)? == sha);
+        self.store
+            .execute(
+                "INSERT INTO webhook_repeats (event_no, same_payload, seen_at) VALUES ($1, $2, $3)",
+                &args![event_no, i64::from(same), at.as_str()],
+            )
+            .await?;
+        Ok(Received::Repeat {
+            event_no,
+            same_payload: same,
+        })
+    }
+
+    /// Applies event `event_no` if nobody has: `Ok(None)` when it was processed already.
+    pub async fn apply_event(
+        &mut self,
+        event_no: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>> {
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("starting the event's transaction")?;
+        let res = self.apply_in_tx(event_no, now).await;
+        self.end(res).await
+    }
+
+    async fn apply_in_tx(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Option<Applied>> {
+        let at = ts(&now);
+        // The claim: one worker's transaction holds the row until it commits; another
+        // finds `processed_at` set and does nothing.
+        let Some(ev) = self
+            .store
+            .query_opt(
+                "UPDATE webhook_events SET attempts = attempts + 1 \
+                 WHERE event_no = $1 AND processed_at IS NULL \
+                 RETURNING tenant, event_type, payload",
+                &args![event_no],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let (tenant, event_type, payload) = (ev.text(0)?, ev.text(1)?, ev.bytes(2)?);
+        let applied = self
+            .move_posting(&tenant, event_no, &event_type, &payload, &at)
+            .await?;
+        self.store
+            .execute(
+                "UPDATE webhook_events SET processed_at = $1, outcome = $2, detail = $3, \
+                 posting_id = $4 WHERE event_no = $5",
+                &args![
+                    at.as_str(),
+                    applied.outcome,
+                    applied.detail.as_str(),
+                    applied.posting_id,
+                    event_no
+                ],
+            )
+            .await?;
+        Ok(Some(applied))
+    }
+
+    async fn move_posting(
+        &mut self,
+        tenant: &str,
+        event_no: i64,
+        event_type: &str,
+        payload: &[u8],
+        at: &str,
+    ) -> Result<Applied> {
+        let done = |outcome, detail: String, posting_id| Applied {
+            event_no,
+            outcome,
+            detail,
+            posting_id,
+        };
+        let Some(to) = PostingStatus::of_event(event_type) else {
+            return Ok(done(
+                "ignored",
+                format!("event type {event_type:?} moves no posting"),
+                None,
+            ));
+        };
+        let data = serde_json::from_slice::<EventBody>(payload)
+            .map(|b| b.data)
+            .unwrap_or_default();
+        let lookup = if let Some(k) = data.posting_key {
+            Lookup::PostingKey(k)
+        } else if let Some(u) = data.uetr {
+            Lookup::Uetr(u)
+        } else if let Some(e) = data.end_to_end_id {
+            Lookup::EndToEndId(e)
+        } else if let Some(t) = data.trace_number {
+            Lookup::TraceNumber(t)
+        } else {
+            return Ok(done(
+                "invalid",
+                "data names no posting: expected one of posting_key, uetr, end_to_end_id, trace_number"
+                    .into(),
+                None,
+            ));
+        };
+        let mut found = self.lookup(tenant, &lookup).await?;
+        // A UETR names its chain's legs and returns too: the payment is the key itself.
+        if let Lookup::Uetr(u) = &lookup {
+            let own = format!("uetr:{}", u.trim().to_ascii_lowercase());
+            if found.iter().any(|p| p.posting_key == own) {
+                found.retain(|p| p.posting_key == own);
+            }
+        }
+        let posting_id = match found.as_slice() {
+            [] => {
+                return Ok(done(
+                    "no_such_posting",
+                    format!("no posting by {lookup:?}"),
+                    None,
+                ));
+            }
+            [p] => p.posting_id,
+            many => {
+                let ids: Vec<String> = many.iter().map(|p| p.posting_id.to_string()).collect();
+                return Ok(done(
+                    "ambiguous",
+                    format!("{lookup:?} names postings {}", ids.join(", ")),
+                    None,
+                ));
+            }
+        };
+        // One posting's moves one at a time (PostgreSQL: workers on other machines).
+        self.store
+            .lock_name(&format!("posting_status:{posting_id}"))
+            .await?;
+        self.store
+            .execute(
+                "INSERT INTO posting_status (posting_id, status, changed_at) VALUES ($1, 'posted', $2) \
+                 ON CONFLICT DO NOTHING",
+                &args![posting_id, at],
+            )
+            .await?;
+        let from = self
+            .store
+            .query_one(
+                "SELECT status FROM posting_status WHERE posting_id = $1",
+                &args![posting_id],
+            )
+            .await?
+            .text(0)?;
+        let allowed: Vec<String> = to
+            .allowed_from()
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        let changed = self
+            .store
+            .execute(
+                &format!(
+                    "UPDATE posting_status SET status = $1, changed_at = $2, event_no = $3 \
+                     WHERE posting_id = $4 AND status IN ({})",
+                    allowed.join(", ")
+                ),
+                &args![to.as_str(), at, event_no, posting_id],
+            )
+            .await?;
+        if changed == 0 {
+            return Ok(done(
+                "nothing_to_do",
+                format!(
+                    "posting {posting_id} is {from}; {} moves only from {}",
+                    to.as_str(),
+                    allowed.join(" or ").replace('\'', "")
+                ),
+                Some(posting_id),
+            ));
+        }
+        self.store
+            .execute(
+                "INSERT INTO posting_status_changes (posting_id, from_status, to_status, event_no, changed_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                &args![posting_id, from.as_str(), to.as_str(), event_no, at],
+            )
+            .await?;
+        Ok(done(
+            "applied",
+            format!("posting {posting_id}: {from} → {}", to.as_str()),
+            Some(posting_id),
+        ))
+    }
+
+    /// Events inserted before `cut` and not yet applied, oldest first (the sweeper).
+    pub async fn unprocessed_events(&mut self, cut: DateTime<Utc>, limit: i64) -> Result<Vec<i64>> {
+        let c = ts(&cut);
+        let rows = self
+            .store
+            .query(
+                "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
+                 ORDER BY event_no LIMIT $2",
+                &args![c.as_str(), limit],
+            )
+            .await?;
+        rows.iter().map(|r| r.int(0)).collect()
+    }
+
+    /// A posting's status (`posted` when no event moved it).
+    pub async fn posting_status(&mut self, posting_id: i64) -> Result<PostingStatus> {
+        let row = self
+            .store
+            .query_opt(
+                "SELECT status FROM posting_status WHERE posting_id = $1",
+                &args![posting_id],
+            )
+            .await?;
+        Ok(match row {
+            Some(r) => PostingStatus::parse(&r.text(0)?).ok_or(LedgerError::Decode {
+                column: 0,
+                expected: "a posting status",
+            })?,
+            None => PostingStatus::Posted,
+        })
+    }
+
+    /// Sets the tenant's notification endpoint (replacing one set before).
+    pub async fn set_notify_endpoint(
+        &mut self,
+        tenant: &str,
+        url: &str,
+        secret: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let at = ts(&now);
+        self.store
+            .execute(
+                "INSERT INTO notify_endpoints (tenant, url, secret, created_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (tenant) DO UPDATE SET url = excluded.url, secret = excluded.secret",
+                &args![tenant, url, secret, at.as_str()],
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub async fn notify_endpoint(&mut self, tenant: &str) -> Result<Option<NotifyEndpoint>> {
+        let row = self
+            .store
+            .query_opt(
+                "SELECT tenant, url, secret FROM notify_endpoints WHERE tenant = $1",
+                &args![tenant],
+            )
+            .await?;
+        row.map(|r| {
+            Ok(NotifyEndpoint {
+                tenant: r.text(0)?,
+                url: r.text(1)?,
+                secret: r.text(2)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Inside run `run_id`'s transaction: its notification, when its tenant has an
+    /// endpoint. `run.completed`, `run.needs_attention` (conflicts or held records) or
+    /// `run.rejected`; the webhook id `{tenant}:run:{run_id}:{type}` is unique, so a
+    /// notification is written once whatever happens.
+    pub(super) async fn write_outbox(&mut self, run: &RunInfo, now: DateTime<Utc>) -> Result<()> {
+        let has = self
+            .store
+            .query_opt(
+                "SELECT 1 FROM notify_endpoints WHERE tenant = $1",
+                &args![run.tenant.as_str()],
+            )
+            .await?;
+        if has.is_none() {
+            return Ok(());
+        }
+        let event_type = match run.status_word() {
+            "needs_attention" => "run.needs_attention",
+            "rejected" => "run.rejected",
+            _ => "run.completed",
+        };
+        let at = ts(&now);
+        let payload = serde_json::to_vec(&serde_json::json!({
+            "type": event_type,
+            "timestamp": at,
+            "data": {
+                "run_id": run.run_id, "tenant": run.tenant, "kind": run.kind, "status": run.status_word(),
+                "file_id": run.file_id, "sha256": run.sha256, "format": run.format, "source_name": run.source_name,
+                "records": run.records, "posted": run.posted, "duplicates": run.duplicates,
+                "conflicts": run.conflicts, "held": run.held, "errors": run.errors, "warnings": run.warnings,
+                "totals": run.totals,
+            }
+        }))
+        .unwrap_or_default();
+        let webhook_id = format!("{}:run:{}:{event_type}", run.tenant, run.run_id);
+        self.store
+            .execute(
+                "INSERT INTO outbox (tenant, webhook_id, event_type, run_id, payload, created_at, next_attempt_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT DO NOTHING",
+                &args![
+                    run.tenant.as_str(),
+                    webhook_id.as_str(),
+                    event_type,
+                    run.run_id,
+                    payload.as_slice(),
+                    at.as_str()
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Claims up to `limit` messages due at `now` for `lease` (another worker skips them
+    /// until it ends; a worker that dies leaves them due again after it).
+    pub async fn claim_outbox(
+        &mut self,
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+        limit: i64,
+    ) -> Result<Vec<OutboxMessage>> {
+        let (at, until) = (ts(&now), ts(&(now + lease)));
+        let due = self
+            .store
+            .query(
+                "SELECT message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
+                 ORDER BY message_id LIMIT $2",
+                &args![at.as_str(), limit],
+            )
+            .await?;
+        let mut out = Vec::new();
+        for r in &due {
+            let id = r.int(0)?;
+            let claimed = self
+                .store
+                .query_opt(
+                    "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1 \
+                     WHERE message_id = $2 AND delivered_at IS NULL AND next_attempt_at <= $3 \
+                     RETURNING message_id, tenant, webhook_id, event_type, payload, created_at, attempts",
+                    &args![until.as_str(), id, at.as_str()],
+                )
+                .await?;
+            if let Some(m) = claimed {
+                out.push(OutboxMessage {
+                    message_id: m.int(0)?,
+                    tenant: m.text(1)?,
+                    webhook_id: m.text(2)?,
+                    event_type: m.text(3)?,
+                    payload: m.bytes(4)?,
+                    created_at: m.text(5)?,
+                    attempts: m.int(6)?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// A delivery's end: delivered, or failed and due again at `retry_at`.
+    pub async fn outbox_result(
+        &mut self,
+        message_id: i64,
+        delivered: std::result::Result<DateTime<Utc>, (String, DateTime<Utc>)>,
+    ) -> Result<()> {
+        match delivered {
+            Ok(at) => {
+                let at = ts(&at);
+                self.store
+                    .execute(
+                        "UPDATE outbox SET delivered_at = $1, last_error = NULL WHERE message_id = $2",
+                        &args![at.as_str(), message_id],
+                    )
+                    .await?;
+            }
+            Err((error, retry_at)) => {
+                let at = ts(&retry_at);
+                self.store
+                    .execute(
+                        "UPDATE outbox SET last_error = $1, next_attempt_at = $2 WHERE message_id = $3",
+                        &args![error.as_str(), at.as_str(), message_id],
+                    )
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deliveries of an event already in the inbox (`/metrics`).
+    pub(super) async fn webhook_repeat_count(&mut self) -> Result<i64> {
+        self.store
+            .query_one("SELECT count(*) FROM webhook_repeats", &[])
+            .await?
+            .int(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PostingStatus::*;
+
+    #[test]
+    fn a_status_moves_only_from_its_predecessors() {
+        assert_eq!(Settled.allowed_from(), &[Posted]);
+        assert_eq!(Returned.allowed_from(), &[Posted, Settled]);
+        assert_eq!(Rejected.allowed_from(), &[Posted]);
+        assert_eq!(
+            super::PostingStatus::of_event("payment.settled"),
+            Some(Settled)
+        );
+        assert_eq!(super::PostingStatus::of_event("payment.refunded"), None);
+    }
+}

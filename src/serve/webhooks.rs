@@ -1,0 +1,349 @@
+//! Webhooks both ways (issue #15, PRINCIPLES §12), signed as Standard Webhooks sign them:
+//! `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
+//! the key being the secret's bytes (a `whsec_` secret is base64 after its prefix).
+//!
+//! In: `POST /v1/webhooks/{provider}`. The signature and a timestamp within 5 minutes are
+//! checked (`401` otherwise); the body's `type` is the event type. The raw event is
+//! inserted first (`Ledger::receive_event`) and answered at once: `202` for a new event,
+//! `200` for a repeat (journaled). A worker applies new events in the order they came; a
+//! sweeper finishes events inserted but left unapplied for longer than `--sweep-after`
+//! (the process died between the insert and the apply).
+//!
+//! Out: the outbox (`Ledger::write_outbox`, written in each run's own transaction) is
+//! delivered by a task here, at least once, each message under its stable `webhook-id`,
+//! retried with backoff until the endpoint answers 2xx.
+
+use super::problem::Problem;
+use super::{App, Shared};
+use crate::ledger::{OutboxMessage, Received};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use chrono::Utc;
+use futures_util::FutureExt;
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::Sha256;
+use std::time::Duration;
+
+/// How far a delivery's timestamp may be from our clock (Standard Webhooks: 5 minutes).
+pub const TIMESTAMP_TOLERANCE_SECS: i64 = 300;
+/// The largest event body accepted.
+pub const EVENT_MAX_BYTES: usize = 1024 * 1024;
+
+/// The HMAC key of a secret: a `whsec_` secret's base64, else the secret's bytes.
+fn key_of(secret: &str) -> Vec<u8> {
+    secret
+        .strip_prefix("whsec_")
+        .and_then(|b| B64.decode(b).ok())
+        .unwrap_or_else(|| secret.as_bytes().to_vec())
+}
+
+fn mac(secret: &str, id: &str, timestamp: &str, body: &[u8]) -> Hmac<Sha256> {
+    // An HMAC takes a key of any length.
+    let mut m = Hmac::<Sha256>::new_from_slice(&key_of(secret)).expect("HMAC takes any key");
+    m.update(id.as_bytes());
+    m.update(b".");
+    m.update(timestamp.as_bytes());
+    m.update(b".");
+    m.update(body);
+    m
+}
+
+/// `v1,<base64>`: the signature of one delivery.
+pub fn sign(secret: &str, id: &str, timestamp: &str, body: &[u8]) -> String {
+    format!(
+        "v1,{}",
+        B64.encode(mac(secret, id, timestamp, body).finalize().into_bytes())
+    )
+}
+
+/// Whether any `v1,` signature of the (space-separated) header is the delivery's,
+/// compared in constant time.
+pub fn verify(secret: &str, id: &str, timestamp: &str, body: &[u8], header: &str) -> bool {
+    header.split(' ').any(|s| {
+        s.strip_prefix("v1,")
+            .and_then(|b| B64.decode(b).ok())
+            .is_some_and(|sig| mac(secret, id, timestamp, body).verify_slice(&sig).is_ok())
+    })
+}
+
+fn unauthorized(code: &'static str, detail: String) -> Response {
+    Problem::new(
+        StatusCode::UNAUTHORIZED,
+        code,
+        "The webhook's signature was not accepted",
+        detail,
+    )
+    .into_response()
+}
+
+pub async fn receive(
+    State(app): State<Shared>,
+    Path(provider): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => {
+            return Problem::new(
+                e.status(),
+                "webhook_body_unreadable",
+                "The webhook's body could not be read",
+                format!("{e} (at most {EVENT_MAX_BYTES} bytes)"),
+            )
+            .into_response();
+        }
+    };
+    let p = provider.clone();
+    let known = match app
+        .pool
+        .run(move |l| async move { l.webhook_provider(&p).await }.boxed())
+        .await
+    {
+        Ok(Ok(k)) => k,
+        Ok(Err(e)) | Err(e) => return Problem::unavailable(&e).into_response(),
+    };
+    let Some(known) = known else {
+        app.metrics.webhook("refused");
+        return Problem::not_found(format!("no webhook provider {provider:?}")).into_response();
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let (Some(id), Some(timestamp), Some(signature)) = (
+        header("webhook-id"),
+        header("webhook-timestamp"),
+        header("webhook-signature"),
+    ) else {
+        app.metrics.webhook("refused");
+        return unauthorized(
+            "webhook_headers_missing",
+            "webhook-id, webhook-timestamp and webhook-signature are required".into(),
+        );
+    };
+    let now = Utc::now();
+    match timestamp.parse::<i64>() {
+        Ok(t) if (now.timestamp() - t).abs() <= TIMESTAMP_TOLERANCE_SECS => {}
+        _ => {
+            app.metrics.webhook("refused");
+            return unauthorized(
+                "webhook_timestamp",
+                format!(
+                    "webhook-timestamp {timestamp:?} is not within {TIMESTAMP_TOLERANCE_SECS} s of \
+                     the server's clock ({})",
+                    now.timestamp()
+                ),
+            );
+        }
+    }
+    if !verify(&known.secret, id, timestamp, &body, signature) {
+        app.metrics.webhook("refused");
+        return unauthorized(
+            "webhook_signature",
+            format!("no v1 signature of {provider:?}'s secret matches this delivery"),
+        );
+    }
+    let event_type = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string));
+    let Some(event_type) = event_type else {
+        app.metrics.webhook("refused");
+        return Problem::bad_request(
+            "webhook_body_invalid",
+            "the body must be a JSON object with a string `type` (e.g. payment.settled)",
+        )
+        .into_response();
+    };
+    let (tenant, id, body_v) = (known.tenant.clone(), id.to_string(), body.to_vec());
+    let (prov, ty) = (provider.clone(), event_type.clone());
+    let received = app
+        .pool
+        .run(move |l| {
+            async move {
+                l.receive_event(&tenant, &prov, &id, &ty, &body_v, Utc::now())
+                    .await
+            }
+            .boxed()
+        })
+        .await;
+    match received {
+        Ok(Ok(Received::New { event_no })) => {
+            app.metrics.webhook("new");
+            let _ = app.events.send(event_no);
+            (
+                StatusCode::ACCEPTED,
+                Json(json!({"status": "accepted", "event_no": event_no, "type": event_type})),
+            )
+                .into_response()
+        }
+        Ok(Ok(Received::Repeat {
+            event_no,
+            same_payload,
+        })) => {
+            app.metrics.webhook("repeat");
+            if !same_payload {
+                tracing::warn!(
+                    provider,
+                    event_no,
+                    "a repeated webhook event came with another body; the first is kept"
+                );
+            }
+            (
+                StatusCode::OK,
+                Json(
+                    json!({"status": "repeat", "event_no": event_no, "type": event_type,
+                            "same_payload": same_payload}),
+                ),
+            )
+                .into_response()
+        }
+        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
+    }
+}
+
+/// Applies one event; logs what it did.
+async fn apply(app: &App, event_no: i64) {
+    let res = app
+        .pool
+        .run(move |l| async move { l.apply_event(event_no, Utc::now()).await }.boxed())
+        .await;
+    match res {
+        Ok(Ok(Some(a))) => {
+            tracing::info!(event_no, outcome = a.outcome, detail = %a.detail, "webhook event applied")
+        }
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) | Err(e) => {
+            tracing::warn!(event_no, error = %e, "applying a webhook event failed; the sweeper retries it")
+        }
+    }
+}
+
+/// The worker: applies new events in the order they were received.
+pub async fn worker(app: Shared, mut rx: tokio::sync::mpsc::UnboundedReceiver<i64>) {
+    while let Some(event_no) = rx.recv().await {
+        apply(&app, event_no).await;
+    }
+}
+
+/// The sweeper: every `interval`, the events older than `after` still unapplied.
+pub async fn sweeper(app: Shared, after: Duration, interval: Duration) {
+    let after = chrono::Duration::from_std(after).unwrap_or(chrono::Duration::seconds(30));
+    loop {
+        let cut = Utc::now() - after;
+        let due = app
+            .pool
+            .run(move |l| async move { l.unprocessed_events(cut, 1000).await }.boxed())
+            .await;
+        match due {
+            Ok(Ok(events)) => {
+                for event_no in events {
+                    tracing::info!(event_no, "sweeper: an event inserted but not applied");
+                    apply(&app, event_no).await;
+                }
+            }
+            Ok(Err(e)) | Err(e) => tracing::warn!(error = %e, "sweeper: reading the inbox failed"),
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Delivers one message to its tenant's endpoint.
+async fn deliver(app: &App, client: &reqwest::Client, m: &OutboxMessage) -> Result<(), String> {
+    let tenant = m.tenant.clone();
+    let endpoint = app
+        .pool
+        .run(move |l| async move { l.notify_endpoint(&tenant).await }.boxed())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?
+        .ok_or("the tenant has no notification endpoint any more")?;
+    let ts = Utc::now().timestamp().to_string();
+    let r = client
+        .post(&endpoint.url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &m.webhook_id)
+        .header("webhook-timestamp", &ts)
+        .header(
+            "webhook-signature",
+            sign(&endpoint.secret, &m.webhook_id, &ts, &m.payload),
+        )
+        .body(m.payload.clone())
+        .send()
+        .await
+        .map_err(|e| format!("POST {}: {e}", endpoint.url))?;
+    if r.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("POST {}: answered {}", endpoint.url, r.status()))
+    }
+}
+
+/// The outbox's delivery loop.
+pub async fn outbox(app: Shared, interval: Duration) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap_or_default();
+    // A claimed message is another worker's for this long.
+    let lease = chrono::Duration::seconds(60);
+    loop {
+        let claimed = app
+            .pool
+            .run(move |l| async move { l.claim_outbox(Utc::now(), lease, 100).await }.boxed())
+            .await;
+        let messages = match claimed {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) | Err(e) => {
+                tracing::warn!(error = %e, "outbox: claiming messages failed");
+                Vec::new()
+            }
+        };
+        for m in messages {
+            let res = deliver(&app, &client, &m).await;
+            let outcome = match &res {
+                Ok(()) => Ok(Utc::now()),
+                Err(e) => {
+                    // 1 s, 2 s, 4 s … up to an hour.
+                    let backoff = 1i64 << m.attempts.clamp(1, 12).saturating_sub(1);
+                    let retry = Utc::now() + chrono::Duration::seconds(backoff.min(3600));
+                    tracing::warn!(webhook_id = %m.webhook_id, attempt = m.attempts, error = %e, "outbox: delivery failed; retried later");
+                    Err((e.clone(), retry))
+                }
+            };
+            if res.is_ok() {
+                app.metrics.outbox_delivered();
+                tracing::info!(webhook_id = %m.webhook_id, "outbox: delivered");
+            }
+            let id = m.message_id;
+            let _ = app
+                .pool
+                .run(move |l| async move { l.outbox_result(id, outcome).await }.boxed())
+                .await;
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of the Standard Webhooks specification (its test vector).
+    #[test]
+    fn signatures_are_standard_webhooks_signatures() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+        let ts = "1614265330";
+        let body = br#"{"test": 2432232314}"#;
+        let sig = sign(secret, id, ts, body);
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+        assert!(verify(secret, id, ts, body, &format!("v1,bm90IGl0 {sig}")));
+        assert!(!verify(secret, id, ts, b"{}", &sig));
+        assert!(!verify(secret, id, "1614265331", body, &sig));
+        assert!(!verify("whsec_b3RoZXI=", id, ts, body, &sig));
+    }
+}
