@@ -474,7 +474,8 @@ fn iso_file_id(h: &crate::formats::iso20022::IsoHeader) -> String {
     format!("iso:{}:{}:{}", h.kind.as_str(), h.sender, h.msg_id)
 }
 
-fn provided(id: &str) -> Option<&str> {
+/// The identifier, trimmed, unless blank or `NOTPROVIDED` (which identify nothing).
+pub fn provided(id: &str) -> Option<&str> {
     let t = id.trim();
     (!t.is_empty() && !t.eq_ignore_ascii_case("NOTPROVIDED")).then_some(t)
 }

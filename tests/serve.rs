@@ -294,6 +294,8 @@ fn a_rejected_file_is_answered_with_its_findings_and_replayed(db: TestDb) {
         assert_eq!(r.status, 422);
         let p = r.json();
         assert_eq!(p["code"], "file_rejected");
+        assert_eq!(p["status"], 422);
+        assert_eq!(p["run_status"], "rejected");
         assert_eq!(p["posted"], 0);
         let run_id = p["run_id"].as_i64().unwrap();
         assert_eq!(r.header("location"), Some(format!("/v1/runs/{run_id}")));
@@ -459,6 +461,21 @@ fn a_multipart_upload_is_the_same_request_as_its_bytes(db: TestDb) {
         // The raw bytes under the same key: the same fingerprint too.
         let raw = upload(&c, &s.base, &key, Some("mp"), payroll()).await;
         assert_eq!(raw.body, r.body);
+        // A part larger than axum's default body limit (2 MiB).
+        let big = generated(&db, 40_000, "big.ach");
+        assert!(big.len() > 3 << 20);
+        let r = send(
+            c.post(s.url("/v1/files"))
+                .bearer_auth(&key)
+                .header("Idempotency-Key", "mp-big")
+                .multipart(reqwest::multipart::Form::new().part(
+                    "file",
+                    reqwest::multipart::Part::bytes(big).file_name("big.ach"),
+                )),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+        assert_eq!(r.json()["posted"], 40_000);
     });
 }
 
@@ -595,6 +612,8 @@ fn every_documented_route_is_served(db: TestDb) {
             };
             let r = send(req.bearer_auth(&key)).await;
             assert!(!r.text().contains("no such route"), "{route}: {}", r.text());
+            assert_ne!(r.status, 405, "{route}");
+            assert!(r.status < 500, "{route}: {} {}", r.status, r.text());
         }
         let r = get(&c, &s.url("/v1/nothing"), &key).await;
         assert_eq!(r.status, 404);
@@ -602,6 +621,32 @@ fn every_documented_route_is_served(db: TestDb) {
             r.header("content-type").as_deref(),
             Some("application/problem+json")
         );
+        // What axum refuses by itself is problem+json too.
+        for (r, status, code) in [
+            (
+                get(&c, &s.url("/v1/runs/abc"), &key).await,
+                400,
+                "bad_request",
+            ),
+            (
+                get(&c, &s.url("/v1/runs?limit=x"), &key).await,
+                400,
+                "bad_request",
+            ),
+            (
+                send(c.delete(s.url("/v1/runs")).bearer_auth(&key)).await,
+                405,
+                "method_not_allowed",
+            ),
+        ] {
+            assert_eq!(r.status, status);
+            assert_eq!(
+                r.header("content-type").as_deref(),
+                Some("application/problem+json")
+            );
+            assert_eq!(r.json()["code"], code);
+            assert_eq!(r.json()["status"], status);
+        }
         let doc = send(c.get(s.url("/v1/openapi.json"))).await;
         assert_eq!(doc.json()["openapi"], "3.1.0");
     });

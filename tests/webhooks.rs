@@ -18,6 +18,7 @@ on_both_backends!(
     settled_then_returned_are_both_applied_in_order,
     a_bad_signature_or_a_stale_timestamp_is_refused,
     each_notification_is_delivered_at_least_once_under_a_stable_id,
+    an_event_before_its_posting_waits_for_it,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -366,4 +367,51 @@ fn each_notification_is_delivered_at_least_once_under_a_stable_id(db: TestDb) {
     assert_eq!(db.scalar("SELECT attempts FROM outbox"), 2);
     drop(s);
     drop(rt);
+}
+
+/// A return notice that comes before its payment's file: it waits (outcome `waiting`, tried
+/// again with backoff), and applies once the file is in.
+fn an_event_before_its_posting_waits_for_it(db: TestDb) {
+    let r = db.cl(&["webhook", "add", "bank", "--secret", SECRET]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file = std::fs::read_to_string(samples().join("ppd-payroll-credits.ach")).unwrap();
+    let entry = file.lines().find(|l| l.starts_with('6')).unwrap();
+    let trace = &entry[79..94];
+    let body = serde_json::to_vec(&serde_json::json!({
+        "type": "payment.returned", "data": {"trace_number": trace}
+    }))
+    .unwrap();
+    let s = Server::start(&db.url, db.dir.path(), &["--sweep-after", "1"]);
+    let r = runtime()
+        .block_on(async { deliver(&reqwest::Client::new(), &s, "evt_early", &body, SECRET).await });
+    assert_eq!(r.status, 202);
+    let t0 = Instant::now();
+    while db.rows("SELECT coalesce(outcome, '-') FROM webhook_events")[0][0] != "waiting" {
+        assert!(t0.elapsed() < Duration::from_secs(20), "never waiting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM webhook_events WHERE processed_at IS NULL"),
+        1
+    );
+    let r = db.cl(&[
+        "ingest",
+        "--quiet",
+        samples().join("ppd-payroll-credits.ach").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    all_applied(&db);
+    assert_eq!(
+        db.rows("SELECT outcome FROM webhook_events")[0][0],
+        "applied"
+    );
+    let changes = db.rows(&format!(
+        "SELECT c.from_status, c.to_status FROM posting_status_changes c JOIN postings p \
+         ON p.posting_id = c.posting_id WHERE p.trace_number = '{trace}'"
+    ));
+    assert_eq!(
+        changes,
+        vec![vec!["posted".to_string(), "returned".to_string()]]
+    );
+    assert!(db.scalar("SELECT attempts FROM webhook_events") >= 2);
 }

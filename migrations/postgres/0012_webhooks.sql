@@ -13,7 +13,9 @@ CREATE TABLE webhook_providers (
 -- The inbox: every event inserted first, behind its unique (tenant, provider, event id,
 -- event type), acknowledged at once; `processed_at` is set in the transaction that applies
 -- it, so an event inserted but never applied (a crash after the insert) is found by the
--- sweeper and finished, never lost as "seen".
+-- sweeper and finished, never lost as "seen". An event naming a posting the ledger does not
+-- hold yet (its file not uploaded yet) waits (`outcome` 'waiting'), tried again at
+-- `next_attempt_at`, for 7 days.
 CREATE TABLE webhook_events (
     event_no        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     tenant          TEXT COLLATE "C" NOT NULL,
@@ -24,6 +26,7 @@ CREATE TABLE webhook_events (
     payload_sha256  TEXT NOT NULL,
     received_at     TEXT NOT NULL,
     attempts        BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
     processed_at    TEXT,
     outcome         TEXT,
     detail          TEXT,

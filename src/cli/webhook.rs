@@ -56,6 +56,15 @@ pub async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
         );
         return exit::USAGE;
     }
+    if let WebhookCommand::Add { secret, .. } | WebhookCommand::Endpoint { secret, .. } = &a.command
+        && !crate::serve::webhooks::secret_ok(secret)
+    {
+        errln!(
+            "clearledger: invalid secret: a whsec_ secret is base64 after its prefix (Standard \
+             Webhooks); any other non-empty string is used as it is"
+        );
+        return exit::USAGE;
+    }
     if let WebhookCommand::Endpoint { url, .. } = &a.command
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {

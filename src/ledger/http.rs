@@ -88,7 +88,8 @@ pub struct Seal {
     pub scope: IdemScope,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
-    pub expires_at: DateTime<Utc>,
+    /// How long the stored response answers repeats, from the run's commit.
+    pub window: chrono::Duration,
     /// Builds the response from the run read back inside the transaction; given by the
     /// ingest just before it commits ([`Ledger::answer_with`]), which knows the rest of
     /// the summary (findings, bytes, time).
@@ -489,14 +490,15 @@ impl Ledger {
         };
         let answer = respond(run);
         let s = &seal.scope;
-        let (created, expires) = (ts(&seal.created_at), ts(&seal.expires_at));
+        let now = Utc::now();
+        let (created, at, expires) = (ts(&seal.created_at), ts(&now), ts(&(now + seal.window)));
         let scope = args![
             s.tenant.as_str(),
             s.api_key_id,
             s.method.as_str(),
             s.route.as_str(),
             s.key.as_str(),
-            created.as_str()
+            at.as_str()
         ];
         self.store
             .execute(

@@ -21,6 +21,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+/// How long an event naming a posting the ledger does not hold waits for it (its file may
+/// be uploaded after the event came), tried again with backoff up to an hour apart.
+pub const WAIT_DAYS: i64 = 7;
+
 /// The statuses a posting moves through. No row in `posting_status` means `posted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,7 +99,8 @@ pub enum Received {
 pub struct Applied {
     pub event_no: i64,
     /// `applied`, `nothing_to_do` (the posting's status was not one it moves from),
-    /// `no_such_posting`, `ambiguous`, `ignored` (an event type that moves nothing),
+    /// `waiting` (no such posting yet: tried again later, for [`WAIT_DAYS`]),
+    /// `no_such_posting` (none after that), `ambiguous`, `ignored` (an event type that moves nothing),
     /// `invalid` (no identifier of a posting in its data).
     pub outcome: &'static str,
     pub detail: String,
@@ -309,7 +314,7 @@ impl Ledger {
             .query_opt(
                 "UPDATE webhook_events SET attempts = attempts + 1 \
                  WHERE event_no = $1 AND processed_at IS NULL \
-                 RETURNING tenant, event_type, payload",
+                 RETURNING tenant, event_type, payload, received_at, attempts",
                 &args![event_no],
             )
             .await?
@@ -317,9 +322,31 @@ impl Ledger {
             return Ok(None);
         };
         let (tenant, event_type, payload) = (ev.text(0)?, ev.text(1)?, ev.bytes(2)?);
-        let applied = self
+        let (received_at, attempts) = (ev.text(3)?, ev.int(4)?);
+        let mut applied = self
             .move_posting(&tenant, event_no, &event_type, &payload, &at)
             .await?;
+        // The posting may come later (its file not uploaded yet): the event waits, tried
+        // again with backoff, until the horizon; after it, it is final.
+        let horizon = ts(&(now - chrono::Duration::days(WAIT_DAYS)));
+        if applied.outcome == "no_such_posting" && received_at > horizon {
+            let backoff = (1i64 << attempts.clamp(1, 12).saturating_sub(1)).min(3600);
+            let next = ts(&(now + chrono::Duration::seconds(backoff)));
+            applied.outcome = "waiting";
+            self.store
+                .execute(
+                    "UPDATE webhook_events SET outcome = $1, detail = $2, next_attempt_at = $3 \
+                     WHERE event_no = $4",
+                    &args![
+                        applied.outcome,
+                        applied.detail.as_str(),
+                        next.as_str(),
+                        event_no
+                    ],
+                )
+                .await?;
+            return Ok(Some(applied));
+        }
         self.store
             .execute(
                 "UPDATE webhook_events SET processed_at = $1, outcome = $2, detail = $3, \
@@ -360,13 +387,19 @@ impl Ledger {
         let data = serde_json::from_slice::<EventBody>(payload)
             .map(|b| b.data)
             .unwrap_or_default();
-        let lookup = if let Some(k) = data.posting_key {
+        // A blank identifier, or NOTPROVIDED, identifies nothing (PRINCIPLES §3).
+        let given = |v: Option<String>| {
+            v.as_deref()
+                .and_then(crate::model::provided)
+                .map(str::to_string)
+        };
+        let lookup = if let Some(k) = given(data.posting_key) {
             Lookup::PostingKey(k)
-        } else if let Some(u) = data.uetr {
+        } else if let Some(u) = given(data.uetr) {
             Lookup::Uetr(u)
-        } else if let Some(e) = data.end_to_end_id {
+        } else if let Some(e) = given(data.end_to_end_id) {
             Lookup::EndToEndId(e)
-        } else if let Some(t) = data.trace_number {
+        } else if let Some(t) = given(data.trace_number) {
             Lookup::TraceNumber(t)
         } else {
             return Ok(done(
@@ -462,15 +495,21 @@ impl Ledger {
         ))
     }
 
-    /// Events inserted before `cut` and not yet applied, oldest first (the sweeper).
-    pub async fn unprocessed_events(&mut self, cut: DateTime<Utc>, limit: i64) -> Result<Vec<i64>> {
-        let c = ts(&cut);
+    /// Events inserted before `cut` and not yet applied, whose next attempt is due at
+    /// `now`, oldest first (the sweeper).
+    pub async fn unprocessed_events(
+        &mut self,
+        cut: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<i64>> {
+        let (c, n) = (ts(&cut), ts(&now));
         let rows = self
             .store
             .query(
                 "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
-                 ORDER BY event_no LIMIT $2",
-                &args![c.as_str(), limit],
+                 AND (next_attempt_at IS NULL OR next_attempt_at <= $2) ORDER BY event_no LIMIT $3",
+                &args![c.as_str(), n.as_str(), limit],
             )
             .await?;
         rows.iter().map(|r| r.int(0)).collect()

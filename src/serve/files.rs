@@ -87,6 +87,8 @@ struct Work(Decided, bool);
 enum Decided {
     InProgress,
     Stored(StoredResponse),
+    /// The run may have committed (or did), and its answer cannot be given now.
+    Uncertain(String),
     Ran(Result<StoredResponse, IngestError>),
 }
 
@@ -204,7 +206,7 @@ pub async fn post_file(
                         scope: work_scope.clone(),
                         fingerprint: work_fp,
                         created_at: now,
-                        expires_at: now + window,
+                        window,
                         respond: None,
                     });
                     let opts = IngestOptions {
@@ -223,15 +225,17 @@ pub async fn post_file(
                     let res = ingest_file(ledger, &input, &opts, &clock, None).await;
                     ledger.clear_seal();
                     Ok(match res {
-                        Ok(_) => Decided::Ran(
-                            match ledger.stored_response(&work_scope, Utc::now()).await {
-                                Ok(Some(s)) => Ok(s),
-                                Ok(None) => Err(IngestError::Internal(
-                                    "the run committed without its stored response".into(),
-                                )),
-                                Err(e) => Err(IngestError::Ledger(e)),
-                            },
-                        ),
+                        // Read as of the request's start: the row written by the commit
+                        // answers this request whatever the window.
+                        Ok(_) => match ledger.stored_response(&work_scope, now).await {
+                            Ok(Some(s)) => Decided::Ran(Ok(s)),
+                            Ok(None) => Decided::Uncertain(
+                                "the run committed, but its stored response was not found".into(),
+                            ),
+                            Err(e) => Decided::Uncertain(format!(
+                                "the run committed, but its stored response could not be read: {e}"
+                            )),
+                        },
                         // Another process answered the key while this run waited for the
                         // write lock: this run rolled back; the answer is that one's.
                         Err(IngestError::Ledger(LedgerError::IdempotencyKeyTaken)) => {
@@ -266,21 +270,56 @@ pub async fn post_file(
             app.metrics.ingest_took(started.elapsed().as_secs_f64());
             respond(&stored, false)
         }
+        Ok(Decided::Uncertain(why)) => uncertain(why),
         Ok(Decided::Ran(Err(e))) => failed(&app, e),
         Err(e) => failed(&app, IngestError::Ledger(e)),
     }
 }
 
-/// A request whose ingest failed before its commit: nothing stored, nothing posted.
+/// The outcome is not known here (PRINCIPLES §8: uncertain is missing information, not
+/// failure): the same request again, with the same key, learns it: a committed run is
+/// replayed, one that did not commit runs now.
+fn uncertain(why: String) -> Response {
+    tracing::warn!(reason = %why, "upload outcome unknown to this request");
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "outcome_unknown",
+        "The outcome of this upload is not known yet",
+        format!(
+            "{why}; send the same request again with the same Idempotency-Key to learn it (a \
+             committed run is answered as stored, one that did not commit runs now; nothing \
+             posts twice)"
+        ),
+    )
+    .header(header::RETRY_AFTER, "1")
+    .into_response()
+}
+
+/// A request whose ingest failed: before its commit (nothing stored, nothing posted),
+/// or with its commit's outcome unknown.
 fn failed(app: &App, e: IngestError) -> Response {
     if let IngestError::Ledger(l) = &e
         && l.is_unique_violation()
     {
         app.metrics.unique_rejection();
     }
-    tracing::warn!(error = %e, "upload failed; nothing committed");
     match e {
-        IngestError::Ledger(l) => Problem::unavailable(&l).into_response(),
+        IngestError::Ledger(
+            l @ (LedgerError::CommitUnknown { .. } | LedgerError::AfterCommit { .. }),
+        ) => uncertain(l.to_string()),
+        // The file's own totals: it will not fit next time either (not stored: the same
+        // file is refused the same way).
+        IngestError::Ledger(LedgerError::TotalOverflow) => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "total_overflow",
+            "The file's posted amounts do not fit a 64-bit total; nothing was posted",
+            LedgerError::TotalOverflow.to_string(),
+        )
+        .into_response(),
+        IngestError::Ledger(l) => {
+            tracing::warn!(error = %l, "upload failed; nothing committed");
+            Problem::unavailable(&l).into_response()
+        }
         e => Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
@@ -401,7 +440,11 @@ fn answer(s: &Summary<'_>, rejected: bool) -> Answer {
                 s.file
             ),
         );
-        if let serde_json::Value::Object(o) = summary::rejected(s) {
+        if let serde_json::Value::Object(mut o) = summary::rejected(s) {
+            // The problem's `status` is the HTTP status; the run's is `run_status`.
+            if let Some(st) = o.remove("status") {
+                o.insert("run_status".into(), st);
+            }
             p.extra = o;
         }
         Answer {

@@ -61,7 +61,12 @@ pub struct ServeConfig {
 /// What every handler shares.
 pub struct App {
     pub config: ServeConfig,
+    /// The connections that write (uploads, webhook events, journals, the outbox).
     pub pool: Arc<pool::Pool>,
+    /// The connections that only read (the caller's key, every GET, `/metrics`): on SQLite
+    /// a reader never waits for the write lock, so a long ingest holding it, with writers
+    /// queued behind it, never keeps a read or a 409 waiting for a connection.
+    pub readers: Arc<pool::Pool>,
     pub metrics: metrics::Metrics,
     /// The journal of repeats over HTTP, written by a task of its own.
     pub repeats: files::Repeats,
@@ -112,7 +117,12 @@ pub fn router(app: Shared) -> Router {
     Router::new()
         // An upload's time is its ingest's: no overall deadline (a pause in its body is
         // bounded instead, `files.rs`).
-        .route("/v1/files", post(files::post_file))
+        // Its own limit (`--max-upload-bytes`) is counted as the body is spooled; axum's
+        // default 2 MiB (which multipart bodies are held to) does not apply.
+        .route(
+            "/v1/files",
+            post(files::post_file).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .route(
             "/v1/webhooks/{provider}",
             post(webhooks::receive).layer(axum::extract::DefaultBodyLimit::max(
@@ -123,6 +133,7 @@ pub fn router(app: Shared) -> Router {
         .fallback(|| async {
             Problem::not_found("no such route; the routes are listed at /v1/openapi.json")
         })
+        .layer(axum::middleware::map_response(problem::as_problem))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(app)
 }
@@ -134,11 +145,13 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), LedgerError> {
     let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
+    let readers = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
     let (repeats, journal) = files::Repeats::start(pool.clone());
     let (events, events_rx) = tokio::sync::mpsc::unbounded_channel();
     let app = Arc::new(App {
         config,
         pool,
+        readers,
         metrics: metrics::Metrics::default(),
         repeats,
         events,
@@ -167,6 +180,7 @@ pub async fn serve(
     app.repeats.close();
     let _ = journal.await;
     app.pool.close().await;
+    app.readers.close().await;
     res.map_err(|e| LedgerError::Internal(format!("the server failed: {e}")))
 }
 
@@ -238,7 +252,7 @@ impl FromRequestParts<Shared> for Caller {
             ));
         };
         match app
-            .pool
+            .readers
             .run(move |l| async move { l.authenticate(&key).await }.boxed())
             .await
         {
@@ -250,7 +264,7 @@ impl FromRequestParts<Shared> for Caller {
 }
 
 async fn metrics_text(State(app): State<Shared>) -> Response {
-    match app.pool.run(|l| l.metric_totals().boxed()).await {
+    match app.readers.run(|l| l.metric_totals().boxed()).await {
         Ok(Ok(totals)) => (
             [(
                 header::CONTENT_TYPE,

@@ -48,21 +48,20 @@ impl Problem {
         self
     }
 
-    /// The JSON body.
+    /// The JSON body. The members RFC 9457 defines (and `code`) are always the problem's
+    /// own: an extension of the same name is dropped.
     pub fn body(&self) -> Vec<u8> {
-        let mut v = json!({
-            "type": format!("/problems/{}", self.code),
-            "title": self.title,
-            "status": self.status.as_u16(),
-            "detail": self.detail,
-            "code": self.code,
-        });
-        if let Value::Object(o) = &mut v {
-            for (k, x) in &self.extra {
-                o.insert(k.clone(), x.clone());
-            }
+        let mut o = self.extra.clone();
+        for (k, v) in [
+            ("type", json!(format!("/problems/{}", self.code))),
+            ("title", json!(self.title)),
+            ("status", json!(self.status.as_u16())),
+            ("detail", json!(self.detail)),
+            ("code", json!(self.code)),
+        ] {
+            o.insert(k.to_string(), v);
         }
-        serde_json::to_vec(&v).unwrap_or_default()
+        serde_json::to_vec(&Value::Object(o)).unwrap_or_default()
     }
 
     pub fn not_found(what: impl Into<String>) -> Self {
@@ -83,6 +82,49 @@ impl Problem {
         )
         .header(header::RETRY_AFTER, "1")
     }
+}
+
+/// Every error answer as problem+json: what axum answers by itself (an unparsable path or
+/// query parameter, a method the route does not take, a timeout) comes as plain text or
+/// empty; it is rewritten here, its text kept as `detail`. Answers that are problem+json
+/// already, and successes, pass as they are.
+pub async fn as_problem(res: Response) -> Response {
+    let status = res.status();
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+    if !(status.is_client_error() || status.is_server_error()) || is_problem {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let (code, title) = match status {
+        StatusCode::BAD_REQUEST => ("bad_request", "Bad request"),
+        StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "Method not allowed"),
+        StatusCode::REQUEST_TIMEOUT => ("request_timeout", "The request took too long"),
+        StatusCode::PAYLOAD_TOO_LARGE => ("payload_too_large", "The body is too large"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "Unsupported media type"),
+        StatusCode::UNPROCESSABLE_ENTITY => ("unprocessable", "The request could not be read"),
+        s if s.is_client_error() => ("client_error", "The request was refused"),
+        _ => ("server_error", "The server failed"),
+    };
+    let detail = if text.is_empty() {
+        status.canonical_reason().unwrap_or("").to_string()
+    } else {
+        text
+    };
+    let mut p = Problem::new(status, code, title, detail);
+    // Keep what the answer said beside its body (Allow on a 405, Retry-After).
+    for (k, v) in parts.headers.iter() {
+        if k != header::CONTENT_TYPE && k != header::CONTENT_LENGTH {
+            p.headers.push((k.clone(), v.clone()));
+        }
+    }
+    p.into_response()
 }
 
 impl IntoResponse for Problem {

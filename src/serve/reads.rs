@@ -25,7 +25,7 @@ where
     T: Send + 'static,
     F: for<'a> FnOnce(&'a mut Ledger) -> BoxFuture<'a, Result<T, LedgerError>> + Send + 'static,
 {
-    match app.pool.run(read).await {
+    match app.readers.run(read).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) | Err(e) => Err(Problem::unavailable(&e).into_response()),
     }
@@ -131,7 +131,7 @@ pub async fn records(
         Err(r) => return r,
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Bytes>(8);
-    let pool = app.pool.clone();
+    let pool = app.readers.clone();
     tokio::spawn(async move {
         let res = pool
             .run(move |l| {

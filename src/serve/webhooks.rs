@@ -102,7 +102,7 @@ pub async fn receive(
     };
     let p = provider.clone();
     let known = match app
-        .pool
+        .readers
         .run(move |l| async move { l.webhook_provider(&p).await }.boxed())
         .await
     {
@@ -127,7 +127,7 @@ pub async fn receive(
     };
     let now = Utc::now();
     match timestamp.parse::<i64>() {
-        Ok(t) if (now.timestamp() - t).abs() <= TIMESTAMP_TOLERANCE_SECS => {}
+        Ok(t) if now.timestamp().abs_diff(t) <= TIMESTAMP_TOLERANCE_SECS as u64 => {}
         _ => {
             app.metrics.webhook("refused");
             return unauthorized(
@@ -205,20 +205,38 @@ pub async fn receive(
     }
 }
 
-/// Applies one event; logs what it did.
+/// Applies one event; logs what it did. A failure (the database busy or gone) is tried
+/// again a few times before the next event, so that events of one posting keep their
+/// order; after that the sweeper retries it.
 async fn apply(app: &App, event_no: i64) {
-    let res = app
-        .pool
-        .run(move |l| async move { l.apply_event(event_no, Utc::now()).await }.boxed())
-        .await;
-    match res {
-        Ok(Ok(Some(a))) => {
-            tracing::info!(event_no, outcome = a.outcome, detail = %a.detail, "webhook event applied")
+    for attempt in 1..=APPLY_ATTEMPTS {
+        let res = app
+            .pool
+            .run(move |l| async move { l.apply_event(event_no, Utc::now()).await }.boxed())
+            .await;
+        match res {
+            Ok(Ok(Some(a))) => {
+                tracing::info!(event_no, outcome = a.outcome, detail = %a.detail, "webhook event applied");
+                return;
+            }
+            Ok(Ok(None)) => return,
+            Ok(Err(e)) | Err(e) => {
+                tracing::warn!(event_no, attempt, error = %e, "applying a webhook event failed");
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
         }
-        Ok(Ok(None)) => {}
-        Ok(Err(e)) | Err(e) => {
-            tracing::warn!(event_no, error = %e, "applying a webhook event failed; the sweeper retries it")
-        }
+    }
+    tracing::warn!(event_no, "the event is left to the sweeper");
+}
+
+/// Tries of one event before the worker goes on to the next.
+const APPLY_ATTEMPTS: u64 = 3;
+
+/// Whether a secret is usable: a `whsec_` secret must be base64 after its prefix.
+pub fn secret_ok(secret: &str) -> bool {
+    match secret.strip_prefix("whsec_") {
+        Some(b) => B64.decode(b).is_ok_and(|k| !k.is_empty()),
+        None => !secret.is_empty(),
     }
 }
 
@@ -235,8 +253,8 @@ pub async fn sweeper(app: Shared, after: Duration, interval: Duration) {
     loop {
         let cut = Utc::now() - after;
         let due = app
-            .pool
-            .run(move |l| async move { l.unprocessed_events(cut, 1000).await }.boxed())
+            .readers
+            .run(move |l| async move { l.unprocessed_events(cut, Utc::now(), 1000).await }.boxed())
             .await;
         match due {
             Ok(Ok(events)) => {
@@ -255,7 +273,7 @@ pub async fn sweeper(app: Shared, after: Duration, interval: Duration) {
 async fn deliver(app: &App, client: &reqwest::Client, m: &OutboxMessage) -> Result<(), String> {
     let tenant = m.tenant.clone();
     let endpoint = app
-        .pool
+        .readers
         .run(move |l| async move { l.notify_endpoint(&tenant).await }.boxed())
         .await
         .map_err(|e| e.to_string())?
@@ -293,7 +311,8 @@ pub async fn outbox(app: Shared, interval: Duration) {
     loop {
         let claimed = app
             .pool
-            .run(move |l| async move { l.claim_outbox(Utc::now(), lease, 100).await }.boxed())
+            // One at a time: each delivery starts well within its own lease.
+            .run(move |l| async move { l.claim_outbox(Utc::now(), lease, 1).await }.boxed())
             .await;
         let messages = match claimed {
             Ok(Ok(m)) => m,
@@ -302,6 +321,7 @@ pub async fn outbox(app: Shared, interval: Duration) {
                 Vec::new()
             }
         };
+        let idle = messages.is_empty();
         for m in messages {
             let res = deliver(&app, &client, &m).await;
             let outcome = match &res {
@@ -324,7 +344,9 @@ pub async fn outbox(app: Shared, interval: Duration) {
                 .run(move |l| async move { l.outbox_result(id, outcome).await }.boxed())
                 .await;
         }
-        tokio::time::sleep(interval).await;
+        if idle {
+            tokio::time::sleep(interval).await;
+        }
     }
 }
 
