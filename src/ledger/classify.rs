@@ -257,11 +257,14 @@ mod tests {
                 .map(|m| m.version)
                 .collect()
         };
-        assert_eq!(versions(&[]), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-        assert_eq!(versions(&[(1, sum(1))]), vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(versions(&[]), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(
+            versions(&[(1, sum(1))]),
+            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+        );
         assert_eq!(
             versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
-            vec![5, 6, 7, 8, 9, 10]
+            vec![5, 6, 7, 8, 9, 10, 11, 12]
         );
         assert_eq!(
             versions(&[
@@ -274,7 +277,7 @@ mod tests {
                 (7, sum(7)),
                 (8, sum(8))
             ]),
-            vec![9, 10]
+            vec![9, 10, 11, 12]
         );
         assert_eq!(
             versions(&[
@@ -287,7 +290,9 @@ mod tests {
                 (7, sum(7)),
                 (8, sum(8)),
                 (9, sum(9)),
-                (10, sum(10))
+                (10, sum(10)),
+                (11, sum(11)),
+                (12, sum(12))
             ]),
             Vec::<i64>::new()
         );

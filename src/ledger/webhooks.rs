@@ -144,6 +144,16 @@ struct EventData {
     trace_number: Option<String>,
 }
 
+/// A `webhook_providers` row (provider, tenant, secret, created_at).
+fn provider_of(r: &super::store::Row) -> Result<WebhookProvider> {
+    Ok(WebhookProvider {
+        provider: r.text(0)?,
+        tenant: r.text(1)?,
+        secret: r.text(2)?,
+        created_at: r.text(3)?,
+    })
+}
+
 fn sha256_hex(b: &[u8]) -> String {
     hex::encode(Sha256::digest(b))
 }
@@ -181,15 +191,7 @@ impl Ledger {
                 &args![provider],
             )
             .await?;
-        row.map(|r| {
-            Ok(WebhookProvider {
-                provider: r.text(0)?,
-                tenant: r.text(1)?,
-                secret: r.text(2)?,
-                created_at: r.text(3)?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(provider_of).transpose()
     }
 
     pub async fn webhook_providers(&mut self, tenant: &str) -> Result<Vec<WebhookProvider>> {
@@ -201,16 +203,7 @@ impl Ledger {
                 &args![tenant],
             )
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(WebhookProvider {
-                    provider: r.text(0)?,
-                    tenant: r.text(1)?,
-                    secret: r.text(2)?,
-                    created_at: r.text(3)?,
-                })
-            })
-            .collect()
+        rows.iter().map(provider_of).collect()
     }
 
     /// Inserts a delivered event first, its unique key deciding (one small transaction).
