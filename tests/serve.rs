@@ -21,6 +21,7 @@ on_both_backends!(
     metrics_count_what_happened,
     sigterm_lets_the_run_in_flight_commit,
     every_documented_route_is_served,
+    metrics_can_have_a_listener_of_their_own,
 );
 
 fn payroll() -> Vec<u8> {
@@ -650,4 +651,24 @@ fn every_documented_route_is_served(db: TestDb) {
         let doc = send(c.get(s.url("/v1/openapi.json"))).await;
         assert_eq!(doc.json()["openapi"], "3.1.0");
     });
+}
+
+/// `--metrics-listen`: `/metrics` there only, not beside the API.
+fn metrics_can_have_a_listener_of_their_own(db: TestDb) {
+    let s = Server::start(&db.url, db.dir.path(), &["--metrics-listen", "127.0.0.1:0"]);
+    let metrics = s.metrics.clone().expect("the metrics address is printed");
+    assert_ne!(metrics, s.base);
+    runtime().block_on(async {
+        let c = reqwest::Client::new();
+        let main = send(c.get(s.url("/metrics"))).await;
+        assert_eq!(main.status, 404);
+        assert_eq!(main.json()["code"], "not_found");
+        let own = send(c.get(format!("{metrics}/metrics"))).await;
+        assert_eq!(own.status, 200);
+        assert!(
+            own.text()
+                .contains("clearledger_unique_index_rejections_total 0\n")
+        );
+    });
+    assert_eq!(s.stop(), 0);
 }

@@ -19,6 +19,7 @@ on_both_backends!(
     a_bad_signature_or_a_stale_timestamp_is_refused,
     each_notification_is_delivered_at_least_once_under_a_stable_id,
     an_event_before_its_posting_waits_for_it,
+    an_event_that_keeps_failing_ends_failed,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -414,4 +415,31 @@ fn an_event_before_its_posting_waits_for_it(db: TestDb) {
         vec![vec!["posted".to_string(), "returned".to_string()]]
     );
     assert!(db.scalar("SELECT attempts FROM webhook_events") >= 2);
+}
+
+/// An apply that fails every time (test fault `webhook_apply_fails`) is tried a bounded
+/// number of times (the worker's, then the sweeper's), then ends `failed` for an operator;
+/// the posting is untouched.
+fn an_event_that_keeps_failing_ends_failed(db: TestDb) {
+    let key = setup(&db);
+    let s = Server::start_env(
+        &db.url,
+        db.dir.path(),
+        &["--sweep-after", "1"],
+        &[("CLEARLEDGER_FAULT", "webhook_apply_fails")],
+    );
+    let (id, body) = event("evt_fail", "payment.settled", &key);
+    let r = runtime()
+        .block_on(async { deliver(&reqwest::Client::new(), &s, &id, &body, SECRET).await });
+    assert_eq!(r.status, 202);
+    all_applied(&db);
+    assert_eq!(
+        db.rows("SELECT outcome, detail, attempts FROM webhook_events")[0],
+        vec![
+            "failed".to_string(),
+            "gave up after 10 attempts that failed (see the server's log)".to_string(),
+            "11".to_string()
+        ]
+    );
+    assert!(status_of(&db, &key).is_empty());
 }

@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// two) is applied by the sweeper.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub sweep_after: u64,
+    /// Serve /metrics on this address only (e.g. an interface the monitoring network
+    /// reaches), not beside the API: it needs no API key and carries ledger-wide totals.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Print the address bound as one JSON object on standard output
     /// (`{"listening":"127.0.0.1:8080"}`).
     #[arg(long)]
@@ -80,6 +84,20 @@ pub async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
             return exit::INFRASTRUCTURE;
         }
     };
+    let metrics = match &a.metrics_listen {
+        None => None,
+        Some(m) => match tokio::net::TcpListener::bind(m).await {
+            Ok(l) => Some(l),
+            Err(e) => {
+                errln!("clearledger: cannot listen on {m} (--metrics-listen): {e}");
+                return exit::CONFIG;
+            }
+        },
+    };
+    let metrics_addr = metrics
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.to_string());
     let config = ServeConfig {
         db_url: g.db_url(),
         db: g.db_options(),
@@ -93,7 +111,10 @@ pub async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
         outbox_interval: Duration::from_millis(500),
     };
     let said = if a.json {
-        outln!("{}", serde_json::json!({ "listening": addr.to_string() }))
+        outln!(
+            "{}",
+            serde_json::json!({ "listening": addr.to_string(), "metrics": metrics_addr })
+        )
     } else {
         errln!(info: "clearledger: listening on http://{addr} (database {})", crate::ledger::redact_url(&config.db_url));
         Ok(())
@@ -101,7 +122,7 @@ pub async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
     if let Err(e) = said {
         return super::out::stdout_failed(&e, exit::INFRASTRUCTURE);
     }
-    match serve(config, listener, shutdown_signal()).await {
+    match serve(config, listener, metrics, shutdown_signal()).await {
         Ok(()) => {
             errln!(info: "clearledger: stopped; every request in flight finished");
             exit::OK

@@ -25,6 +25,17 @@ use sha2::{Digest, Sha256};
 /// be uploaded after the event came), tried again with backoff up to an hour apart.
 pub const WAIT_DAYS: i64 = 7;
 
+/// Attempts that fail (an error, rolled back: not `waiting`) before an event ends
+/// `failed`.
+pub const APPLY_ATTEMPTS_MAX: i64 = 10;
+
+enum Attempt {
+    /// Applied already (by another worker, or given up).
+    Done,
+    GaveUp(Applied),
+    Go,
+}
+
 /// The statuses a posting moves through. No row in `posting_status` means `posted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -290,12 +301,61 @@ impl Ledger {
         event_no: i64,
         now: DateTime<Utc>,
     ) -> Result<Option<Applied>> {
+        // The attempt is counted in a transaction of its own, so that an apply that fails
+        // (and rolls back) still counts; past the cap the event ends `failed`, for an
+        // operator, instead of being tried for ever.
+        self.store
+            .begin(Begin::Write)
+            .await
+            .during("counting the event's attempt")?;
+        let res = self.count_attempt(event_no, now).await;
+        match self.end(res).await? {
+            Attempt::Done => return Ok(None),
+            Attempt::GaveUp(a) => return Ok(Some(a)),
+            Attempt::Go => {}
+        }
         self.store
             .begin(Begin::Write)
             .await
             .during("starting the event's transaction")?;
         let res = self.apply_in_tx(event_no, now).await;
         self.end(res).await
+    }
+
+    async fn count_attempt(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Attempt> {
+        let Some(r) = self
+            .store
+            .query_opt(
+                "UPDATE webhook_events SET attempts = attempts + 1 \
+                 WHERE event_no = $1 AND processed_at IS NULL RETURNING attempts, outcome",
+                &args![event_no],
+            )
+            .await?
+        else {
+            return Ok(Attempt::Done);
+        };
+        let attempts = r.int(0)?;
+        // A waiting event's attempts found no posting yet: its own horizon ends it.
+        if attempts <= APPLY_ATTEMPTS_MAX || r.opt_text(1)?.as_deref() == Some("waiting") {
+            return Ok(Attempt::Go);
+        }
+        let detail = format!(
+            "gave up after {APPLY_ATTEMPTS_MAX} attempts that failed (see the server's log)"
+        );
+        let at = ts(&now);
+        self.store
+            .execute(
+                "UPDATE webhook_events SET processed_at = $1, outcome = 'failed', detail = $2 \
+                 WHERE event_no = $3",
+                &args![at.as_str(), detail.as_str(), event_no],
+            )
+            .await?;
+        Ok(Attempt::GaveUp(Applied {
+            event_no,
+            outcome: "failed",
+            detail,
+            posting_id: None,
+        }))
     }
 
     async fn apply_in_tx(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Option<Applied>> {
@@ -305,7 +365,7 @@ impl Ledger {
         let Some(ev) = self
             .store
             .query_opt(
-                "UPDATE webhook_events SET attempts = attempts + 1 \
+                "UPDATE webhook_events SET attempts = attempts \
                  WHERE event_no = $1 AND processed_at IS NULL \
                  RETURNING tenant, event_type, payload, received_at, attempts",
                 &args![event_no],
@@ -316,6 +376,11 @@ impl Ledger {
         };
         let (tenant, event_type, payload) = (ev.text(0)?, ev.text(1)?, ev.bytes(2)?);
         let (received_at, attempts) = (ev.text(3)?, ev.int(4)?);
+        if crate::fault::armed("webhook_apply_fails") {
+            return Err(LedgerError::Internal(
+                "test fault webhook_apply_fails (CLEARLEDGER_FAULT)".into(),
+            ));
+        }
         let mut applied = self
             .move_posting(&tenant, event_no, &event_type, &payload, &at)
             .await?;

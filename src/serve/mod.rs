@@ -96,8 +96,9 @@ pub const ROUTES: &[&str] = &[
     "/healthz",
 ];
 
-/// The router, with every route and layer.
-pub fn router(app: Shared) -> Router {
+/// The router, with every route and layer; `/metrics` only when `with_metrics` (else it
+/// has a listener of its own: `serve --metrics-listen`).
+pub fn router(app: Shared, with_metrics: bool) -> Router {
     let timeout = app.config.request_timeout;
     let reads = Router::new()
         .route("/v1/runs", get(reads::runs))
@@ -108,12 +109,16 @@ pub fn router(app: Shared) -> Router {
         .route("/v1/statements", get(reads::statements))
         .route("/v1/reconciliations/{id}", get(reads::reconciliation))
         .route("/v1/openapi.json", get(reads::openapi))
-        .route("/metrics", get(metrics_text))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            timeout,
-        ));
+        .route("/healthz", get(|| async { "ok\n" }));
+    let reads = if with_metrics {
+        reads.route("/metrics", get(metrics_text))
+    } else {
+        reads
+    };
+    let reads = reads.layer(tower_http::timeout::TimeoutLayer::with_status_code(
+        StatusCode::REQUEST_TIMEOUT,
+        timeout,
+    ));
     Router::new()
         // An upload's time is its ingest's: no overall deadline (a pause in its body is
         // bounded instead, `files.rs`).
@@ -142,6 +147,7 @@ pub fn router(app: Shared) -> Router {
 pub async fn serve(
     config: ServeConfig,
     listener: tokio::net::TcpListener,
+    metrics_listener: Option<tokio::net::TcpListener>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), LedgerError> {
     let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
@@ -168,9 +174,19 @@ pub async fn serve(
         )),
         tokio::spawn(webhooks::outbox(app.clone(), c.outbox_interval)),
     ];
-    let res = axum::serve(listener, router(app.clone()))
+    let metrics_server = metrics_listener.map(|l| {
+        let r = Router::new()
+            .route("/metrics", get(metrics_text))
+            .layer(axum::middleware::map_response(problem::as_problem))
+            .with_state(app.clone());
+        tokio::spawn(async move { axum::serve(l, r).await })
+    });
+    let res = axum::serve(listener, router(app.clone(), metrics_server.is_none()))
         .with_graceful_shutdown(shutdown)
         .await;
+    if let Some(m) = metrics_server {
+        m.abort();
+    }
     // The background tasks stop between two pieces of work: an event being applied or a
     // message being delivered is finished on its blocking thread, whole; what is left is
     // found again by the next server (the sweeper, the outbox's due messages).

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 pub struct Server {
     pub child: Child,
     pub base: String,
+    /// `http://ADDR` of `--metrics-listen`, when given.
+    pub metrics: Option<String>,
     pub stderr_path: std::path::PathBuf,
 }
 
@@ -54,9 +56,11 @@ impl Server {
             )
         });
         let addr = v["listening"].as_str().expect("listening").to_string();
+        let metrics = v["metrics"].as_str().map(|m| format!("http://{m}"));
         Server {
             child,
             base: format!("http://{addr}"),
+            metrics,
             stderr_path,
         }
     }
