@@ -2,7 +2,8 @@
 //! `SIGKILL` or a power cut would end it) when it reaches the point named NAME.
 //! Points: `after_parse_start` (first chunk applied), `before_commit` (postings and
 //! completion mark written, transaction not committed), `after_commit` (committed,
-//! report not yet written); `stop:NAME` stops there instead of aborting. Unset in production, where this is one env lookup per run.
+//! report not yet written), `webhook_after_insert` (`serve`: a webhook event inserted and
+//! committed, not yet applied nor answered); `stop:NAME` stops there instead of aborting. Unset in production, where this is one env lookup per run.
 //!
 //! PostgreSQL connection faults, where the process goes on (`armed`): `pg_drop_at_commit`
 //! (the server ends the session just before COMMIT is sent: COMMIT fails on a dead
@@ -10,6 +11,9 @@
 //! the COMMIT, before the run is read back), `pg_drop_before_report` (after the run was
 //! read back, before its report rows are). The server ends the session with
 //! `pg_terminate_backend`, as an administrator, a failover or a proxy would.
+//!
+//! Faults the caller carries out itself (`armed`), in `serve`: `webhook_apply_fails` (every
+//! apply of a webhook event fails, as a database error would).
 
 /// Aborts the process if `CLEARLEDGER_FAULT` names this point; `stop:NAME` stops it
 /// instead (SIGSTOP, as a debugger or a frozen VM would), and it goes on after SIGCONT, so
