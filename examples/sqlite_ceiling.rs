@@ -13,6 +13,12 @@
 //! 2. `conflicts`: the same again into the now full table, so every row is a conflict
 //!    (index lookups only: what a re-upload costs the database at the least).
 //!
+//! With `--narrow` (issue #16) the same posting rows go instead into a plain table holding
+//! what PERFORMANCE.md's ceiling holds: the keys, amount, currency, accounts, date and the
+//! fingerprint as 32 bytes, an integer primary key and the contract's two unique indexes
+//! (natural key; file and record) — no `detail`, no secondary index: what a posting row
+//! would cost at the least.
+//!
 //! Prints one JSON line: `{"rows":N,"fresh_secs":S,"conflicts_secs":S}`. Rows are read into
 //! memory first, so only the database's work is timed.
 
@@ -27,6 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [csv_path, db_path, rest @ ..] = args.as_slice() else {
         return Err("usage: sqlite_ceiling ROWS.csv DB [--table T COLUMNS] [PRAGMA…]".into());
     };
+    let narrow = rest.first().is_some_and(|f| f == "--narrow");
+    let rest = if narrow { &rest[1..] } else { rest };
     let (table, cols, pragmas) = match rest {
         [flag, t, c, p @ ..] if flag == "--table" => (t.as_str(), c.as_str(), p),
         p => ("postings", COLS, p),
@@ -76,6 +84,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )?;
         }
     }
+    if narrow {
+        return narrow_ceiling(&conn, &rows);
+    }
     let sql = format!(
         "INSERT INTO {table} ({cols}) VALUES ({}) ON CONFLICT DO NOTHING",
         vec!["?"; cols.split(',').count()].join(", ")
@@ -103,4 +114,74 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         secs[1]
     );
     Ok(())
+}
+
+/// `--narrow`: the posting rows (`COLS`) into the narrow table, fresh and then again.
+fn narrow_ceiling(
+    conn: &Connection,
+    rows: &[csv::StringRecord],
+) -> Result<(), Box<dyn std::error::Error>> {
+    conn.execute_batch(
+        "CREATE TABLE narrow (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, operation TEXT NOT NULL, \
+         posting_key TEXT NOT NULL, file_id TEXT NOT NULL, record_no INTEGER NOT NULL, \
+         debit_account TEXT NOT NULL, credit_account TEXT NOT NULL, amount_minor INTEGER NOT NULL, \
+         currency TEXT NOT NULL, effective_date TEXT, fingerprint BLOB NOT NULL); \
+         CREATE UNIQUE INDEX narrow_key ON narrow (tenant, operation, posting_key); \
+         CREATE UNIQUE INDEX narrow_source ON narrow (tenant, file_id, record_no);",
+    )?;
+    // The fingerprints as bytes, decoded before the clock starts.
+    let prints: Vec<Vec<u8>> = rows
+        .iter()
+        .map(|r| hex_bytes(r.get(11).unwrap_or("")))
+        .collect();
+    let mut secs = [0.0f64; 2];
+    for s in &mut secs {
+        let t0 = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        {
+            let mut stmt = conn.prepare_cached(
+                "INSERT INTO narrow (tenant, operation, posting_key, file_id, record_no, debit_account, \
+                 credit_account, amount_minor, currency, effective_date, fingerprint) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING",
+            )?;
+            for (r, fp) in rows.iter().zip(&prints) {
+                let f = |i: usize| r.get(i).filter(|v| !v.is_empty());
+                stmt.execute(rusqlite::params![
+                    f(0),
+                    f(1),
+                    f(2),
+                    f(3),
+                    f(4),
+                    f(6),
+                    f(7),
+                    f(8),
+                    f(9),
+                    f(10),
+                    fp
+                ])?;
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+        *s = t0.elapsed().as_secs_f64();
+    }
+    println!(
+        "{{\"rows\":{},\"fresh_secs\":{:.3},\"conflicts_secs\":{:.3}}}",
+        rows.len(),
+        secs[0],
+        secs[1]
+    );
+    Ok(())
+}
+
+/// Hex text to bytes (a pair that is not hex becomes 0).
+fn hex_bytes(h: &str) -> Vec<u8> {
+    h.as_bytes()
+        .chunks(2)
+        .map(|p| {
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|s| u8::from_str_radix(s, 16).ok())
+                .unwrap_or(0)
+        })
+        .collect()
 }
