@@ -91,28 +91,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "INSERT INTO {table} ({cols}) VALUES ({}) ON CONFLICT DO NOTHING",
         vec!["?"; cols.split(',').count()].join(", ")
     );
-    let mut secs = [0.0f64; 2];
-    for s in &mut secs {
-        let t0 = Instant::now();
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            for r in &rows {
-                // Empty CSV fields were NULLs.
-                stmt.execute(params_from_iter(
-                    r.iter().map(|v| if v.is_empty() { None } else { Some(v) }),
-                ))?;
-            }
+    let secs = twice(&conn, &sql, |stmt| {
+        for r in &rows {
+            // Empty CSV fields were NULLs.
+            stmt.execute(params_from_iter(
+                r.iter().map(|v| if v.is_empty() { None } else { Some(v) }),
+            ))?;
         }
-        conn.execute_batch("COMMIT")?;
-        *s = t0.elapsed().as_secs_f64();
-    }
-    println!(
-        "{{\"rows\":{},\"fresh_secs\":{:.3},\"conflicts_secs\":{:.3}}}",
-        rows.len(),
-        secs[0],
-        secs[1]
-    );
+        Ok(())
+    })?;
+    print_secs(rows.len(), secs);
     Ok(())
 }
 
@@ -134,42 +122,29 @@ fn narrow_ceiling(
         .iter()
         .map(|r| hex_bytes(r.get(11).unwrap_or("")))
         .collect();
-    let mut secs = [0.0f64; 2];
-    for s in &mut secs {
-        let t0 = Instant::now();
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        {
-            let mut stmt = conn.prepare_cached(
-                "INSERT INTO narrow (tenant, operation, posting_key, file_id, record_no, debit_account, \
-                 credit_account, amount_minor, currency, effective_date, fingerprint) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING",
-            )?;
-            for (r, fp) in rows.iter().zip(&prints) {
-                let f = |i: usize| r.get(i).filter(|v| !v.is_empty());
-                stmt.execute(rusqlite::params![
-                    f(0),
-                    f(1),
-                    f(2),
-                    f(3),
-                    f(4),
-                    f(6),
-                    f(7),
-                    f(8),
-                    f(9),
-                    f(10),
-                    fp
-                ])?;
-            }
+    let sql = "INSERT INTO narrow (tenant, operation, posting_key, file_id, record_no, debit_account, \
+               credit_account, amount_minor, currency, effective_date, fingerprint) \
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING";
+    let secs = twice(conn, sql, |stmt| {
+        for (r, fp) in rows.iter().zip(&prints) {
+            let f = |i: usize| r.get(i).filter(|v| !v.is_empty());
+            stmt.execute(rusqlite::params![
+                f(0),
+                f(1),
+                f(2),
+                f(3),
+                f(4),
+                f(6),
+                f(7),
+                f(8),
+                f(9),
+                f(10),
+                fp
+            ])?;
         }
-        conn.execute_batch("COMMIT")?;
-        *s = t0.elapsed().as_secs_f64();
-    }
-    println!(
-        "{{\"rows\":{},\"fresh_secs\":{:.3},\"conflicts_secs\":{:.3}}}",
-        rows.len(),
-        secs[0],
-        secs[1]
-    );
+        Ok(())
+    })?;
+    print_secs(rows.len(), secs);
     Ok(())
 }
 
@@ -184,4 +159,29 @@ fn hex_bytes(h: &str) -> Vec<u8> {
                 .unwrap_or(0)
         })
         .collect()
+}
+
+/// Runs `load` with the prepared `sql` twice, each time in one transaction: the seconds of
+/// the fresh load, then of the same rows again (every one a conflict).
+fn twice(
+    conn: &Connection,
+    sql: &str,
+    mut load: impl FnMut(&mut rusqlite::CachedStatement<'_>) -> rusqlite::Result<()>,
+) -> Result<[f64; 2], Box<dyn std::error::Error>> {
+    let mut secs = [0.0f64; 2];
+    for s in &mut secs {
+        let t0 = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        load(&mut conn.prepare_cached(sql)?)?;
+        conn.execute_batch("COMMIT")?;
+        *s = t0.elapsed().as_secs_f64();
+    }
+    Ok(secs)
+}
+
+fn print_secs(rows: usize, secs: [f64; 2]) {
+    println!(
+        "{{\"rows\":{rows},\"fresh_secs\":{:.3},\"conflicts_secs\":{:.3}}}",
+        secs[0], secs[1]
+    );
 }

@@ -47,7 +47,25 @@ pub struct IdemScope {
     pub key: String,
 }
 
+/// The rows of one scope: its five columns bound as `$1`–`$5` ([`IdemScope::args_with`]).
+const SCOPE_IS: &str =
+    "tenant = $1 AND api_key_id = $2 AND method = $3 AND route = $4 AND idem_key = $5";
+
 impl IdemScope {
+    /// The scope's five columns as `$1`–`$5`, then `more` from `$6` on.
+    fn args_with<'a>(&'a self, more: &[Arg<'a>]) -> Vec<Arg<'a>> {
+        let mut a = args![
+            self.tenant.as_str(),
+            self.api_key_id,
+            self.method.as_str(),
+            self.route.as_str(),
+            self.key.as_str()
+        ]
+        .to_vec();
+        a.extend_from_slice(more);
+        a
+    }
+
     /// The name the in-progress lock is taken under.
     fn lock_name(&self) -> String {
         format!(
@@ -297,17 +315,11 @@ impl Ledger {
         let row = self
             .store
             .query_opt(
-                "SELECT status, content_type, location, body, fingerprint, run_id, created_at \
-                 FROM idempotency_keys WHERE tenant = $1 AND api_key_id = $2 AND method = $3 \
-                 AND route = $4 AND idem_key = $5 AND expires_at > $6",
-                &args![
-                    scope.tenant.as_str(),
-                    scope.api_key_id,
-                    scope.method.as_str(),
-                    scope.route.as_str(),
-                    scope.key.as_str(),
-                    at.as_str()
-                ],
+                &format!(
+                    "SELECT status, content_type, location, body, fingerprint, run_id, created_at \
+                     FROM idempotency_keys WHERE {SCOPE_IS} AND expires_at > $6"
+                ),
+                &scope.args_with(&[Arg::Text(&at)]),
             )
             .await?;
         let Some(r) = row else { return Ok(None) };
@@ -339,17 +351,7 @@ impl Ledger {
             .execute(
                 "INSERT INTO http_repeats (tenant, api_key_id, method, route, idem_key, decision, \
                  fingerprint, run_id, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                &args![
-                    scope.tenant.as_str(),
-                    scope.api_key_id,
-                    scope.method.as_str(),
-                    scope.route.as_str(),
-                    scope.key.as_str(),
-                    decision.as_str(),
-                    fingerprint,
-                    run_id,
-                    at.as_str()
-                ],
+                &scope.args_with(&args![decision.as_str(), fingerprint, run_id, at.as_str()]),
             )
             .await?;
         Ok(())
@@ -492,27 +494,13 @@ impl Ledger {
         let s = &seal.scope;
         let now = Utc::now();
         let (created, at, expires) = (ts(&seal.created_at), ts(&now), ts(&(now + seal.window)));
-        let scope = args![
-            s.tenant.as_str(),
-            s.api_key_id,
-            s.method.as_str(),
-            s.route.as_str(),
-            s.key.as_str(),
-            at.as_str()
-        ];
         self.store
             .execute(
-                "DELETE FROM idempotency_keys WHERE tenant = $1 AND api_key_id = $2 AND method = $3 \
-                 AND route = $4 AND idem_key = $5 AND expires_at <= $6",
-                &scope,
+                &format!("DELETE FROM idempotency_keys WHERE {SCOPE_IS} AND expires_at <= $6"),
+                &s.args_with(&[Arg::Text(&at)]),
             )
             .await?;
-        let a = args![
-            s.tenant.as_str(),
-            s.api_key_id,
-            s.method.as_str(),
-            s.route.as_str(),
-            s.key.as_str(),
+        let a = s.args_with(&args![
             seal.fingerprint.as_str(),
             run_id,
             i64::from(answer.status),
@@ -521,7 +509,7 @@ impl Ledger {
             answer.body.as_slice(),
             created.as_str(),
             expires.as_str()
-        ];
+        ]);
         let inserted = self
             .store
             .execute(

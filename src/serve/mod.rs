@@ -29,7 +29,6 @@ use axum::routing::{get, post};
 use futures_util::FutureExt;
 use problem::Problem;
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -291,9 +290,4 @@ async fn metrics_text(State(app): State<Shared>) -> Response {
             .into_response(),
         Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
     }
-}
-
-/// The address a listener is bound to, for the log line.
-pub fn describe(addr: &SocketAddr) -> String {
-    format!("http://{addr}")
 }
