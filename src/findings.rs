@@ -501,25 +501,51 @@ pub const CONTROL_FINDINGS_RESERVE: usize = 1_000;
 #[derive(Debug, Default)]
 pub struct FindingSink {
     findings: Vec<Finding>,
+    /// How each kept finding was pushed, for [`FindingSink::replay`].
+    kinds: Vec<PushKind>,
     dropped: u64,
     errors: u64,
     /// Control findings kept past [`FINDINGS_MAX`].
     control_past_max: usize,
 }
 
+/// Which of [`FindingSink`]'s pushes a finding came through: what a replay calls again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PushKind {
+    Capped,
+    Control,
+    AtEnd,
+}
+
+/// A sink's findings taken apart to be pushed again into another ([`FindingSink::replay`]).
+#[derive(Debug)]
+pub struct Replay {
+    items: std::iter::Zip<std::vec::IntoIter<Finding>, std::vec::IntoIter<PushKind>>,
+    /// Items replayed so far.
+    replayed: usize,
+    /// Errors the sink counted but did not keep, and findings it dropped.
+    errors_not_kept: u64,
+    dropped: u64,
+}
+
 impl FindingSink {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Keeps `f` while under [`FINDINGS_MAX`], else counts it as dropped. An error
-    /// counts as an error either way: a dropped error still rejects the file.
-    pub fn push(&mut self, f: Finding) {
+    fn keep(&mut self, f: Finding, kind: PushKind) {
         if f.is_error() {
             self.errors += 1;
         }
+        self.findings.push(f);
+        self.kinds.push(kind);
+    }
+    /// Keeps `f` while under [`FINDINGS_MAX`], else counts it as dropped. An error
+    /// counts as an error either way: a dropped error still rejects the file.
+    pub fn push(&mut self, f: Finding) {
         if self.findings.len() < FINDINGS_MAX {
-            self.findings.push(f);
+            self.keep(f, PushKind::Capped);
         } else {
+            self.errors += u64::from(f.is_error());
             self.dropped += 1;
         }
     }
@@ -529,10 +555,10 @@ impl FindingSink {
     /// about the records it controls must not crowd out.
     pub fn push_control(&mut self, f: Finding) {
         if self.findings.len() < FINDINGS_MAX {
-            self.push(f);
+            self.keep(f, PushKind::Control);
         } else if self.control_past_max < CONTROL_FINDINGS_RESERVE {
             self.control_past_max += 1;
-            self.push_at_end(f);
+            self.keep(f, PushKind::Control);
         } else {
             self.push(f);
         }
@@ -541,10 +567,41 @@ impl FindingSink {
     /// missing control, the file control's totals), which a caller pushes a fixed number
     /// of times.
     pub fn push_at_end(&mut self, f: Finding) {
-        if f.is_error() {
-            self.errors += 1;
+        self.keep(f, PushKind::AtEnd);
+    }
+    /// This sink taken apart, to be pushed again into the sink of the part of the file
+    /// before it ([`FindingSink::replay`]).
+    pub fn into_replay(self) -> Replay {
+        let errors_not_kept = self.errors - count_errors(&self.findings) as u64;
+        Replay {
+            items: self.findings.into_iter().zip(self.kinds),
+            replayed: 0,
+            errors_not_kept,
+            dropped: self.dropped,
         }
-        self.findings.push(f);
+    }
+    /// Pushes `r`'s findings again, each through the push that first took it, until
+    /// `upto` of them have been (all, and its dropped count, with `None`): as if they had
+    /// been pushed here in the first place. This is how a part of a file read apart (a
+    /// NACHA chunk checked on another core) joins the part before it: `r`'s sink started
+    /// empty, so it dropped nothing this sink would have kept (its counts never exceed
+    /// this one's), and every keep-or-drop decision is made again against this sink's.
+    pub fn replay(&mut self, r: &mut Replay, upto: Option<usize>) {
+        while upto.is_none_or(|n| r.replayed < n) {
+            let Some((f, kind)) = r.items.next() else {
+                break;
+            };
+            r.replayed += 1;
+            match kind {
+                PushKind::Capped => self.push(f),
+                PushKind::Control => self.push_control(f),
+                PushKind::AtEnd => self.push_at_end(f),
+            }
+        }
+        if upto.is_none() {
+            self.errors += std::mem::take(&mut r.errors_not_kept);
+            self.dropped += std::mem::take(&mut r.dropped);
+        }
     }
     pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
         for f in findings {

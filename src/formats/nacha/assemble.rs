@@ -162,6 +162,40 @@ pub struct Assembler {
     /// Columns of the record being read that held a non-ASCII byte (see
     /// [`Assembler::push_framed`]).
     non_ascii: NonAsciiColumns,
+    /// Record index of the batch header that opened the open batch.
+    batch_origin: Option<u64>,
+    /// Set when this assembler reads a chunk of a file from its middle
+    /// ([`Assembler::resume`]): what it took as the state before the chunk.
+    resumed: Option<Resume>,
+    /// The open batch is the one [`Assembler::resume`] was handed (its totals lack the
+    /// entries before the chunk).
+    resumed_batch_open: bool,
+    /// The control of the batch [`Assembler::resume`] was handed, not checked here: its
+    /// totals are known only when the chunk joins the part of the file before it.
+    deferred_control: Option<DeferredControl>,
+}
+
+/// What a chunk read apart ([`Assembler::resume`]) takes as the state of the file before
+/// it; [`Assembler::absorb`] checks it against the state that file really left.
+#[derive(Debug, Clone)]
+pub(crate) struct Resume {
+    /// The batch open before the chunk, as its header: record index, bytes, position, the
+    /// columns that held a non-ASCII byte. `None`: no batch is open (state "in file").
+    pub(crate) open_batch: Option<(u64, [u8; RECORD_LEN], RecordPosition, NonAsciiColumns)>,
+    /// The last batch number read (what the next header's number must exceed).
+    pub(crate) last_batch_number: Option<u64>,
+}
+
+/// A batch control met in a chunk for the batch open before it, checked at the join.
+#[derive(Debug)]
+struct DeferredControl {
+    /// Findings kept before it in the chunk's sink.
+    at: usize,
+    record: [u8; RECORD_LEN],
+    pos: RecordPosition,
+    non_ascii: NonAsciiColumns,
+    /// The batch's totals over the chunk's entries.
+    totals: Totals,
 }
 
 impl Default for Assembler {
@@ -196,7 +230,90 @@ impl Assembler {
             saw_file_control: false,
             header_out_of_place_reported: false,
             non_ascii: NonAsciiColumns::default(),
+            batch_origin: None,
+            resumed: None,
+            resumed_batch_open: false,
+            deferred_control: None,
         }
+    }
+
+    /// Readies this fresh assembler to read a chunk of a file from its middle, taking
+    /// `resume` as the state the records before the chunk left (a header read, the batch
+    /// open or none, the last batch number). The chunk must start at an entry detail or a
+    /// batch header, with no framing finding of its own (a cut made by `parallel.rs`):
+    /// then reading it from this state and [`Assembler::absorb`]ing it into the assembler
+    /// of the records before gives exactly what reading the file in one pass gives.
+    pub(crate) fn resume(&mut self, resume: Resume) {
+        self.state = State::InFile;
+        self.last_batch_number = resume.last_batch_number;
+        if let Some((index, record, pos, non_ascii)) = resume.open_batch {
+            // The header's findings were the earlier part's; only the batch is wanted.
+            let mut scratch = FindingSink::new();
+            let mut c = Check::new(&mut scratch, pos, &record).with_non_ascii(non_ascii);
+            self.batch = Some(check_batch_header(&mut c, &self.options));
+            self.batch_origin = Some(index);
+            self.resumed_batch_open = true;
+            self.state = State::InBatch;
+        }
+        self.resumed = Some(resume);
+    }
+
+    /// Joins `chunk` (an assembler [`Assembler::resume`]d, fed the records that follow
+    /// this one's) to this one, as if this one had read them: the chunk's findings go in
+    /// after this one's, its counts and totals add up, a control of the batch open across
+    /// the cut is checked with the whole batch's totals. `Err(chunk)` when the chunk's
+    /// assumed state is not the one this assembler is in (a file broken right at the cut):
+    /// the caller reads the chunk's records again, here.
+    pub(crate) fn absorb(
+        &mut self,
+        mut chunk: Assembler,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<(), Box<Assembler>> {
+        let Some(resume) = chunk.resumed.as_ref() else {
+            return Err(Box::new(chunk));
+        };
+        let same_state = match &resume.open_batch {
+            Some((index, ..)) => self.state == State::InBatch && self.batch_origin == Some(*index),
+            None => self.state == State::InFile,
+        };
+        if !same_state || self.last_batch_number != resume.last_batch_number {
+            return Err(Box::new(chunk));
+        }
+        // The chunk's first record is not an addenda: this one's last entry ends here.
+        self.finish_entry(emit);
+        let mut replay = std::mem::take(&mut chunk.findings).into_replay();
+        let mut open = self.batch.take();
+        // A deferred control means a batch open at the cut: the state matched, so here too.
+        if let Some(d) = chunk.deferred_control.take()
+            && let Some(mut batch) = open.take()
+        {
+            self.findings.replay(&mut replay, Some(d.at));
+            batch.totals.add(&d.totals);
+            self.batch = Some(batch);
+            self.non_ascii = d.non_ascii;
+            self.batch_control(&d.record, d.pos);
+        }
+        self.findings.replay(&mut replay, None);
+        if chunk.resumed_batch_open
+            && let (Some(b), Some(before)) = (chunk.batch.as_mut(), open.as_ref())
+        {
+            b.totals.add(&before.totals);
+        }
+        self.state = chunk.state;
+        self.batch = chunk.batch;
+        self.batch_origin = chunk.batch_origin;
+        self.pending = chunk.pending;
+        self.record_no += chunk.record_no;
+        self.records += chunk.records;
+        self.non_padding_records += chunk.non_padding_records;
+        self.batches += chunk.batches;
+        self.adv_batches += chunk.adv_batches;
+        self.entries += chunk.entries;
+        self.addenda += chunk.addenda;
+        self.totals.add(&chunk.totals);
+        self.last_batch_number = chunk.last_batch_number;
+        self.saw_file_control |= chunk.saw_file_control;
+        Ok(())
     }
 
     /// Validation only: entries are still emitted (with their position, record_no, trace
@@ -458,6 +575,8 @@ impl Assembler {
         }
         let batch = check_batch_header(&mut c, &self.options);
         check_batch_number_sequence(&mut c, &batch, &mut self.last_batch_number);
+        self.batch_origin = Some(pos.record_index);
+        self.resumed_batch_open = false;
         self.batches += 1;
         if batch.kind() == BatchKind::Adv {
             self.adv_batches += 1;
@@ -524,6 +643,20 @@ impl Assembler {
             return;
         };
         self.state = State::InFile;
+        if std::mem::take(&mut self.resumed_batch_open) {
+            // Its entries before the chunk are not in these totals: checked at the join.
+            let (record, non_ascii) = (*record, self.non_ascii);
+            let (at, totals) = (c.kept(), batch.totals);
+            let d = DeferredControl {
+                at,
+                record,
+                pos,
+                non_ascii,
+                totals,
+            };
+            self.deferred_control = Some(d);
+            return;
+        }
         check_batch_control(&mut c, &batch);
         self.totals.add(&batch.totals);
     }
@@ -540,6 +673,7 @@ impl Assembler {
                 "a file control",
             );
             self.batch = None;
+            self.resumed_batch_open = false;
         }
         self.state = State::AfterFileControl;
         self.saw_file_control = true;

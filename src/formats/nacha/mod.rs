@@ -8,6 +8,7 @@
 
 mod assemble;
 pub mod generate;
+mod parallel;
 mod reader;
 pub mod record;
 mod rules;
@@ -17,7 +18,7 @@ mod validate;
 pub use assemble::{Assembler, Entry, Event, FileHeaderInfo, FileSummary, ValidateOptions};
 pub use validate::Direction;
 
-use crate::findings::FindingCode;
+use crate::findings::{self, FindingCode};
 use std::io::Read;
 
 /// What one pass over a file gives besides its events.
@@ -54,26 +55,12 @@ fn read_with<R: Read>(
     let mut reader = reader::RecordReader::new(source);
     let mut n: u64 = 0;
     while let Some(rec) = reader.next_record()? {
-        let pos = rec.position;
-        let non_ascii = rec.non_ascii;
+        let (pos, non_ascii) = (rec.position, rec.non_ascii);
         // Copy out so the framing findings can be taken while the record is in use.
         let mut bytes = [0u8; record::RECORD_LEN];
         bytes.copy_from_slice(rec.bytes);
-        let mut framing = reader.take_findings();
-        if !non_ascii.is_empty() {
-            // The reader knows the column; the assembler, the layout it falls in.
-            for f in &mut framing {
-                let this_record = f.position.record_index() == Some(pos.record_index);
-                if f.code == FindingCode::NonAsciiByte
-                    && this_record
-                    && let Some(col) = f.field.map(|x| x.start)
-                {
-                    f.field = asm.field_at(&bytes, col).or(f.field);
-                }
-            }
-        }
-        asm.add_findings(framing);
-        asm.push_framed(&bytes, pos, non_ascii, on_event);
+        let framing = reader.take_findings();
+        feed(&mut asm, &bytes, pos, non_ascii, framing, on_event);
         n += 1;
         if n.is_multiple_of(4096) {
             on_progress(reader.bytes_read());
@@ -88,8 +75,46 @@ fn read_with<R: Read>(
     })
 }
 
-/// Parses and validates `source`, keeping nothing but the summary (what `check` runs).
+/// One framed record into `asm`, after the framing findings the reader made on the way
+/// to it (a `non_ascii_byte` finding names the field of the layout its column falls in).
+pub(crate) fn feed(
+    asm: &mut Assembler,
+    bytes: &[u8; record::RECORD_LEN],
+    pos: findings::RecordPosition,
+    non_ascii: record::NonAsciiColumns,
+    mut framing: Vec<findings::Finding>,
+    on_event: &mut dyn FnMut(Event),
+) {
+    if !non_ascii.is_empty() {
+        // The reader knows the column; the assembler, the layout it falls in.
+        for f in &mut framing {
+            let this_record = f.position.record_index() == Some(pos.record_index);
+            if f.code == FindingCode::NonAsciiByte
+                && this_record
+                && let Some(col) = f.field.map(|x| x.start)
+            {
+                f.field = asm.field_at(bytes, col).or(f.field);
+            }
+        }
+    }
+    if !framing.is_empty() {
+        asm.add_findings(framing);
+    }
+    asm.push_framed(bytes, pos, non_ascii, on_event);
+}
+
+/// Parses and validates `source`, keeping nothing but the summary (what `check` runs):
+/// the records are framed in order and validated on every core (`parallel.rs`), with the
+/// same findings, positions and totals as one pass.
 pub fn check<R: Read>(source: R, options: ValidateOptions) -> std::io::Result<ReadResult> {
+    parallel::check(source, options, parallel::CHUNK_RECORDS)
+}
+
+/// [`check`] in one pass on one thread: what the parallel check is compared with.
+pub fn check_in_one_pass<R: Read>(
+    source: R,
+    options: ValidateOptions,
+) -> std::io::Result<ReadResult> {
     read_with(
         source,
         Assembler::with_options(options).without_entry_details(),

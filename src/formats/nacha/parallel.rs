@@ -1,0 +1,472 @@
+//! `check` on every core (issue #16): one thread frames the file's records in order and
+//! cuts them into chunks; workers read each chunk with an assembler of its own; the chunks
+//! are joined in file order into one summary, the same one a single pass gives.
+//!
+//! A chunk is cut only right before a batch header or an entry detail with no framing
+//! finding of its own, so that nothing but what [`Resume`] carries crosses a cut: whether
+//! a batch is open (its header, re-read by the worker), and the last batch number. The
+//! worker takes that state as what the records before the cut left; the join
+//! ([`Assembler::absorb`]) checks it against the state they really left and, where a file
+//! broken right at the cut makes it differ, reads that chunk's records again in order.
+//! Either way the findings come out in file order, each with its exact position (the
+//! framing thread's), and the batch and file controls are compared with the totals of the
+//! whole batch and file: a control of a batch open across a cut is checked at the join,
+//! and from the first type-9 record on (file control, padding) the records are read in
+//! order by the joined assembler itself. Memory: a few chunks in flight, whatever the file
+//! size.
+
+use super::assemble::{Assembler, Resume, ValidateOptions};
+use super::reader::RecordReader;
+use super::record::{BATCH_HEADER, NonAsciiColumns, RECORD_LEN};
+use super::validate::parse_u64;
+use super::{ReadResult, feed};
+use crate::findings::{Finding, RecordPosition};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::{Mutex, mpsc};
+
+/// Records per chunk: ≈3 MB, a few milliseconds of work, few enough joins.
+pub(crate) const CHUNK_RECORDS: usize = 32 * 1024;
+
+/// One framed record's position, non-ASCII columns and framing findings.
+struct Framed {
+    pos: RecordPosition,
+    non_ascii: NonAsciiColumns,
+    framing: Vec<Finding>,
+}
+
+/// Consecutive records, and the state the records before them are taken to leave.
+struct Chunk {
+    seq: u64,
+    resume: Option<Resume>,
+    bytes: Vec<u8>,
+    records: Vec<Framed>,
+}
+
+impl Chunk {
+    fn new(seq: u64, resume: Option<Resume>, capacity: usize) -> Self {
+        Chunk {
+            seq,
+            resume,
+            bytes: Vec::with_capacity(capacity * RECORD_LEN),
+            records: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8; RECORD_LEN], f: Framed) {
+        self.bytes.extend_from_slice(bytes);
+        self.records.push(f);
+    }
+
+    /// Feeds every record to `asm`, in order.
+    fn feed_into(&self, asm: &mut Assembler) {
+        let (records, _) = self.bytes.as_chunks::<RECORD_LEN>();
+        for (f, bytes) in self.records.iter().zip(records) {
+            feed(
+                asm,
+                bytes,
+                f.pos,
+                f.non_ascii,
+                f.framing.clone(),
+                &mut |_| {},
+            );
+        }
+    }
+
+    /// The chunk read apart, by a worker.
+    fn read(&self, options: ValidateOptions) -> Assembler {
+        let mut asm = Assembler::with_options(options).without_entry_details();
+        if let Some(r) = &self.resume {
+            asm.resume(r.clone());
+        }
+        self.feed_into(&mut asm);
+        asm
+    }
+}
+
+/// What the framing thread knows of the state its records leave: the last batch header
+/// and whether a batch control closed it, the last batch number.
+#[derive(Default)]
+struct Tracker {
+    open_batch: Option<(u64, [u8; RECORD_LEN], RecordPosition, NonAsciiColumns)>,
+    last_batch_number: Option<u64>,
+}
+
+impl Tracker {
+    fn see(&mut self, bytes: &[u8; RECORD_LEN], pos: RecordPosition, non_ascii: NonAsciiColumns) {
+        match bytes[0] {
+            b'5' => {
+                self.open_batch = Some((pos.record_index, *bytes, pos, non_ascii));
+                let number = BATCH_HEADER.batch_number.slice(bytes).trim_ascii_end();
+                if let Some(n) = parse_u64(number) {
+                    self.last_batch_number = Some(n);
+                }
+            }
+            b'8' => self.open_batch = None,
+            _ => {}
+        }
+    }
+
+    fn resume(&self) -> Resume {
+        Resume {
+            open_batch: self.open_batch,
+            last_batch_number: self.last_batch_number,
+        }
+    }
+}
+
+type Outcome = std::thread::Result<Assembler>;
+
+/// Joins the chunks read apart, in file order.
+struct Joiner {
+    asm: Option<Assembler>,
+    next: u64,
+    waiting: BTreeMap<u64, (Chunk, Outcome)>,
+    in_flight: usize,
+}
+
+impl Joiner {
+    fn take(&mut self, seq: u64, chunk: Chunk, outcome: Outcome) {
+        self.in_flight -= 1;
+        self.waiting.insert(seq, (chunk, outcome));
+        while let Some((chunk, outcome)) = self.waiting.remove(&self.next) {
+            let part = outcome.unwrap_or_else(|p| std::panic::resume_unwind(p));
+            self.next += 1;
+            let Some(asm) = self.asm.as_mut() else {
+                self.asm = Some(part);
+                continue;
+            };
+            if asm.absorb(part, &mut |_| {}).is_err() {
+                // The state at the cut was not the one the worker took: read it here.
+                tracing::debug!(chunk = chunk.seq, "chunk read again in order");
+                chunk.feed_into(asm);
+            }
+        }
+    }
+}
+
+/// [`super::check`], the records validated on every core; the summary is the one a single
+/// pass gives (`tests`: the two compared on every kind of broken file).
+pub(crate) fn check<R: Read>(
+    source: R,
+    options: ValidateOptions,
+    chunk_records: usize,
+) -> std::io::Result<ReadResult> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk_records = chunk_records.max(1);
+    let (job_tx, job_rx) = mpsc::channel::<Chunk>();
+    let job_rx = Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(u64, Chunk, Outcome)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let done_tx = done_tx.clone();
+            let job_rx = &job_rx;
+            scope.spawn(move || {
+                loop {
+                    let job = job_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok(chunk)) = job else { return };
+                    let read = std::panic::AssertUnwindSafe(|| chunk.read(options));
+                    let outcome = std::panic::catch_unwind(read);
+                    if done_tx.send((chunk.seq, chunk, outcome)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut joiner = Joiner {
+            asm: None,
+            next: 0,
+            waiting: BTreeMap::new(),
+            in_flight: 0,
+        };
+        // Workers stop only when the chunks stop coming: a closed channel is a bug.
+        let stopped = || std::io::Error::other("a checking thread stopped");
+        let join_one = |joiner: &mut Joiner| -> std::io::Result<()> {
+            let (seq, chunk, outcome) = done_rx.recv().map_err(|_| stopped())?;
+            joiner.take(seq, chunk, outcome);
+            Ok(())
+        };
+        let send = |joiner: &mut Joiner, chunk: Chunk| -> std::io::Result<()> {
+            joiner.in_flight += 1;
+            job_tx.send(chunk).map_err(|_| stopped())
+        };
+        let mut reader = RecordReader::new(source);
+        let mut tracker = Tracker::default();
+        let mut chunk = Chunk::new(0, None, chunk_records);
+        // From the first type-9 record on, the joined assembler reads in order.
+        let mut in_order = false;
+        while let Some(rec) = reader.next_record()? {
+            let (pos, non_ascii) = (rec.position, rec.non_ascii);
+            let mut bytes = [0u8; RECORD_LEN];
+            bytes.copy_from_slice(rec.bytes);
+            let framing = reader.take_findings();
+            if !in_order && bytes[0] == b'9' {
+                let seq = chunk.seq + 1;
+                send(
+                    &mut joiner,
+                    std::mem::replace(&mut chunk, Chunk::new(seq, None, 0)),
+                )?;
+                while joiner.in_flight > 0 {
+                    join_one(&mut joiner)?;
+                }
+                in_order = true;
+            }
+            if in_order {
+                let asm = joiner.asm.get_or_insert_with(|| {
+                    Assembler::with_options(options).without_entry_details()
+                });
+                feed(asm, &bytes, pos, non_ascii, framing, &mut |_| {});
+                continue;
+            }
+            let cut = chunk.records.len() >= chunk_records
+                && matches!(bytes[0], b'5' | b'6')
+                && !non_ascii.contains(1)
+                && framing.is_empty();
+            if cut {
+                let next = Chunk::new(chunk.seq + 1, Some(tracker.resume()), chunk_records);
+                send(&mut joiner, std::mem::replace(&mut chunk, next))?;
+                while joiner.in_flight > workers {
+                    join_one(&mut joiner)?;
+                }
+            }
+            tracker.see(&bytes, pos, non_ascii);
+            let framed = Framed {
+                pos,
+                non_ascii,
+                framing,
+            };
+            chunk.push(&bytes, framed);
+        }
+        if !in_order {
+            send(&mut joiner, chunk)?;
+        }
+        drop(job_tx);
+        while joiner.in_flight > 0 {
+            join_one(&mut joiner)?;
+        }
+        let mut asm = joiner
+            .asm
+            .unwrap_or_else(|| Assembler::with_options(options).without_entry_details());
+        asm.add_findings(reader.take_findings());
+        let summary = asm.finish(reader.end_position(), &mut |_| {});
+        Ok(ReadResult {
+            summary,
+            bytes: reader.bytes_read(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::nacha::generate::{GenerateOptions, write_nacha};
+    use crate::formats::nacha::{check_in_one_pass, rules::testing::PAYROLL};
+
+    /// The parallel check of `data`, in chunks of `chunk` records, gives exactly what one
+    /// pass gives: every finding (position, field, texts, order), count and total.
+    fn same(data: &[u8], chunk: usize, what: &str) {
+        let options = ValidateOptions::default();
+        let one = check_in_one_pass(data, options).unwrap();
+        let par = check(data, options, chunk).unwrap();
+        let (a, b) = (&one.summary, &par.summary);
+        assert_eq!(a.findings, b.findings, "{what}, chunks of {chunk}");
+        let figures = |s: &crate::formats::nacha::FileSummary| {
+            let h = s.header.clone();
+            (h, s.entries, s.addenda, s.batches, s.records)
+        };
+        assert_eq!(figures(a), figures(b), "{what}, chunks of {chunk}");
+        let totals = (a.total_debit_minor, a.total_credit_minor);
+        assert_eq!(
+            totals,
+            (b.total_debit_minor, b.total_credit_minor),
+            "{what}"
+        );
+        assert_eq!(one.bytes, par.bytes, "{what}");
+    }
+
+    /// A file of `batches` batches of `entries` entries, an addenda every third entry.
+    fn generated(entries: u64, batches: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        let opts = GenerateOptions {
+            entries,
+            batches,
+            seed: 7,
+            addenda_every: 3,
+        };
+        write_nacha(&mut out, &opts).unwrap();
+        out
+    }
+
+    fn lines(data: &[u8]) -> Vec<Vec<u8>> {
+        data.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| l.to_vec())
+            .collect()
+    }
+
+    fn join(lines: &[Vec<u8>]) -> Vec<u8> {
+        lines
+            .iter()
+            .flat_map(|l| [&l[..], b"\n"].concat())
+            .collect()
+    }
+
+    #[test]
+    fn clean_files_join_to_the_one_pass_summary() {
+        let file = generated(40, 4);
+        let one = check_in_one_pass(&file[..], ValidateOptions::default()).unwrap();
+        assert!(
+            one.summary.findings.is_empty(),
+            "{:?}",
+            one.summary.findings
+        );
+        assert_eq!((one.summary.entries, one.summary.batches), (40, 4));
+        for chunk in [1, 2, 3, 5, 8, 1000] {
+            same(&file, chunk, "generated");
+            same(PAYROLL, chunk, "payroll sample");
+        }
+    }
+
+    /// Every record of a four-batch file deleted, doubled, retyped or made unreadable in
+    /// turn, and an amount changed (a control mismatch in a batch that spans cuts): the
+    /// joined summary is the one-pass one, whatever the chunk size.
+    #[test]
+    fn broken_files_join_to_the_one_pass_summary() {
+        let base = lines(&generated(10, 3));
+        let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+        for i in 0..base.len() {
+            let mut v = base.clone();
+            v.remove(i);
+            cases.push((format!("record {i} deleted"), join(&v)));
+            let mut v = base.clone();
+            v.insert(i, base[i].clone());
+            cases.push((format!("record {i} doubled"), join(&v)));
+            for t in [b'1', b'5', b'6', b'7', b'8', b'9', b'X'] {
+                let mut v = base.clone();
+                v[i][0] = t;
+                cases.push((format!("record {i} of type {}", t as char), join(&v)));
+            }
+            let mut v = base.clone();
+            v[i][0] = 0xE9;
+            cases.push((format!("record {i} type unreadable"), join(&v)));
+            let mut v = base.clone();
+            v[i][87] = 0xE9;
+            cases.push((format!("record {i} column 88 unreadable"), join(&v)));
+            let mut v = base.clone();
+            v[i][35] = b'9';
+            cases.push((format!("record {i} column 36 changed"), join(&v)));
+            let mut v = base.clone();
+            v[i].truncate(60);
+            cases.push((format!("record {i} trimmed"), join(&v)));
+        }
+        for (what, data) in &cases {
+            for chunk in [1, 2, 3, 4] {
+                same(data, chunk, what);
+            }
+        }
+        // A batch header out of place, and a file ending inside a batch.
+        let mut v = base.clone();
+        v.truncate(base.len() / 2);
+        same(&join(&v), 1, "ends inside a batch");
+    }
+
+    /// More findings than the sink keeps: the joined sink keeps the same ones, says the
+    /// same number dropped, and keeps the controls' findings in their reserved room.
+    #[test]
+    fn the_findings_limit_holds_across_chunks() {
+        let mut v = lines(&generated(12_000, 2));
+        for l in v.iter_mut().filter(|l| l[0] == b'6') {
+            l[29..34].copy_from_slice(b"ABCDE");
+        }
+        let data = join(&v);
+        let one = check_in_one_pass(&data[..], ValidateOptions::default()).unwrap();
+        let last = one.summary.findings.last().unwrap();
+        assert_eq!(last.code, crate::findings::FindingCode::TooManyFindings);
+        for chunk in [700, 4096] {
+            same(&data, chunk, "12,000 bad entries");
+        }
+    }
+
+    /// The shared corpus's NACHA files (valid, lenient, invalid, and the 100 k-entry
+    /// reference file), in small chunks.
+    #[test]
+    fn corpus_files_join_to_the_one_pass_summary() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ach");
+        let mut n = 0;
+        for dir in ["valid", "lenient", "invalid"] {
+            let entries = std::fs::read_dir(root.join(dir)).expect("the shared corpus");
+            for e in entries {
+                let path = e.unwrap().path();
+                let data = std::fs::read(&path).unwrap();
+                for chunk in [1, 3] {
+                    same(&data, chunk, &path.display().to_string());
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 30, "{n} corpus files");
+        let gz = root.join("bench/PPD-200-batches-100000-entries.ach.gz");
+        let mut data = Vec::new();
+        let mut d = flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap());
+        std::io::Read::read_to_end(&mut d, &mut data).unwrap();
+        same(&data, 997, "reference file");
+    }
+
+    /// A chunk that took a state the records before it did not leave is refused by the
+    /// join, and read again in order: the summary is still the one-pass one.
+    #[test]
+    fn a_wrong_guess_at_the_cut_is_read_again_in_order() {
+        let data = generated(6, 2);
+        let mut reader = RecordReader::new(&data[..]);
+        let (mut head, mut tail) = (Chunk::new(0, None, 8), None::<Chunk>);
+        while let Some(rec) = reader.next_record().unwrap() {
+            let (pos, non_ascii) = (rec.position, rec.non_ascii);
+            let bytes: [u8; RECORD_LEN] = rec.bytes.try_into().unwrap();
+            let framed = Framed {
+                pos,
+                non_ascii,
+                framing: reader.take_findings(),
+            };
+            // Cut at the third entry of the first batch, taking no batch as open.
+            let chunk = tail.get_or_insert_with(|| Chunk::new(1, None, 8));
+            if pos.record_index < 4 {
+                head.push(&bytes, framed);
+            } else {
+                if chunk.resume.is_none() {
+                    chunk.resume = Some(Resume {
+                        open_batch: None,
+                        last_batch_number: Some(1),
+                    });
+                }
+                chunk.push(&bytes, framed);
+            }
+        }
+        let (options, tail) = (ValidateOptions::default(), tail.unwrap());
+        let mut asm = head.read(options);
+        let refused = asm.absorb(tail.read(options), &mut |_| {});
+        assert!(refused.is_err(), "a batch is open at the cut");
+        tail.feed_into(&mut asm);
+        let joined = asm.finish(reader.end_position(), &mut |_| {});
+        let one = check_in_one_pass(&data[..], options).unwrap().summary;
+        assert!(one.findings.is_empty(), "{:?}", one.findings);
+        assert_eq!(joined.findings, one.findings);
+        assert_eq!(
+            (joined.entries, joined.total_credit_minor),
+            (6, one.total_credit_minor)
+        );
+        let mut joiner = Joiner {
+            asm: Some(head.read(options)),
+            next: 1,
+            waiting: BTreeMap::new(),
+            in_flight: 1,
+        };
+        let part = tail.read(options);
+        joiner.take(1, tail, Ok(part));
+        let rejoined = joiner
+            .asm
+            .unwrap()
+            .finish(reader.end_position(), &mut |_| {});
+        assert_eq!((rejoined.findings, rejoined.entries), (one.findings, 6));
+    }
+}
