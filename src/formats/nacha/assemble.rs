@@ -316,8 +316,9 @@ impl Assembler {
         Ok(())
     }
 
-    /// Validation only: entries are still emitted (with their position, record_no, trace
-    /// number and amount) but without their text fields and addenda, to save allocations.
+    /// Validation only: entries are still emitted (with their position, record_no,
+    /// transaction code and amount) but without their text fields (the trace number too)
+    /// and addenda, to save allocations.
     pub fn without_entry_details(mut self) -> Self {
         self.keep_entries = false;
         self

@@ -53,6 +53,17 @@ impl Chunk {
         }
     }
 
+    /// A joined chunk's buffers, for the next one (fresh pages cost a fault each).
+    fn reuse(mut self, seq: u64, resume: Option<Resume>) -> Self {
+        self.bytes.clear();
+        self.records.clear();
+        Chunk {
+            seq,
+            resume,
+            ..self
+        }
+    }
+
     fn push(&mut self, bytes: &[u8; RECORD_LEN], f: Framed) {
         self.bytes.extend_from_slice(bytes);
         self.records.push(f);
@@ -123,6 +134,8 @@ struct Joiner {
     next: u64,
     waiting: BTreeMap<u64, (Chunk, Outcome)>,
     in_flight: usize,
+    /// Joined chunks, their buffers to be filled again.
+    spare: Vec<Chunk>,
 }
 
 impl Joiner {
@@ -141,6 +154,14 @@ impl Joiner {
                 tracing::debug!(chunk = chunk.seq, "chunk read again in order");
                 chunk.feed_into(asm);
             }
+            self.spare.push(chunk);
+        }
+    }
+
+    fn next_chunk(&mut self, seq: u64, resume: Option<Resume>, capacity: usize) -> Chunk {
+        match self.spare.pop() {
+            Some(c) => c.reuse(seq, resume),
+            None => Chunk::new(seq, resume, capacity),
         }
     }
 }
@@ -179,6 +200,7 @@ pub(crate) fn check<R: Read>(
             next: 0,
             waiting: BTreeMap::new(),
             in_flight: 0,
+            spare: Vec::new(),
         };
         // Workers stop only when the chunks stop coming: a closed channel is a bug.
         let stopped = || std::io::Error::other("a checking thread stopped");
@@ -224,7 +246,7 @@ pub(crate) fn check<R: Read>(
                 && !non_ascii.contains(1)
                 && framing.is_empty();
             if cut {
-                let next = Chunk::new(chunk.seq + 1, Some(tracker.resume()), chunk_records);
+                let next = joiner.next_chunk(chunk.seq + 1, Some(tracker.resume()), chunk_records);
                 send(&mut joiner, std::mem::replace(&mut chunk, next))?;
                 while joiner.in_flight > workers {
                     join_one(&mut joiner)?;
@@ -460,6 +482,7 @@ mod tests {
             next: 1,
             waiting: BTreeMap::new(),
             in_flight: 1,
+            spare: Vec::new(),
         };
         let part = tail.read(options);
         joiner.take(1, tail, Ok(part));

@@ -131,8 +131,9 @@ fn check_entry_sequence(c: &mut Check, p: &Pending) {
         return;
     }
     let field = ADDENDA.entry_detail_sequence_number;
-    let tail = p.entry.trace_number.get(8..).unwrap_or("");
-    if c.digits(field).is_some() && c.value(field) != tail.as_bytes() {
+    let tail = p.trace.sequence();
+    if c.digits(field).is_some() && c.value(field) != tail {
+        let tail = String::from_utf8_lossy(tail);
         let expected = format!("{tail} (last 7 digits of the entry's trace number)");
         c.mismatch(FindingCode::AddendaEntrySequence, field, expected);
     }

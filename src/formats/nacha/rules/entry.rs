@@ -36,11 +36,43 @@ pub(crate) struct Pending {
     /// The trace number held a non-ASCII byte (already a finding): the addenda's entry
     /// detail sequence numbers are not compared with it.
     pub(crate) trace_unreadable: bool,
+    /// The trace number's bytes (what `Entry::trace_number` holds when it is readable),
+    /// kept without an allocation: the check's entries carry no text.
+    pub(crate) trace: TraceBytes,
+}
+
+/// A trace number's bytes: its layout's fields, each with its trailing blanks trimmed,
+/// joined (at most 15 bytes in every layout).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TraceBytes {
+    bytes: [u8; 24],
+    len: u8,
+}
+
+impl TraceBytes {
+    fn of(record: &[u8; RECORD_LEN], fields: &[FieldSpec]) -> Self {
+        let mut t = TraceBytes {
+            bytes: [b' '; 24],
+            len: 0,
+        };
+        for f in fields {
+            let part = f.slice(record).trim_ascii_end();
+            let at = usize::from(t.len);
+            let n = part.len().min(t.bytes.len() - at);
+            t.bytes[at..at + n].copy_from_slice(&part[..n]);
+            t.len += n as u8;
+        }
+        t
+    }
+    /// The entry detail sequence number an addenda repeats: bytes 9 to the end.
+    pub(crate) fn sequence(&self) -> &[u8] {
+        self.bytes[..usize::from(self.len)].get(8..).unwrap_or(&[])
+    }
 }
 
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
 /// With `keep` false the entry carries only what validation needs (position, record
-/// number, transaction code, direction, amount, trace number).
+/// number, transaction code, direction, amount; the trace number is in the `Pending`).
 pub(crate) fn check_entry(
     c: &mut Check,
     batch: &mut Batch,
@@ -62,7 +94,11 @@ pub(crate) fn check_entry(
         transaction_code: code,
         direction,
         amount_minor,
-        trace_number: joined(c.record(), batch.layout.trace),
+        trace_number: if keep {
+            joined(c.record(), batch.layout.trace)
+        } else {
+            String::new()
+        },
     };
     let entry = if keep {
         full_entry(batch, detail, c.record())
@@ -79,6 +115,7 @@ pub(crate) fn check_entry(
         iat_noc: batch.iat_noc,
         iat_types_seen: Vec::new(),
         trace_unreadable: batch.layout.trace.iter().any(|&f| c.unreadable(f)),
+        trace: TraceBytes::of(c.record(), batch.layout.trace),
     }
 }
 
