@@ -16,8 +16,16 @@ same ingests run on PostgreSQL, beside its ceilings for the same rows into the s
 indexes: `COPY` into `postings` (for camt.053: `statement_entries`), and `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING`
 (fresh, and again with every row a conflict).
 
+`check` is printed beside the bare streaming pass over the same file (examples/scan_ceiling.rs:
+PERFORMANCE.md's memchr NACHA scan, or its quick-xml pass for pacs.008), timed in the same run.
+
 With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
-that peak RSS does not grow with the file.
+that peak RSS does not grow with the file, and the rate at 5 M against the rate at 1 M.
+
+With NACHA among the formats, the reference file of the shared corpus (100 k entries) is checked
+against achkit, the Python peer, which the script installs from PyPI into a virtual environment
+in its work directory. Every ratio issue #16 sets a target for ends the output, in one table
+("Issue #16 targets, this run"), met or missed.
 
 A camt.053 file's ceiling is the same measure on its own rows: the statement entries the
 first ingest recorded, inserted into `statement_entries` with its indexes (issue #13: a statement
@@ -40,6 +48,15 @@ import argparse, csv, glob, json, os, shutil, sqlite3, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "clearledger")
 CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
+SCAN = os.path.join(ROOT, "target", "release", "examples", "scan_ceiling")
+REFERENCE = os.path.join(ROOT, "..", "shared", "corpus", "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
+# Issue #16's targets, gathered as the run measures them and printed together at the end:
+# (what, figure, target, "≥" or "≤").
+TARGETS = []
+
+
+def target(what, figure, goal, sense="≥"):
+    TARGETS.append((what, figure, goal, sense))
 COLS = ("tenant, operation, posting_key, file_id, record_no, trace_number, debit_account, "
         "credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at")
 ENTRY_COLS = ("tenant, account, entry_key, statement_id, run_id, entry_no, amount_minor, currency, credit, "
@@ -114,6 +131,13 @@ def one_format(fmt, n, work, postgres_url):
     generate(fmt, n, f)
     mb = os.path.getsize(f) / 1e6
     check = timed([BIN, "check", "-q", f])
+    # The bare streaming pass over the same file (PERFORMANCE.md's scan ceilings), same run.
+    scan = None
+    if fmt in ("nacha", "pacs008"):
+        out = subprocess.run([SCAN, "nacha" if fmt == "nacha" else "xml", f], capture_output=True, text=True,
+                             check=True).stdout
+        scan = json.loads(out)["secs"]
+        target(f"{fmt} `check`, MB/s (whole process)", mb / check[0], 1000 if fmt == "nacha" else 150)
     first = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
     again = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f, "--report", os.path.join(work, "report.csv")])
     again_bare = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
@@ -141,14 +165,19 @@ def one_format(fmt, n, work, postgres_url):
     title = {"nacha": "NACHA entries", "camt053": "camt.053 entries"}.get(fmt, "pacs.008 transactions")
     print(f"\n### {n:,} {title}, {mb:.0f} MB — SQLite\n")
     print(HEADER)
-    row("parse + validate (`check`)", n, mb, *check)
+    row("parse + validate (`check`)", n, mb, *check, n / scan if scan else None)
+    if scan:
+        what = "memchr line split + entry fields" if fmt == "nacha" else "quick-xml pass, transactions and amounts"
+        row(f"ceiling: bare streaming scan ({what})", n, mb, scan, None)
     row("SQLite first ingest", n, mb, *first, c_fresh)
     row("SQLite re-upload, report written", n, mb, *again, c_conf)
     row("SQLite re-upload, no report", n, mb, *again_bare, c_conf)
     row("ceiling: prepared INSERT, one transaction, fresh", n, mb, ceil["fresh_secs"], None)
     row("ceiling: same rows again, every one a conflict", n, mb, ceil["conflicts_secs"], None)
+    target(f"{fmt} SQLite re-upload with report / all-conflict ceiling", (n / again[0]) / c_conf, 0.7)
     if narrow:
         row("SQLite first ingest vs the narrow ceiling", n, mb, *first, n / narrow["fresh_secs"])
+        target(f"{fmt} SQLite first ingest / narrow-table ceiling", (n / first[0]) / (n / narrow["fresh_secs"]), 0.7)
         row("ceiling: narrow table (two unique indexes, 32-byte fingerprint), fresh", n, mb,
             narrow["fresh_secs"], None)
     if postgres_url:
@@ -280,6 +309,8 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     s_fresh = psql_timed(raw, load)
 
     c_copy, c_unnest, c_conf = n / s_copy, n / s_fresh, n / s_conflicts
+    target(f"{fmt} PostgreSQL first ingest / unnest ceiling", (n / first[0]) / c_unnest, 1.0)
+    target(f"{fmt} PostgreSQL re-upload with report / all-conflict ceiling", (n / again[0]) / c_conf, 0.7)
     print(f"\n### PostgreSQL, same file\n")
     print(HEADER)
     row("PostgreSQL first ingest (ratio to COPY)", n, mb, *first, c_copy)
@@ -298,6 +329,7 @@ def sizes(fmts, ns, work):
     print("| format | records | MB | check s | check RSS MB | first ingest s | records/s | ingest RSS MB |")
     print("|---|---|---|---|---|---|---|---|")
     for fmt in fmts:
+        rates = {}
         for n in ns:
             f = os.path.join(work, f"size.{fmt}")
             db = os.path.join(work, "size.db")
@@ -307,8 +339,56 @@ def sizes(fmts, ns, work):
             cs, crss = timed([BIN, "check", "-q", f])
             s, rss = timed([BIN, "--db", "sqlite://" + db, "ingest", "-q", f])
             print(f"| {fmt} | {n:,} | {mb:.0f} | {cs:.2f} | {crss:.0f} | {s:.2f} | {n / s:,.0f} | {rss:.0f} |", flush=True)
+            rates[n] = n / s
+            if n >= 5_000_000:
+                target(f"{fmt} peak RSS at {n:,} records, MB (first ingest)", rss, 250, "≤")
+                if 1_000_000 in rates:
+                    target(f"{fmt} first-ingest rate at {n:,} / at 1,000,000", rates[n] / rates[1_000_000], 0.8)
             os.remove(f)
             fresh(db)
+
+
+def reference(work):
+    """The reference NACHA file (100 k entries): `check` against the Python peer achkit,
+    installed by this script into a virtual environment of its own (PyPI), each timed as a
+    whole process, interpreter start included; medians."""
+    if not os.path.exists(REFERENCE):
+        print(f"\n(reference file absent: {REFERENCE})")
+        return
+    import gzip
+    f = os.path.join(work, "reference.ach")
+    with gzip.open(REFERENCE) as src, open(f, "wb") as out:
+        shutil.copyfileobj(src, out)
+    ours = sorted(timed([BIN, "check", "-q", f])[0] for _ in range(15))[7]
+    venv = os.path.join(work, "achkit-venv")
+    py = os.path.join(venv, "bin", "python")
+    peer = None
+    try:
+        if not os.path.exists(py):
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+            subprocess.run([py, "-m", "pip", "install", "-q", "achkit"], check=True, capture_output=True)
+        code = "import sys, achkit; achkit.validate(open(sys.argv[1]).read())"
+        peer = sorted(timed([py, "-c", code, f])[0] for _ in range(3))[1]
+    except subprocess.CalledProcessError as e:
+        print(f"\n(achkit could not be installed: {e}; the ratio is not measured)")
+    print("\n### Reference NACHA file (100,199 entries, 9.6 MB): `check` against achkit\n")
+    print(f"clearledger check: {ours * 1000:.1f} ms (median of 15)" +
+          (f"; achkit validate: {peer * 1000:.0f} ms (median of 3): **{peer / ours:.0f}x**" if peer else ""))
+    if peer:
+        target("reference file: achkit time / clearledger `check` time", peer / ours, 50)
+    os.remove(f)
+
+
+def summary():
+    if not TARGETS:
+        return
+    print("\n### Issue #16 targets, this run\n")
+    print("| figure | this run | target | |")
+    print("|---|---|---|---|")
+    for what, figure, goal, sense in TARGETS:
+        met = figure >= goal if sense == "≥" else figure <= goal
+        fig = f"{figure:,.2f}" if figure < 10 else f"{figure:,.0f}"
+        print(f"| {what} | {fig} | {sense} {goal:,} | {'met' if met else '**missed**'} |")
 
 
 def main():
@@ -319,8 +399,8 @@ def main():
     ap.add_argument("--postgres", action="store_true", help="also measure PostgreSQL")
     ap.add_argument("--sizes", help="comma-separated record counts for the RSS table")
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "clearledger", "--example", "sqlite_ceiling"],
-                   cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "clearledger", "--example", "sqlite_ceiling",
+                    "--example", "scan_ceiling"], cwd=ROOT, check=True)
     work = a.keep or tempfile.mkdtemp(prefix="clearledger-e2e-")
     os.makedirs(work, exist_ok=True)
     fmts = [x for x in a.formats.split(",") if x]
@@ -336,6 +416,9 @@ def main():
             sys.stdout.flush()
         if a.sizes:
             sizes([f for f in fmts if f != "recon"], [int(x) for x in a.sizes.split(",")], work)
+        if "nacha" in fmts:
+            reference(work)
+        summary()
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -316,9 +316,8 @@ impl Assembler {
         Ok(())
     }
 
-    /// Validation only: entries are still emitted (with their position, record_no,
-    /// transaction code and amount) but without their text fields (the trace number too)
-    /// and addenda, to save allocations.
+    /// Validation only: entries are checked but not emitted (the header still is), and
+    /// built without their text fields and addenda, to save allocations and copies.
     pub fn without_entry_details(mut self) -> Self {
         self.keep_entries = false;
         self
@@ -625,9 +624,16 @@ impl Assembler {
 
     /// Checks the pending entry's addenda as a whole, and emits it.
     fn finish_entry(&mut self, emit: &mut dyn FnMut(Event)) {
-        let Some(p) = self.pending.take() else { return };
-        check_entry_addenda(&mut self.findings, &p);
-        emit(Event::Entry(p.entry));
+        let Some(p) = self.pending.as_ref() else {
+            return;
+        };
+        check_entry_addenda(&mut self.findings, p);
+        if !self.keep_entries {
+            // Validation only: nothing to hand over (and the entry is not moved again).
+            self.pending = None;
+        } else if let Some(p) = self.pending.take() {
+            emit(Event::Entry(p.entry));
+        }
     }
 
     fn batch_control(&mut self, record: &[u8; RECORD_LEN], pos: RecordPosition) {

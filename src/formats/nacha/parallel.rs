@@ -26,7 +26,7 @@ use std::io::Read;
 use std::sync::{Mutex, mpsc};
 
 /// Records per chunk: ≈3 MB, a few milliseconds of work, few enough joins.
-pub(crate) const CHUNK_RECORDS: usize = 32 * 1024;
+pub(crate) const CHUNK_RECORDS: usize = 4 * 1024;
 
 /// One framed record's position, non-ASCII columns and framing findings.
 struct Framed {
