@@ -13,11 +13,14 @@
 //! whole batch and file: a control of a batch open across a cut is checked at the join,
 //! and from the first type-9 record on (file control, padding) the records are read in
 //! order by the joined assembler itself. Memory: a few chunks in flight, whatever the file
-//! size.
+//! size; a chunk twice full with nowhere to cut (every record with a framing finding, an
+//! entry with endless addenda) is joined, and the records go in order until a cut is
+//! possible again.
 
 use super::assemble::{Assembler, Resume, ValidateOptions};
 use super::reader::RecordReader;
 use super::record::{BATCH_HEADER, NonAsciiColumns, RECORD_LEN};
+use super::rules::check::text;
 use super::validate::parse_u64;
 use super::{ReadResult, feed};
 use crate::findings::{Finding, RecordPosition};
@@ -108,8 +111,9 @@ impl Tracker {
         match bytes[0] {
             b'5' => {
                 self.open_batch = Some((pos.record_index, *bytes, pos, non_ascii));
-                let number = BATCH_HEADER.batch_number.slice(bytes).trim_ascii_end();
-                if let Some(n) = parse_u64(number) {
+                // Read as the assembler reads it (`rules/batch.rs`).
+                let number = text(BATCH_HEADER.batch_number.slice(bytes));
+                if let Some(n) = parse_u64(number.as_bytes()) {
                     self.last_batch_number = Some(n);
                 }
             }
@@ -128,6 +132,19 @@ impl Tracker {
 
 type Outcome = std::thread::Result<Assembler>;
 
+/// Where the framing thread's records go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Into chunks, read apart.
+    Chunks,
+    /// Into the joined assembler, in order, to the end: from the first type-9 record on.
+    InOrder,
+    /// Into the joined assembler until a record a chunk can start at: a chunk grew to twice
+    /// its size with nowhere to cut (a file whose every record has a framing finding, an
+    /// entry with millions of addenda), so memory stays bounded.
+    InOrderUntilCut,
+}
+
 /// Joins the chunks read apart, in file order.
 struct Joiner {
     asm: Option<Assembler>,
@@ -136,6 +153,15 @@ struct Joiner {
     in_flight: usize,
     /// Joined chunks, their buffers to be filled again.
     spare: Vec<Chunk>,
+    stats: Stats,
+}
+
+/// How a parallel check went: chunks read apart, and those the join refused (read again in
+/// order).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stats {
+    pub(crate) chunks: u64,
+    pub(crate) refused: u64,
 }
 
 impl Joiner {
@@ -145,6 +171,7 @@ impl Joiner {
         while let Some((chunk, outcome)) = self.waiting.remove(&self.next) {
             let part = outcome.unwrap_or_else(|p| std::panic::resume_unwind(p));
             self.next += 1;
+            self.stats.chunks += 1;
             let Some(asm) = self.asm.as_mut() else {
                 self.asm = Some(part);
                 continue;
@@ -152,6 +179,7 @@ impl Joiner {
             if asm.absorb(part, &mut |_| {}).is_err() {
                 // The state at the cut was not the one the worker took: read it here.
                 tracing::debug!(chunk = chunk.seq, "chunk read again in order");
+                self.stats.refused += 1;
                 chunk.feed_into(asm);
             }
             self.spare.push(chunk);
@@ -173,6 +201,15 @@ pub(crate) fn check<R: Read>(
     options: ValidateOptions,
     chunk_records: usize,
 ) -> std::io::Result<ReadResult> {
+    check_counted(source, options, chunk_records).map(|(r, _)| r)
+}
+
+/// [`check`], and how its chunks went.
+pub(crate) fn check_counted<R: Read>(
+    source: R,
+    options: ValidateOptions,
+    chunk_records: usize,
+) -> std::io::Result<(ReadResult, Stats)> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk_records = chunk_records.max(1);
     let (job_tx, job_rx) = mpsc::channel::<Chunk>();
@@ -201,6 +238,7 @@ pub(crate) fn check<R: Read>(
             waiting: BTreeMap::new(),
             in_flight: 0,
             spare: Vec::new(),
+            stats: Stats::default(),
         };
         // Workers stop only when the chunks stop coming: a closed channel is a bug.
         let stopped = || std::io::Error::other("a checking thread stopped");
@@ -217,35 +255,38 @@ pub(crate) fn check<R: Read>(
         let mut tracker = Tracker::default();
         let mut chunk = Chunk::new(0, None, chunk_records);
         // From the first type-9 record on, the joined assembler reads in order.
-        let mut in_order = false;
+        let mut mode = Mode::Chunks;
         while let Some(rec) = reader.next_record()? {
             let (pos, non_ascii) = (rec.position, rec.non_ascii);
             let mut bytes = [0u8; RECORD_LEN];
             bytes.copy_from_slice(rec.bytes);
             let framing = reader.take_findings();
-            if !in_order && bytes[0] == b'9' {
-                let seq = chunk.seq + 1;
-                send(
-                    &mut joiner,
-                    std::mem::replace(&mut chunk, Chunk::new(seq, None, 0)),
-                )?;
-                while joiner.in_flight > 0 {
-                    join_one(&mut joiner)?;
+            let cuttable =
+                matches!(bytes[0], b'5' | b'6') && !non_ascii.contains(1) && framing.is_empty();
+            let full = chunk.records.len() >= chunk_records;
+            let twice_full = chunk.records.len() >= 2 * chunk_records;
+            let stop = match mode {
+                // The file control (or padding): the rest is read in order.
+                Mode::Chunks | Mode::InOrderUntilCut if bytes[0] == b'9' => Some(Mode::InOrder),
+                // Twice full with nowhere to cut: in order until a record a chunk can start at.
+                Mode::Chunks if twice_full && !cuttable => Some(Mode::InOrderUntilCut),
+                _ => None,
+            };
+            if let Some(next_mode) = stop {
+                if mode == Mode::Chunks {
+                    // What is in flight is joined first.
+                    let next = joiner.next_chunk(chunk.seq + 1, None, 0);
+                    send(&mut joiner, std::mem::replace(&mut chunk, next))?;
+                    while joiner.in_flight > 0 {
+                        join_one(&mut joiner)?;
+                    }
                 }
-                in_order = true;
-            }
-            if in_order {
-                let asm = joiner.asm.get_or_insert_with(|| {
-                    Assembler::with_options(options).without_entry_details()
-                });
-                feed(asm, &bytes, pos, non_ascii, framing, &mut |_| {});
-                continue;
-            }
-            let cut = chunk.records.len() >= chunk_records
-                && matches!(bytes[0], b'5' | b'6')
-                && !non_ascii.contains(1)
-                && framing.is_empty();
-            if cut {
+                mode = next_mode;
+            } else if mode == Mode::InOrderUntilCut && cuttable {
+                // Chunks again, from the state the records read in order left.
+                chunk.resume = Some(tracker.resume());
+                mode = Mode::Chunks;
+            } else if mode == Mode::Chunks && full && cuttable {
                 let next = joiner.next_chunk(chunk.seq + 1, Some(tracker.resume()), chunk_records);
                 send(&mut joiner, std::mem::replace(&mut chunk, next))?;
                 while joiner.in_flight > workers {
@@ -253,6 +294,13 @@ pub(crate) fn check<R: Read>(
                 }
             }
             tracker.see(&bytes, pos, non_ascii);
+            if mode != Mode::Chunks {
+                let asm = joiner.asm.get_or_insert_with(|| {
+                    Assembler::with_options(options).without_entry_details()
+                });
+                feed(asm, &bytes, pos, non_ascii, framing, &mut |_| {});
+                continue;
+            }
             let framed = Framed {
                 pos,
                 non_ascii,
@@ -260,7 +308,7 @@ pub(crate) fn check<R: Read>(
             };
             chunk.push(&bytes, framed);
         }
-        if !in_order {
+        if mode == Mode::Chunks {
             send(&mut joiner, chunk)?;
         }
         drop(job_tx);
@@ -272,10 +320,8 @@ pub(crate) fn check<R: Read>(
             .unwrap_or_else(|| Assembler::with_options(options).without_entry_details());
         asm.add_findings(reader.take_findings());
         let summary = asm.finish(reader.end_position(), &mut |_| {});
-        Ok(ReadResult {
-            summary,
-            bytes: reader.bytes_read(),
-        })
+        let bytes = reader.bytes_read();
+        Ok((ReadResult { summary, bytes }, joiner.stats))
     })
 }
 
@@ -348,6 +394,17 @@ mod tests {
             same(&file, chunk, "generated");
             same(PAYROLL, chunk, "payroll sample");
         }
+        // Cut at every batch header and entry: the file header, 4 batch headers and 40
+        // entries each a chunk of its own (addenda and controls with the record before);
+        // none refused.
+        let (_, stats) = check_counted(&file[..], ValidateOptions::default(), 1).unwrap();
+        assert_eq!(
+            stats,
+            Stats {
+                chunks: 45,
+                refused: 0
+            }
+        );
     }
 
     /// Every record of a four-batch file deleted, doubled, retyped or made unreadable in
@@ -391,6 +448,62 @@ mod tests {
         let mut v = base.clone();
         v.truncate(base.len() / 2);
         same(&join(&v), 1, "ends inside a batch");
+    }
+
+    /// Stretches where no chunk can start (every line with a framing finding, an entry with
+    /// many addenda) are read in order, and chunks start again after them: the summary is
+    /// still the one-pass one.
+    #[test]
+    fn records_with_nowhere_to_cut_are_read_in_order() {
+        let base = lines(&generated(30, 3));
+        // Every line one blank too long (a `long_record` warning each): no cut anywhere.
+        let long: Vec<Vec<u8>> = base.iter().map(|l| [&l[..], b" "].concat()).collect();
+        // Only the second batch's lines too long: chunks, then in order, then chunks.
+        let header = |n: &[u8; 7]| base.iter().position(|l| l[0] == b'5' && l[87..94] == *n);
+        let (from, to) = (header(b"0000002").unwrap(), header(b"0000003").unwrap());
+        let mut mixed = base.clone();
+        for l in &mut mixed[from..to] {
+            l.push(b' ');
+        }
+        // One entry followed by forty addenda.
+        let mut addenda = base.clone();
+        let at = addenda.iter().position(|l| l[0] == b'7').unwrap();
+        for _ in 0..40 {
+            addenda.insert(at, base[at].clone());
+        }
+        let counted = |v: &[Vec<u8>], chunk| {
+            let data = join(v);
+            check_counted(&data[..], ValidateOptions::default(), chunk)
+                .unwrap()
+                .1
+        };
+        // All long: one chunk of two records, the rest in order.
+        assert_eq!(
+            counted(&long, 1),
+            Stats {
+                chunks: 1,
+                refused: 0
+            }
+        );
+        // Chunks in the first batch (the file header, its header, 10 entries), in order
+        // through the second, chunks again from the third's header (its header, 10
+        // entries): none refused.
+        assert_eq!(
+            counted(&mixed, 1),
+            Stats {
+                chunks: 23,
+                refused: 0
+            }
+        );
+        for (what, v) in [
+            ("all long", long),
+            ("second batch long", mixed),
+            ("addenda", addenda),
+        ] {
+            for chunk in [1, 2, 3] {
+                same(&join(&v), chunk, what);
+            }
+        }
     }
 
     /// More findings than the sink keeps: the joined sink keeps the same ones, says the
@@ -483,6 +596,7 @@ mod tests {
             waiting: BTreeMap::new(),
             in_flight: 1,
             spare: Vec::new(),
+            stats: Stats::default(),
         };
         let part = tail.read(options);
         joiner.take(1, tail, Ok(part));
