@@ -603,6 +603,11 @@ impl FindingSink {
             self.dropped += std::mem::take(&mut r.dropped);
         }
     }
+    /// Counts `n` warnings as pushed and dropped: findings a reader did not keep because no
+    /// sink would (past [`FINDINGS_MAX`] of them in a row).
+    pub fn count_dropped_warnings(&mut self, n: u64) {
+        self.dropped += n;
+    }
     pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
         for f in findings {
             self.push(f);

@@ -328,6 +328,11 @@ impl Assembler {
         self.findings.extend(findings);
     }
 
+    /// Counts warnings the reader dropped (empty lines past the findings limit).
+    pub(crate) fn count_dropped_warnings(&mut self, n: u64) {
+        self.findings.count_dropped_warnings(n);
+    }
+
     /// Entries counted so far.
     pub fn entries(&self) -> u64 {
         self.entries

@@ -59,7 +59,7 @@ fn read_with<R: Read>(
         // Copy out so the framing findings can be taken while the record is in use.
         let mut bytes = [0u8; record::RECORD_LEN];
         bytes.copy_from_slice(rec.bytes);
-        let framing = reader.take_findings();
+        let framing = (reader.take_findings(), reader.take_dropped());
         feed(&mut asm, &bytes, pos, non_ascii, framing, on_event);
         n += 1;
         if n.is_multiple_of(4096) {
@@ -67,6 +67,7 @@ fn read_with<R: Read>(
         }
     }
     asm.add_findings(reader.take_findings());
+    asm.count_dropped_warnings(reader.take_dropped());
     on_progress(reader.bytes_read());
     let summary = asm.finish(reader.end_position(), on_event);
     Ok(ReadResult {
@@ -76,13 +77,14 @@ fn read_with<R: Read>(
 }
 
 /// One framed record into `asm`, after the framing findings the reader made on the way
-/// to it (a `non_ascii_byte` finding names the field of the layout its column falls in).
+/// to it (a `non_ascii_byte` finding names the field of the layout its column falls in),
+/// with the count of those it dropped.
 pub(crate) fn feed(
     asm: &mut Assembler,
     bytes: &[u8; record::RECORD_LEN],
     pos: findings::RecordPosition,
     non_ascii: record::NonAsciiColumns,
-    mut framing: Vec<findings::Finding>,
+    (mut framing, dropped): (Vec<findings::Finding>, u64),
     on_event: &mut dyn FnMut(Event),
 ) {
     if !non_ascii.is_empty() {
@@ -99,6 +101,9 @@ pub(crate) fn feed(
     }
     if !framing.is_empty() {
         asm.add_findings(framing);
+    }
+    if dropped > 0 {
+        asm.count_dropped_warnings(dropped);
     }
     asm.push_framed(bytes, pos, non_ascii, on_event);
 }

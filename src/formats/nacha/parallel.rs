@@ -36,6 +36,8 @@ struct Framed {
     pos: RecordPosition,
     non_ascii: NonAsciiColumns,
     framing: Vec<Finding>,
+    /// Framing warnings the reader dropped (empty lines past the findings limit).
+    dropped: u64,
 }
 
 /// Consecutive records, and the state the records before them are taken to leave.
@@ -81,7 +83,7 @@ impl Chunk {
                 bytes,
                 f.pos,
                 f.non_ascii,
-                f.framing.clone(),
+                (f.framing.clone(), f.dropped),
                 &mut |_| {},
             );
         }
@@ -260,9 +262,11 @@ pub(crate) fn check_counted<R: Read>(
             let (pos, non_ascii) = (rec.position, rec.non_ascii);
             let mut bytes = [0u8; RECORD_LEN];
             bytes.copy_from_slice(rec.bytes);
-            let framing = reader.take_findings();
-            let cuttable =
-                matches!(bytes[0], b'5' | b'6') && !non_ascii.contains(1) && framing.is_empty();
+            let (framing, dropped) = (reader.take_findings(), reader.take_dropped());
+            let cuttable = matches!(bytes[0], b'5' | b'6')
+                && !non_ascii.contains(1)
+                && framing.is_empty()
+                && dropped == 0;
             let full = chunk.records.len() >= chunk_records;
             let twice_full = chunk.records.len() >= 2 * chunk_records;
             let stop = match mode {
@@ -298,13 +302,14 @@ pub(crate) fn check_counted<R: Read>(
                 let asm = joiner.asm.get_or_insert_with(|| {
                     Assembler::with_options(options).without_entry_details()
                 });
-                feed(asm, &bytes, pos, non_ascii, framing, &mut |_| {});
+                feed(asm, &bytes, pos, non_ascii, (framing, dropped), &mut |_| {});
                 continue;
             }
             let framed = Framed {
                 pos,
                 non_ascii,
                 framing,
+                dropped,
             };
             chunk.push(&bytes, framed);
         }
@@ -319,6 +324,7 @@ pub(crate) fn check_counted<R: Read>(
             .asm
             .unwrap_or_else(|| Assembler::with_options(options).without_entry_details());
         asm.add_findings(reader.take_findings());
+        asm.count_dropped_warnings(reader.take_dropped());
         let summary = asm.finish(reader.end_position(), &mut |_| {});
         let bytes = reader.bytes_read();
         Ok((ReadResult { summary, bytes }, joiner.stats))
@@ -506,6 +512,34 @@ mod tests {
         }
     }
 
+    /// Thirty thousand empty lines between two records: the reader keeps the first 10,000
+    /// warnings and counts the rest, so memory stays bounded, and the summary is what a
+    /// sink fed every one of them says (the limit's error counting the 20,000 more).
+    #[test]
+    fn a_flood_of_empty_lines_is_counted_not_kept() {
+        let mut data = Vec::new();
+        let ls = lines(PAYROLL);
+        data.extend(join(&ls[..2]));
+        data.extend(std::iter::repeat_n(b'\n', 30_000));
+        data.extend(join(&ls[2..]));
+        let one = check_in_one_pass(&data[..], ValidateOptions::default())
+            .unwrap()
+            .summary;
+        let blank = crate::findings::FindingCode::BlankLine;
+        let kept = one.findings.iter().filter(|f| f.code == blank).count();
+        assert_eq!(
+            (kept, one.findings.len()),
+            (crate::findings::FINDINGS_MAX, 10_001)
+        );
+        let last = one.findings.last().unwrap();
+        assert_eq!(last.code, crate::findings::FindingCode::TooManyFindings);
+        assert_eq!(last.found, "20000 more findings not kept");
+        assert_eq!(one.findings[0].position.line(), 3);
+        for chunk in [1, 2] {
+            same(&data, chunk, "30,000 empty lines");
+        }
+    }
+
     /// More findings than the sink keeps: the joined sink keeps the same ones, says the
     /// same number dropped, and keeps the controls' findings in their reserved room.
     #[test]
@@ -562,6 +596,7 @@ mod tests {
                 pos,
                 non_ascii,
                 framing: reader.take_findings(),
+                dropped: 0,
             };
             // Cut at the third entry of the first batch, taking no batch as open.
             let chunk = tail.get_or_insert_with(|| Chunk::new(1, None, 8));

@@ -40,7 +40,7 @@
 //! byte offsets in positions are offsets in the real file.
 
 use super::record::{NonAsciiColumns, RECORD_LEN};
-use crate::findings::{FieldSpec, Finding, FindingCode, RecordPosition, show};
+use crate::findings::{FINDINGS_MAX, FieldSpec, Finding, FindingCode, RecordPosition, show};
 use std::io::{self, Read};
 
 /// Longest run of trailing blanks accepted after a 94-byte record, so that a line of
@@ -129,6 +129,10 @@ pub struct RecordReader<R> {
     utf8_columns: NonAsciiColumns,
     bytes_read: u64,
     findings: Vec<Finding>,
+    /// Empty lines past [`FINDINGS_MAX`] since the last record, counted and not kept: no
+    /// sink would keep them (it keeps [`FINDINGS_MAX`] at most), and a file of newlines
+    /// alone must not fill memory.
+    blank_lines_dropped: u64,
 }
 
 impl<R: Read> RecordReader<R> {
@@ -148,6 +152,7 @@ impl<R: Read> RecordReader<R> {
             utf8_columns: NonAsciiColumns::default(),
             bytes_read: 0,
             findings: Vec::new(),
+            blank_lines_dropped: 0,
         }
     }
 
@@ -168,6 +173,12 @@ impl<R: Read> RecordReader<R> {
     /// Framing findings gathered since the last call.
     pub fn take_findings(&mut self) -> Vec<Finding> {
         std::mem::take(&mut self.findings)
+    }
+
+    /// `blank_line` warnings not kept since the last call (past [`FINDINGS_MAX`] of them
+    /// in a row): the sink counts them as dropped, after the findings taken with them.
+    pub fn take_dropped(&mut self) -> u64 {
+        std::mem::take(&mut self.blank_lines_dropped)
     }
 
     fn fill(&mut self) -> io::Result<()> {
@@ -288,13 +299,17 @@ impl<R: Read> RecordReader<R> {
         let newlines = u64::from(sep_len > 0);
         if content_len == 0 {
             // An empty line carries nothing: tell, and go on.
-            self.findings.push(Finding::warning(
-                FindingCode::BlankLine,
-                pos,
-                None,
-                "a 94-byte record",
-                "an empty line",
-            ));
+            if self.findings.len() < FINDINGS_MAX {
+                self.findings.push(Finding::warning(
+                    FindingCode::BlankLine,
+                    pos,
+                    None,
+                    "a 94-byte record",
+                    "an empty line",
+                ));
+            } else {
+                self.blank_lines_dropped += 1;
+            }
             self.consume(sep_len, newlines);
             self.unseparated = false;
             return Framed::Nothing;
