@@ -91,13 +91,18 @@ impl Chunk {
 
     /// The chunk read apart, by a worker.
     fn read(&self, options: ValidateOptions) -> Assembler {
-        let mut asm = Assembler::with_options(options).without_entry_details();
+        let mut asm = validating(options);
         if let Some(r) = &self.resume {
             asm.resume(r.clone());
         }
         self.feed_into(&mut asm);
         asm
     }
+}
+
+/// An assembler for validation only, as `check` reads.
+fn validating(options: ValidateOptions) -> Assembler {
+    Assembler::with_options(options).without_entry_details()
 }
 
 /// What the framing thread knows of the state its records leave: the last batch header
@@ -299,9 +304,7 @@ pub(crate) fn check_counted<R: Read>(
             }
             tracker.see(&bytes, pos, non_ascii);
             if mode != Mode::Chunks {
-                let asm = joiner.asm.get_or_insert_with(|| {
-                    Assembler::with_options(options).without_entry_details()
-                });
+                let asm = joiner.asm.get_or_insert_with(|| validating(options));
                 feed(asm, &bytes, pos, non_ascii, (framing, dropped), &mut |_| {});
                 continue;
             }
@@ -320,9 +323,7 @@ pub(crate) fn check_counted<R: Read>(
         while joiner.in_flight > 0 {
             join_one(&mut joiner)?;
         }
-        let mut asm = joiner
-            .asm
-            .unwrap_or_else(|| Assembler::with_options(options).without_entry_details());
+        let mut asm = joiner.asm.unwrap_or_else(|| validating(options));
         asm.add_findings(reader.take_findings());
         asm.count_dropped_warnings(reader.take_dropped());
         let summary = asm.finish(reader.end_position(), &mut |_| {});

@@ -255,9 +255,7 @@ impl<R: Read> RecordReader<R> {
     fn plain_line(&self) -> Option<usize> {
         let avail = &self.buf[self.start..self.end];
         let line = avail.get(..RECORD_LEN + 2)?;
-        let printable = line[..RECORD_LEN]
-            .iter()
-            .fold(true, |ok, &b| ok & (b.wrapping_sub(0x20) < 0x5f));
+        let printable = all_printable(&line[..RECORD_LEN]);
         match &line[RECORD_LEN..] {
             [b'\n', _] if printable => Some(1),
             [b'\r', b'\n'] if printable => Some(2),
@@ -520,10 +518,7 @@ impl<R: Read> RecordReader<R> {
         self.record_index += 1;
         let utf8 = std::mem::take(&mut self.utf8_columns);
         // All printable (a branch-free pass), else find the bytes that are not.
-        let printable = self
-            .record
-            .iter()
-            .fold(true, |ok, &b| ok & (b.wrapping_sub(0x20) < 0x5f));
+        let printable = all_printable(&self.record);
         let mut non_ascii = utf8;
         if !printable {
             non_ascii = non_ascii.union(NonAsciiColumns::of(&self.record));
@@ -544,6 +539,13 @@ impl<R: Read> RecordReader<R> {
             non_ascii,
         }
     }
+}
+
+/// Whether every byte is printable ASCII (0x20-0x7E): one branch-free pass.
+fn all_printable(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .fold(true, |ok, &b| ok & (b.wrapping_sub(0x20) < 0x5f))
 }
 
 /// What one framing step gave.
