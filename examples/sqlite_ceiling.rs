@@ -93,15 +93,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let secs = twice(&conn, &sql, |stmt| {
         for r in &rows {
-            // Empty CSV fields were NULLs.
-            stmt.execute(params_from_iter(
-                r.iter().map(|v| if v.is_empty() { None } else { Some(v) }),
-            ))?;
+            stmt.execute(params_from_iter(r.iter().map(value)))?;
         }
         Ok(())
     })?;
     print_secs(rows.len(), secs);
     Ok(())
+}
+
+/// A CSV field as bound: empty fields were NULLs; `\\x` and hex digits, a BLOB (a posting's
+/// compact detail, as `benches/e2e.py` exports it); anything else text.
+fn value(v: &str) -> rusqlite::types::Value {
+    use rusqlite::types::Value;
+    if v.is_empty() {
+        return Value::Null;
+    }
+    if let Some(Ok(b)) = v.strip_prefix("\\x").map(hex::decode) {
+        return Value::Blob(b);
+    }
+    Value::Text(v.to_string())
 }
 
 /// `--narrow`: the posting rows (`COLS`) into the narrow table, fresh and then again.

@@ -535,10 +535,13 @@ fn every_outcome_with_its_explanation(db: TestDb) {
     assert_eq!(amb_t.len(), 2);
     let _ = (dup_t, ret_t);
     let pacs = |e2e_or_uetr: &str| -> String {
-        let k = db.rows(&format!(
-            "SELECT operation || ':' || posting_key FROM postings WHERE detail LIKE '%\"{e2e_or_uetr}\"%' ORDER BY posting_id LIMIT 1"
-        ));
-        k[0][0].clone()
+        // The detail as JSON (`Db::rows` reads the compact form so).
+        let quoted = format!("\"{e2e_or_uetr}\"");
+        db.rows("SELECT operation || ':' || posting_key, detail FROM postings ORDER BY posting_id")
+            .into_iter()
+            .find(|r| r[1].contains(&quoted))
+            .map(|r| r[0].clone())
+            .unwrap()
     };
     let first_u9 = db.rows(&format!(
         "SELECT entry_key FROM statement_entries WHERE refs LIKE '%{U9}%' ORDER BY booking_date LIMIT 1"

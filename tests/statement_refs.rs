@@ -262,7 +262,7 @@ fn an_old_sqlite_ledger_upgrades_with_its_foreign_keys_whole_and_enforced() {
         enforced,
         "PRAGMA foreign_keys is 1 on the ledger's connection"
     );
-    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 12);
+    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 13);
     assert_eq!(
         db.rows("PRAGMA foreign_key_check"),
         Vec::<Vec<String>>::new()

@@ -279,6 +279,15 @@ fn an_upgraded_ledger_knows_every_tenant_it_holds(db: TestDb) {
 
 fn a_previous_release_ledger_upgrades_and_reports_the_same(db: TestDb) {
     restore(&db);
+    // Migration 0013 rewrites each posting's JSON detail in the compact form
+    // (src/model/detail.rs): it must read back as the very same text.
+    let details = "SELECT posting_id, detail FROM postings ORDER BY posting_id";
+    let before = db.rows(details);
+    assert_eq!(before.len(), 4);
+    assert!(
+        before.iter().all(|r| r[1].starts_with("{\"account\":")),
+        "{before:?}"
+    );
     for run in ["1", "2", "3"] {
         let out = db.file(&format!("report-{run}.csv"));
         let r = db.cl(&["report", run, "-o", out.to_str().unwrap()]);
@@ -292,6 +301,22 @@ fn a_previous_release_ledger_upgrades_and_reports_the_same(db: TestDb) {
         let got = std::fs::read_to_string(&out).unwrap();
         assert_eq!(got, want, "report of run {run} after the upgrade");
     }
+    assert_eq!(
+        db.rows(details),
+        before,
+        "the compact details read back as the JSON"
+    );
+    let first_byte = match db.backend {
+        Backend::Sqlite => "SELECT DISTINCT hex(substr(detail, 1, 1)) FROM postings",
+        Backend::Postgres => {
+            "SELECT DISTINCT encode(substring(detail from 1 for 1), 'hex') FROM postings"
+        }
+    };
+    assert_eq!(
+        db.rows(first_byte),
+        vec![vec!["01".to_string()]],
+        "every posting compacted"
+    );
     assert_eq!(
         db.scalar("SELECT count(*) FROM journal WHERE original_posting_id IS NOT NULL"),
         8,

@@ -405,7 +405,9 @@ impl Ledger {
         let mut found_posted = false;
         if decision == DecisionKind::Post {
             let file_id = held.file_id.clone().unwrap_or_default();
-            let detail = held.detail.as_deref().unwrap_or_default();
+            // The journal keeps a held record's fields as JSON; the posting, compact.
+            let detail =
+                crate::model::detail::encode_json(held.detail.as_deref().unwrap_or_default());
             let a: [Arg; 15] = args![
                 who.tenant,
                 held.operation.as_str(),
@@ -419,7 +421,7 @@ impl Ledger {
                 held.currency.as_str(),
                 held.effective_date.as_deref(),
                 held.fingerprint.as_str(),
-                detail,
+                detail.as_slice(),
                 run_id,
                 at.as_str(),
             ];

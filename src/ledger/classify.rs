@@ -257,14 +257,17 @@ mod tests {
                 .map(|m| m.version)
                 .collect()
         };
-        assert_eq!(versions(&[]), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(
+            versions(&[]),
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+        );
         assert_eq!(
             versions(&[(1, sum(1))]),
-            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
         );
         assert_eq!(
             versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
-            vec![5, 6, 7, 8, 9, 10, 11, 12]
+            vec![5, 6, 7, 8, 9, 10, 11, 12, 13]
         );
         assert_eq!(
             versions(&[
@@ -277,7 +280,7 @@ mod tests {
                 (7, sum(7)),
                 (8, sum(8))
             ]),
-            vec![9, 10, 11, 12]
+            vec![9, 10, 11, 12, 13]
         );
         assert_eq!(
             versions(&[
@@ -292,7 +295,8 @@ mod tests {
                 (9, sum(9)),
                 (10, sum(10)),
                 (11, sum(11)),
-                (12, sum(12))
+                (12, sum(12)),
+                (13, sum(13))
             ]),
             Vec::<i64>::new()
         );

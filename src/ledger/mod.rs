@@ -152,6 +152,21 @@ pub enum LedgerError {
         column: usize,
         expected: &'static str,
     },
+    /// A posting's stored fields (`postings.detail`) that neither form reads (a database
+    /// damaged or not written by this program).
+    #[error("posting {posting_id}: {source}")]
+    BadDetail {
+        posting_id: i64,
+        #[source]
+        source: crate::model::detail::BadDetail,
+    },
+}
+
+/// A posting's stored fields as the JSON object reports, conflicts and reconciliation read
+/// (either stored form: `model::detail`).
+pub(crate) fn detail_json(posting_id: i64, stored: &[u8]) -> Result<String> {
+    crate::model::detail::to_json(stored)
+        .map_err(|source| LedgerError::BadDetail { posting_id, source })
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;

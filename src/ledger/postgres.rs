@@ -308,14 +308,14 @@ impl PgStore {
             .map(|r| r.effective_date.map(|d| d.to_string()))
             .collect();
         let fingerprints = col(chunk, |r| &r.fingerprint);
-        let details = col(chunk, |r| &r.detail);
+        let details: Vec<&[u8]> = chunk.iter().map(|r| r.detail.as_slice()).collect();
         let mut inserted: Vec<i64> = sqlx::query_scalar(
             &format!(
             "INSERT INTO postings ({}) \
              SELECT $1, u.operation, u.posting_key, $2, u.record_no, u.trace_number, u.debit_account, \
              u.credit_account, u.amount_minor, u.currency, u.effective_date, u.fingerprint, u.detail, $3, $4 \
              FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], \
-             $12::text[], $13::text[], $14::text[], $15::text[]) \
+             $12::text[], $13::text[], $14::text[], $15::bytea[]) \
              AS u(operation, posting_key, record_no, trace_number, debit_account, credit_account, amount_minor, \
              currency, effective_date, fingerprint, detail) \
              ON CONFLICT DO NOTHING RETURNING record_no",
@@ -507,23 +507,29 @@ impl PgStore {
         .fetch_all(&mut self.conn)
         .await
         .ctx("reading postings by trace number")?;
-        Ok(rows
-            .iter()
-            .map(|row| TraceCandidate {
-                original: Original {
-                    posting_id: row.get("posting_id"),
-                    run_id: row.get("run_id"),
-                    fingerprint: row.get("fingerprint"),
-                    detail: row.get("detail"),
-                    file_id: row.get("file_id"),
-                },
-                trace_number: row.get("trace_number"),
-                record_no: row.get("record_no"),
-                effective_date: row
-                    .get::<Option<String>, _>("effective_date")
-                    .and_then(|d| d.parse().ok()),
+        rows.iter()
+            .map(|row| {
+                let posting_id: i64 = row.get("posting_id");
+                Ok(TraceCandidate {
+                    original: Original {
+                        posting_id,
+                        run_id: row.get("run_id"),
+                        fingerprint: row.get("fingerprint"),
+                        detail: super::detail_json(
+                            posting_id,
+                            &row.try_get::<Vec<u8>, _>("detail")
+                                .ctx("reading postings by trace number")?,
+                        )?,
+                        file_id: row.get("file_id"),
+                    },
+                    trace_number: row.get("trace_number"),
+                    record_no: row.get("record_no"),
+                    effective_date: row
+                        .get::<Option<String>, _>("effective_date")
+                        .and_then(|d| d.parse().ok()),
+                })
             })
-            .collect())
+            .collect()
     }
 
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
@@ -533,10 +539,13 @@ impl PgStore {
                 .fetch_all(&mut self.conn)
                 .await
                 .ctx("reading the originals' fields")?;
-        Ok(rows
-            .iter()
-            .map(|r| (r.get("posting_id"), r.get("detail")))
-            .collect())
+        rows.iter()
+            .map(|r| {
+                let id: i64 = r.get("posting_id");
+                let d: Vec<u8> = r.try_get("detail").ctx("reading the originals' fields")?;
+                Ok((id, super::detail_json(id, &d)?))
+            })
+            .collect()
     }
 
     pub async fn each_row(

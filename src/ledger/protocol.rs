@@ -22,6 +22,9 @@ use chrono::Utc;
 /// commit (PostgreSQL; nothing on SQLite, whose plans do not depend on them here).
 pub(crate) const ANALYZE_AFTER_RECORDS: u64 = 10_000;
 
+/// The migration after whose script existing postings are compacted (`compact_details`).
+const COMPACT_DETAIL_MIGRATION: i64 = 13;
+
 impl Ledger {
     /// Applies the embedded migrations inside one write transaction, so that processes
     /// opening a new database at the same moment apply them once: the first takes the
@@ -78,6 +81,9 @@ impl Ledger {
             s.execute(sql::RECORD_MIGRATION, &a)
                 .await
                 .during("recording a migration")?;
+            if m.version == COMPACT_DETAIL_MIGRATION {
+                compact_details(s).await?;
+            }
             tracing::info!(version = m.version, description = %m.description, "migration applied");
         }
         Ok(())
@@ -437,18 +443,28 @@ impl Ledger {
                 rejected: &rejected,
             };
             let journal = classify(run, &rest, &seen);
-            let dates: Vec<Option<String>> = journal
+            // A held record's date and fields, as the journal keeps them (JSON: held
+            // records are rare, and `held` / `resolve` read them as such).
+            let held: Vec<Option<(Option<String>, String)>> = journal
                 .iter()
                 .map(|j| {
-                    (j.outcome == Outcome::Held)
-                        .then(|| j.r.effective_date.map(|d| d.to_string()))
-                        .flatten()
+                    (j.outcome == Outcome::Held).then(|| {
+                        (
+                            j.r.effective_date.map(|d| d.to_string()),
+                            model::detail::to_json(&j.r.detail).unwrap_or_default(),
+                        )
+                    })
                 })
                 .collect();
             let rows: Vec<[Arg; 17]> = journal
                 .iter()
-                .zip(&dates)
-                .map(|(j, d)| sql::journal_args(run, j, d.as_deref()))
+                .zip(&held)
+                .map(|(j, h)| {
+                    let h = h
+                        .as_ref()
+                        .map(|(d, detail)| (d.as_deref(), detail.as_str()));
+                    sql::journal_args(run, j, h)
+                })
                 .collect();
             self.store
                 .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
@@ -889,11 +905,8 @@ impl Ledger {
 
     /// Every write has a read (PRINCIPLES.md §8): the postings a lookup names.
     pub async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
-        let like_json = |field: &str, v: &str| {
-            let v = sql::like_escape(&serde_json::Value::String(v.to_string()).to_string());
-            format!("%\"{field}\":{v}%")
-        };
         let source_cond: String;
+        let e2e_ids: String;
         let (cond, binds): (&str, Vec<String>) = match lookup {
             Lookup::TraceNumber(t) => ("p.trace_number = $2", vec![t.clone()]),
             // Keys hold the UETR in lower case: a chain's legs (`uetr:U:{leg}`) and their
@@ -908,13 +921,16 @@ impl Ledger {
                     ),
                 ],
             ),
-            Lookup::EndToEndId(e) => (
-                "(p.detail LIKE $2 ESCAPE '\\' OR p.detail LIKE $3 ESCAPE '\\')",
-                vec![
-                    like_json("end_to_end_id", e),
-                    like_json("original_end_to_end_id", e),
-                ],
-            ),
+            Lookup::EndToEndId(e) => {
+                let ids = self.postings_by_e2e(tenant, e).await?;
+                e2e_ids = if ids.is_empty() {
+                    "FALSE".to_string()
+                } else {
+                    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    format!("p.posting_id IN ({})", ids.join(", "))
+                };
+                (e2e_ids.as_str(), vec![])
+            }
             Lookup::Source { file_id, .. } => {
                 // A NACHA file named in any spelling of its routing numbers.
                 let spellings = model::file_id_spellings(file_id);
@@ -937,6 +953,94 @@ impl Ledger {
         }
         let rows = self.store.query(&sql::lookup(cond), &a).await?;
         rows.iter().map(sql::posting).collect()
+    }
+}
+
+/// Migration 0013's conversion (migrations/*/0013_compact_detail.sql): every posting's
+/// JSON `detail` rewritten in the compact form (`model::detail`), in the migration's
+/// transaction, a thousand postings at a time in posting order. A JSON text the compact
+/// form would not give back byte for byte is left as it is (it reads as itself).
+async fn compact_details(s: &mut super::store::Store) -> Result<()> {
+    let (mut after, mut converted) = (0i64, 0u64);
+    loop {
+        let rows = s
+            .query(
+                "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
+                 ORDER BY posting_id LIMIT 1000",
+                &args![after],
+            )
+            .await
+            .during("reading postings to compact")?;
+        let Some(last) = rows.last() else { break };
+        after = last.int(0)?;
+        for r in &rows {
+            let stored = r.detail(1)?;
+            if stored.first() != Some(&b'{') {
+                continue;
+            }
+            let json = super::detail_json(r.int(0)?, stored)?;
+            let compact = model::detail::encode_json(&json);
+            s.execute(
+                "UPDATE postings SET detail = $1 WHERE posting_id = $2",
+                &args![compact.as_slice(), r.int(0)?],
+            )
+            .await
+            .during("compacting postings")?;
+            converted += 1;
+        }
+    }
+    tracing::info!(postings = converted, "posting details compacted");
+    Ok(())
+}
+
+impl Ledger {
+    /// The postings whose fields name `e2e` as their EndToEndId or original EndToEndId:
+    /// a scan of the tenant's stored details for the field's bytes (compact or JSON form),
+    /// then each candidate's fields read to keep the exact matches. An operator's tool,
+    /// not a hot path.
+    async fn postings_by_e2e(&mut self, tenant: &str, e2e: &str) -> Result<Vec<i64>> {
+        let json = |key: &str| format!("\"{key}\":{}", serde_json::Value::String(e2e.to_string()));
+        let needles = [
+            model::detail::needle("end_to_end_id", e2e),
+            model::detail::needle("original_end_to_end_id", e2e),
+            json("end_to_end_id").into_bytes(),
+            json("original_end_to_end_id").into_bytes(),
+        ];
+        let postgres = matches!(self.store, super::store::Store::Postgres(_));
+        let found = |n: usize| {
+            if postgres {
+                format!("position(${n} in p.detail) > 0")
+            } else {
+                format!("instr(p.detail, ${n}) > 0")
+            }
+        };
+        let sql = format!(
+            "SELECT p.posting_id, p.detail FROM postings p WHERE p.tenant = $1 AND ({} OR {} OR {} OR {}) \
+             ORDER BY p.posting_id",
+            found(2),
+            found(3),
+            found(4),
+            found(5)
+        );
+        let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
+        a.extend(needles.iter().map(|n| Arg::Bytes(n)));
+        let mut ids = Vec::new();
+        for r in self.store.query(&sql, &a).await? {
+            let id = r.int(0)?;
+            let stored = r.detail(1)?;
+            let get = |key| {
+                model::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
+                    posting_id: id,
+                    source,
+                })
+            };
+            if get("end_to_end_id")?.as_deref() == Some(e2e)
+                || get("original_end_to_end_id")?.as_deref() == Some(e2e)
+            {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 }
 

@@ -1054,7 +1054,7 @@ impl Ledger {
                 ("suspense_account", suspense.clone()),
             ];
             let fp = crate::model::fingerprint("correction-v1", &fields);
-            let detail = crate::model::detail_json(&fields);
+            let detail = crate::model::detail::encode(&fields);
             let a = [
                 Arg::Text(req.tenant),
                 Arg::Text(crate::model::OPERATION_CORRECTION),
@@ -1068,7 +1068,7 @@ impl Ledger {
                 Arg::Text(&it.currency),
                 Arg::OptText(date.as_deref()),
                 Arg::Text(&fp),
-                Arg::Text(&detail),
+                Arg::Bytes(&detail),
                 Arg::Int(run_id),
                 Arg::Text(at),
             ];
@@ -1318,7 +1318,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     let operation = r.text(1)?;
     let posting_key = r.text(2)?;
     let file_id = r.text(3)?;
-    let detail = r.text(11)?;
+    let detail = super::detail_json(r.int(0)?, r.detail(11)?)?;
     let d: PostingDetail = serde_json::from_str(&detail).unwrap_or_default();
     // Another bank account's correction (a ledger account may be mapped to several) is
     // that reconciliation's, never this one's.

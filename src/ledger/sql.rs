@@ -242,15 +242,15 @@ pub(crate) const INSERT_JOURNAL: &str = "INSERT INTO journal (run_id, record_no,
 
 /// One journal row's binds, in `INSERT_JOURNAL`'s order. A duplicate names only its
 /// original (its content is the original's: migrations/*/0003_slim_journal.sql). A held
-/// record also keeps its effective date (`date`, as text) and fields: what posting it
-/// needs once an operator decides so (migrations/*/0005_operator_actions.sql).
+/// record also keeps its effective date (as text) and fields (as JSON): `held`, what
+/// posting it needs once an operator decides so (migrations/*/0005_operator_actions.sql).
 pub(crate) fn journal_args<'a>(
     run: &'a super::OpenRun,
     j: &'a JournalRow<'a>,
-    date: Option<&'a str>,
+    held: Option<(Option<&'a str>, &'a str)>,
 ) -> [Arg<'a>; 17] {
     let seen = j.seen();
-    let held = (j.outcome == Outcome::Held).then_some(j.r);
+    let held = held.filter(|_| j.outcome == Outcome::Held);
     args![
         run.run_id,
         j.r.record_no as i64,
@@ -267,8 +267,8 @@ pub(crate) fn journal_args<'a>(
         seen.map(|r| r.fingerprint.as_str()),
         j.differences.as_deref(),
         j.reason.as_deref(),
-        held.and(date),
-        held.map(|r| r.detail.as_str()),
+        held.and_then(|(date, _)| date),
+        held.map(|(_, detail)| detail),
     ]
 }
 

@@ -110,6 +110,24 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
     Ok(Row(out))
 }
 
+/// A posting's stored fields as JSON (`ledger::detail_json`), from a BLOB in the compact
+/// form or the JSON text of a row written before it.
+fn stored_detail(posting_id: i64, v: ValueRef<'_>) -> rusqlite::Result<String> {
+    let bytes = match v {
+        ValueRef::Blob(b) | ValueRef::Text(b) => b,
+        other => {
+            return Err(rusqlite::Error::InvalidColumnType(
+                0,
+                "detail".to_string(),
+                other.data_type(),
+            ));
+        }
+    };
+    super::detail_json(posting_id, bytes).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
+    })
+}
+
 /// The database path (or `:memory:`) and open flags of `sqlite://PATH[?mode=ro|rw|rwc]`
 /// (also `sqlite:PATH`). Without `mode` the file is created if missing.
 fn parse_url(url: &str) -> Result<(String, OpenFlags)> {
@@ -485,12 +503,13 @@ impl SqliteStore {
             let rows = find
                 .query_map(rusqlite::params![tenant, trace, date, operation], |row| {
                     let date: Option<String> = row.get(7)?;
+                    let posting_id: i64 = row.get(0)?;
                     Ok(TraceCandidate {
                         original: Original {
-                            posting_id: row.get(0)?,
+                            posting_id,
                             run_id: row.get(1)?,
                             fingerprint: row.get(2)?,
-                            detail: row.get(3)?,
+                            detail: stored_detail(posting_id, row.get_ref(3)?)?,
                             file_id: row.get(5)?,
                         },
                         trace_number: row.get(4)?,
@@ -513,8 +532,8 @@ impl SqliteStore {
             .ctx("preparing the originals' fields")?;
         let mut out = HashMap::with_capacity(ids.len());
         for &id in ids {
-            let d: String = detail
-                .query_row([id], |row| row.get(0))
+            let d = detail
+                .query_row([id], |row| stored_detail(id, row.get_ref(0)?))
                 .ctx("reading the originals' fields")?;
             out.insert(id, d);
         }

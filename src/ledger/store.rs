@@ -108,6 +108,18 @@ impl Row {
             _ => self.text(i).map(Some),
         }
     }
+    /// A posting's stored fields (`postings.detail`): a BLOB in the compact form, or the
+    /// JSON text of rows written before it (SQLite keeps both as stored).
+    pub fn detail(&self, i: usize) -> Result<&[u8]> {
+        match self.cell(i)? {
+            Cell::Bytes(v) => Ok(v),
+            Cell::Text(v) => Ok(v.as_bytes()),
+            _ => Err(super::LedgerError::Decode {
+                column: i,
+                expected: "a posting's detail",
+            }),
+        }
+    }
     pub fn bytes(&self, i: usize) -> Result<Vec<u8>> {
         match self.cell(i)? {
             Cell::Bytes(v) => Ok(v.clone()),

@@ -198,6 +198,8 @@ impl TestDb {
     }
 
     /// Rows of SQL run directly against the database, every value as text ("NULL" for null).
+    /// Every value as text; a posting's compact `detail` (a BLOB, src/model/detail.rs) as
+    /// the JSON object it stands for, other bytes as (lossy) UTF-8.
     pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
         use sqlx::{Connection, Row, ValueRef};
         fn text<R: Row>(r: &R) -> Vec<String>
@@ -206,6 +208,7 @@ impl TestDb {
             for<'a> i64: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
             for<'a> i32: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
             for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+            for<'a> Vec<u8>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
         {
             (0..r.len())
                 .map(|i| {
@@ -215,8 +218,12 @@ impl TestDb {
                         v.to_string()
                     } else if let Ok(v) = r.try_get::<i32, _>(i) {
                         v.to_string()
+                    } else if let Ok(v) = r.try_get::<String, _>(i) {
+                        v
                     } else {
-                        r.try_get::<String, _>(i).unwrap_or_default()
+                        r.try_get::<Vec<u8>, _>(i)
+                            .map(|b| blob_text(&b))
+                            .unwrap_or_default()
                     }
                 })
                 .collect()
@@ -236,9 +243,8 @@ impl TestDb {
                                 ValueRef::Null => "NULL".to_string(),
                                 ValueRef::Integer(v) => v.to_string(),
                                 ValueRef::Real(v) => v.to_string(),
-                                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                    String::from_utf8_lossy(t).into_owned()
-                                }
+                                ValueRef::Blob(b) => blob_text(b),
+                                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
                             })
                             .collect::<Vec<_>>())
                     })
@@ -351,4 +357,12 @@ pub fn resume(pid: u32) {
     // SAFETY: kill(2) on our own child with a standard signal.
     let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
     assert_eq!(r, 0, "SIGCONT to {pid}");
+}
+
+/// A BLOB as `Db::rows` shows it: a posting's compact detail as its JSON, else its bytes.
+fn blob_text(b: &[u8]) -> String {
+    match clearledger::model::detail::to_json(b) {
+        Ok(json) if b.first() == Some(&1) => json,
+        _ => String::from_utf8_lossy(b).into_owned(),
+    }
 }

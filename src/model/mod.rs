@@ -22,6 +22,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub mod detail;
+
 /// The operation under which NACHA entries are keyed.
 pub const OPERATION_ACH_ENTRY: &str = "ach.entry";
 /// A correction `clearledger reconcile --post-corrections` posted (issue #14): a money
@@ -198,11 +200,12 @@ pub struct PostingRecord {
     pub fields: Vec<(&'static str, String)>,
     /// Hex SHA-256 of `fields`.
     pub fingerprint: String,
-    /// `fields` as a JSON object with sorted keys: what is stored beside the posting.
+    /// `fields` in their stored, compact form ([`detail::encode`]; read back as a JSON
+    /// object with sorted keys by [`detail::to_json`]): what is stored beside the posting.
     /// Built with the record (on the parser's thread), not by the writer. It may carry a
     /// key more than `fields` ([`DETAIL_ONLY_FIELDS`]: a pain.001's `pmt_inf_id`), which is
     /// neither fingerprinted nor compared.
-    pub detail: String,
+    pub detail: Vec<u8>,
     /// The key and fingerprint this record had under the previous keying rule, where the
     /// rule changed for its kind (ISO 20022 keys by leg, issue #11): a ledger holding
     /// postings made before the change finds them by this key, so a file ingested before
@@ -228,32 +231,40 @@ pub struct LegacyKey {
     pub fields: Vec<(&'static str, String)>,
 }
 
-/// The normalised fields as a JSON object, keys sorted (stored beside the posting).
-/// Written as serde_json writes a `BTreeMap` of strings (a key given twice: the last
-/// value), without building one.
+/// The normalised fields as a JSON object, keys sorted: what earlier releases stored
+/// beside a posting (now [`detail::encode`], read back as this by [`detail::to_json`]) and
+/// what a statement entry stores. Written as serde_json writes a `BTreeMap` of strings (a
+/// key given twice: the last value), without building one.
 pub fn detail_json<S: AsRef<str>>(fields: &[(&'static str, S)]) -> String {
-    let mut sorted: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_ref())).collect();
-    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    json_of_sorted(&detail::sorted_unique(fields))
+}
+
+/// A JSON object of these fields, in this order (sorted, each key once).
+fn json_of_sorted(fields: &[(&str, &str)]) -> String {
     let mut out = Vec::with_capacity(
-        16 + sorted
+        16 + fields
             .iter()
             .map(|(k, v)| k.len() + v.len() + 6)
             .sum::<usize>(),
     );
     out.push(b'{');
-    for (i, (k, v)) in sorted.iter().enumerate() {
-        if sorted.get(i + 1).is_some_and(|next| next.0 == *k) {
-            continue;
-        }
+    for (k, v) in fields {
         if out.len() > 1 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut out, k).expect("a string serialises");
+        write_json_str(&mut out, k);
         out.push(b':');
-        serde_json::to_writer(&mut out, v).expect("a string serialises");
+        write_json_str(&mut out, v);
     }
     out.push(b'}');
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+    // Only whole UTF-8 strings and ASCII were written.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A JSON string as serde_json writes it (`"`, `\\` and control characters escaped).
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    let mut w = serde_json::Serializer::new(out);
+    let _ = serde::Serializer::serialize_str(&mut w, s);
 }
 
 /// SHA-256 over `name=value` pairs, each ended by a unit separator; the version tag
@@ -327,7 +338,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         ("addenda", e.addenda.join("\n")),
     ];
     let fingerprint = fingerprint("nacha-entry-v1", &fields);
-    let detail = detail_json(&fields);
+    let detail = detail::encode(&fields);
     PostingRecord {
         record_no: e.record_no,
         operation: OPERATION_ACH_ENTRY,
@@ -623,9 +634,9 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         let mut d: Vec<(&'static str, &str)> =
             fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         d.push(("pmt_inf_id", tx.pmt_inf_id.as_str()));
-        detail_json(&d)
+        detail::encode(&d)
     } else {
-        detail_json(&fields)
+        detail::encode(&fields)
     };
     let v1_fields = iso_fields_v1(tx);
     let trace = [
