@@ -19,6 +19,9 @@
 //! (natural key; file and record) — no `detail`, no secondary index: what a posting row
 //! would cost at the least.
 //!
+//! `CEILING_AFTER_SQL` in the environment: SQL run after the migrations, to measure what a
+//! column or an index costs (`DROP INDEX postings_trace`).
+//!
 //! Prints one JSON line: `{"rows":N,"fresh_secs":S,"conflicts_secs":S}`. Rows are read into
 //! memory first, so only the database's work is timed.
 
@@ -59,6 +62,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     migrations.sort();
     for m in &migrations {
         conn.execute_batch(&std::fs::read_to_string(m)?)?;
+    }
+    // What a column or an index costs: SQL run after the migrations (`DROP INDEX …`).
+    if let Ok(sql) = std::env::var("CEILING_AFTER_SQL") {
+        conn.execute_batch(&sql)?;
     }
     conn.execute(
         "INSERT INTO runs (run_id, tenant, sha256, format, source_name, started_at, status) \
@@ -158,8 +165,10 @@ fn narrow_ceiling(
     Ok(())
 }
 
-/// Hex text to bytes (a pair that is not hex becomes 0).
+/// Hex text to bytes (a pair that is not hex becomes 0); `\\x` in front (a BLOB as the
+/// script exports it) is skipped.
 fn hex_bytes(h: &str) -> Vec<u8> {
+    let h = h.strip_prefix("\\x").unwrap_or(h);
     h.as_bytes()
         .chunks(2)
         .map(|p| {

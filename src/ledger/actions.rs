@@ -408,6 +408,7 @@ impl Ledger {
             // The journal keeps a held record's fields as JSON; the posting, compact.
             let detail =
                 crate::model::detail::encode_json(held.detail.as_deref().unwrap_or_default());
+            let fingerprint = super::fingerprint_bytes(&held.fingerprint)?;
             let a: [Arg; 15] = args![
                 who.tenant,
                 held.operation.as_str(),
@@ -420,7 +421,7 @@ impl Ledger {
                 held.amount_minor,
                 held.currency.as_str(),
                 held.effective_date.as_deref(),
-                held.fingerprint.as_str(),
+                &fingerprint[..],
                 detail.as_slice(),
                 run_id,
                 at.as_str(),
@@ -446,8 +447,12 @@ impl Ledger {
                         held.record_no,
                     ];
                     let other = self.store.query_one(sql::POSTING_IN_THE_WAY, &a).await?;
-                    let (id, fingerprint, other_run, key) =
-                        (other.int(0)?, other.text(1)?, other.int(2)?, other.text(3)?);
+                    let (id, fingerprint, other_run, key) = (
+                        other.int(0)?,
+                        other.fingerprint(1)?,
+                        other.int(2)?,
+                        other.text(3)?,
+                    );
                     if key == held.posting_key && fingerprint == held.fingerprint {
                         found_posted = true;
                         duplicates = 1;

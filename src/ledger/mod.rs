@@ -162,6 +162,14 @@ pub enum LedgerError {
     },
 }
 
+/// A record's hex fingerprint as a posting row stores it (32 bytes).
+pub(crate) fn fingerprint_bytes(hex: &str) -> Result<[u8; 32]> {
+    crate::model::fingerprint_bytes(hex).ok_or(LedgerError::Decode {
+        column: 0,
+        expected: "a hex SHA-256 fingerprint",
+    })
+}
+
 /// A posting's stored fields as the JSON object reports, conflicts and reconciliation read
 /// (either stored form: `model::detail`).
 pub(crate) fn detail_json(posting_id: i64, stored: &[u8]) -> Result<String> {

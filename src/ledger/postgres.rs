@@ -307,7 +307,10 @@ impl PgStore {
             .iter()
             .map(|r| r.effective_date.map(|d| d.to_string()))
             .collect();
-        let fingerprints = col(chunk, |r| &r.fingerprint);
+        let fingerprints = chunk
+            .iter()
+            .map(|r| super::fingerprint_bytes(&r.fingerprint).map(|f| f.to_vec()))
+            .collect::<Result<Vec<Vec<u8>>>>()?;
         let details: Vec<&[u8]> = chunk.iter().map(|r| r.detail.as_slice()).collect();
         let mut inserted: Vec<i64> = sqlx::query_scalar(
             &format!(
@@ -315,7 +318,7 @@ impl PgStore {
              SELECT $1, u.operation, u.posting_key, $2, u.record_no, u.trace_number, u.debit_account, \
              u.credit_account, u.amount_minor, u.currency, u.effective_date, u.fingerprint, u.detail, $3, $4 \
              FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], \
-             $12::text[], $13::text[], $14::text[], $15::bytea[]) \
+             $12::text[], $13::text[], $14::bytea[], $15::bytea[]) \
              AS u(operation, posting_key, record_no, trace_number, debit_account, credit_account, amount_minor, \
              currency, effective_date, fingerprint, detail) \
              ON CONFLICT DO NOTHING RETURNING record_no",
@@ -472,7 +475,10 @@ impl PgStore {
                 Original {
                     posting_id: row.get("posting_id"),
                     run_id: row.get("run_id"),
-                    fingerprint: row.get("fingerprint"),
+                    fingerprint: hex::encode(
+                        row.try_get::<Vec<u8>, _>("fingerprint")
+                            .ctx("reading the originals")?,
+                    ),
                     file_id: row.get("file_id"),
                     detail: String::new(),
                 },
@@ -514,7 +520,10 @@ impl PgStore {
                     original: Original {
                         posting_id,
                         run_id: row.get("run_id"),
-                        fingerprint: row.get("fingerprint"),
+                        fingerprint: hex::encode(
+                            row.try_get::<Vec<u8>, _>("fingerprint")
+                                .ctx("reading the originals")?,
+                        ),
                         detail: super::detail_json(
                             posting_id,
                             &row.try_get::<Vec<u8>, _>("detail")
@@ -571,7 +580,7 @@ impl PgStore {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let mut stream = q.fetch(&mut self.conn);
         while let Some(r) = stream.try_next().await.ctx("reading the report")? {
-            let rr = super::sql::report_row(&cells(&r)?)?;
+            let rr = super::sql::report_row(cells(&r)?)?;
             if let Err(e) = row(rr) {
                 return Ok(Err(e));
             }

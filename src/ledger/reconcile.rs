@@ -203,6 +203,45 @@ struct PostingDetail<'a> {
     bank_account: Option<Cow<'a, str>>,
 }
 
+impl<'a> PostingDetail<'a> {
+    /// The fields of a stored detail, borrowed from it: the compact form read field by
+    /// field (no JSON built), a JSON-form detail parsed (a malformed one reads as no fields,
+    /// as before the compact form).
+    fn read(posting_id: i64, stored: &'a [u8]) -> super::Result<Self> {
+        let fields = crate::model::detail::fields(stored)
+            .map_err(|source| super::LedgerError::BadDetail { posting_id, source })?;
+        let Some(fields) = fields else {
+            return Ok(serde_json::from_slice(stored).unwrap_or_default());
+        };
+        let mut d = PostingDetail::default();
+        for (k, v) in fields {
+            let slot = match k {
+                "uetr" => &mut d.uetr,
+                "end_to_end_id" => &mut d.end_to_end_id,
+                "instr_id" => &mut d.instr_id,
+                "tx_id" => &mut d.tx_id,
+                "original_uetr" => &mut d.original_uetr,
+                "original_end_to_end_id" => &mut d.original_end_to_end_id,
+                "pmt_inf_id" => &mut d.pmt_inf_id,
+                "debtor_name" => &mut d.debtor_name,
+                "creditor_name" => &mut d.creditor_name,
+                "company_identification" => &mut d.company_identification,
+                "company_name" => &mut d.company_name,
+                "batch_number" => &mut d.batch_number,
+                "effective_entry_date" => &mut d.effective_entry_date,
+                "individual_identification" => &mut d.individual_identification,
+                "individual_name" => &mut d.individual_name,
+                "addenda" => &mut d.addenda,
+                "corrects" => &mut d.corrects,
+                "bank_account" => &mut d.bank_account,
+                _ => continue,
+            };
+            *slot = Some(Cow::Borrowed(v));
+        }
+        Ok(d)
+    }
+}
+
 /// An entry's `refs` (migrations/*/0009).
 #[derive(Debug, Default, Deserialize)]
 struct EntryRefs {
@@ -562,7 +601,7 @@ impl Ledger {
         self.store
             .each_row(&sql, &a, &mut |r| {
                 let id = r.int(0)?;
-                hash_in.push((b'o', id, r.text(10)?));
+                hash_in.push((b'o', id, r.fingerprint(10)?));
                 if let Some(c) = r.opt_int(12)? {
                     cancelled.insert(c);
                     cancelled.insert(id);
@@ -1055,6 +1094,7 @@ impl Ledger {
             ];
             let fp = crate::model::fingerprint("correction-v1", &fields);
             let detail = crate::model::detail::encode(&fields);
+            let fp = super::fingerprint_bytes(&fp)?;
             let a = [
                 Arg::Text(req.tenant),
                 Arg::Text(crate::model::OPERATION_CORRECTION),
@@ -1067,7 +1107,7 @@ impl Ledger {
                 Arg::Int(amount),
                 Arg::Text(&it.currency),
                 Arg::OptText(date.as_deref()),
-                Arg::Text(&fp),
+                Arg::Bytes(&fp),
                 Arg::Bytes(&detail),
                 Arg::Int(run_id),
                 Arg::Text(at),
@@ -1318,8 +1358,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     let operation = r.text(1)?;
     let posting_key = r.text(2)?;
     let file_id = r.text(3)?;
-    let detail = super::detail_json(r.int(0)?, r.detail(11)?)?;
-    let d: PostingDetail = serde_json::from_str(&detail).unwrap_or_default();
+    let d = PostingDetail::read(r.int(0)?, r.detail(11)?)?;
     // Another bank account's correction (a ledger account may be mapped to several) is
     // that reconciliation's, never this one's.
     if operation == crate::model::OPERATION_CORRECTION
@@ -1409,4 +1448,35 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     }
     o.operation = operation;
     Ok(Some(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PostingDetail;
+
+    #[test]
+    fn a_posting_detail_reads_the_same_from_either_stored_form() {
+        let fields = [
+            ("uetr", "ab-cd"),
+            ("end_to_end_id", "E \"1\""),
+            ("addenda", "799R01\n705X"),
+            ("company_name", "ACME"),
+            ("not_read", "x"),
+        ];
+        let compact = crate::model::detail::encode(&fields);
+        let json = crate::model::detail_json(&fields);
+        let a = PostingDetail::read(1, &compact).unwrap();
+        let b = PostingDetail::read(1, json.as_bytes()).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(a.end_to_end_id.as_deref(), Some("E \"1\""));
+        assert_eq!(a.addenda.as_deref(), Some("799R01\n705X"));
+        assert_eq!(a.instr_id, None);
+        // A damaged compact detail names its posting.
+        match PostingDetail::read(7, &compact[..4]) {
+            Err(super::super::LedgerError::BadDetail { posting_id, .. }) => {
+                assert_eq!(posting_id, 7)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

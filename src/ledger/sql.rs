@@ -332,29 +332,30 @@ const STATEMENT_REPORT: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
      LEFT JOIN statements s ON s.statement_id = o.statement_id \
      WHERE j.run_id = $1 AND j.tenant = $2";
 
-pub(crate) fn report_row(r: &Row) -> Result<ReportRow> {
+/// A report row, its text moved out of the row read (each is read once).
+pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
     Ok(ReportRow {
         run_id: r.int(0)?,
-        file_id: r.text(1)?,
+        file_id: r.take_text(1)?,
         record_no: r.int(2)?,
-        outcome: Outcome::parse(&r.text(3)?).ok_or(super::LedgerError::Decode {
+        outcome: Outcome::parse(&r.take_text(3)?).ok_or(super::LedgerError::Decode {
             column: 3,
             expected: "an outcome",
         })?,
-        posting_key: r.text(4)?,
-        trace_number: r.opt_text(5)?,
+        posting_key: r.take_text(4)?,
+        trace_number: r.take_opt_text(5)?,
         amount_minor: r.int(6)?,
-        currency: r.text(7)?,
-        debit_account: r.text(8)?,
-        credit_account: r.text(9)?,
-        original_file_id: r.opt_text(10)?,
+        currency: r.take_text(7)?,
+        debit_account: r.take_text(8)?,
+        credit_account: r.take_text(9)?,
+        original_file_id: r.take_opt_text(10)?,
         original_record_no: r.opt_int(11)?,
         original_run_id: r.opt_int(12)?,
-        original_posted_at: r.opt_text(13)?,
-        differences: r.opt_text(14)?,
-        reason: r.opt_text(15)?,
-        kind: r.text(16)?,
-        decision: r.opt_text(17)?,
+        original_posted_at: r.take_opt_text(13)?,
+        differences: r.take_opt_text(14)?,
+        reason: r.take_opt_text(15)?,
+        kind: r.take_text(16)?,
+        decision: r.take_opt_text(17)?,
     })
 }
 
@@ -398,7 +399,7 @@ pub(crate) fn posting(r: &Row) -> Result<Posting> {
         amount_minor: r.int(9)?,
         currency: r.text(10)?,
         effective_date: r.opt_text(11)?,
-        fingerprint: r.text(12)?,
+        fingerprint: r.fingerprint(12)?,
         run_id: r.int(13)?,
         posted_at: r.text(14)?,
         repeats: r.int(15)?,

@@ -110,6 +110,15 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
     Ok(Row(out))
 }
 
+/// A posting's fingerprint as hex: 32 bytes since migration 0013, hex text before.
+fn stored_fingerprint(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Blob(b) => hex::encode(b),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        _ => String::new(),
+    }
+}
+
 /// A posting's stored fields as JSON (`ledger::detail_json`), from a BLOB in the compact
 /// form or the JSON text of a row written before it.
 fn stored_detail(posting_id: i64, v: ValueRef<'_>) -> rusqlite::Result<String> {
@@ -416,6 +425,7 @@ impl SqliteStore {
             .ctx("preparing the posting insert")?;
         let mut inserted = Vec::with_capacity(chunk.len());
         for r in chunk {
+            let fingerprint = super::fingerprint_bytes(&r.fingerprint)?;
             let n = insert
                 .execute(rusqlite::params![
                     run.tenant,
@@ -429,7 +439,7 @@ impl SqliteStore {
                     r.amount_minor,
                     r.currency,
                     r.effective_date.map(|d| d.to_string()),
-                    r.fingerprint,
+                    &fingerprint[..],
                     r.detail,
                     run.run_id,
                     posted_at,
@@ -466,7 +476,7 @@ impl SqliteStore {
                     Ok(Original {
                         posting_id: row.get(0)?,
                         run_id: row.get(1)?,
-                        fingerprint: row.get(2)?,
+                        fingerprint: stored_fingerprint(row.get_ref(2)?),
                         file_id: row.get(3)?,
                         detail: String::new(),
                     })
@@ -508,7 +518,7 @@ impl SqliteStore {
                         original: Original {
                             posting_id,
                             run_id: row.get(1)?,
-                            fingerprint: row.get(2)?,
+                            fingerprint: stored_fingerprint(row.get_ref(2)?),
                             detail: stored_detail(posting_id, row.get_ref(3)?)?,
                             file_id: row.get(5)?,
                         },
@@ -575,7 +585,7 @@ impl SqliteStore {
             .query(rusqlite::params_from_iter(args))
             .ctx("reading the report")?;
         while let Some(r) = rows.next().ctx("reading the report")? {
-            let rr = super::sql::report_row(&cells(r, n).ctx("reading the report")?)?;
+            let rr = super::sql::report_row(cells(r, n).ctx("reading the report")?)?;
             if let Err(e) = row(rr) {
                 return Ok(Err(e));
             }

@@ -102,6 +102,20 @@ impl Row {
             }),
         }
     }
+    /// [`Self::text`], moved out of the row (left empty): no copy of a row read once.
+    pub fn take_text(&mut self, i: usize) -> Result<String> {
+        match self.0.get_mut(i) {
+            Some(Cell::Text(v)) => Ok(std::mem::take(v)),
+            _ => self.text(i),
+        }
+    }
+    /// [`Self::opt_text`], moved out of the row.
+    pub fn take_opt_text(&mut self, i: usize) -> Result<Option<String>> {
+        match self.cell(i)? {
+            Cell::Null => Ok(None),
+            _ => self.take_text(i).map(Some),
+        }
+    }
     pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.cell(i)? {
             Cell::Null => Ok(None),
@@ -117,6 +131,18 @@ impl Row {
             _ => Err(super::LedgerError::Decode {
                 column: i,
                 expected: "a posting's detail",
+            }),
+        }
+    }
+    /// A posting's fingerprint as hex: stored as 32 bytes (migration 0013), or as the hex
+    /// text of rows written before it.
+    pub fn fingerprint(&self, i: usize) -> Result<String> {
+        match self.cell(i)? {
+            Cell::Bytes(v) => Ok(hex::encode(v)),
+            Cell::Text(v) => Ok(v.clone()),
+            _ => Err(super::LedgerError::Decode {
+                column: i,
+                expected: "a fingerprint",
             }),
         }
     }

@@ -284,6 +284,13 @@ pub fn fingerprint<S: AsRef<str>>(tag: &str, fields: &[(&'static str, S)]) -> St
     hex::encode(h.finalize())
 }
 
+/// A hex fingerprint ([`fingerprint`]) as the 32 bytes a posting row stores
+/// (migrations/*/0013_compact_detail.sql); `None` for anything else.
+pub fn fingerprint_bytes(hex: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(hex, &mut out).ok().map(|()| out)
+}
+
 /// The ledger accounts of a NACHA entry:
 /// - receiver side: `rdfi:{RDFI routing, 9 digits}:{DFI account number}`;
 /// - originator side: `odfi:{ODFI identification, 8 digits}:{company identification}`

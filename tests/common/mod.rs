@@ -197,11 +197,10 @@ impl TestDb {
             .unwrap_or_else(|_| panic!("{sql}: not an integer: {:?}", rows[0][0]))
     }
 
-    /// Rows of SQL run directly against the database, every value as text ("NULL" for null).
-    /// Every value as text; a posting's compact `detail` (a BLOB, src/model/detail.rs) as
-    /// the JSON object it stands for, other bytes as (lossy) UTF-8.
+    /// Rows of SQL run directly against the database, every value as text ("NULL" for null;
+    /// a BLOB as `blob_text` shows it).
     pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
-        use sqlx::{Connection, Row, ValueRef};
+        use sqlx::{Column, Connection, Row, ValueRef};
         fn text<R: Row>(r: &R) -> Vec<String>
         where
             usize: sqlx::ColumnIndex<R>,
@@ -222,7 +221,7 @@ impl TestDb {
                         v
                     } else {
                         r.try_get::<Vec<u8>, _>(i)
-                            .map(|b| blob_text(&b))
+                            .map(|b| blob_text(r.columns()[i].name(), &b))
                             .unwrap_or_default()
                     }
                 })
@@ -236,6 +235,9 @@ impl TestDb {
                 let c = rusqlite::Connection::open(sqlite_path(&url)).expect("open test db");
                 let mut st = c.prepare(&sql).expect("prepare");
                 let n = st.column_count();
+                let names: Vec<String> = (0..n)
+                    .map(|i| st.column_name(i).unwrap_or("").to_string())
+                    .collect();
                 let rows = st
                     .query_map([], |r| {
                         Ok((0..n)
@@ -243,7 +245,7 @@ impl TestDb {
                                 ValueRef::Null => "NULL".to_string(),
                                 ValueRef::Integer(v) => v.to_string(),
                                 ValueRef::Real(v) => v.to_string(),
-                                ValueRef::Blob(b) => blob_text(b),
+                                ValueRef::Blob(b) => blob_text(&names[i], b),
                                 ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
                             })
                             .collect::<Vec<_>>())
@@ -359,10 +361,15 @@ pub fn resume(pid: u32) {
     assert_eq!(r, 0, "SIGCONT to {pid}");
 }
 
-/// A BLOB as `Db::rows` shows it: a posting's compact detail as its JSON, else its bytes.
-fn blob_text(b: &[u8]) -> String {
-    match clearledger::model::detail::to_json(b) {
-        Ok(json) if b.first() == Some(&1) => json,
+/// A BLOB as `Db::rows` shows it, by its column's name: a posting's fingerprint (32 bytes
+/// since migration 0013) as hex, its compact detail as the JSON it stands for, other bytes
+/// as (lossy) UTF-8.
+fn blob_text(column: &str, b: &[u8]) -> String {
+    match column {
+        "fingerprint" => hex::encode(b),
+        "detail" if b.first() == Some(&1) => {
+            clearledger::model::detail::to_json(b).unwrap_or_else(|e| format!("<{e}>"))
+        }
         _ => String::from_utf8_lossy(b).into_owned(),
     }
 }
