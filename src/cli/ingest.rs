@@ -385,7 +385,7 @@ pub async fn ingest_one(
                     crate::ingest::Progress::stage(pb, Stage::WritingReport);
                 }
                 let res = ledger
-                    .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
+                    .report_rows(&g.tenant, run.run_id, &mut |row| w.write(row))
                     .await;
                 report_error = match res {
                     Ok(Ok(())) => w

@@ -118,7 +118,7 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
             continue;
         }
         match ledger
-            .report_rows(&g.tenant, run.run_id, &mut |row| w.write(&row))
+            .report_rows(&g.tenant, run.run_id, &mut |row| w.write(row))
             .await
         {
             Ok(Ok(())) => {}

@@ -515,7 +515,7 @@ pub async fn ingest_file(
         let mut rows = Vec::new();
         let res = ledger
             .report_rows(&opts.tenant, open.run_id, &mut |row| {
-                rows.push(row);
+                rows.push(row.clone());
                 Ok(())
             })
             .await;

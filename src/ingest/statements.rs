@@ -137,7 +137,8 @@ pub(super) async fn ingest(
             // back: nothing recorded, nothing journaled.
             let mut rows = Vec::new();
             let res = ledger
-                .report_rows(&opts.tenant, o.run_id(), &mut |mut row| {
+                .report_rows(&opts.tenant, o.run_id(), &mut |row| {
+                    let mut row = row.clone();
                     row.run_id = 0;
                     rows.push(row);
                     Ok(())

@@ -494,7 +494,7 @@ impl std::fmt::Display for RunStatus {
 }
 
 /// One line of the per-record report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReportRow {
     pub run_id: i64,
     pub file_id: String,

@@ -575,13 +575,13 @@ impl PgStore {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let mut stream = q.fetch(&mut self.conn);
         while let Some(r) = stream.try_next().await.ctx("reading the report")? {
             let rr = super::sql::report_row(cells(&r)?)?;
-            if let Err(e) = row(rr) {
+            if let Err(e) = row(&rr) {
                 return Ok(Err(e));
             }
         }

@@ -848,12 +848,13 @@ impl Ledger {
         Ok(run_id)
     }
 
-    /// Calls `row` for each record of a run, in record order (also inside an open run).
+    /// Calls `row` for each record of a run, in record order (also inside an open run). The
+    /// row is lent: on SQLite its buffers are reused for the next one (no allocation per row).
     pub async fn report_rows(
         &mut self,
         tenant: &str,
         run_id: i64,
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         self.store.fault_drop("pg_drop_before_report").await;
         self.store

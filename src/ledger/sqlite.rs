@@ -110,6 +110,93 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
     Ok(Row(out))
 }
 
+/// A report row (`sql::report`'s columns) read into `rr`, reusing its buffers: a re-upload's
+/// report is a million rows of a dozen texts each.
+fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
+    fn get<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'a>> {
+        r.get_ref(i).ctx("reading the report")
+    }
+    fn int(r: &rusqlite::Row<'_>, i: usize) -> Result<Option<i64>> {
+        match get(r, i)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(v) => Ok(Some(v)),
+            _ => Err(LedgerError::Decode {
+                column: i,
+                expected: "an integer",
+            }),
+        }
+    }
+    fn put(dst: &mut String, t: &[u8]) {
+        dst.clear();
+        match std::str::from_utf8(t) {
+            Ok(s) => dst.push_str(s),
+            Err(_) => dst.push_str(&String::from_utf8_lossy(t)),
+        }
+    }
+    fn text(dst: &mut String, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
+        match get(r, i)? {
+            ValueRef::Text(t) => {
+                put(dst, t);
+                Ok(())
+            }
+            _ => Err(LedgerError::Decode {
+                column: i,
+                expected: "text",
+            }),
+        }
+    }
+    fn opt_text(dst: &mut Option<String>, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
+        match get(r, i)? {
+            ValueRef::Null => *dst = None,
+            ValueRef::Text(t) => put(dst.get_or_insert_with(String::new), t),
+            _ => {
+                return Err(LedgerError::Decode {
+                    column: i,
+                    expected: "text",
+                });
+            }
+        }
+        Ok(())
+    }
+    let required = |v: Option<i64>, column| {
+        v.ok_or(LedgerError::Decode {
+            column,
+            expected: "an integer",
+        })
+    };
+    rr.run_id = required(int(r, 0)?, 0)?;
+    text(&mut rr.file_id, r, 1)?;
+    rr.record_no = required(int(r, 2)?, 2)?;
+    let ValueRef::Text(outcome) = get(r, 3)? else {
+        return Err(LedgerError::Decode {
+            column: 3,
+            expected: "an outcome",
+        });
+    };
+    rr.outcome = std::str::from_utf8(outcome)
+        .ok()
+        .and_then(crate::model::Outcome::parse)
+        .ok_or(LedgerError::Decode {
+            column: 3,
+            expected: "an outcome",
+        })?;
+    text(&mut rr.posting_key, r, 4)?;
+    opt_text(&mut rr.trace_number, r, 5)?;
+    rr.amount_minor = required(int(r, 6)?, 6)?;
+    text(&mut rr.currency, r, 7)?;
+    text(&mut rr.debit_account, r, 8)?;
+    text(&mut rr.credit_account, r, 9)?;
+    opt_text(&mut rr.original_file_id, r, 10)?;
+    rr.original_record_no = int(r, 11)?;
+    rr.original_run_id = int(r, 12)?;
+    opt_text(&mut rr.original_posted_at, r, 13)?;
+    opt_text(&mut rr.differences, r, 14)?;
+    opt_text(&mut rr.reason, r, 15)?;
+    text(&mut rr.kind, r, 16)?;
+    opt_text(&mut rr.decision, r, 17)?;
+    Ok(())
+}
+
 /// A posting's fingerprint as hex: 32 bytes since migration 0013, hex text before.
 fn stored_fingerprint(v: ValueRef<'_>) -> String {
     match v {
@@ -574,19 +661,19 @@ impl SqliteStore {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         let mut st = self
             .conn
             .prepare(&placeholders(sql))
             .ctx("preparing the report")?;
-        let n = st.column_count();
         let mut rows = st
             .query(rusqlite::params_from_iter(args))
             .ctx("reading the report")?;
+        let mut rr = ReportRow::default();
         while let Some(r) = rows.next().ctx("reading the report")? {
-            let rr = super::sql::report_row(cells(r, n).ctx("reading the report")?)?;
-            if let Err(e) = row(rr) {
+            report_row_into(&mut rr, r)?;
+            if let Err(e) = row(&rr) {
                 return Ok(Err(e));
             }
         }

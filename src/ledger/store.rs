@@ -391,7 +391,7 @@ impl Store {
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        row: &mut (dyn FnMut(ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         delegate!(self, s => s.report_rows(sql, args, row).await)
     }

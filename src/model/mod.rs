@@ -399,11 +399,13 @@ fn one_line(s: &str) -> String {
     }
 }
 
-/// What happened to one record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What happened to one record. (`Default` only fills a report row's buffer before it
+/// is read.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Posted by this run.
+    #[default]
     Posted,
     /// Same key and fingerprint as an earlier posting: nothing new.
     Duplicate,

@@ -155,7 +155,7 @@ pub async fn records(
                     let res = l
                         .report_rows(&tenant, id, &mut |row| match outcome {
                             Some(o) if row.outcome != o => Ok(()),
-                            _ => w.write(&row),
+                            _ => w.write(row),
                         })
                         .await?;
                     Ok(res.and_then(|()| w.finish()))
