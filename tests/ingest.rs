@@ -749,3 +749,21 @@ fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
 }
 
 long_on_both_backends!(long_one_million_entries_post_once_and_reupload_posts_nothing);
+
+/// A new SQLite ledger is made of 16 KiB pages (issue #16: a fresh insert of 1 M posting
+/// rows 12.0 s with SQLite's default 4 KiB, 8.1 s with 16 KiB); a ledger that exists keeps
+/// the page size it was made with.
+#[test]
+fn a_new_sqlite_ledger_has_16_kib_pages_and_an_old_one_keeps_its_own() {
+    let db = TestDb::sqlite();
+    let out = db.cl(&["ingest", "-q", &sample("ppd-payroll-credits.ach")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(db.scalar("PRAGMA page_size"), 16384);
+
+    let old = TestDb::sqlite();
+    old.exec_script("PRAGMA page_size = 4096; CREATE TABLE t (x);");
+    let out = old.cl(&["ingest", "-q", &sample("ppd-payroll-credits.ach")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(old.scalar("PRAGMA page_size"), 4096);
+    assert_eq!(old.scalar("SELECT count(*) FROM postings"), 4);
+}

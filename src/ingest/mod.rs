@@ -385,6 +385,9 @@ pub async fn ingest_file(
                         }
                         crate::fault::point("after_parse_start");
                     }
+                    // Freed off the writer's thread: a chunk is thousands of records of
+                    // some twenty allocations each, and the writer is the bottleneck.
+                    rayon::spawn(move || drop(records));
                 }
                 Msg::Done(res) => return Ok(res),
             }

@@ -307,10 +307,7 @@ impl PgStore {
             .iter()
             .map(|r| r.effective_date.map(|d| d.to_string()))
             .collect();
-        let fingerprints = chunk
-            .iter()
-            .map(|r| super::fingerprint_bytes(&r.fingerprint).map(|f| f.to_vec()))
-            .collect::<Result<Vec<Vec<u8>>>>()?;
+        let fingerprints: Vec<&[u8]> = chunk.iter().map(|r| &r.digest[..]).collect();
         let details: Vec<&[u8]> = chunk.iter().map(|r| r.detail.as_slice()).collect();
         let mut inserted: Vec<i64> = sqlx::query_scalar(
             &format!(

@@ -200,6 +200,8 @@ pub struct PostingRecord {
     pub fields: Vec<(&'static str, String)>,
     /// Hex SHA-256 of `fields`.
     pub fingerprint: String,
+    /// The same SHA-256 as its 32 bytes: what the posting row stores (migration 0013).
+    pub digest: [u8; 32],
     /// `fields` in their stored, compact form ([`detail::encode`]; read back as a JSON
     /// object with sorted keys by [`detail::to_json`]): what is stored beside the posting.
     /// Built with the record (on the parser's thread), not by the writer. It may carry a
@@ -270,6 +272,11 @@ fn write_json_str(out: &mut Vec<u8>, s: &str) {
 /// SHA-256 over `name=value` pairs, each ended by a unit separator; the version tag
 /// in front lets a future change of normalisation never collide with this one.
 pub fn fingerprint<S: AsRef<str>>(tag: &str, fields: &[(&'static str, S)]) -> String {
+    hex::encode(fingerprint_digest(tag, fields))
+}
+
+/// [`fingerprint`]'s 32 bytes, as a posting row stores them.
+pub fn fingerprint_digest<S: AsRef<str>>(tag: &str, fields: &[(&'static str, S)]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(tag.as_bytes());
     h.update([0x1e]);
@@ -281,7 +288,7 @@ pub fn fingerprint<S: AsRef<str>>(tag: &str, fields: &[(&'static str, S)]) -> St
         h.update(v.as_bytes());
         h.update([0x1f]);
     }
-    hex::encode(h.finalize())
+    h.finalize().into()
 }
 
 /// A hex fingerprint ([`fingerprint`]) as the 32 bytes a posting row stores
@@ -344,7 +351,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         ("trace_number", e.trace_number.clone()),
         ("addenda", e.addenda.join("\n")),
     ];
-    let fingerprint = fingerprint("nacha-entry-v1", &fields);
+    let digest = fingerprint_digest("nacha-entry-v1", &fields);
     let detail = detail::encode(&fields);
     PostingRecord {
         record_no: e.record_no,
@@ -357,7 +364,8 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
         currency: "USD".to_string(),
         effective_date: e.effective_entry_date,
         fields,
-        fingerprint,
+        fingerprint: hex::encode(digest),
+        digest,
         detail,
         legacy: None,
     }
@@ -636,7 +644,7 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         ("original_tx_id", tx.original_tx_id.clone()),
         ("return_reason", tx.return_reason.clone()),
     ];
-    let fingerprint = fingerprint("iso20022-tx-v2", &fields);
+    let digest = fingerprint_digest("iso20022-tx-v2", &fields);
     // A pain.001's PmtInfId is stored, not fingerprinted nor compared (DETAIL_ONLY_FIELDS):
     // a file ingested before it was kept is still all duplicates.
     let detail = if kind == Kind::Pain001 && !tx.pmt_inf_id.is_empty() {
@@ -667,7 +675,8 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         currency: tx.currency.clone(),
         effective_date: tx.date,
         fields,
-        fingerprint,
+        fingerprint: hex::encode(digest),
+        digest,
         detail,
         legacy: Some(LegacyKey {
             posting_key: iso_key_v1(file, tx),
