@@ -339,7 +339,8 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     types = {"record_no": "bigint", "amount_minor": "bigint", "run_id": "bigint", "statement_id": "bigint",
              "entry_no": "bigint", "credit": "bigint", "reversal": "bigint"}
     if table == "postings":
-        types["detail"] = "bytea"  # compact since issue #16 (migrations/postgres/0013)
+        # Compact since issue #16 (migrations/postgres/0013): the detail and the fingerprint.
+        types["detail"] = types["fingerprint"] = "bytea"
     unnest = ", ".join(f"a.a{k}::{types.get(c, 'text')}[]" for k, c in enumerate(cols))
     batches = (n + 9999) // 10000
     # Name the aggregated columns a0..aN.
