@@ -120,7 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// A CSV field as bound: empty fields were NULLs; `\\x` and hex digits, a BLOB (a posting's
-/// compact detail, as `benches/e2e.py` exports it); anything else text.
+/// compact detail or its fingerprint, as `benches/e2e.py` exports them); anything else text.
 fn value(v: &str) -> rusqlite::types::Value {
     use rusqlite::types::Value;
     if v.is_empty() {
