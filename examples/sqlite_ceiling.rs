@@ -32,10 +32,9 @@ use std::time::Instant;
 const COLS: &str = "tenant, operation, posting_key, file_id, record_no, trace_number, debit_account, \
                     credit_account, amount_minor, currency, effective_date, fingerprint, detail, run_id, posted_at";
 
-/// The allocator clearledger itself runs with (src/main.rs), so that the ceiling is not
+/// Linked for the allocator clearledger runs with (src/lib.rs), so that the ceiling is not
 /// slower for a reason the product does not share.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use clearledger as _;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -18,6 +18,13 @@
 //!   `Idempotency-Key` go through [`ingest`] like any file; reads, metrics;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
+/// mimalloc instead of glibc's allocator, for every program linking the library (the binary,
+/// the tests, the benches, the ceilings in `examples/`): an ISO 20022 walk makes and frees a
+/// few small strings per element, and glibc's `free`/`malloc_consolidate` were a fifth of
+/// `check`'s CPU on pacs.008 (README, Performance, issue #16).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod cli;
 pub(crate) mod fault;
 pub mod findings;
