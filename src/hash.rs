@@ -8,7 +8,7 @@
 //! bounded channel to a thread of their own: parse and hash run on two cores.
 
 use sha2::{Digest, Sha256};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 /// Bytes hashed on the caller's thread before a hashing thread is started: small files
@@ -20,8 +20,10 @@ const QUEUED_MAX: usize = 8;
 /// few bytes at a time) are batched, so the channel carries a few hundred chunks a GB.
 const CHUNK: usize = 1 << 20;
 
-/// The hashing thread: where chunks go, and the digest it returns when they stop.
-type Worker = (SyncSender<Vec<u8>>, JoinHandle<[u8; 32]>);
+/// The hashing thread: where chunks go, where it sends them back once hashed (for reuse:
+/// a fresh megabyte costs its page faults, more than the copy), and the digest it returns
+/// when they stop.
+type Worker = (SyncSender<Vec<u8>>, Receiver<Vec<u8>>, JoinHandle<[u8; 32]>);
 
 /// Hashes what it is fed, in order.
 pub struct StreamHasher {
@@ -58,7 +60,13 @@ impl StreamHasher {
         }
         match (&self.worker, &mut self.inline) {
             (Some(_), _) => {
-                self.pending.extend_from_slice(bytes);
+                // Handed over before it would outgrow its capacity (never reallocated).
+                for part in bytes.chunks(CHUNK) {
+                    if self.pending.len() + part.len() > self.pending.capacity() {
+                        self.hand_over();
+                    }
+                    self.pending.extend_from_slice(part);
+                }
                 if self.pending.len() >= CHUNK {
                     self.hand_over();
                 }
@@ -69,11 +77,17 @@ impl StreamHasher {
     }
 
     fn hand_over(&mut self) {
-        if let Some((tx, _)) = &self.worker
+        if let Some((tx, back, _)) = &self.worker
             && !self.pending.is_empty()
         {
-            let chunk =
-                std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK + (64 << 10)));
+            let next = match back.try_recv() {
+                Ok(mut spare) => {
+                    spare.clear();
+                    spare
+                }
+                Err(_) => Vec::with_capacity(CHUNK),
+            };
+            let chunk = std::mem::replace(&mut self.pending, next);
             tx.send(chunk)
                 .expect("the hashing thread ends only when its sender is dropped");
         }
@@ -82,19 +96,22 @@ impl StreamHasher {
     fn start_worker(&mut self) {
         let mut h = self.inline.clone().expect("hashed inline so far");
         let (tx, rx) = sync_channel::<Vec<u8>>(QUEUED_MAX);
+        let (back_tx, back) = sync_channel::<Vec<u8>>(QUEUED_MAX + 2);
         let spawned = std::thread::Builder::new()
             .name("sha256".into())
             .spawn(move || {
                 for chunk in rx {
                     h.update(&chunk);
+                    // Back for reuse, unless enough are waiting there.
+                    let _ = back_tx.try_send(chunk);
                 }
                 h.finalize().into()
             });
         match spawned {
             Ok(handle) => {
                 self.inline = None;
-                self.worker = Some((tx, handle));
-                self.pending = Vec::with_capacity(CHUNK + (64 << 10));
+                self.worker = Some((tx, back, handle));
+                self.pending = Vec::with_capacity(CHUNK);
             }
             // No thread to be had: go on hashing inline, from where the hasher stood.
             Err(e) => {
@@ -108,7 +125,7 @@ impl StreamHasher {
     pub fn finish(&mut self) -> [u8; 32] {
         self.hand_over();
         let out = match self.worker.take() {
-            Some((tx, handle)) => {
+            Some((tx, _, handle)) => {
                 drop(tx);
                 handle.join().expect("the hashing thread does not panic")
             }

@@ -327,7 +327,7 @@ pub(super) fn read<R: BufRead>(
         previous: HashMap::new(),
     };
     let mut warnings = Vec::new();
-    let opened = xml::open(input, &mut |f| warnings.push(f))?;
+    let opened = xml::open(input, &mut |f| warnings.push(f), None)?;
     st.sink.extend(warnings);
     let Opened {
         mut reader,
@@ -335,6 +335,7 @@ pub(super) fn read<R: BufRead>(
         lines,
         consumed,
         over_limit,
+        ..
     } = match opened {
         Ok(o) => o,
         Err(end) => {

@@ -7,6 +7,7 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
+pub(crate) mod cut;
 pub(crate) mod decode;
 pub mod generate;
 pub(crate) mod reader;
@@ -376,6 +377,7 @@ fn read_buffered<R: BufRead>(
             WalkEvent::Warning(f) => st.push(f),
         }
     })?;
+    tracing::debug!(transactions = end.cut, "transactions read by workers");
     if let Some(f) = end.fatal {
         st.findings.push(f);
     } else if st.documents == 0

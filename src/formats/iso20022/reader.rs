@@ -3,15 +3,18 @@
 //! information (pain.001) and each transaction — and hands each block over as a flat list
 //! of leaves (relative path → text) with their positions, as soon as the block ends.
 
+use super::cut::{CutTx, Cutter, Next};
 use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, Sniffed, sniff};
 use crate::findings::{Finding, FindingCode, XmlPosition};
 use quick_xml::NsReader;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesRef, Event};
 use quick_xml::name::ResolveResult;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::rc::Rc;
+use std::sync::{Mutex, mpsc};
 
 /// The namespace of the TCH RTP envelope (`<Message xmlns="urn:tch">`).
 pub const RTP_NAMESPACE: &str = "urn:tch";
@@ -134,7 +137,7 @@ impl<R: BufRead> BufRead for Input<R> {
 /// ask would otherwise go down every layer.
 pub(crate) struct Guard<R> {
     inner: R,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
     pos: usize,
     end: usize,
     since_reset: Rc<Cell<u64>>,
@@ -146,6 +149,14 @@ pub(crate) struct Guard<R> {
     /// which quick-xml's own position may or may not count depending on read sizes).
     consumed: Rc<Cell<u64>>,
     total: u64,
+    /// When the walk is cut by transaction: what hands out the pieces, the transactions
+    /// read ahead (by the offset of their `<`) for the walk to take, and what the piece in
+    /// the buffer stands for beyond its own bytes (the rest of a cut transaction's bytes,
+    /// its newlines), counted once it is consumed.
+    cutter: Option<Cutter>,
+    cuts: Rc<RefCell<VecDeque<(u64, CutTx)>>>,
+    jump: Option<(u64, u64)>,
+    cut_count: u64,
 }
 
 impl<R> Guard<R> {
@@ -172,7 +183,26 @@ impl<R: BufRead> BufRead for Guard<R> {
                 "an XML event longer than {EVENT_BYTES_MAX} bytes"
             )));
         }
-        if self.pos == self.end {
+        if self.pos == self.end
+            && let Some(cutter) = self.cutter.as_mut()
+        {
+            self.pos = 0;
+            self.end = 0;
+            while self.end == 0 {
+                match cutter.next_piece(&mut self.inner, &mut self.buf)? {
+                    Next::End => break,
+                    Next::Raw => {}
+                    Next::Cut { beyond, tx } => {
+                        // The transaction's `<` is where the buffer's placeholder starts.
+                        let at = self.total + (self.buf.len() as u64 - tx.qname.len() as u64 - 3);
+                        self.jump = Some((beyond, tx.lines));
+                        self.cut_count += 1;
+                        self.cuts.borrow_mut().push_back((at, tx));
+                    }
+                }
+                self.end = self.buf.len();
+            }
+        } else if self.pos == self.end {
             self.end = loop {
                 match io::Read::read(&mut self.inner, &mut self.buf) {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -191,6 +221,12 @@ impl<R: BufRead> BufRead for Guard<R> {
         self.pos += amt;
         self.since_reset.set(self.since_reset.get() + amt as u64);
         self.total += amt as u64;
+        if self.pos == self.end
+            && let Some((bytes, lines)) = self.jump.take()
+        {
+            self.total += bytes;
+            self.lines.set(self.lines.get() + lines);
+        }
         self.consumed.set(self.total);
     }
 }
@@ -203,6 +239,8 @@ pub struct WalkEnd {
     /// Lines in the bytes read (1-based line of the last byte).
     pub lines: u64,
     pub fatal: Option<Finding>,
+    /// Transactions read by workers ([`super::cut`]); 0 for a walk read in order.
+    pub cut: u64,
 }
 
 struct Frame {
@@ -316,14 +354,21 @@ pub(crate) struct Opened<R> {
     pub consumed: Rc<Cell<u64>>,
     /// Set when an event outgrew [`EVENT_BYTES_MAX`].
     pub over_limit: Rc<Cell<bool>>,
+    /// Transactions read ahead by workers, by the offset of their `<` (empty unless the
+    /// walk is cut, [`super::cut`]).
+    pub cuts: Rc<RefCell<VecDeque<(u64, CutTx)>>>,
 }
 
 /// Opens `source` for a walk: its encoding from the byte-order mark or the declaration
 /// (a contradiction is passed to `on_warning`), decoded to UTF-8 when it is not, behind
 /// the guard. `Err` is the end of a walk that cannot start (an encoding not read).
+///
+/// With a `cutter`, input in UTF-8 is cut by transaction ([`super::cut`]); other input is
+/// read whole by the walk.
 pub(crate) fn open<R: BufRead>(
     mut source: R,
     on_warning: &mut dyn FnMut(Finding),
+    cutter: Option<Cutter>,
 ) -> io::Result<Result<Opened<R>, WalkEnd>> {
     // The encoding, from the byte-order mark or the declaration (within its first bytes).
     let mut head = Vec::with_capacity(256);
@@ -370,6 +415,7 @@ pub(crate) fn open<R: BufRead>(
             return Ok(Err(WalkEnd {
                 bytes: head.len() as u64,
                 lines: 1,
+                cut: 0,
                 fatal: Some(Finding::error(
                     FindingCode::UnsupportedFormat,
                     Pos::default().at("/"),
@@ -381,6 +427,7 @@ pub(crate) fn open<R: BufRead>(
         }
     };
     let source = io::Cursor::new(head).chain(source);
+    let cutter = cutter.filter(|_| encoding == Encoding::Utf8);
     let source = match encoding {
         Encoding::Utf8 => Input::Plain(source),
         other => Input::Decoded(Decoder::new(source, other)),
@@ -389,9 +436,14 @@ pub(crate) fn open<R: BufRead>(
     let lines = Rc::new(Cell::new(1u64));
     let consumed = Rc::new(Cell::new(0u64));
     let over_limit = Rc::new(Cell::new(false));
+    let cuts = Rc::new(RefCell::new(VecDeque::new()));
     let guard = Guard {
         inner: source,
-        buf: vec![0; GUARD_BUFFER].into_boxed_slice(),
+        buf: if cutter.is_some() {
+            Vec::new()
+        } else {
+            vec![0; GUARD_BUFFER]
+        },
         pos: 0,
         end: 0,
         since_reset: since.clone(),
@@ -399,6 +451,10 @@ pub(crate) fn open<R: BufRead>(
         lines: lines.clone(),
         consumed: consumed.clone(),
         total: 0,
+        cutter,
+        cuts: cuts.clone(),
+        jump: None,
+        cut_count: 0,
     };
     let mut reader = NsReader::from_reader(guard);
     // Whitespace is kept and trimmed per leaf: quick-xml's own trimming makes event
@@ -411,19 +467,75 @@ pub(crate) fn open<R: BufRead>(
         lines,
         consumed,
         over_limit,
+        cuts,
     }))
 }
 
+/// How a walk is cut by transaction ([`super::cut`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CutPlan {
+    pub workers: usize,
+    pub window: usize,
+    pub lookahead: usize,
+}
+
 /// Walks `source`, calling `on` for each document, block and end. Stops at the first
-/// fatal problem, reported in the result.
+/// fatal problem, reported in the result. On a machine of more than one core, the
+/// transactions are read by workers ([`super::cut`]): the events are the same.
 pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let plan = (workers > 1).then_some(CutPlan {
+        workers,
+        window: super::cut::WINDOW,
+        lookahead: super::cut::LOOKAHEAD,
+    });
+    walk_with(source, plan, on)
+}
+
+/// [`walk`], cut as `plan` says (`None`: read in order by this thread alone).
+pub(crate) fn walk_with<R: BufRead>(
+    source: R,
+    plan: Option<CutPlan>,
+    on: &mut dyn FnMut(WalkEvent<'_>),
+) -> io::Result<WalkEnd> {
+    let Some(plan) = plan else {
+        return walk_in(source, None, on);
+    };
+    let (jobs, queue) = mpsc::channel();
+    let queue = Mutex::new(queue);
+    std::thread::scope(|scope| {
+        let mut started = 0;
+        for i in 0..plan.workers.max(1) {
+            let queue = &queue;
+            let spawned = std::thread::Builder::new()
+                .name(format!("xml-{i}"))
+                .spawn_scoped(scope, move || super::cut::work(queue));
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => tracing::debug!(error = %e, "no XML reading thread"),
+            }
+        }
+        // No worker to be had: read in order.
+        let cutter = (started > 0).then(|| Cutter::new(jobs, plan.window, plan.lookahead));
+        // The cutter (and with it the queue's sender) goes with the reader: the workers
+        // stop when the walk ends.
+        walk_in(source, cutter, on)
+    })
+}
+
+fn walk_in<R: BufRead>(
+    source: R,
+    cutter: Option<Cutter>,
+    on: &mut dyn FnMut(WalkEvent<'_>),
+) -> io::Result<WalkEnd> {
     let Opened {
         mut reader,
         since,
         lines,
         consumed,
         over_limit,
-    } = match open(source, &mut |f| on(WalkEvent::Warning(f)))? {
+        cuts,
+    } = match open(source, &mut |f| on(WalkEvent::Warning(f)), cutter)? {
         Ok(opened) => opened,
         Err(end) => return Ok(end),
     };
@@ -537,60 +649,53 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                 if let Some(d) = document_at {
                     let depth = stack.len() - 1 - d;
                     if let Some(kind) = is_block(&name, parent_name, depth) {
-                        let block = Block {
+                        let mut block = Block {
                             path: path_of(&stack),
                             pos,
                             leaves: Vec::new(),
                         };
+                        // A transaction a worker read: its leaves, at their places here.
+                        if kind == BlockKind::Transaction
+                            && let Some((_, tx)) = cuts
+                                .borrow_mut()
+                                .pop_front_if(|(at, _)| *at == pos.byte_offset)
+                        {
+                            block.leaves = tx
+                                .leaves
+                                .into_iter()
+                                .map(|(path, text, rel)| {
+                                    let at = Pos {
+                                        byte_offset: pos.byte_offset + rel.byte_offset,
+                                        line: pos.line + rel.line,
+                                    };
+                                    (path, text, at)
+                                })
+                                .collect();
+                            if let Some(f) = stack.last_mut() {
+                                f.had_child = true;
+                            }
+                        }
                         match kind {
                             BlockKind::PaymentInfo => open_pmtinf = Some((stack.len() - 1, block)),
                             _ => open_block = Some((kind, stack.len() - 1, block)),
                         }
                     }
                 }
-                // Attributes (Ccy="EUR") become leaves `path@Name`. Each at most once (XML
-                // 1.0, "Unique Att Spec"; two prefixes of one local name would read as one
-                // leaf too): a second one is refused, never read over the first.
-                let mut seen: Vec<&str> = Vec::new();
-                for attr in e.attributes() {
-                    let attr = match attr {
-                        Ok(a) => a,
-                        Err(err) => {
-                            fatal = Some(attribute_error(&e, pos, &path_of(&stack), &err));
-                            break;
-                        }
-                    };
-                    let qualified: &str = attr.key.into_inner();
-                    if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
-                        continue;
-                    }
-                    let key = attr.key.local_name().into_inner();
-                    if let Some(first) = seen.iter().find(|q| local(q) == key) {
-                        fatal = Some(Finding::error(
-                            FindingCode::DuplicateAttribute,
-                            pos.at(format!("{}@{key}", path_of(&stack))),
-                            None,
-                            format!("one {key} attribute"),
-                            format!("{qualified} after {first}"),
-                        ));
-                        break;
-                    }
-                    seen.push(qualified);
-                    // As written, references resolved (no whitespace normalization, as
-                    // before quick-xml 0.38); only XML's own entities, never an HTML table.
-                    let value = match unescape_with(&attr.value, resolve_xml_entity) {
-                        Ok(v) => v.into_owned(),
-                        Err(e) => {
-                            fatal = Some(Finding::error(
-                                FindingCode::XmlSyntax,
-                                pos.at(format!("{}@{key}", path_of(&stack))),
-                                None,
-                                REFERENCES,
-                                e.to_string(),
-                            ));
-                            break;
-                        }
-                    };
+                if cuts
+                    .borrow()
+                    .front()
+                    .is_some_and(|(at, _)| *at <= pos.byte_offset)
+                {
+                    // The scanner and the walk disagree on what a transaction is: a bug,
+                    // never a transaction dropped in silence.
+                    return Err(io::Error::other(format!(
+                        "internal error: a transaction read ahead at byte {} is not one \
+                         to the walk (<{name}>)",
+                        pos.byte_offset
+                    )));
+                }
+                // Attributes (Ccy="EUR") become leaves `path@Name`.
+                if let Some(f) = read_attributes(&e, pos, &|| path_of(&stack), &mut |key, value| {
                     add_leaf(
                         &stack,
                         &mut open_block,
@@ -598,7 +703,9 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
                         &format!("@{key}"),
                         value,
                         pos,
-                    );
+                    )
+                }) {
+                    fatal = Some(f);
                 }
                 if fatal.is_some() {
                     break;
@@ -698,14 +805,76 @@ pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Res
         }
         buf.clear();
     }
+    if fatal.is_none() && !cuts.borrow().is_empty() {
+        return Err(io::Error::other(
+            "internal error: a transaction read ahead was never reached by the walk",
+        ));
+    }
     // What follows a fatal finding is not read here: the caller, which hashes the input,
     // reads it to its end (src/hash.rs, `HashingReader::drain`).
     let guard = reader.into_inner();
+    tracing::debug!(
+        transactions = guard.cut_count,
+        "transactions read by workers"
+    );
     Ok(WalkEnd {
         bytes: guard.total,
         lines: lines.get(),
         fatal,
+        cut: guard.cut_count,
     })
+}
+
+/// Reads the attributes of the start tag `e` (at `pos`, element `path`), handing each to
+/// `add` as (local name, value): xmlns and xsi attributes skipped, references resolved.
+/// Each at most once (XML 1.0, "Unique Att Spec"; two prefixes of one local name would read
+/// as one leaf too): a second one is refused, never read over the first. The finding that
+/// stops the walk, if any. The walk and the workers that read transactions for it
+/// (`super::cut`) share this one reading.
+pub(crate) fn read_attributes(
+    e: &quick_xml::events::BytesStart<'_>,
+    pos: Pos,
+    path: &dyn Fn() -> String,
+    add: &mut dyn FnMut(&str, String),
+) -> Option<Finding> {
+    let mut seen: Vec<&str> = Vec::new();
+    for attr in e.attributes() {
+        let attr = match attr {
+            Ok(a) => a,
+            Err(err) => return Some(attribute_error(e, pos, &path(), &err)),
+        };
+        let qualified: &str = attr.key.into_inner();
+        if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
+            continue;
+        }
+        let key = attr.key.local_name().into_inner();
+        if let Some(first) = seen.iter().find(|q| local(q) == key) {
+            return Some(Finding::error(
+                FindingCode::DuplicateAttribute,
+                pos.at(format!("{}@{key}", path())),
+                None,
+                format!("one {key} attribute"),
+                format!("{qualified} after {first}"),
+            ));
+        }
+        seen.push(qualified);
+        // As written, references resolved (no whitespace normalization, as before
+        // quick-xml 0.38); only XML's own entities, never an HTML table.
+        let value = match unescape_with(&attr.value, resolve_xml_entity) {
+            Ok(v) => v.into_owned(),
+            Err(err) => {
+                return Some(Finding::error(
+                    FindingCode::XmlSyntax,
+                    pos.at(format!("{}@{key}", path())),
+                    None,
+                    REFERENCES,
+                    err.to_string(),
+                ));
+            }
+        };
+        add(key, value);
+    }
+    None
 }
 
 /// The local part of a qualified name (`ct:Ccy` → `Ccy`).
