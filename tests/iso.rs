@@ -1106,3 +1106,48 @@ fn a_pain001_posting_keeps_its_payment_information_id(db: TestDb) {
     assert_eq!(rows[0]["differences"], "amount: 210000 != 210100");
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 2);
 }
+
+/// `check --json` of a generated pacs.008 file and of the same file with one transaction
+/// broken is the same whether its transactions are read by workers or by the walk in order
+/// (`CLEARLEDGER_XML_WORKERS=1`).
+#[test]
+fn check_reads_alike_on_every_core_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.xml");
+    let r = common::run(
+        &[
+            "generate",
+            "pacs008",
+            "--tx",
+            "3000",
+            "--seed",
+            "5",
+            "-o",
+            good.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let at = text.match_indices("<CdtTrfTxInf>").nth(1700).unwrap().0;
+    let broken = dir.path().join("broken.xml");
+    std::fs::write(
+        &broken,
+        format!(
+            "{}<CdtTrfTxInf><X>&bad;</X>{}",
+            &text[..at],
+            &text[at + 13..]
+        ),
+    )
+    .unwrap();
+    for (file, code) in [(&good, 0), (&broken, 3)] {
+        let f = file.to_str().unwrap();
+        let cut = common::run(&["check", "--json", f], &[("CLEARLEDGER_XML_WORKERS", "2")]);
+        let in_order = common::run(&["check", "--json", f], &[("CLEARLEDGER_XML_WORKERS", "1")]);
+        assert_eq!(cut.code, code, "{}", cut.stderr);
+        assert_eq!(cut.stdout, in_order.stdout);
+        assert_eq!(cut.code, in_order.code);
+    }
+    let r = common::run(&["check", "--json", broken.to_str().unwrap()], &[]);
+    assert!(r.stdout.contains("&bad;"), "{}", r.stdout);
+}

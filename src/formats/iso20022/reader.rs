@@ -479,11 +479,18 @@ pub(crate) struct CutPlan {
     pub lookahead: usize,
 }
 
+/// How many threads read an ISO 20022 file's transactions (default: the cores this process
+/// may run on; `0` or `1`: the walk reads in order on its own thread).
+pub const WORKERS_VAR: &str = "CLEARLEDGER_XML_WORKERS";
+
 /// Walks `source`, calling `on` for each document, block and end. Stops at the first
 /// fatal problem, reported in the result. On a machine of more than one core, the
 /// transactions are read by workers ([`super::cut`]): the events are the same.
 pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = std::env::var(WORKERS_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let plan = (workers > 1).then_some(CutPlan {
         workers,
         window: super::cut::WINDOW,
