@@ -23,6 +23,7 @@ on_both_backends!(
     a_uetr_leg_naming_one_agent_only_is_keyed_by_its_half_leg,
     a_generated_file_posts_every_transaction_once,
     a_pain001_posting_keeps_its_payment_information_id,
+    a_lookup_by_trace_number_finds_every_posting_whichever_index_holds_it,
 );
 
 fn ingest(db: &TestDb, name: &str) -> (i32, Vec<std::collections::HashMap<String, String>>) {
@@ -1150,4 +1151,65 @@ fn check_reads_alike_on_every_core_and_in_order() {
     }
     let r = common::run(&["check", "--json", broken.to_str().unwrap()], &[]);
     assert!(r.stdout.contains("&bad;"), "{}", r.stdout);
+}
+
+/// Migration 0014 leaves out of the trace-number index the postings keyed `uetr:` + their own
+/// trace number; `lookup --trace` reads those by the natural key. Every trace number in a
+/// ledger of payments, returns, chains, EndToEndId-keyed payments and NACHA entries, looked
+/// up, gives exactly the postings that carry it, as the table itself says.
+fn a_lookup_by_trace_number_finds_every_posting_whichever_index_holds_it(db: TestDb) {
+    for f in [
+        "pacs008-credit-transfers.xml",
+        "pacs004-return.xml",
+        "pacs008-second-file.xml",
+        "pain001-initiation.xml",
+        "ppd-payroll-credits.ach",
+    ] {
+        ingest(&db, f);
+    }
+    for f in [
+        "chain-leg1.xml",
+        "chain-leg2.xml",
+        "chain-return.xml",
+        "aba-return-e2e-only.xml",
+    ] {
+        ingest_fixture(&db, f);
+    }
+    let uetr_keyed = "substr(posting_key, 1, length(trace_number) + 5) = 'uetr:' || trace_number";
+    // Both kinds are in the ledger: rows the index leaves out, and ISO rows it holds.
+    assert_eq!(
+        db.scalar(&format!("SELECT count(*) FROM postings WHERE {uetr_keyed}")),
+        5
+    );
+    assert_eq!(
+        db.scalar(&format!(
+            "SELECT count(*) FROM postings WHERE operation <> 'ach.entry' AND NOT ({uetr_keyed})"
+        )),
+        5
+    );
+    let traces = db.rows(
+        "SELECT DISTINCT trace_number FROM postings WHERE trace_number IS NOT NULL ORDER BY 1",
+    );
+    assert_eq!(traces.len(), 10, "{traces:?}");
+    for t in traces.iter().map(|r| r[0].as_str()) {
+        let want: Vec<(String, String)> = db
+            .rows(&format!(
+                "SELECT operation, posting_key FROM postings WHERE trace_number = '{t}' ORDER BY posting_id"
+            ))
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
+        assert_eq!(looked_up(&db, &["--trace", t]), want, "trace number {t}");
+    }
+    // A trace number that is a UETR's first characters names nothing.
+    let some = db.rows(&format!(
+        "SELECT trace_number FROM postings WHERE {uetr_keyed} LIMIT 1"
+    ));
+    let none = db.cl(&["lookup", "--json", "--trace", &some[0][0][..8]]);
+    assert_eq!(
+        (none.code, none.stdout.as_str()),
+        (5, ""),
+        "{}",
+        none.stderr
+    );
 }

@@ -15,7 +15,7 @@
 
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
-use super::{Context, LedgerError, OpenRun, ReportRow, Result};
+use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::model::PostingRecord;
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow, Postgres};
@@ -500,8 +500,9 @@ impl PgStore {
         let rows = sqlx::query(&format!(
             "SELECT DISTINCT {} FROM unnest($3::text[], $4::text[]) AS k(trace_number, effective_date) \
              JOIN postings p ON p.tenant = $1 AND p.trace_number = k.trace_number \
-             AND p.effective_date = k.effective_date AND p.operation = $2",
-            cols.join(", ")
+             AND p.effective_date = k.effective_date AND p.operation = $2 AND {}",
+            cols.join(", "),
+            sql::trace_indexed("p")
         ))
         .bind(tenant)
         .bind(operation)

@@ -909,26 +909,23 @@ impl Ledger {
         let source_cond: String;
         let e2e_ids: String;
         let (cond, binds): (&str, Vec<String>) = match lookup {
-            Lookup::TraceNumber(t) => ("p.trace_number = $2", vec![t.clone()]),
-            // Keys hold the UETR in lower case: a chain's legs (`uetr:U:{leg}`) and their
-            // returns (`…:return`) all start `uetr:U:`.
-            Lookup::Uetr(u) => (
-                "(p.posting_key = $2 OR p.posting_key LIKE $3 ESCAPE '\\')",
-                vec![
-                    format!("uetr:{}", u.trim().to_ascii_lowercase()),
-                    format!(
-                        "uetr:{}:%",
-                        sql::like_escape(&u.trim().to_ascii_lowercase())
-                    ),
-                ],
-            ),
+            Lookup::TraceNumber(t) => {
+                let (lo, hi) = sql::key_prefix_range(&format!("uetr:{t}"));
+                (sql::LOOKUP_BY_TRACE.as_str(), vec![t.clone(), lo, hi])
+            }
+            // Keys hold the UETR in lower case.
+            Lookup::Uetr(u) => {
+                let own = format!("uetr:{}", u.trim().to_ascii_lowercase());
+                let (lo, hi) = sql::key_prefix_range(&own);
+                (sql::LOOKUP_BY_UETR.as_str(), vec![own, lo, hi])
+            }
             Lookup::EndToEndId(e) => {
                 let ids = self.postings_by_e2e(tenant, e).await?;
                 e2e_ids = if ids.is_empty() {
-                    "FALSE".to_string()
+                    "p.tenant = $1 AND FALSE".to_string()
                 } else {
                     let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-                    format!("p.posting_id IN ({})", ids.join(", "))
+                    format!("p.tenant = $1 AND p.posting_id IN ({})", ids.join(", "))
                 };
                 (e2e_ids.as_str(), vec![])
             }
@@ -939,13 +936,13 @@ impl Ledger {
                     .map(|i| format!("${}", i + 2))
                     .collect();
                 source_cond = format!(
-                    "p.file_id IN ({}) AND p.record_no = ${}",
+                    "p.tenant = $1 AND p.file_id IN ({}) AND p.record_no = ${}",
                     list.join(", "),
                     spellings.len() + 2
                 );
                 (source_cond.as_str(), spellings)
             }
-            Lookup::PostingKey(k) => ("p.posting_key = $2", vec![k.clone()]),
+            Lookup::PostingKey(k) => ("p.tenant = $1 AND p.posting_key = $2", vec![k.clone()]),
         };
         let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
         a.extend(binds.iter().map(|b| Arg::Text(b)));

@@ -634,12 +634,13 @@ impl Ledger {
         items: &mut [Item],
     ) -> Result<HashMap<String, String>> {
         let mut found = HashMap::new();
-        let list = placeholders(3, mapped.len());
+        let list = placeholders(5, mapped.len());
         let sql = format!(
             "SELECT operation || ':' || posting_key, amount_minor, \
              CAST(CASE WHEN credit_account IN ({list}) THEN 1 ELSE 0 END AS BIGINT), effective_date \
-             FROM postings WHERE tenant = $1 AND trace_number = $2 \
-             AND (debit_account IN ({list}) OR credit_account IN ({list})) ORDER BY posting_id LIMIT 20"
+             FROM postings p WHERE {trace} \
+             AND (debit_account IN ({list}) OR credit_account IN ({list})) ORDER BY posting_id LIMIT 20",
+            trace = super::sql::trace_is("p", "$1", "$2", "$3", "$4")
         );
         for it in items.iter_mut() {
             if it.outcome != Outcome::MissingOurs || it.theirs.len() != 1 {
@@ -655,7 +656,13 @@ impl Ledger {
                 let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) else {
                     continue;
                 };
-                let mut a: Vec<Arg> = vec![Arg::Text(req.tenant), Arg::Text(v)];
+                let (lo, hi) = super::sql::key_prefix_range(&format!("uetr:{v}"));
+                let mut a: Vec<Arg> = vec![
+                    Arg::Text(req.tenant),
+                    Arg::Text(v),
+                    Arg::Text(&lo),
+                    Arg::Text(&hi),
+                ];
                 a.extend(mapped.iter().map(|m| Arg::Text(m)));
                 for r in self
                     .store

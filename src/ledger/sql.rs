@@ -361,7 +361,8 @@ pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
 
 // ---- lookups --------------------------------------------------------------------------
 
-/// Postings by one of the lookup conditions; `{cond}` binds from `$2`, `$1` the tenant.
+/// Postings by one of the lookup conditions: `{cond}` names the tenant (`$1`) and binds from
+/// `$2` (the tenant's term is the condition's: `LOOKUP_BY_TRACE` keeps it in its subqueries).
 pub(crate) fn lookup(cond: &str) -> String {
     format!(
         "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
@@ -369,11 +370,69 @@ pub(crate) fn lookup(cond: &str) -> String {
          p.run_id, p.posted_at, \
          (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats, \
          {} AS repeat_duplicates, {} AS repeat_conflicts, {} AS repeat_held \
-         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id",
+         FROM postings p WHERE {cond} ORDER BY p.posting_id",
         repeats_of("duplicate"),
         repeats_of("conflict"),
         repeats_of("held"),
     )
+}
+
+/// The operations whose postings may be keyed by a UETR (`uetr:{UETR}:…`): the ISO 20022
+/// kinds (`formats::iso20022::Kind::as_str`), as an SQL list.
+pub(crate) const UETR_KEYED_OPERATIONS: &str = "'pacs.008', 'pacs.004', 'pain.001'";
+
+/// The postings the trace-number index holds (migrations/*/0014_trace_index_partial.sql),
+/// its predicate word for word: a query must carry it for either engine to read the index.
+/// Left out: a posting keyed `uetr:` followed by its own trace number (its UETR), which the
+/// natural key already finds (`trace_is`).
+pub(crate) const TRACE_INDEXED: &str = "(operation NOT IN ('pacs.008', 'pacs.004', 'pain.001') OR \
+     substr(posting_key, 1, length(trace_number) + 5) <> 'uetr:' || trace_number)";
+
+/// `TRACE_INDEXED` with its columns qualified by `alias` (a query that joins `postings`
+/// to a table with a column of the same name).
+pub(crate) fn trace_indexed(alias: &str) -> String {
+    TRACE_INDEXED
+        .replace("operation ", &format!("{alias}.operation "))
+        .replace("posting_key,", &format!("{alias}.posting_key,"))
+        .replace("trace_number", &format!("{alias}.trace_number"))
+}
+
+/// The condition "posting `p`'s trace number is `t`" (of tenant `tenant`), read from an
+/// index either way: the postings the trace-number index holds, and — those it leaves out —
+/// a range of natural keys under each ISO operation, from `lo` to `hi`
+/// (`key_prefix_range("uetr:" + t)`). `tenant`, `t`, `lo` and `hi` are placeholders (`$2`…).
+/// As a set of posting ids: written as an `OR`, SQLite's planner (no statistics) reads
+/// the whole tenant instead.
+pub(crate) fn trace_is(p: &str, tenant: &str, t: &str, lo: &str, hi: &str) -> String {
+    format!(
+        "{p}.posting_id IN (SELECT posting_id FROM postings WHERE tenant = {tenant} AND trace_number = {t} \
+         AND {TRACE_INDEXED} UNION ALL SELECT posting_id FROM postings WHERE tenant = {tenant} \
+         AND operation IN ({UETR_KEYED_OPERATIONS}) AND posting_key >= {lo} AND posting_key < {hi} \
+         AND trace_number = {t})"
+    )
+}
+
+/// `lookup`'s condition for `lookup --trace` (binds: tenant, the trace number, then
+/// `key_prefix_range("uetr:" + trace number)`).
+pub(crate) static LOOKUP_BY_TRACE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| trace_is("p", "$1", "$2", "$3", "$4"));
+
+/// `lookup`'s condition for `lookup --uetr` (binds: tenant, `uetr:` + the UETR in lower case,
+/// then `key_prefix_range` of that): the payment keyed by it, its chain's legs
+/// (`uetr:U:{leg}`) and their returns (`…:return`), all keys that start `uetr:U:` — a range
+/// of the natural key under each ISO operation, which alone key by UETR.
+pub(crate) static LOOKUP_BY_UETR: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "p.tenant = $1 AND p.operation IN ({UETR_KEYED_OPERATIONS}) AND p.posting_key >= $3 AND p.posting_key < $4 \
+         AND (p.posting_key = $2 OR substr(p.posting_key, 1, length($2) + 1) = $2 || ':')"
+    )
+});
+
+/// The bounds of the keys that start with `prefix`, for `key >= lo AND key < hi`: both
+/// engines compare keys byte by byte (SQLite's BINARY; PostgreSQL's "C" collation), and no
+/// key holds U+10FFFF, the greatest character, after the prefix.
+pub(crate) fn key_prefix_range(prefix: &str) -> (String, String) {
+    (prefix.to_string(), format!("{prefix}\u{10FFFF}"))
 }
 
 /// How many journal rows name posting `p` with this outcome (the `journal_original`

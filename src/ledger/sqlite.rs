@@ -27,7 +27,7 @@
 
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
-use super::{Context, LedgerError, OpenRun, ReportRow, Result};
+use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::model::PostingRecord;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OpenFlags, OptionalExtension, ToSql};
@@ -590,10 +590,7 @@ impl SqliteStore {
     ) -> Result<Vec<TraceCandidate>> {
         let mut find = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
-                 WHERE tenant = ?1 AND trace_number = ?2 AND effective_date = ?3 AND operation = ?4"
-            ))
+            .prepare_cached(&by_trace_sql())
             .ctx("preparing the lookup by trace number")?;
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
@@ -685,9 +682,83 @@ impl SqliteStore {
     }
 }
 
+/// The re-sent check's probe: one (trace number, effective date) of one operation.
+fn by_trace_sql() -> String {
+    format!(
+        "SELECT {TRACE_CANDIDATE_COLUMNS} FROM postings \
+         WHERE tenant = ?1 AND trace_number = ?2 AND effective_date = ?3 AND operation = ?4 AND {}",
+        sql::TRACE_INDEXED
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plans of every query by trace number or UETR, on a ledger with every migration:
+    /// each reads the trace-number index (with the partial index's predicate) or the
+    /// natural key, none scans `postings` (migration 0014).
+    #[test]
+    fn lookups_by_trace_and_uetr_read_an_index() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        for m in sqlx::migrate!("migrations/sqlite").iter() {
+            conn.execute_batch(&m.sql).unwrap();
+        }
+        let plan = |q: &str| -> String {
+            let mut st = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", placeholders(q)))
+                .unwrap();
+            let rows = st
+                .query_map(
+                    rusqlite::params_from_iter(vec![rusqlite::types::Null; st.parameter_count()]),
+                    |r| r.get::<_, String>(3),
+                )
+                .unwrap()
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .unwrap();
+            rows.join("\n")
+        };
+        let trace = plan(&sql::lookup(&sql::LOOKUP_BY_TRACE));
+        assert!(
+            trace.contains(
+                "SEARCH postings USING INDEX postings_trace (tenant=? AND trace_number=?)"
+            ),
+            "{trace}"
+        );
+        assert!(
+            trace.contains(
+                "SEARCH postings USING INDEX postings_natural_key (tenant=? AND operation=? AND posting_key>? AND posting_key<?)"
+            ),
+            "{trace}"
+        );
+        assert!(
+            trace.starts_with("SEARCH p USING INTEGER PRIMARY KEY (rowid=?)"),
+            "{trace}"
+        );
+        let uetr = plan(&sql::lookup(&sql::LOOKUP_BY_UETR));
+        assert!(
+            uetr.contains(
+                "SEARCH p USING INDEX postings_natural_key (tenant=? AND operation=? AND posting_key>? AND posting_key<?)"
+            ),
+            "{uetr}"
+        );
+        let resent = plan(&by_trace_sql());
+        assert_eq!(
+            resent,
+            "SEARCH postings USING INDEX postings_trace (tenant=? AND trace_number=? AND effective_date=?)"
+        );
+        // Without the predicate the index cannot be read: the check above is the one that counts.
+        let bare = plan(
+            "SELECT posting_id FROM postings WHERE tenant = ?1 AND trace_number = ?2 AND effective_date = ?3",
+        );
+        assert!(!bare.contains("postings_trace"), "{bare}");
+        for (q, p) in [(&trace, "trace"), (&uetr, "uetr"), (&resent, "resent")] {
+            assert!(
+                !q.contains("SCAN p\n") && !q.ends_with("SCAN p") && !q.contains("SCAN postings"),
+                "{p}: {q}"
+            );
+        }
+    }
 
     #[test]
     fn urls_name_a_path_and_a_mode() {
