@@ -40,6 +40,18 @@ pub struct RecordPosition {
     pub byte_offset: u64,
 }
 
+impl RecordPosition {
+    /// The position `n` records further on, each on a line of its own `stride` bytes long
+    /// (separator included).
+    pub(crate) fn advanced(self, n: u64, stride: u64) -> Self {
+        RecordPosition {
+            record_index: self.record_index + n,
+            line: self.line + n,
+            byte_offset: self.byte_offset + n * stride,
+        }
+    }
+}
+
 /// Where an element of an XML document (ISO 20022) sits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct XmlPosition {

@@ -40,12 +40,26 @@ struct Framed {
     dropped: u64,
 }
 
+/// Records of a chunk that share their framing: one framed record with its own
+/// position, non-ASCII columns and findings, or consecutive plain records (no finding, no
+/// non-ASCII column), a line and `stride` bytes apart.
+enum Segment {
+    One(Framed),
+    Plain {
+        first: RecordPosition,
+        count: u64,
+        stride: u64,
+    },
+}
+
 /// Consecutive records, and the state the records before them are taken to leave.
 struct Chunk {
     seq: u64,
     resume: Option<Resume>,
     bytes: Vec<u8>,
-    records: Vec<Framed>,
+    segments: Vec<Segment>,
+    /// Records in `bytes`.
+    len: usize,
 }
 
 impl Chunk {
@@ -54,38 +68,73 @@ impl Chunk {
             seq,
             resume,
             bytes: Vec::with_capacity(capacity * RECORD_LEN),
-            records: Vec::with_capacity(capacity),
+            segments: Vec::new(),
+            len: 0,
         }
     }
 
     /// A joined chunk's buffers, for the next one (fresh pages cost a fault each).
     fn reuse(mut self, seq: u64, resume: Option<Resume>) -> Self {
         self.bytes.clear();
-        self.records.clear();
+        self.segments.clear();
         Chunk {
             seq,
             resume,
+            len: 0,
             ..self
         }
     }
 
     fn push(&mut self, bytes: &[u8; RECORD_LEN], f: Framed) {
         self.bytes.extend_from_slice(bytes);
-        self.records.push(f);
+        self.segments.push(Segment::One(f));
+        self.len += 1;
+    }
+
+    /// A plain record at `pos`, its line `stride` bytes long.
+    fn push_plain(&mut self, bytes: &[u8; RECORD_LEN], pos: RecordPosition, stride: u64) {
+        self.bytes.extend_from_slice(bytes);
+        self.len += 1;
+        if let Some(Segment::Plain {
+            first,
+            count,
+            stride: s,
+        }) = self.segments.last_mut()
+            && *s == stride
+            && first.advanced(*count, stride) == pos
+        {
+            *count += 1;
+            return;
+        }
+        self.segments.push(Segment::Plain {
+            first: pos,
+            count: 1,
+            stride,
+        });
     }
 
     /// Feeds every record to `asm`, in order.
     fn feed_into(&self, asm: &mut Assembler) {
         let (records, _) = self.bytes.as_chunks::<RECORD_LEN>();
-        for (f, bytes) in self.records.iter().zip(records) {
-            feed(
-                asm,
-                bytes,
-                f.pos,
-                f.non_ascii,
-                (f.framing.clone(), f.dropped),
-                &mut |_| {},
-            );
+        let mut records = records.iter();
+        for segment in &self.segments {
+            match segment {
+                Segment::One(f) => {
+                    let Some(bytes) = records.next() else { return };
+                    let framing = (f.framing.clone(), f.dropped);
+                    feed(asm, bytes, f.pos, f.non_ascii, framing, &mut |_| {});
+                }
+                Segment::Plain {
+                    first,
+                    count,
+                    stride,
+                } => {
+                    for (i, bytes) in (0..*count).zip(records.by_ref()) {
+                        let pos = first.advanced(i, *stride);
+                        asm.push_framed(bytes, pos, NonAsciiColumns::default(), &mut |_| {});
+                    }
+                }
+            }
         }
     }
 
@@ -263,7 +312,38 @@ pub(crate) fn check_counted<R: Read>(
         let mut chunk = Chunk::new(0, None, chunk_records);
         // From the first type-9 record on, the joined assembler reads in order.
         let mut mode = Mode::Chunks;
-        while let Some(rec) = reader.next_record()? {
+        loop {
+            if mode == Mode::Chunks {
+                // The common case in bulk: plain records, each what the general path below
+                // would do with it, up to one that path must decide (the file control, a
+                // chunk twice full with nowhere to cut).
+                let run = reader.plain_run()?;
+                let stride = run.stride() as u64;
+                let mut taken = 0;
+                while let Some(bytes) = run.record(taken) {
+                    let cuttable = matches!(bytes[0], b'5' | b'6');
+                    if bytes[0] == b'9' || chunk.len >= 2 * chunk_records && !cuttable {
+                        break;
+                    }
+                    if chunk.len >= chunk_records && cuttable {
+                        let resume = Some(tracker.resume());
+                        let next = joiner.next_chunk(chunk.seq + 1, resume, chunk_records);
+                        send(&mut joiner, std::mem::replace(&mut chunk, next))?;
+                        while joiner.in_flight > workers {
+                            join_one(&mut joiner)?;
+                        }
+                    }
+                    let pos = run.position(taken);
+                    tracker.see(bytes, pos, NonAsciiColumns::default());
+                    chunk.push_plain(bytes, pos, stride);
+                    taken += 1;
+                }
+                let sep = run.sep;
+                reader.skip_plain(taken, sep);
+            }
+            let Some(rec) = reader.next_record()? else {
+                break;
+            };
             let (pos, non_ascii) = (rec.position, rec.non_ascii);
             let mut bytes = [0u8; RECORD_LEN];
             bytes.copy_from_slice(rec.bytes);
@@ -272,8 +352,8 @@ pub(crate) fn check_counted<R: Read>(
                 && !non_ascii.contains(1)
                 && framing.is_empty()
                 && dropped == 0;
-            let full = chunk.records.len() >= chunk_records;
-            let twice_full = chunk.records.len() >= 2 * chunk_records;
+            let full = chunk.len >= chunk_records;
+            let twice_full = chunk.len >= 2 * chunk_records;
             let stop = match mode {
                 // The file control (or padding): the rest is read in order.
                 Mode::Chunks | Mode::InOrderUntilCut if bytes[0] == b'9' => Some(Mode::InOrder),

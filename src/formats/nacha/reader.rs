@@ -71,6 +71,39 @@ pub struct RawRecord<'a> {
     pub(crate) non_ascii: NonAsciiColumns,
 }
 
+/// Consecutive plain records as the buffer holds them, each followed by its separator
+/// ([`RecordReader::plain_run`]): the fast path of the parallel check's framing thread.
+pub(crate) struct PlainRun<'a> {
+    /// The first record's position; the next ones follow a line and `stride` bytes apart.
+    pub(crate) first: RecordPosition,
+    /// The separator's length: 1 (LF) or 2 (CR LF).
+    pub(crate) sep: usize,
+    bytes: &'a [u8],
+}
+
+impl<'a> PlainRun<'a> {
+    fn empty(first: RecordPosition) -> Self {
+        PlainRun {
+            first,
+            sep: 1,
+            bytes: &[],
+        }
+    }
+    /// Bytes from one record's first byte to the next one's.
+    pub(crate) fn stride(&self) -> usize {
+        RECORD_LEN + self.sep
+    }
+    /// Record `i` of the run (`i < len`).
+    pub(crate) fn record(&self, i: usize) -> Option<&'a [u8; RECORD_LEN]> {
+        let at = i * self.stride();
+        self.bytes.get(at..at + RECORD_LEN)?.try_into().ok()
+    }
+    /// Record `i`'s position, as `next_record` gives it.
+    pub(crate) fn position(&self, i: usize) -> RecordPosition {
+        self.first.advanced(i as u64, self.stride() as u64)
+    }
+}
+
 /// What a `non_ascii_byte` finding names as its field before the assembler names the
 /// field of the record's layout the column falls in (`Assembler::field_at`): the column
 /// alone.
@@ -246,6 +279,49 @@ impl<R: Read> RecordReader<R> {
                 return Ok(Some(self.emit(pos)));
             }
         }
+    }
+
+    /// The plain records (see [`Self::plain_line`]) from here on that the buffer holds,
+    /// all with the same separator: what `next_record` would frame, one by one, with no
+    /// finding and no non-ASCII column. Nothing is consumed: the caller takes the first
+    /// `k` with [`Self::skip_plain`]. Empty when the next line is not plain (or the buffer
+    /// has less than a line and one byte left: `next_record` frames those).
+    pub(crate) fn plain_run(&mut self) -> io::Result<PlainRun<'_>> {
+        self.fill()?;
+        let first = self.position();
+        let Some(sep) = self.plain_line() else {
+            return Ok(PlainRun::empty(first));
+        };
+        let stride = RECORD_LEN + sep;
+        let avail = &self.buf[self.start..self.end];
+        let mut count = 1;
+        // A line is plain with 96 bytes in reach (`plain_line`), its separator the same.
+        while let Some(line) = avail.get(count * stride..count * stride + RECORD_LEN + 2) {
+            let same_sep = match sep {
+                1 => line[RECORD_LEN] == b'\n',
+                _ => line[RECORD_LEN..] == *b"\r\n",
+            };
+            if !(same_sep && all_printable(&line[..RECORD_LEN])) {
+                break;
+            }
+            count += 1;
+        }
+        Ok(PlainRun {
+            first,
+            sep,
+            bytes: &avail[..count * stride],
+        })
+    }
+
+    /// Consumes the first `k` records of the last [`Self::plain_run`], whose separators
+    /// were `sep` bytes long: as `k` calls of `next_record` would.
+    pub(crate) fn skip_plain(&mut self, k: usize, sep: usize) {
+        if k == 0 {
+            return;
+        }
+        self.record_index += k as u64;
+        self.unseparated = false;
+        self.consume(k * (RECORD_LEN + sep), k as u64);
     }
 
     /// The separator's length if the line at `buf[start]` is a plain record: 94 printable
@@ -1001,5 +1077,116 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].code, FindingCode::BlankLine);
         assert_eq!(findings[0].position.line(), 2);
+    }
+
+    /// Plain runs taken `take` records at a time (the rest by `next_record`) give exactly
+    /// what `next_record` alone gives: the same records, positions, non-ASCII columns and
+    /// findings, on lines with LF, CR LF, a CR alone, trimmed, long, blank, non-ASCII and
+    /// multi-byte ones between plain stretches, whatever the source's read size.
+    #[test]
+    fn plain_runs_frame_as_next_record_does() {
+        type Framed = (Vec<u8>, RecordPosition, NonAsciiColumns, Vec<Finding>);
+        fn alone(data: &[u8], chunk: usize) -> Vec<Framed> {
+            let mut r = RecordReader::new(Trickle { data, chunk });
+            let mut out = Vec::new();
+            while let Some(rec) = r.next_record().unwrap() {
+                let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
+                out.push((b, p, n, r.take_findings()));
+            }
+            out.push((
+                Vec::new(),
+                r.end_position(),
+                NonAsciiColumns::default(),
+                r.take_findings(),
+            ));
+            out
+        }
+        fn in_runs(data: &[u8], chunk: usize, take: usize) -> (Vec<Framed>, usize) {
+            let mut r = RecordReader::new(Trickle { data, chunk });
+            let (mut out, mut bulk) = (Vec::new(), 0);
+            loop {
+                let run = r.plain_run().unwrap();
+                let mut k = 0;
+                while k < take
+                    && let Some(b) = run.record(k)
+                {
+                    let none = NonAsciiColumns::default();
+                    out.push((b.to_vec(), run.position(k), none, Vec::new()));
+                    k += 1;
+                }
+                let sep = run.sep;
+                r.skip_plain(k, sep);
+                bulk += k;
+                let Some(rec) = r.next_record().unwrap() else {
+                    break;
+                };
+                let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
+                out.push((b, p, n, r.take_findings()));
+            }
+            out.push((
+                Vec::new(),
+                r.end_position(),
+                NonAsciiColumns::default(),
+                r.take_findings(),
+            ));
+            (out, bulk)
+        }
+        let plain = |c: u8| {
+            let mut v = rec(b'6');
+            v[1] = c;
+            v
+        };
+        let mut data = Vec::new();
+        let lines: Vec<(Vec<u8>, &[u8])> = vec![
+            (plain(b'a'), b"\n"),
+            (plain(b'b'), b"\n"),
+            (plain(b'c'), b"\r\n"),
+            (plain(b'd'), b"\r\n"),
+            (plain(b'e'), b"\n"),
+            (plain(b'f')[..60].to_vec(), b"\n"),
+            (plain(b'g'), b"\r"),
+            (plain(b'h'), b"\n"),
+            ([plain(b'i'), b"   ".to_vec()].concat(), b"\n"),
+            (Vec::new(), b"\n"),
+            (plain(b'j'), b"\n"),
+            (
+                [&plain(b'k')[..10], "\u{e9}".as_bytes(), &plain(b'k')[11..]].concat(),
+                b"\n",
+            ),
+            (
+                [&plain(b'l')[..10], b"\xe9", &plain(b'l')[11..]].concat(),
+                b"\n",
+            ),
+            (
+                [&plain(b'm')[..10], b"\t", &plain(b'm')[11..]].concat(),
+                b"\n",
+            ),
+            (plain(b'n'), b"\n"),
+            ([plain(b'o'), plain(b'p')].concat(), b"\n"),
+            (plain(b'q'), b"\n"),
+            (plain(b'r'), b""),
+        ];
+        for (line, sep) in &lines {
+            data.extend_from_slice(line);
+            data.extend_from_slice(sep);
+        }
+        for chunk in [1, 95, 96, 200, 4096] {
+            let want = alone(&data, chunk);
+            assert_eq!(
+                want.len(),
+                19,
+                "every line a record but the blank one, then the end"
+            );
+            for take in [1, 2, 3, usize::MAX] {
+                let (got, bulk) = in_runs(&data, chunk, take);
+                assert_eq!(got, want, "reads of {chunk}, runs taken {take} at a time");
+                // In bulk, when the reads bring whole runs: a b | d | h | n | p q (a run
+                // keeps one separator; p is the second record of a line without one between
+                // them; r, the last, has no byte after it).
+                if chunk == 4096 && take == usize::MAX {
+                    assert_eq!(bulk, 7);
+                }
+            }
+        }
     }
 }
