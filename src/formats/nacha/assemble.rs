@@ -636,8 +636,8 @@ impl Assembler {
         if !self.keep_entries {
             // Validation only: nothing to hand over (and the entry is not moved again).
             self.pending = None;
-        } else if let Some(p) = self.pending.take() {
-            emit(Event::Entry(p.entry));
+        } else if let Some(entry) = self.pending.take().and_then(|p| p.entry) {
+            emit(Event::Entry(*entry));
         }
     }
 

@@ -71,8 +71,8 @@ fn count_addenda(c: &mut Check, p: &mut Pending, keep: bool) {
         return;
     }
     p.addenda_count += 1;
-    if keep {
-        p.entry.addenda.push(text(c.record()));
+    if keep && let Some(entry) = p.entry.as_mut() {
+        entry.addenda.push(text(c.record()));
     }
 }
 
@@ -182,7 +182,7 @@ pub(crate) fn check_entry_addenda(findings: &mut FindingSink, p: &Pending) {
         // the room for controls), whatever its addenda reported before.
         findings.push_control(Finding::error(
             FindingCode::AddendaCount,
-            p.entry.position,
+            p.position,
             Some(field),
             format!("{:04} (addenda records that follow)", p.addenda_count),
             format!("{declared:04}"),
@@ -202,7 +202,7 @@ fn check_indicator(findings: &mut FindingSink, p: &Pending) {
     };
     findings.push(Finding::error(
         FindingCode::AddendaIndicator,
-        p.entry.position,
+        p.position,
         Some(ENTRY_DETAIL.addenda_record_indicator),
         expected,
         found,
@@ -237,7 +237,7 @@ fn check_iat_set(findings: &mut FindingSink, p: &Pending) {
             .join(",");
         findings.push(Finding::error(
             FindingCode::AddendaCount,
-            p.entry.position,
+            p.position,
             Some(IAT_ENTRY_DETAIL.number_of_addenda_records),
             expected,
             found,

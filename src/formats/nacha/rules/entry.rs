@@ -18,7 +18,11 @@ use crate::formats::nacha::validate::{
 /// An entry read, waiting for its addenda (the records that follow it).
 #[derive(Debug)]
 pub(crate) struct Pending {
-    pub(crate) entry: Entry,
+    /// The entry as the ingest reads it; `None` when validating only (`check`), which
+    /// keeps nothing of it but its position (boxed: a `Pending` is moved once an entry).
+    pub(crate) entry: Option<Box<Entry>>,
+    /// The entry detail record's position.
+    pub(crate) position: RecordPosition,
     /// The addenda record indicator, column 79.
     pub(crate) indicator: u8,
     /// Declared addenda count (CTX), with its field.
@@ -71,8 +75,8 @@ impl TraceBytes {
 }
 
 /// Entry detail rules; the entry goes into `batch`'s totals and waits for its addenda.
-/// With `keep` false the entry carries only what validation needs (position, record
-/// number, transaction code, direction, amount; the trace number is in the `Pending`).
+/// With `keep` false no entry is built: what validation needs of it (its position, its
+/// trace number) is in the `Pending`.
 pub(crate) fn check_entry(
     c: &mut Check,
     batch: &mut Batch,
@@ -88,25 +92,20 @@ pub(crate) fn check_entry(
     batch.totals.add_entry(rdfi, direction, amount_minor);
     let unknown = unknown_totals(c, batch.layout, direction);
     batch.totals.unknown = batch.totals.unknown.or(unknown);
-    let detail = Detail {
-        record_no,
-        position: c.pos(),
-        transaction_code: code,
-        direction,
-        amount_minor,
-        trace_number: if keep {
-            joined(c.record(), batch.layout.trace)
-        } else {
-            String::new()
-        },
-    };
-    let entry = if keep {
-        full_entry(batch, detail, c.record())
-    } else {
-        brief_entry(batch, detail)
-    };
+    let entry = keep.then(|| {
+        let detail = Detail {
+            record_no,
+            position: c.pos(),
+            transaction_code: code,
+            direction,
+            amount_minor,
+            trace_number: joined(c.record(), batch.layout.trace),
+        };
+        Box::new(full_entry(batch, detail, c.record()))
+    });
     Pending {
         entry,
+        position: c.pos(),
         indicator,
         declared_addenda,
         sequenced_addenda: [0; 3],
@@ -296,7 +295,7 @@ fn field_text(record: &[u8; RECORD_LEN], field: Option<FieldSpec>) -> String {
     field.map_or_else(String::new, |f| text(f.slice(record)))
 }
 
-/// What every entry carries, whatever is kept.
+/// What the rules read of an entry, for the entry the ingest keeps.
 struct Detail {
     record_no: u64,
     position: RecordPosition,
@@ -327,36 +326,6 @@ fn full_entry(batch: &Batch, d: Detail, record: &[u8; RECORD_LEN]) -> Entry {
         individual_identification: field_text(record, layout.identification),
         individual_name: field_text(record, layout.name),
         discretionary_data: joined(record, layout.discretionary),
-        trace_number: d.trace_number,
-        addenda: Vec::new(),
-    }
-}
-
-/// Validation only: no text fields, no addenda (fewer allocations).
-fn brief_entry(batch: &Batch, d: Detail) -> Entry {
-    Entry {
-        record_no: d.record_no,
-        position: d.position,
-        batch_number: String::new(),
-        service_class_code: String::new(),
-        sec_code: if batch.kind() == BatchKind::Iat {
-            batch.sec_code.clone()
-        } else {
-            String::new()
-        },
-        company_name: String::new(),
-        company_identification: String::new(),
-        company_entry_description: String::new(),
-        effective_entry_date: batch.effective_entry_date,
-        odfi_identification: String::new(),
-        transaction_code: d.transaction_code,
-        direction: d.direction,
-        rdfi_routing: String::new(),
-        account: String::new(),
-        amount_minor: d.amount_minor,
-        individual_identification: String::new(),
-        individual_name: String::new(),
-        discretionary_data: String::new(),
         trace_number: d.trace_number,
         addenda: Vec::new(),
     }
