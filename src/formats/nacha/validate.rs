@@ -20,12 +20,15 @@ pub const SEC_CODES: &[&[u8; 3]] = &[
 /// Service class codes: 200 mixed, 220 credits only, 225 debits only, 280 ADV.
 pub const SERVICE_CLASS_CODES: &[&[u8; 3]] = &[b"200", b"220", b"225", b"280"];
 
+// The field tests below read every byte without stopping early: for fields of 1 to 20
+// bytes a branch per byte costs more than the bytes (`check` runs them on every entry).
+
 pub fn is_digits(b: &[u8]) -> bool {
-    !b.is_empty() && b.iter().all(u8::is_ascii_digit)
+    !b.is_empty() && b.iter().fold(true, |ok, c| ok & c.is_ascii_digit())
 }
 
 pub fn is_blank(b: &[u8]) -> bool {
-    b.iter().all(|&c| c == b' ')
+    b.iter().fold(true, |ok, &c| ok & (c == b' '))
 }
 
 /// Blank or all zeros (blanks and zeros mixed): what the ACH operators' edits treat as
@@ -60,13 +63,19 @@ pub fn is_mmyy(b: &[u8]) -> bool {
 
 /// Value of an all-digit field (at most 19 digits); `None` if any byte is not a digit.
 pub fn parse_u64(b: &[u8]) -> Option<u64> {
-    if !is_digits(b) || b.len() > 19 {
+    if b.is_empty() || b.len() > 19 {
         return None;
     }
-    Some(
-        b.iter()
-            .fold(0u64, |acc, &c| acc * 10 + u64::from(c - b'0')),
-    )
+    // One pass: the value, and whether a byte was not a digit (19 digits fit a u64; what
+    // a non-digit makes of the value wraps, and is dropped).
+    let (value, bad) = b.iter().fold((0u64, false), |(acc, bad), &c| {
+        let d = c.wrapping_sub(b'0');
+        (
+            acc.wrapping_mul(10).wrapping_add(u64::from(d)),
+            bad | (d > 9),
+        )
+    });
+    (!bad).then_some(value)
 }
 
 /// Value of an all-digit field of any width, for wide totals (ADV: 20 digits).
@@ -220,6 +229,14 @@ mod tests {
         assert_eq!(parse_u64(b"0000100000"), Some(100000));
         assert_eq!(parse_u64(b"00001 0000"), None);
         assert_eq!(parse_u64(b""), None);
+        // The bytes just outside the digits, anywhere in the field, and the widths.
+        for bad in [&b"12/4"[..], b"12:4", b"/", b":", b"9999999999999999 9", b"-1"] {
+            assert_eq!(parse_u64(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_u64(b"9999999999999999999"), Some(9_999_999_999_999_999_999));
+        assert_eq!(parse_u64(b"00000000000000000001"), None, "20 digits");
+        assert!(is_digits(b"0123456789") && !is_digits(b"") && !is_digits(b"0 1"));
+        assert!(is_blank(b"") && is_blank(b"   ") && !is_blank(b"  0 "));
         assert_eq!(parse_u128(b"00000000000000050000"), Some(50000));
     }
 }

@@ -59,6 +59,15 @@ impl TraceBytes {
             bytes: [b' '; 24],
             len: 0,
         };
+        if let [f] = fields
+            && let Ok(field) = <&[u8; 15]>::try_from(f.slice(record))
+        {
+            // Every layout but ADV's: one 15-byte field, copied whole (a fixed-size copy),
+            // its trailing blanks left out by the length.
+            t.bytes[..15].copy_from_slice(field);
+            t.len = field.trim_ascii_end().len() as u8;
+            return t;
+        }
         for f in fields {
             let part = f.slice(record).trim_ascii_end();
             let at = usize::from(t.len);
