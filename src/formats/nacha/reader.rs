@@ -1086,19 +1086,22 @@ mod tests {
     #[test]
     fn plain_runs_frame_as_next_record_does() {
         type Framed = (Vec<u8>, RecordPosition, NonAsciiColumns, Vec<Finding>);
+        type Reader<'a> = RecordReader<Trickle<'a>>;
+        // The next record as `next_record` frames it, with the findings it brought.
+        fn one(r: &mut Reader) -> Option<Framed> {
+            let rec = r.next_record().unwrap()?;
+            let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
+            Some((b, p, n, r.take_findings()))
+        }
+        // Where the input ended, and the findings left at its end.
+        fn end(r: &mut Reader) -> Framed {
+            let none = NonAsciiColumns::default();
+            (Vec::new(), r.end_position(), none, r.take_findings())
+        }
         fn alone(data: &[u8], chunk: usize) -> Vec<Framed> {
             let mut r = RecordReader::new(Trickle { data, chunk });
-            let mut out = Vec::new();
-            while let Some(rec) = r.next_record().unwrap() {
-                let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
-                out.push((b, p, n, r.take_findings()));
-            }
-            out.push((
-                Vec::new(),
-                r.end_position(),
-                NonAsciiColumns::default(),
-                r.take_findings(),
-            ));
+            let mut out: Vec<Framed> = std::iter::from_fn(|| one(&mut r)).collect();
+            out.push(end(&mut r));
             out
         }
         fn in_runs(data: &[u8], chunk: usize, take: usize) -> (Vec<Framed>, usize) {
@@ -1117,18 +1120,10 @@ mod tests {
                 let sep = run.sep;
                 r.skip_plain(k, sep);
                 bulk += k;
-                let Some(rec) = r.next_record().unwrap() else {
-                    break;
-                };
-                let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
-                out.push((b, p, n, r.take_findings()));
+                let Some(f) = one(&mut r) else { break };
+                out.push(f);
             }
-            out.push((
-                Vec::new(),
-                r.end_position(),
-                NonAsciiColumns::default(),
-                r.take_findings(),
-            ));
+            out.push(end(&mut r));
             (out, bulk)
         }
         let plain = |c: u8| {

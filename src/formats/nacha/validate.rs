@@ -230,10 +230,20 @@ mod tests {
         assert_eq!(parse_u64(b"00001 0000"), None);
         assert_eq!(parse_u64(b""), None);
         // The bytes just outside the digits, anywhere in the field, and the widths.
-        for bad in [&b"12/4"[..], b"12:4", b"/", b":", b"9999999999999999 9", b"-1"] {
+        for bad in [
+            &b"12/4"[..],
+            b"12:4",
+            b"/",
+            b":",
+            b"9999999999999999 9",
+            b"-1",
+        ] {
             assert_eq!(parse_u64(bad), None, "{bad:?}");
         }
-        assert_eq!(parse_u64(b"9999999999999999999"), Some(9_999_999_999_999_999_999));
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
         assert_eq!(parse_u64(b"00000000000000000001"), None, "20 digits");
         assert!(is_digits(b"0123456789") && !is_digits(b"") && !is_digits(b"0 1"));
         assert!(is_blank(b"") && is_blank(b"   ") && !is_blank(b"  0 "));
