@@ -494,6 +494,48 @@ mod tests {
         );
     }
 
+    /// A file larger than the reader's buffer with CR LF separators, and one whose
+    /// separators change every few lines (plain runs end at each change and at each
+    /// refill), with findings all along: the joined summary is the one-pass one (every
+    /// finding's position), whatever the chunk size.
+    #[test]
+    fn crlf_and_mixed_separators_join_to_the_one_pass_summary() {
+        // A wrong check digit in every 97th entry: findings, with positions, all along.
+        let mut base = lines(&generated(3_000, 5));
+        let mut planted = 0;
+        for l in base.iter_mut().filter(|l| l[0] == b'6').step_by(97) {
+            l[11] = if l[11] == b'0' { b'1' } else { b'0' };
+            planted += 1;
+        }
+        let with = |sep: &dyn Fn(usize) -> &'static [u8]| -> Vec<u8> {
+            base.iter()
+                .enumerate()
+                .flat_map(|(i, l)| [&l[..], sep(i)].concat())
+                .collect()
+        };
+        let crlf = with(&|_| b"\r\n");
+        let mixed = with(&|i| if i % 7 < 3 { b"\r\n" } else { b"\n" });
+        assert!(
+            crlf.len() > 256 * 1024,
+            "{} bytes: past one buffer",
+            crlf.len()
+        );
+        for (what, data) in [("CR LF", &crlf), ("mixed", &mixed)] {
+            for chunk in [1, 7, 500, CHUNK_RECORDS] {
+                same(data, chunk, what);
+            }
+        }
+        let one = check_in_one_pass(&mixed[..], ValidateOptions::default()).unwrap();
+        let codes = one.summary.findings.iter().map(|f| f.code);
+        assert!(
+            codes
+                .clone()
+                .all(|c| c == crate::findings::FindingCode::CheckDigit)
+        );
+        assert_eq!((codes.count(), planted), (31, 31));
+        assert_eq!(one.summary.entries, 3_000);
+    }
+
     /// Every record of a four-batch file deleted, doubled, retyped or made unreadable in
     /// turn, and an amount changed (a control mismatch in a batch that spans cuts): the
     /// joined summary is the one-pass one, whatever the chunk size.

@@ -93,7 +93,7 @@ impl<'a> PlainRun<'a> {
     pub(crate) fn stride(&self) -> usize {
         RECORD_LEN + self.sep
     }
-    /// Record `i` of the run (`i < len`).
+    /// Record `i` of the run; `None` past its end.
     pub(crate) fn record(&self, i: usize) -> Option<&'a [u8; RECORD_LEN]> {
         let at = i * self.stride();
         self.bytes.get(at..at + RECORD_LEN)?.try_into().ok()
@@ -1137,6 +1137,7 @@ mod tests {
             (plain(b'b'), b"\n"),
             (plain(b'c'), b"\r\n"),
             (plain(b'd'), b"\r\n"),
+            (plain(b'D'), b"\r\n"),
             (plain(b'e'), b"\n"),
             (plain(b'f')[..60].to_vec(), b"\n"),
             (plain(b'g'), b"\r"),
@@ -1169,17 +1170,17 @@ mod tests {
             let want = alone(&data, chunk);
             assert_eq!(
                 want.len(),
-                19,
+                20,
                 "every line a record but the blank one, then the end"
             );
             for take in [1, 2, 3, usize::MAX] {
                 let (got, bulk) = in_runs(&data, chunk, take);
                 assert_eq!(got, want, "reads of {chunk}, runs taken {take} at a time");
-                // In bulk, when the reads bring whole runs: a b | d | h | n | p q (a run
+                // In bulk, when the reads bring whole runs: a b | d D | h | n | p q (a run
                 // keeps one separator; p is the second record of a line without one between
                 // them; r, the last, has no byte after it).
                 if chunk == 4096 && take == usize::MAX {
-                    assert_eq!(bulk, 7);
+                    assert_eq!(bulk, 8);
                 }
             }
         }

@@ -63,7 +63,8 @@ impl TraceBytes {
             && let Ok(field) = <&[u8; 15]>::try_from(f.slice(record))
         {
             // Every layout but ADV's: one 15-byte field, copied whole (a fixed-size copy),
-            // its trailing blanks left out by the length.
+            // its trailing blanks left out by the length. The bytes past `len` are then the
+            // field's, not blanks: only `bytes[..len]` may be read.
             t.bytes[..15].copy_from_slice(field);
             t.len = field.trim_ascii_end().len() as u8;
             return t;
