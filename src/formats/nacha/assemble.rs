@@ -624,7 +624,7 @@ impl Assembler {
             );
             return;
         };
-        check_addenda(&mut c, p, sec, self.keep_entries);
+        check_addenda(&mut c, p, sec);
     }
 
     /// Checks the pending entry's addenda as a whole, and emits it.
@@ -633,10 +633,8 @@ impl Assembler {
             return;
         };
         check_entry_addenda(&mut self.findings, p);
-        if !self.keep_entries {
-            // Validation only: nothing to hand over (and the entry is not moved again).
-            self.pending = None;
-        } else if let Some(entry) = self.pending.take().and_then(|p| p.entry) {
+        // Validation only (`check`) built no entry: nothing to hand over.
+        if let Some(entry) = self.pending.take().and_then(|p| p.entry) {
             emit(Event::Entry(*entry));
         }
     }

@@ -58,8 +58,6 @@ struct Chunk {
     resume: Option<Resume>,
     bytes: Vec<u8>,
     segments: Vec<Segment>,
-    /// Records in `bytes`.
-    len: usize,
 }
 
 impl Chunk {
@@ -69,7 +67,6 @@ impl Chunk {
             resume,
             bytes: Vec::with_capacity(capacity * RECORD_LEN),
             segments: Vec::new(),
-            len: 0,
         }
     }
 
@@ -80,7 +77,6 @@ impl Chunk {
         Chunk {
             seq,
             resume,
-            len: 0,
             ..self
         }
     }
@@ -88,13 +84,16 @@ impl Chunk {
     fn push(&mut self, bytes: &[u8; RECORD_LEN], f: Framed) {
         self.bytes.extend_from_slice(bytes);
         self.segments.push(Segment::One(f));
-        self.len += 1;
+    }
+
+    /// Records in the chunk.
+    fn len(&self) -> usize {
+        self.bytes.len() / RECORD_LEN
     }
 
     /// A plain record at `pos`, its line `stride` bytes long.
     fn push_plain(&mut self, bytes: &[u8; RECORD_LEN], pos: RecordPosition, stride: u64) {
         self.bytes.extend_from_slice(bytes);
-        self.len += 1;
         if let Some(Segment::Plain {
             first,
             count,
@@ -307,6 +306,16 @@ pub(crate) fn check_counted<R: Read>(
             joiner.in_flight += 1;
             job_tx.send(chunk).map_err(|_| stopped())
         };
+        // A cut before the next record: the chunk goes to the workers, a new one starts
+        // from the state its records leave, and at most one chunk a worker stays in flight.
+        let cut = |joiner: &mut Joiner, chunk: &mut Chunk, resume: Resume| -> std::io::Result<()> {
+            let next = joiner.next_chunk(chunk.seq + 1, Some(resume), chunk_records);
+            send(joiner, std::mem::replace(chunk, next))?;
+            while joiner.in_flight > workers {
+                join_one(joiner)?;
+            }
+            Ok(())
+        };
         let mut reader = RecordReader::new(source);
         let mut tracker = Tracker::default();
         let mut chunk = Chunk::new(0, None, chunk_records);
@@ -322,16 +331,11 @@ pub(crate) fn check_counted<R: Read>(
                 let mut taken = 0;
                 while let Some(bytes) = run.record(taken) {
                     let cuttable = matches!(bytes[0], b'5' | b'6');
-                    if bytes[0] == b'9' || chunk.len >= 2 * chunk_records && !cuttable {
+                    if bytes[0] == b'9' || chunk.len() >= 2 * chunk_records && !cuttable {
                         break;
                     }
-                    if chunk.len >= chunk_records && cuttable {
-                        let resume = Some(tracker.resume());
-                        let next = joiner.next_chunk(chunk.seq + 1, resume, chunk_records);
-                        send(&mut joiner, std::mem::replace(&mut chunk, next))?;
-                        while joiner.in_flight > workers {
-                            join_one(&mut joiner)?;
-                        }
+                    if chunk.len() >= chunk_records && cuttable {
+                        cut(&mut joiner, &mut chunk, tracker.resume())?;
                     }
                     let pos = run.position(taken);
                     tracker.see(bytes, pos, NonAsciiColumns::default());
@@ -352,8 +356,8 @@ pub(crate) fn check_counted<R: Read>(
                 && !non_ascii.contains(1)
                 && framing.is_empty()
                 && dropped == 0;
-            let full = chunk.len >= chunk_records;
-            let twice_full = chunk.len >= 2 * chunk_records;
+            let full = chunk.len() >= chunk_records;
+            let twice_full = chunk.len() >= 2 * chunk_records;
             let stop = match mode {
                 // The file control (or padding): the rest is read in order.
                 Mode::Chunks | Mode::InOrderUntilCut if bytes[0] == b'9' => Some(Mode::InOrder),
@@ -376,11 +380,7 @@ pub(crate) fn check_counted<R: Read>(
                 chunk.resume = Some(tracker.resume());
                 mode = Mode::Chunks;
             } else if mode == Mode::Chunks && full && cuttable {
-                let next = joiner.next_chunk(chunk.seq + 1, Some(tracker.resume()), chunk_records);
-                send(&mut joiner, std::mem::replace(&mut chunk, next))?;
-                while joiner.in_flight > workers {
-                    join_one(&mut joiner)?;
-                }
+                cut(&mut joiner, &mut chunk, tracker.resume())?;
             }
             tracker.see(&bytes, pos, non_ascii);
             if mode != Mode::Chunks {

@@ -293,23 +293,15 @@ impl<R: Read> RecordReader<R> {
             return Ok(PlainRun::empty(first));
         };
         let stride = RECORD_LEN + sep;
-        let avail = &self.buf[self.start..self.end];
         let mut count = 1;
-        // A line is plain with 96 bytes in reach (`plain_line`), its separator the same.
-        while let Some(line) = avail.get(count * stride..count * stride + RECORD_LEN + 2) {
-            let same_sep = match sep {
-                1 => line[RECORD_LEN] == b'\n',
-                _ => line[RECORD_LEN..] == *b"\r\n",
-            };
-            if !(same_sep && all_printable(&line[..RECORD_LEN])) {
-                break;
-            }
+        while self.plain_line_at(self.start + count * stride) == Some(sep) {
             count += 1;
         }
+        let at = self.start;
         Ok(PlainRun {
             first,
             sep,
-            bytes: &avail[..count * stride],
+            bytes: &self.buf[at..at + count * stride],
         })
     }
 
@@ -329,8 +321,12 @@ impl<R: Read> RecordReader<R> {
     /// marker and no multi-byte character (none is printable ASCII), so `frame` would
     /// frame it as a 94-byte record with no finding; this says so in one pass.
     fn plain_line(&self) -> Option<usize> {
-        let avail = &self.buf[self.start..self.end];
-        let line = avail.get(..RECORD_LEN + 2)?;
+        self.plain_line_at(self.start)
+    }
+
+    /// [`Self::plain_line`] for the line at `buf[at]`.
+    fn plain_line_at(&self, at: usize) -> Option<usize> {
+        let line = self.buf[..self.end].get(at..at + RECORD_LEN + 2)?;
         let printable = all_printable(&line[..RECORD_LEN]);
         match &line[RECORD_LEN..] {
             [b'\n', _] if printable => Some(1),

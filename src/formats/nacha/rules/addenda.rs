@@ -11,15 +11,15 @@ use crate::formats::nacha::validate::{
     IAT_TRANSACTION_TYPE_CODES, is_change_code, is_return_reason_code,
 };
 
-/// Addenda rules for one addenda record following the entry `p` in a `sec` batch; with
-/// `keep`, the record's text joins the entry.
-pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: bool) {
+/// Addenda rules for one addenda record following the entry `p` in a `sec` batch; an
+/// entry the ingest keeps takes the record's text.
+pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str) {
     let l = ADDENDA;
     let Some(ty) = c.digits(l.addenda_type_code) else {
         // A type unreadable for a non-ASCII byte (already a finding) is still an addenda
         // of the entry: counted, so that the indicator and counts say nothing more.
         if c.unreadable(l.addenda_type_code) {
-            count_addenda(c, p, keep);
+            count_addenda(c, p);
         }
         return;
     };
@@ -55,11 +55,11 @@ pub(crate) fn check_addenda(c: &mut Check, p: &mut Pending, sec: &str, keep: boo
     if p.iat && matches!(ty, 10..=18 | 98) {
         p.iat_types_seen.push(ty);
     }
-    count_addenda(c, p, keep);
+    count_addenda(c, p);
 }
 
 /// One more addenda of the entry `p` (at most [`ADDENDA_PER_ENTRY_MAX`]).
-fn count_addenda(c: &mut Check, p: &mut Pending, keep: bool) {
+fn count_addenda(c: &mut Check, p: &mut Pending) {
     let l = ADDENDA;
     if p.addenda_count >= ADDENDA_PER_ENTRY_MAX as u64 {
         c.error(
@@ -71,7 +71,7 @@ fn count_addenda(c: &mut Check, p: &mut Pending, keep: bool) {
         return;
     }
     p.addenda_count += 1;
-    if keep && let Some(entry) = p.entry.as_mut() {
+    if let Some(entry) = p.entry.as_mut() {
         entry.addenda.push(text(c.record()));
     }
 }

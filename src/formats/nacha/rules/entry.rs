@@ -59,22 +59,15 @@ impl TraceBytes {
             bytes: [b' '; 24],
             len: 0,
         };
-        if let [f] = fields
-            && let Ok(field) = <&[u8; 15]>::try_from(f.slice(record))
-        {
-            // Every layout but ADV's: one 15-byte field, copied whole (a fixed-size copy),
-            // its trailing blanks left out by the length. The bytes past `len` are then the
-            // field's, not blanks: only `bytes[..len]` may be read.
-            t.bytes[..15].copy_from_slice(field);
-            t.len = field.trim_ascii_end().len() as u8;
-            return t;
-        }
+        // Each field copied whole and the length advanced past it without its trailing
+        // blanks (the next field's bytes go over them): the bytes past `len` may be a
+        // field's, so only `bytes[..len]` is read.
         for f in fields {
-            let part = f.slice(record).trim_ascii_end();
+            let field = f.slice(record);
             let at = usize::from(t.len);
-            let n = part.len().min(t.bytes.len() - at);
-            t.bytes[at..at + n].copy_from_slice(&part[..n]);
-            t.len += n as u8;
+            let n = field.len().min(t.bytes.len() - at);
+            t.bytes[at..at + n].copy_from_slice(&field[..n]);
+            t.len += field[..n].trim_ascii_end().len() as u8;
         }
         t
     }
