@@ -381,11 +381,14 @@ pub(crate) fn lookup(cond: &str) -> String {
 /// kinds (`formats::iso20022::Kind::as_str`), as an SQL list.
 pub(crate) const UETR_KEYED_OPERATIONS: &str = "'pacs.008', 'pacs.004', 'pain.001'";
 
-/// The postings the trace-number index holds (migrations/*/0014_trace_index_partial.sql),
-/// its predicate word for word: a query must carry it for either engine to read the index.
-/// Left out: a posting keyed `uetr:` followed by its own trace number (its UETR), which the
-/// natural key already finds (`trace_is`).
-pub(crate) const TRACE_INDEXED: &str = "(operation NOT IN ('pacs.008', 'pacs.004', 'pain.001') OR \
+/// The postings the trace-number index holds (migrations/*/0014_trace_index_partial.sql,
+/// written as migrations/*/0015_trace_index_predicate.sql has it), its predicate word for
+/// word: a query must carry it for either engine to read the index. Left out: a posting
+/// keyed `uetr:` followed by its own trace number (its UETR), which the natural key already
+/// finds (`trace_is`). The operations are three comparisons, not `NOT IN (…)`: SQLite builds
+/// an ephemeral table for such a list each time it evaluates the predicate, i.e. on every
+/// insert into `postings`.
+pub(crate) const TRACE_INDEXED: &str = "((operation <> 'pacs.008' AND operation <> 'pacs.004' AND operation <> 'pain.001') OR \
      substr(posting_key, 1, length(trace_number) + 5) <> 'uetr:' || trace_number)";
 
 /// `TRACE_INDEXED` with its columns qualified by `alias` (a query that joins `postings`
