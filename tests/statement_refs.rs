@@ -262,7 +262,18 @@ fn an_old_sqlite_ledger_upgrades_with_its_foreign_keys_whole_and_enforced() {
         enforced,
         "PRAGMA foreign_keys is 1 on the ledger's connection"
     );
-    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 15);
+    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 16);
+    // Migration 0016: the journal's outcome check without a list.
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'journal' AND sql LIKE '%CHECK (outcome = ''duplicate'' OR outcome = ''conflict'' OR outcome = ''held'')%'"),
+        1
+    );
+    assert_eq!(
+        db.scalar(
+            "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'journal' AND type = 'index'"
+        ),
+        3
+    );
     // Migrations 0014 and 0015: the trace-number index is the partial one, its operations
     // compared one by one.
     assert_eq!(

@@ -754,6 +754,42 @@ mod tests {
         assert_eq!(n, 10 * 365 + 3); // leap: 0, 2024, 10000
     }
 
+    /// The inserts made once a record (a posting, a journal row) build no ephemeral table
+    /// on a ledger with every migration: an `IN (…)` list in a partial index's predicate or
+    /// a CHECK is one, opened and closed for every row (migrations 0015 and 0016).
+    #[test]
+    fn per_record_inserts_build_no_ephemeral_table() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        for m in sqlx::migrate!("migrations/sqlite").iter() {
+            conn.execute_batch(&m.sql).unwrap();
+        }
+        let opcodes = |q: &str| -> Vec<String> {
+            let mut st = conn.prepare(&format!("EXPLAIN {q}")).unwrap();
+            let nulls = vec![rusqlite::types::Null; st.parameter_count()];
+            st.query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(1))
+                .unwrap()
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .unwrap()
+        };
+        let values = |n: usize| {
+            (1..=n)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let posting = format!(
+            "INSERT INTO postings ({}) VALUES ({}) ON CONFLICT DO NOTHING",
+            sql::POSTING_COLUMNS,
+            values(15)
+        );
+        let journal = format!("{} VALUES ({})", sql::INSERT_JOURNAL, values(17));
+        for q in [posting, journal] {
+            let ops = opcodes(&q);
+            assert!(ops.iter().any(|o| o == "IdxInsert"), "{q}: {ops:?}");
+            assert!(!ops.iter().any(|o| o == "OpenEphemeral"), "{q}: {ops:?}");
+        }
+    }
+
     /// The plans of every query by trace number or UETR, on a ledger with every migration:
     /// each reads the trace-number index (with the partial index's predicate) or the
     /// natural key, none scans `postings` (migration 0014).
