@@ -333,9 +333,10 @@ impl SqliteStore {
         rows: &[[Arg<'_>; N]],
         context: &'static str,
     ) -> Result<()> {
-        let values: Vec<String> = (1..=N).map(|i| format!("?{i}")).collect();
-        let sql = format!("{insert} VALUES ({})", values.join(", "));
-        let mut st = self.conn.prepare_cached(&sql).ctx(context)?;
+        let mut st = self
+            .conn
+            .prepare_cached(&with_values(insert, N))
+            .ctx(context)?;
         for r in rows {
             st.execute(rusqlite::params_from_iter(r)).ctx(context)?;
         }
@@ -508,12 +509,7 @@ impl SqliteStore {
         let posted_at = super::classify::ts(&run.started_at);
         let mut insert = self
             .conn
-            .prepare_cached(&format!(
-                "INSERT INTO postings ({}) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
-                 ON CONFLICT DO NOTHING",
-                super::sql::POSTING_COLUMNS
-            ))
+            .prepare_cached(&insert_posting_sql())
             .ctx("preparing the posting insert")?;
         // What is the same for every row of the run is bound once: a statement keeps its
         // bindings from one execution to the next (the cache clears them when it takes the
@@ -687,6 +683,19 @@ impl SqliteStore {
     }
 }
 
+/// `insert` (an `INSERT INTO t (columns)`) with `n` placeholders for its values.
+fn with_values(insert: &str, n: usize) -> String {
+    let values: Vec<String> = (1..=n).map(|i| format!("?{i}")).collect();
+    format!("{insert} VALUES ({})", values.join(", "))
+}
+
+/// The posting insert (`insert_postings`): one row, its binds in `POSTING_COLUMNS`' order;
+/// a key or source already taken inserts nothing.
+fn insert_posting_sql() -> String {
+    let insert = format!("INSERT INTO postings ({})", super::sql::POSTING_COLUMNS);
+    format!("{} ON CONFLICT DO NOTHING", with_values(&insert, 15))
+}
+
 /// A date as `NaiveDate`'s `Display` writes it (`2026-12-03`), without a `String` per
 /// posting: four-digit years in a buffer, any other year as `Display` has it.
 #[derive(Default)]
@@ -703,22 +712,20 @@ impl DateText {
             self.other = d.to_string();
             return &self.other;
         }
+        let digit = |v: u32| b'0' + (v % 10) as u8;
         let y = y as u32;
-        let digits = [
-            y / 1000,
-            y / 100 % 10,
-            y / 10 % 10,
-            y % 10,
-            10,
-            m / 10,
-            m % 10,
-            10,
-            day / 10,
-            day % 10,
+        self.buf = [
+            digit(y / 1000),
+            digit(y / 100),
+            digit(y / 10),
+            digit(y),
+            b'-',
+            digit(m / 10),
+            digit(m),
+            b'-',
+            digit(day / 10),
+            digit(day),
         ];
-        for (b, v) in self.buf.iter_mut().zip(digits) {
-            *b = if v == 10 { b'-' } else { b'0' + v as u8 };
-        }
         std::str::from_utf8(&self.buf).unwrap_or_default()
     }
 }
@@ -771,19 +778,9 @@ mod tests {
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .unwrap()
         };
-        let values = |n: usize| {
-            (1..=n)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let posting = format!(
-            "INSERT INTO postings ({}) VALUES ({}) ON CONFLICT DO NOTHING",
-            sql::POSTING_COLUMNS,
-            values(15)
-        );
-        let journal = format!("{} VALUES ({})", sql::INSERT_JOURNAL, values(17));
-        for q in [posting, journal] {
+        // The statements as the writer prepares them (`insert_postings`, `insert_rows`).
+        let journal = with_values(sql::INSERT_JOURNAL, 17);
+        for q in [insert_posting_sql(), journal] {
             let ops = opcodes(&q);
             assert!(ops.iter().any(|o| o == "IdxInsert"), "{q}: {ops:?}");
             assert!(!ops.iter().any(|o| o == "OpenEphemeral"), "{q}: {ops:?}");
