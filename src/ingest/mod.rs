@@ -251,8 +251,13 @@ pub enum IngestOutcome {
 enum Msg {
     /// The file's identity as parsed; the writer answers with the identity the ledger
     /// knows the file under (an alias for a file ingested under an earlier spelling,
-    /// `FileIdentity::aliases`), from which the parser then builds every key.
-    Header(FileIdentity, std::sync::mpsc::SyncSender<FileIdentity>),
+    /// `FileIdentity::aliases`), from which the parser then builds every key, and whether
+    /// the ledger holds postings keyed by the earlier ISO 20022 rule (`OpenRun::legacy_below`:
+    /// only then are the records' legacy keys built).
+    Header(
+        FileIdentity,
+        std::sync::mpsc::SyncSender<(FileIdentity, bool)>,
+    ),
     Records(Vec<PostingRecord>),
     Done(std::io::Result<ParseDone>),
 }
@@ -367,7 +372,7 @@ pub async fn ingest_file(
                         let open = ledger.begin_run(&start).await?;
                         tracing::debug!(file = %name, run_id = open.run_id, file_id = %open.file.file_id, "run started");
                         // The parser waits for this answer; it is gone only if it ended.
-                        let _ = known_as.send(open.file.clone());
+                        let _ = known_as.send((open.file.clone(), open.legacy_below.is_some()));
                         run = Some(open);
                     }
                 }
@@ -640,6 +645,7 @@ fn parse(
         }
     };
     let mut file: Option<FileIdentity> = None;
+    let mut legacy_keys = false;
     let mut receiver_gone = false;
     // Parsed records wait here, in file order, until a chunk is full; then their posting
     // records (keys, fingerprints, stored detail) are built across the cores by rayon and
@@ -648,16 +654,20 @@ fn parse(
     let mut entries: Vec<nacha::Entry> = Vec::with_capacity(CHUNK_RECORDS);
     let mut txs: Vec<iso20022::IsoTx> = Vec::with_capacity(CHUNK_RECORDS);
     // Sends the identity once and keys the records by the identity the ledger answers.
-    let send_header = |id: FileIdentity, file: &mut Option<FileIdentity>, gone: &mut bool| {
-        if file.is_none() && !*gone {
-            let (answer, known_as) = std::sync::mpsc::sync_channel(1);
-            *gone = tx.blocking_send(Msg::Header(id, answer)).is_err();
-            match known_as.recv() {
-                Ok(known) if !*gone => *file = Some(known),
-                _ => *gone = true,
+    let send_header =
+        |id: FileIdentity, file: &mut Option<FileIdentity>, legacy: &mut bool, gone: &mut bool| {
+            if file.is_none() && !*gone {
+                let (answer, known_as) = std::sync::mpsc::sync_channel(1);
+                *gone = tx.blocking_send(Msg::Header(id, answer)).is_err();
+                match known_as.recv() {
+                    Ok((known, wanted)) if !*gone => {
+                        *file = Some(known);
+                        *legacy = wanted;
+                    }
+                    _ => *gone = true,
+                }
             }
-        }
-    };
+        };
     let send = |chunk: Vec<PostingRecord>, gone: &mut bool| {
         if !*gone && !chunk.is_empty() {
             *gone = tx.blocking_send(Msg::Records(chunk)).is_err();
@@ -666,9 +676,12 @@ fn parse(
     match format {
         FileFormat::Nacha => {
             let mut on_event = |ev: Event| match ev {
-                Event::Header(h) => {
-                    send_header(FileIdentity::nacha(&h), &mut file, &mut receiver_gone)
-                }
+                Event::Header(h) => send_header(
+                    FileIdentity::nacha(&h),
+                    &mut file,
+                    &mut legacy_keys,
+                    &mut receiver_gone,
+                ),
                 Event::Entry(e) => {
                     // Entries before any header belong to a file that will be rejected.
                     if let Some(id) = &file
@@ -699,21 +712,32 @@ fn parse(
         }
         FileFormat::Iso20022 => {
             let mut on_event = |ev: IsoEvent| match ev {
-                IsoEvent::Header(h) => send_header(iso_identity(&h), &mut file, &mut receiver_gone),
+                IsoEvent::Header(h) => send_header(
+                    iso_identity(&h),
+                    &mut file,
+                    &mut legacy_keys,
+                    &mut receiver_gone,
+                ),
                 IsoEvent::Transaction(t) => {
                     if let Some(id) = &file
                         && !receiver_gone
                     {
                         txs.push(t);
                         if txs.len() >= CHUNK_RECORDS {
-                            send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
+                            send(
+                                build(&mut txs, |t| iso_posting(id, t, legacy_keys)),
+                                &mut receiver_gone,
+                            );
                         }
                     }
                 }
             };
             let r = iso20022::read_file(&mut source, &mut on_event);
             if let Some(id) = &file {
-                send(build(&mut txs, |t| iso_posting(id, t)), &mut receiver_gone);
+                send(
+                    build(&mut txs, |t| iso_posting(id, t, legacy_keys)),
+                    &mut receiver_gone,
+                );
             }
             r.map(|r| ParseSummary {
                 format: format.as_str(),

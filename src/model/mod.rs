@@ -611,7 +611,15 @@ fn iso_account(account: &str, agent: &str, name: &str) -> String {
 /// debtor's account and credits the creditor's; a return (pacs.004) moves the money back:
 /// debits the original creditor, credits the original debtor (accounts: `iso_account`).
 /// `legacy` holds the key and fingerprint e363cd0 gave the same transaction.
-pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> PostingRecord {
+///
+/// `legacy`: whether to compute [`PostingRecord::legacy`] (a second key, field list and
+/// SHA-256 a record), which only a ledger holding postings of the earlier rule reads
+/// (`OpenRun::legacy_below`); without it the record's `legacy` is `None`.
+pub fn iso_posting(
+    file: &FileIdentity,
+    tx: &crate::formats::iso20022::IsoTx,
+    legacy: bool,
+) -> PostingRecord {
     use crate::formats::iso20022::Kind;
     let kind = tx.kind.unwrap_or(Kind::Pacs008);
     let debtor = iso_account(&tx.debtor_account, &tx.debtor_agent, &tx.debtor_name);
@@ -655,7 +663,6 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
     } else {
         detail::encode(&fields)
     };
-    let v1_fields = iso_fields_v1(tx);
     let trace = [
         &tx.uetr,
         &tx.end_to_end_id,
@@ -678,15 +685,18 @@ pub fn iso_posting(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) ->
         fingerprint: hex::encode(digest),
         digest,
         detail,
-        legacy: Some(LegacyKey {
-            posting_key: iso_key_v1(file, tx),
-            fingerprint: self::fingerprint("iso20022-tx-v1", &v1_fields),
-            fields: v1_fields,
-            file_prefix: (kind != Kind::Pain001)
-                .then(|| format!("iso:{}:{}:", kind.as_str(), tx.v1.sender)),
-            ambiguous: (tx.v1.debtor_agent.is_empty() && !tx.debtor_agent.is_empty())
-                || (tx.v1.creditor_agent.is_empty() && !tx.creditor_agent.is_empty())
-                || (tx.v1.sender.is_empty() && !tx.sender.is_empty()),
+        legacy: legacy.then(|| {
+            let v1_fields = iso_fields_v1(tx);
+            LegacyKey {
+                posting_key: iso_key_v1(file, tx),
+                fingerprint: self::fingerprint("iso20022-tx-v1", &v1_fields),
+                fields: v1_fields,
+                file_prefix: (kind != Kind::Pain001)
+                    .then(|| format!("iso:{}:{}:", kind.as_str(), tx.v1.sender)),
+                ambiguous: (tx.v1.debtor_agent.is_empty() && !tx.debtor_agent.is_empty())
+                    || (tx.v1.creditor_agent.is_empty() && !tx.creditor_agent.is_empty())
+                    || (tx.v1.sender.is_empty() && !tx.sender.is_empty()),
+            }
         }),
     }
 }
