@@ -498,7 +498,7 @@ fn postings_of(file: &std::path::Path) -> Vec<clearledger::model::PostingRecord>
     let mut out = Vec::new();
     iso20022::read_file(std::fs::File::open(file).unwrap(), &mut |ev| match ev {
         IsoEvent::Header(h) => id = Some(iso_identity(&h)),
-        IsoEvent::Transaction(t) => out.push(iso_posting(id.as_ref().unwrap(), &t, true)),
+        IsoEvent::Transaction(t) => out.push(iso_posting(id.as_ref().unwrap(), t, true)),
     })
     .unwrap();
     out

@@ -582,13 +582,11 @@ pub async fn ingest_file(
 
 /// The posting records of a batch of parsed records, in order, built across the cores;
 /// the batch is emptied for the next chunk.
-fn build<T: Sync>(
+fn build<T: Send>(
     batch: &mut Vec<T>,
-    posting: impl Fn(&T) -> PostingRecord + Sync + Send,
+    posting: impl Fn(T) -> PostingRecord + Sync + Send,
 ) -> Vec<PostingRecord> {
-    let out = batch.par_iter().map(posting).collect();
-    batch.clear();
-    out
+    batch.par_drain(..).map(posting).collect()
 }
 
 /// Reads the whole input (hashing it when `hash`), parses it in its format, and sends
@@ -690,7 +688,7 @@ fn parse(
                         entries.push(e);
                         if entries.len() >= CHUNK_RECORDS {
                             send(
-                                build(&mut entries, |e| nacha_posting(id, e)),
+                                build(&mut entries, |e| nacha_posting(id, &e)),
                                 &mut receiver_gone,
                             );
                         }
@@ -700,7 +698,7 @@ fn parse(
             let r = nacha::read_file(&mut source, validate, &mut on_event, &mut |_| {});
             if let Some(id) = &file {
                 send(
-                    build(&mut entries, |e| nacha_posting(id, e)),
+                    build(&mut entries, |e| nacha_posting(id, &e)),
                     &mut receiver_gone,
                 );
             }

@@ -617,7 +617,7 @@ fn iso_account(account: &str, agent: &str, name: &str) -> String {
 /// (`OpenRun::legacy_below`); without it the record's `legacy` is `None`.
 pub fn iso_posting(
     file: &FileIdentity,
-    tx: &crate::formats::iso20022::IsoTx,
+    tx: crate::formats::iso20022::IsoTx,
     legacy: bool,
 ) -> PostingRecord {
     use crate::formats::iso20022::Kind;
@@ -629,40 +629,7 @@ pub fn iso_posting(
     } else {
         (debtor, creditor)
     };
-    let fields: Vec<(&'static str, String)> = vec![
-        ("message", kind.as_str().to_string()),
-        ("instr_id", tx.instr_id.clone()),
-        ("end_to_end_id", tx.end_to_end_id.clone()),
-        ("tx_id", tx.tx_id.clone()),
-        ("uetr", tx.uetr.clone()),
-        ("amount", tx.amount_minor.to_string()),
-        ("currency", tx.currency.clone()),
-        ("date", tx.date.map(|d| d.to_string()).unwrap_or_default()),
-        ("instructing_agent", tx.instructing_agent.clone()),
-        ("instructed_agent", tx.instructed_agent.clone()),
-        ("debtor_name", tx.debtor_name.clone()),
-        ("debtor_account", tx.debtor_account.clone()),
-        ("debtor_agent", tx.debtor_agent.clone()),
-        ("creditor_name", tx.creditor_name.clone()),
-        ("creditor_account", tx.creditor_account.clone()),
-        ("creditor_agent", tx.creditor_agent.clone()),
-        ("remittance", tx.remittance.clone()),
-        ("original_end_to_end_id", tx.original_end_to_end_id.clone()),
-        ("original_uetr", tx.original_uetr.clone()),
-        ("original_tx_id", tx.original_tx_id.clone()),
-        ("return_reason", tx.return_reason.clone()),
-    ];
-    let digest = fingerprint_digest("iso20022-tx-v2", &fields);
-    // A pain.001's PmtInfId is stored, not fingerprinted nor compared (DETAIL_ONLY_FIELDS):
-    // a file ingested before it was kept is still all duplicates.
-    let detail = if kind == Kind::Pain001 && !tx.pmt_inf_id.is_empty() {
-        let mut d: Vec<(&'static str, &str)> =
-            fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        d.push(("pmt_inf_id", tx.pmt_inf_id.as_str()));
-        detail::encode(&d)
-    } else {
-        detail::encode(&fields)
-    };
+    let posting_key = iso_key(file, &tx);
     let trace = [
         &tx.uetr,
         &tx.end_to_end_id,
@@ -671,33 +638,72 @@ pub fn iso_posting(
     ]
     .into_iter()
     .find_map(|s| provided(s).map(str::to_string));
+    let legacy = legacy.then(|| {
+        let v1_fields = iso_fields_v1(&tx);
+        LegacyKey {
+            posting_key: iso_key_v1(file, &tx),
+            fingerprint: self::fingerprint("iso20022-tx-v1", &v1_fields),
+            fields: v1_fields,
+            file_prefix: (kind != Kind::Pain001)
+                .then(|| format!("iso:{}:{}:", kind.as_str(), tx.v1.sender)),
+            ambiguous: (tx.v1.debtor_agent.is_empty() && !tx.debtor_agent.is_empty())
+                || (tx.v1.creditor_agent.is_empty() && !tx.creditor_agent.is_empty())
+                || (tx.v1.sender.is_empty() && !tx.sender.is_empty()),
+        }
+    });
+    // The transaction's texts move into the fields (the record is all that is kept of it).
+    let (record_no, amount_minor, date) = (tx.record_no, tx.amount_minor, tx.date);
+    let currency = tx.currency.clone();
+    let pmt_inf_id = tx.pmt_inf_id;
+    let fields: Vec<(&'static str, String)> = vec![
+        ("message", kind.as_str().to_string()),
+        ("instr_id", tx.instr_id),
+        ("end_to_end_id", tx.end_to_end_id),
+        ("tx_id", tx.tx_id),
+        ("uetr", tx.uetr),
+        ("amount", amount_minor.to_string()),
+        ("currency", tx.currency),
+        ("date", date.map(|d| d.to_string()).unwrap_or_default()),
+        ("instructing_agent", tx.instructing_agent),
+        ("instructed_agent", tx.instructed_agent),
+        ("debtor_name", tx.debtor_name),
+        ("debtor_account", tx.debtor_account),
+        ("debtor_agent", tx.debtor_agent),
+        ("creditor_name", tx.creditor_name),
+        ("creditor_account", tx.creditor_account),
+        ("creditor_agent", tx.creditor_agent),
+        ("remittance", tx.remittance),
+        ("original_end_to_end_id", tx.original_end_to_end_id),
+        ("original_uetr", tx.original_uetr),
+        ("original_tx_id", tx.original_tx_id),
+        ("return_reason", tx.return_reason),
+    ];
+    let digest = fingerprint_digest("iso20022-tx-v2", &fields);
+    // A pain.001's PmtInfId is stored, not fingerprinted nor compared (DETAIL_ONLY_FIELDS):
+    // a file ingested before it was kept is still all duplicates.
+    let detail = if kind == Kind::Pain001 && !pmt_inf_id.is_empty() {
+        let mut d: Vec<(&'static str, &str)> =
+            fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        d.push(("pmt_inf_id", pmt_inf_id.as_str()));
+        detail::encode(&d)
+    } else {
+        detail::encode(&fields)
+    };
     PostingRecord {
-        record_no: tx.record_no,
+        record_no,
         operation: kind.as_str(),
-        posting_key: iso_key(file, tx),
+        posting_key,
         trace_number: trace,
         debit_account,
         credit_account,
-        amount_minor: tx.amount_minor,
-        currency: tx.currency.clone(),
-        effective_date: tx.date,
+        amount_minor,
+        currency,
+        effective_date: date,
         fields,
         fingerprint: hex::encode(digest),
         digest,
         detail,
-        legacy: legacy.then(|| {
-            let v1_fields = iso_fields_v1(tx);
-            LegacyKey {
-                posting_key: iso_key_v1(file, tx),
-                fingerprint: self::fingerprint("iso20022-tx-v1", &v1_fields),
-                fields: v1_fields,
-                file_prefix: (kind != Kind::Pain001)
-                    .then(|| format!("iso:{}:{}:", kind.as_str(), tx.v1.sender)),
-                ambiguous: (tx.v1.debtor_agent.is_empty() && !tx.debtor_agent.is_empty())
-                    || (tx.v1.creditor_agent.is_empty() && !tx.creditor_agent.is_empty())
-                    || (tx.v1.sender.is_empty() && !tx.sender.is_empty()),
-            }
-        }),
+        legacy,
     }
 }
 
