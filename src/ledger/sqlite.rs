@@ -672,14 +672,56 @@ impl SqliteStore {
         let mut rows = st
             .query(rusqlite::params_from_iter(args))
             .ctx("reading the report")?;
-        let mut rr = ReportRow::default();
-        while let Some(r) = rows.next().ctx("reading the report")? {
-            report_row_into(&mut rr, r)?;
-            if let Err(e) = row(&rr) {
-                return Ok(Err(e));
-            }
-        }
-        Ok(Ok(()))
+        // The rows are written (CSV, JSON lines: a third of a report's time) on a thread of
+        // their own while this one reads the next ones: batches go to the writer and come
+        // back to be filled again, their buffers reused (no allocation per row).
+        const BATCH: usize = 1_024;
+        let (full, to_write) = std::sync::mpsc::sync_channel::<Vec<ReportRow>>(4);
+        let (written, empty) = std::sync::mpsc::channel::<Vec<ReportRow>>();
+        std::thread::scope(|scope| {
+            let writer = std::thread::Builder::new()
+                .name("report-writer".into())
+                .spawn_scoped(scope, move || -> std::io::Result<()> {
+                    for batch in to_write {
+                        for r in &batch {
+                            row(r)?;
+                        }
+                        let _ = written.send(batch);
+                    }
+                    Ok(())
+                })
+                .map_err(|e| LedgerError::Internal(format!("starting the report's writer: {e}")))?;
+            let read = (|| -> Result<()> {
+                let mut batch: Vec<ReportRow> = Vec::new();
+                let mut n = 0;
+                while let Some(r) = rows.next().ctx("reading the report")? {
+                    if n == batch.len() {
+                        batch.push(ReportRow::default());
+                    }
+                    report_row_into(&mut batch[n], r)?;
+                    n += 1;
+                    if n == BATCH {
+                        if full.send(batch).is_err() {
+                            return Ok(()); // the writer stopped: its error is the answer
+                        }
+                        batch = empty.try_recv().unwrap_or_default();
+                        n = 0;
+                    }
+                }
+                batch.truncate(n);
+                if n > 0 {
+                    let _ = full.send(batch);
+                }
+                Ok(())
+            })();
+            drop(full);
+            let out = match writer.join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            read?;
+            Ok(out)
+        })
     }
 }
 
