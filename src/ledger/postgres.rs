@@ -217,7 +217,7 @@ fn cells(r: &PgRow) -> Result<Row> {
                 })?)
             }
             "BYTEA" => Cell::Bytes(r.try_get::<Vec<u8>, _>(i).ctx("reading a row")?),
-            "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "UNKNOWN" => {
+            "TEXT" | "VARCHAR" | "NAME" | "UNKNOWN" => {
                 Cell::Text(raw.as_str().map_err(bad)?.to_owned())
             }
             _ => Cell::Text(r.try_get::<String, _>(i).ctx("reading a row")?),

@@ -691,9 +691,9 @@ impl SqliteStore {
                     Ok(())
                 })
                 .map_err(|e| LedgerError::Internal(format!("starting the report's writer: {e}")))?;
+            let mut batch: Vec<ReportRow> = Vec::new();
+            let mut n = 0;
             let read = (|| -> Result<()> {
-                let mut batch: Vec<ReportRow> = Vec::new();
-                let mut n = 0;
                 while let Some(r) = rows.next().ctx("reading the report")? {
                     if n == batch.len() {
                         batch.push(ReportRow::default());
@@ -701,24 +701,29 @@ impl SqliteStore {
                     report_row_into(&mut batch[n], r)?;
                     n += 1;
                     if n == BATCH {
-                        if full.send(batch).is_err() {
+                        n = 0;
+                        let next = empty.try_recv().unwrap_or_default();
+                        if full.send(std::mem::replace(&mut batch, next)).is_err() {
                             return Ok(()); // the writer stopped: its error is the answer
                         }
-                        batch = empty.try_recv().unwrap_or_default();
-                        n = 0;
                     }
-                }
-                batch.truncate(n);
-                if n > 0 {
-                    let _ = full.send(batch);
                 }
                 Ok(())
             })();
+            // What was read is written, also before a read that failed (as row by row).
+            batch.truncate(n);
+            if n > 0 {
+                let _ = full.send(batch);
+            }
             drop(full);
             let out = match writer.join() {
                 Ok(out) => out,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
+            // A write that failed is the answer, whatever the read did after it.
+            if out.is_err() {
+                return Ok(out);
+            }
             read?;
             Ok(out)
         })
