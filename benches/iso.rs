@@ -1,5 +1,9 @@
 //! Criterion benchmark: pacs.008 parse + validate (MB/s). `cargo bench --bench iso`.
 
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clearledger::formats::iso20022::{self, IsoEvent, generate::write_pacs008};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -1,10 +1,14 @@
 //! Criterion benchmarks: NACHA record parse, whole-file parse + validate (MB/s), and
 //! key derivation with fingerprinting. `cargo bench --bench nacha`.
 
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clearledger::formats::nacha::generate::{GenerateOptions, write_nacha};
 use clearledger::formats::nacha::record::parse_entry_detail;
 use clearledger::formats::nacha::{self, Event, ValidateOptions};
-use clearledger::model::{FileIdentity, nacha_posting};
+use clearledger::keys::{FileIdentity, nacha_posting};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 

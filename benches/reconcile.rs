@@ -4,6 +4,10 @@
 //! `cargo bench --bench reconcile`. The whole command against SQLite, beside a plain SQL
 //! join, is `benches/e2e.py --formats recon`.
 
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clearledger::reconcile::{reconcile, rules::Rules, synthetic};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -3,6 +3,10 @@
 //! 1.5 MB each). `cargo bench --bench statements` (`-- bai2`, `-- mt940` for one).
 //! Issue #13's target is 200 MB/s for BAI2 and MT940 (not met yet: README "Bank statements").
 
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clearledger::formats::bai2::generate::generate_bai2;
 use clearledger::formats::camt::generate::generate_camt053;
 use clearledger::formats::detect::Unsupported;

@@ -1,6 +1,10 @@
 //! The reconciliation engine alone on synthetic inputs, with its phase timings:
 //! `RUST_LOG=clearledger=debug cargo run --release --example reconcile_engine -- 1000000`.
 
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -13,7 +13,7 @@
 //! 2. `conflicts`: the same again into the now full table, so every row is a conflict
 //!    (index lookups only: what a re-upload costs the database at the least).
 //!
-//! With `--narrow` (issue #16) the same posting rows go instead into a plain table holding
+//! With `--narrow` the same posting rows go instead into a plain table holding
 //! what PERFORMANCE.md's ceiling holds: the keys, amount, currency, accounts, date and the
 //! fingerprint as 32 bytes, an integer primary key and the contract's two unique indexes
 //! (natural key; file and record) — no `detail`, no secondary index: what a posting row
@@ -25,6 +25,10 @@
 //! Prints one JSON line: `{"rows":N,"fresh_secs":S,"conflicts_secs":S}`. Rows are read into
 //! memory first and converted to the values they bind as, so only the database's work is
 //! timed.
+
+/// The binary's allocator (src/main.rs), so this measures what ships.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use rusqlite::{Connection, params_from_iter};
 use std::time::Instant;

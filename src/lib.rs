@@ -5,7 +5,7 @@
 //!   position of each format's kind, the bounded sink);
 //! - [`formats`]: pure parsers (bytes in, records and findings with positions out), and
 //!   `formats::detect`, which tells from the first bytes which one reads a file;
-//! - [`model`], [`money`]: file identities, posting records, keys, fingerprints; minor units
+//! - [`keys`], [`money`]: file identities, posting records, keys, fingerprints; minor units
 //!   and the one ISO 4217 table;
 //! - [`ingest`]: the only place that reads files (and hashes them, once), runs the parser
 //!   thread and calls the ledger;
@@ -18,13 +18,6 @@
 //!   `Idempotency-Key` go through [`ingest`] like any file; reads, metrics;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
-/// mimalloc instead of glibc's allocator, for every program linking the library (the binary,
-/// the tests, the benches, the ceilings in `examples/`): an ISO 20022 walk makes and frees a
-/// few small strings per element, and glibc's `free`/`malloc_consolidate` were a fifth of
-/// `check`'s CPU on pacs.008 (README, Performance, issue #16).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 pub mod cli;
 pub(crate) mod fault;
 pub mod findings;
@@ -32,7 +25,7 @@ pub mod formats;
 pub(crate) mod hash;
 pub mod ingest;
 pub mod ledger;
-pub mod model;
+pub mod keys;
 pub mod money;
 pub mod reconcile;
 pub mod report;

@@ -1,4 +1,4 @@
-//! `account map` / `account list` (issue #14): which ledger accounts a bank account's
+//! `account map` / `account list`: which ledger accounts a bank account's
 //! statements are reconciled with, kept per tenant, a pair mapped once however often it
 //! is given.
 

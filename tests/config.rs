@@ -1,4 +1,4 @@
-//! Configuration mistakes (issue #12): a database URL, password, database, privilege or
+//! Configuration mistakes: a database URL, password, database, privilege or
 //! SQLite path that no retry can fix is exit 7 "not retryable" with what to fix, never the
 //! "safe to retry" of exit 4 (a server that is down stays 4); no output carries the
 //! password; `db migrate` creates a missing PostgreSQL database; `db backup` copies a live

@@ -1,6 +1,6 @@
 //! Files of a kind clearledger does not read — an archive, a PDF — are refused by `check`
 //! and `ingest` with one finding saying what they are, not a flood of NACHA errors about
-//! their bytes. (Bank statements are read since issue #13: tests/statement_corpus.rs.)
+//! their bytes. (Bank statements: tests/statement_corpus.rs.)
 
 mod common;
 

@@ -169,7 +169,7 @@ fn regressions() {
     assert_eq!(r.summary.records, 1);
 }
 
-/// The statement readers (issue #13) under the same mutations: no panic, the same findings
+/// The statement readers under the same mutations: no panic, the same findings
 /// whole and in 7-byte reads (a quick-xml syntax error's position aside), most mutations
 /// caught. `CLEARLEDGER_FUZZ_ITERS` sets the count here too.
 #[test]

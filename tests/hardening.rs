@@ -1,4 +1,4 @@
-//! What operations throw at it (issue #17): totals that cannot overflow, inputs read once.
+//! What operations throw at it: totals that cannot overflow, inputs read once.
 
 mod common;
 
@@ -284,7 +284,7 @@ fn postgres_statistics_are_fresh_after_a_bulk_run() {
     );
 }
 
-/// Issue #17: SQLite maps the WAL index (`-shm`) into memory; truncated under a running
+/// SQLite maps the WAL index (`-shm`) into memory; truncated under a running
 /// ingest, the next access raised SIGBUS and the process died with no word (exit 135).
 /// Now: exit 4 with a message saying what happened and that a rerun is safe; the ledger is
 /// whole (SQLite reads the index header before it writes the first frame of a COMMIT, so

@@ -272,7 +272,7 @@ fn hostile_xml_is_refused_safely() {
     );
 }
 
-/// Hostile bank statements (issue #13): refused with the position, nothing recorded even
+/// Hostile bank statements: refused with the position, nothing recorded even
 /// when statements were recorded before the file turned out bad (the run is one
 /// transaction), memory bounded, no panic.
 #[test]

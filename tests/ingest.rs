@@ -750,7 +750,7 @@ fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
 
 long_on_both_backends!(long_one_million_entries_post_once_and_reupload_posts_nothing);
 
-/// A new SQLite ledger is made of 16 KiB pages (issue #16: a fresh insert of 1 M posting
+/// A new SQLite ledger is made of 16 KiB pages (a fresh insert of 1 M posting
 /// rows 12.0 s with SQLite's default 4 KiB, 8.1 s with 16 KiB); a ledger that exists keeps
 /// the page size it was made with.
 #[test]

@@ -492,8 +492,8 @@ fn entities_and_character_references_come_out_as_their_text() {
 }
 
 /// Every ISO 20022 transaction of `file`: (record_no, posting record).
-fn postings_of(file: &std::path::Path) -> Vec<clearledger::model::PostingRecord> {
-    use clearledger::model::{iso_identity, iso_posting};
+fn postings_of(file: &std::path::Path) -> Vec<clearledger::keys::PostingRecord> {
+    use clearledger::keys::{iso_identity, iso_posting};
     let mut id = None;
     let mut out = Vec::new();
     iso20022::read_file(std::fs::File::open(file).unwrap(), &mut |ev| match ev {
@@ -509,8 +509,8 @@ fn fixtures() -> std::path::PathBuf {
 }
 
 #[test]
-fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
-    // tests/golden/iso-v1-keys.tsv was written by the code at e363cd0 (before keys by leg)
+fn legacy_keys_and_fingerprints_are_what_the_v1_rule_gave() {
+    // tests/golden/iso-v1-keys.tsv was written by the v1 rule's code (before keys by leg)
     // for every ISO sample, every fixture under tests/fixtures/iso and the corpus's
     // pacs.008/pain.001 files: file, record_no, posting key, fingerprint.
     let golden = std::fs::read_to_string(
@@ -569,7 +569,7 @@ fn legacy_keys_and_fingerprints_are_what_e363cd0_gave() {
             }
         }
     }
-    // Literals, one of each kind, as e363cd0 computed them.
+    // Literals, one of each kind, as the v1 rule computed them.
     let legacy = |dir: std::path::PathBuf, name: &str, no: usize| {
         let l = postings_of(&dir.join(name))[no - 1].legacy.clone().unwrap();
         (l.posting_key, l.fingerprint)
@@ -1049,7 +1049,7 @@ fn a_generated_file_posts_every_transaction_once(db: TestDb) {
     assert_eq!(outcomes(&rows), vec!["duplicate".to_string(); 50]);
 }
 
-/// A pain.001 posting's detail carries its `PmtInfId` (issue #14: what a bank's batch entry
+/// A pain.001 posting's detail carries its `PmtInfId` (what a bank's batch entry
 /// names), neither fingerprinted nor compared: the same file again is all duplicates, and
 /// a conflict names only the fields that differ.
 fn a_pain001_posting_keeps_its_payment_information_id(db: TestDb) {

@@ -1,4 +1,4 @@
-//! Cron-grade logs (issue #12): under `--log-format json` standard error carries one JSON
+//! Cron-grade logs: under `--log-format json` standard error carries one JSON
 //! object per line and nothing else, and every file an ingest takes ends in one event.
 //! The unattended run is the README's own cron line, read from the README.
 

@@ -1,4 +1,4 @@
-//! Operator actions (issue #12): `held`, `resolve`, `reverse`, on both backends.
+//! Operator actions: `held`, `resolve`, `reverse`, on both backends.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! What an operator reads about runs (issue #12): a dry run's report names no run, `runs`
+//! What an operator reads about runs: a dry run's report names no run, `runs`
 //! and `report` say `needs_attention` as the ingest does, `lookup` counts repeats by what
 //! they were.
 

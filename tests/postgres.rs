@@ -50,7 +50,7 @@ fn eight_processes_on_the_same_file_post_each_entry_exactly_once() {
     processes_on_the_same_file_post_each_entry_exactly_once(8, 5_000);
 }
 
-/// The long variant: 16 processes on a file of 20,000 entries (issue #17: 2 of 8 such runs
+/// The long variant: 16 processes on a file of 20,000 entries (2 of 8 such runs
 /// once took minutes, their classification planned over 2,000-bind `IN` lists).
 #[test]
 #[ignore = "long variant: CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh runs it"]
@@ -344,7 +344,7 @@ fn tls_from_the_url_and_password_from_pgpassword() {
     }
 }
 
-/// Issue #17: the session ended by the server just before COMMIT. The client cannot know
+/// The session ended by the server just before COMMIT. The client cannot know
 /// whether a COMMIT it sent took effect, so it says the outcome is unknown and that a rerun
 /// is safe (exit 4); here the COMMIT never reached the server, and the rerun posts once.
 #[test]
@@ -380,7 +380,7 @@ fn a_connection_lost_at_commit_says_the_outcome_is_unknown() {
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
 }
 
-/// Issue #17: the connection lost after the COMMIT, before the run is read back (2 of 25
+/// The connection lost after the COMMIT, before the run is read back (2 of 25
 /// fault trials once exited 4, "safe to retry", with no run id). Now exit 6, the run named,
 /// `report N` prints its report, and a rerun posts nothing.
 #[test]
@@ -420,7 +420,7 @@ fn a_connection_lost_after_commit_exits_6_naming_the_run() {
     );
 }
 
-/// Issue #17: the connection lost while the report is read, after the summary's run id was
+/// The connection lost while the report is read, after the summary's run id was
 /// said: exit 6 and the run named, not exit 4.
 #[test]
 fn a_connection_lost_while_the_report_is_read_exits_6() {
@@ -450,7 +450,7 @@ fn a_connection_lost_while_the_report_is_read_exits_6() {
     assert_eq!(common::read_csv(&rep).len(), 4);
 }
 
-/// Issue #17: in inbox mode a file whose run committed leaves the inbox even when the
+/// In inbox mode a file whose run committed leaves the inbox even when the
 /// connection is lost before the run is read back (archived without its report), so the
 /// next pass does not ingest it again.
 #[test]
@@ -483,7 +483,7 @@ fn an_inbox_archives_a_committed_file_when_the_connection_is_lost_after_commit()
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
 }
 
-/// Issue #17: every command ends its PostgreSQL session with a Terminate message; without
+/// Every command ends its PostgreSQL session with a Terminate message; without
 /// one the server logged "connection reset by peer" for every invocation. A loopback proxy
 /// between the command and the server records what the client sent last.
 #[test]

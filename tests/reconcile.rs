@@ -1,4 +1,4 @@
-//! `clearledger reconcile` (issue #14) on both backends, with files written here: our
+//! `clearledger reconcile` on both backends, with files written here: our
 //! payments (pacs.008, pain.001, pacs.004) and the bank's camt.053 of the same account,
 //! each outcome planted once and its explanation asserted exactly; the run's identity
 //! (the same inputs again create nothing), what a new input changes, corrections posted

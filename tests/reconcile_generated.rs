@@ -1,4 +1,4 @@
-//! The reconciliation of a generated scenario (issue #14, "Done when"): `generate recon`
+//! The reconciliation of a generated scenario ("Done when"): `generate recon`
 //! writes our payments and the bank's statements with breaks of every kind planted, and
 //! the items the reconciliation must give (`expected.jsonl`); ingested with the CLI and
 //! reconciled, on both backends, the report is exactly those items — each break found

@@ -1,5 +1,5 @@
 //! One identity per NACHA file, and a file re-sent under another identity held rather than
-//! posted twice (issue #11), through the binary on both backends.
+//! posted twice, through the binary on both backends.
 //!
 //! Every variant is written here from `samples/ppd-payroll-credits.ach` by changing
 //! header columns: the immediate destination (columns 4-13), the file creation date
@@ -235,7 +235,7 @@ fn another_origin_or_another_amount_is_another_payment(db: TestDb) {
         ]
     ); // That file keeps its identity (it posted an entry): sent again, even with
     // --accept-resent, its held entries stay held, now because the identity was seen; they
-    // wait for an operator's decision (issue #12).
+    // wait for an operator's decision.
     let (code, v) = ingest(&db, &path, &["--accept-resent"]);
     assert_eq!((code, counts(&v)), (1, (0, 1, 0, 3)));
     assert_eq!(

@@ -1,4 +1,4 @@
-//! `clearledger serve` (issue #15): uploads under an Idempotency-Key, against a real
+//! `clearledger serve`: uploads under an Idempotency-Key, against a real
 //! server on loopback and a real database, both backends.
 
 mod common;

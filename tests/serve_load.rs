@@ -1,4 +1,4 @@
-//! Bounded load on loopback against `clearledger serve` (issue #15), both backends: long
+//! Bounded load on loopback against `clearledger serve`, both backends: long
 //! variants, run with `CLEARLEDGER_LONG_TESTS=1 ./scripts/test.sh` (or
 //! `cargo test --test serve_load -- --ignored --nocapture` to see the latencies). Each
 //! asserts exact-once counts; latencies are printed, never asserted (the machines are

@@ -359,7 +359,7 @@ fn every_corpus_statement_file_has_its_outcome(db: TestDb) {
     );
 }
 
-/// Every account of the corpus statements through `reconcile` (issue #14), against a
+/// Every account of the corpus statements through `reconcile`, against a
 /// mapped ledger account with no postings: no error, every booked entry `missing_ours`,
 /// every provisional one `provisional`, each read once.
 fn reconcile_every_account(db: &TestDb) {

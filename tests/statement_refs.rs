@@ -1,4 +1,4 @@
-//! Reconciliation inputs (issue #14, migration 0009): a statement entry's identifiers
+//! Reconciliation inputs (migration 0009): a statement entry's identifiers
 //! beyond its columns are stored as JSON (`statement_entries.refs`), exactly; `runs.kind`
 //! also takes `reconcile` and still refuses what is no kind; and an old ledger, upgraded
 //! through the rebuild of `runs` (SQLite), keeps every foreign key whole and enforced.

@@ -1,4 +1,4 @@
-//! Bank statements in the ledger (issue #13), on both backends, through the library:
+//! Bank statements in the ledger, on both backends, through the library:
 //! statements as a reader emits them (`formats::statement`), keyed (`model`), recorded
 //! (`Ledger::record_statements`). The readers' own tests read the corpus files.
 
@@ -10,7 +10,7 @@ use clearledger::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, Statement, StatementKind,
 };
 use clearledger::ledger::{self, DbOptions, StatementRun, StatementStart};
-use clearledger::model::statement_record;
+use clearledger::keys::statement_record;
 use common::TestDb;
 
 on_both_backends!(

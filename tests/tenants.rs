@@ -1,4 +1,4 @@
-//! Known tenants (issue #12): `tenant add`, `tenant list`, and every command refusing a
+//! Known tenants: `tenant add`, `tenant list`, and every command refusing a
 //! tenant nobody added, before it reads a file or the ledger's rows.
 
 mod common;

@@ -37,7 +37,7 @@ fn restore_from(db: &TestDb, release: &str) {
 
 /// A report of an earlier release as this one writes it: the same columns, then `kind`
 /// (`record`: no earlier release could compensate) and `decision` (none: none could
-/// decide), appended by issue #12. Every other byte is unchanged.
+/// decide), appended later. Every other byte is unchanged.
 fn with_operator_columns(report: &str) -> String {
     let mut lines = report.lines();
     let mut out = format!("{},kind,decision\n", lines.next().unwrap_or_default());
@@ -88,7 +88,7 @@ fn resent_xml(db: &TestDb, sample: &str) -> PathBuf {
     path
 }
 
-/// A ledger written at e363cd0, before issue #11 changed two keying rules (NACHA
+/// A ledger written before the v2 rules changed two keying rules (NACHA
 /// identities normalise a routing number's spelling; ISO 20022 transactions are keyed by
 /// leg): tests/fixtures/v2/ holds its dump and reports, made by that release from
 /// `ingest tests/fixtures/v2/ppd-payroll-credits-zero-padded.ach` (run 1, immediate

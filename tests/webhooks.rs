@@ -1,4 +1,4 @@
-//! Webhook intake and the outbox of `clearledger serve` (issue #15): the five webhook
+//! Webhook intake and the outbox of `clearledger serve`: the five webhook
 //! tests, and notifications delivered at least once, against a real server on loopback
 //! and a real database, both backends.
 
@@ -238,7 +238,7 @@ fn settled_then_returned_are_both_applied_in_order(db: TestDb) {
             vec!["settled".to_string(), "returned".to_string()],
         ]
     );
-    // The same event id with another type is another event (PRINCIPLES §12); a payment
+    // The same event id with another type is another event (docs/principles.md §12); a payment
     // returned is not settled again: a conditional update that changes nothing.
     runtime().block_on(async {
         let c = reqwest::Client::new();

@@ -1,6 +1,6 @@
 //! `clearledger account map --bank-account A --ledger-account L`, `clearledger account
 //! list [--bank-account A]`: which ledger accounts a bank account's statements are
-//! reconciled with (issue #14). The mappings are the tenant's, kept in the database.
+//! reconciled with. The mappings are the tenant's, kept in the database.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
 use crate::ledger::{AccountMapping, check_account_name};

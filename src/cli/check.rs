@@ -103,7 +103,7 @@ fn check_nacha(
     let file_id = s
         .header
         .as_ref()
-        .map(|h| crate::model::FileIdentity::nacha(h).file_id);
+        .map(|h| crate::keys::FileIdentity::nacha(h).file_id);
     let figures = json!({
         "records": s.records, "batches": s.batches, "entries": s.entries, "addenda": s.addenda,
         "total_debit_minor": s.total_debit_minor.to_string(),
@@ -126,7 +126,7 @@ fn check_iso(source: impl std::io::Read) -> std::io::Result<Parsed> {
     let mut header = None;
     let mut amounts: std::collections::BTreeMap<String, i64> = Default::default();
     let r = iso20022::read_file(source, &mut |ev| match ev {
-        IsoEvent::Header(h) => header = Some(crate::model::iso_identity(&h).file_id),
+        IsoEvent::Header(h) => header = Some(crate::keys::iso_identity(&h).file_id),
         IsoEvent::Transaction(t) => {
             *amounts.entry(t.currency.clone()).or_default() += t.amount_minor
         }

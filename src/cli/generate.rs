@@ -94,7 +94,7 @@ pub enum GenerateKind {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// A reconciliation scenario (issue #14) in DIR: our payments (ours-pacs008.xml,
+    /// A reconciliation scenario in DIR: our payments (ours-pacs008.xml,
     /// ours-pain001.xml, ours-pacs004.xml) and the bank's statements of account
     /// DE89370400440532013000 over November 2026 (bank-camt053.xml), with breaks of every
     /// kind planted, the rules to reconcile with (rules.toml) and the items the

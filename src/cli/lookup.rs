@@ -1,4 +1,4 @@
-//! `clearledger lookup`: every write has a read (PRINCIPLES.md §8).
+//! `clearledger lookup`: every write has a read (docs/principles.md §8).
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
 use crate::ledger::{Ledger, Lookup, RepeatCounts};

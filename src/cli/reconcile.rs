@@ -1,7 +1,7 @@
 //! `clearledger reconcile --bank-account A [--from DATE] [--to DATE] [--rules FILE]
 //! [--report PATH] [--json] [--dry-run] [--post-corrections | --correct ITEM_KEY …]`:
 //! the postings of the ledger accounts mapped to a bank account against its booked
-//! statement entries (issue #14). The engine is `crate::reconcile`; the run is recorded
+//! statement entries. The engine is `crate::reconcile`; the run is recorded
 //! by `ledger::reconcile`.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};

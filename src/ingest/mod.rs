@@ -22,7 +22,7 @@ use crate::hash::HashingReader;
 use crate::ledger::{
     Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
 };
-use crate::model::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
+use crate::keys::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
 use std::io::{BufReader, Read};
@@ -98,12 +98,12 @@ pub struct IngestOptions {
     pub dry_run: bool,
     pub validate: nacha::ValidateOptions,
     /// Re-sent NACHA entries held within this many days of effective date; `None` posts
-    /// them knowingly (`--accept-resent`). See [`crate::model::resent_match`].
+    /// them knowingly (`--accept-resent`). See [`crate::keys::resent_match`].
     pub resend_window_days: Option<u32>,
     /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
     /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
-    /// An HTTP request's answer (issue #15): when the ledger has a seal pending
+    /// An HTTP request's answer: when the ledger has a seal pending
     /// ([`Ledger::seal_next_run`]), each commit gives it this function of the file's
     /// summary, so the response is stored in the run's own transaction. `None` for the
     /// CLI.
@@ -226,7 +226,7 @@ pub enum IngestOutcome {
         findings: Vec<Finding>,
         bytes: u64,
         fast_path: bool,
-        /// A statement file's counts (issue #13); `None` for payments.
+        /// A statement file's counts; `None` for payments.
         statements: Option<Box<crate::ledger::StatementRun>>,
     },
     /// Dry run: classified, nothing kept. `rows` is the would-be report (its `run_id` 0:
@@ -319,7 +319,7 @@ pub async fn ingest_file(
     if let (Some(p), Some(size)) = (&progress, size) {
         p.set_length(size);
     }
-    // A bank statement (issue #13) goes to the statement readers and the statement tables,
+    // A bank statement goes to the statement readers and the statement tables,
     // not to the posting path.
     // A dry run is not hashed first: a statement file is hashed as it is read.
     let source = match opts.format {

@@ -1,6 +1,6 @@
-//! A bank statement file (issue #13): read by its statement reader
+//! A bank statement file: read by its statement reader
 //! (`formats::statement::read`) on a thread of its own, each statement keyed
-//! (`model::StatementKeys`) and recorded as it completes, all in one run's transaction
+//! (`keys::StatementKeys`) and recorded as it completes, all in one run's transaction
 //! (`Ledger::begin_statements` … `commit_statements`), so memory holds a few statements,
 //! never the file. A file with an error finding is rolled back whole and its rejection
 //! journaled, as for any file.
@@ -10,7 +10,7 @@ use crate::findings::{FilePosition, Finding, FindingCode, count_errors};
 use crate::formats::detect::Unsupported;
 use crate::formats::statement::{self, StatementRead};
 use crate::ledger::{Ledger, OpenStatements, Rejection, StatementStart};
-use crate::model::{StatementKeys, StatementRecord};
+use crate::keys::{StatementKeys, StatementRecord};
 use chrono::{DateTime, Utc};
 use std::io::{BufReader, Read};
 use tokio::sync::mpsc;
@@ -149,7 +149,7 @@ pub(super) async fn ingest(
             ledger.rollback_statements(o).await?;
             res?.map_err(|e| IngestError::Internal(e.to_string()))?;
             Ok(IngestOutcome::DryRun {
-                file: crate::model::FileIdentity {
+                file: crate::keys::FileIdentity {
                     format: summary.format,
                     file_id: format!("statement:{first}"),
                     origin: String::new(),

@@ -1,5 +1,5 @@
 //! Which ledger accounts a bank account's statements are reconciled with
-//! (migrations/*/0008_account_map.sql; issue #14): `clearledger account map`,
+//! (migrations/*/0008_account_map.sql): `clearledger account map`,
 //! `clearledger account list`. Insert-first, so the primary key decides: mapping a pair
 //! twice, or from two processes at once, leaves one row.
 

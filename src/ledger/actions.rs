@@ -1,4 +1,4 @@
-//! Operator actions (issue #12): what an operator decides about a held record
+//! Operator actions: what an operator decides about a held record
 //! (`resolve`), and compensations of postings made in error (`reverse`). Each action is a
 //! run of its own (`runs.kind`), in one transaction with its effect, behind the same
 //! unique indexes as an ingest:
@@ -6,7 +6,7 @@
 //!   key: of two concurrent decisions one stands, and the other is told which. `post`
 //!   inserts the held record under its own key and source (file, record number), so it can
 //!   no more post twice than any record can.
-//! - A compensation is a new posting (PRINCIPLES.md §10): accounts swapped, key
+//! - A compensation is a new posting (docs/principles.md §10): accounts swapped, key
 //!   `{posting_key}:compensate`, source `compensate:{file_id}` + the record number, and
 //!   `compensates` naming the posting it reverses (unique). Reversing again inserts
 //!   nothing: every posting is journaled as a duplicate of its compensation.
@@ -407,7 +407,7 @@ impl Ledger {
             let file_id = held.file_id.clone().unwrap_or_default();
             // The journal keeps a held record's fields as JSON; the posting, compact.
             let detail =
-                crate::model::detail::encode_json(held.detail.as_deref().unwrap_or_default());
+                crate::keys::detail::encode_json(held.detail.as_deref().unwrap_or_default());
             let fingerprint = super::fingerprint_bytes(&held.fingerprint)?;
             let a: [Arg; 15] = args![
                 who.tenant,
@@ -533,7 +533,7 @@ impl Ledger {
         .transpose()
     }
 
-    /// Compensates the postings of `target` (PRINCIPLES.md §10): one run, one transaction.
+    /// Compensates the postings of `target` (docs/principles.md §10): one run, one transaction.
     pub async fn reverse(&mut self, who: &Actor<'_>, target: &ReverseTarget) -> Result<Reversal> {
         // The condition on `p`, its binds numbered from `first`.
         let (cond, binds): (Box<dyn Fn(usize) -> String>, Vec<Bind>) = match target {

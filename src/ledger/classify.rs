@@ -3,7 +3,7 @@
 //! The SQL is in `sql.rs` and the backends; the decisions live here, once.
 
 use super::OpenRun;
-use crate::model::{Outcome, PostingRecord, differing_fields};
+use crate::keys::{Outcome, PostingRecord, differing_fields};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -134,8 +134,8 @@ pub(crate) fn classify<'a>(
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
         .map(|&r| {
-            // A re-sent entry whose own key posted since (an operator posted it, issue
-            // #12) is a duplicate of that posting, not held again.
+            // A re-sent entry whose own key posted since (an operator posted it) is
+            // a duplicate of that posting, not held again.
             if let Some(decision) = seen.rejected.get(&r.record_no) {
                 return JournalRow {
                     r,

@@ -1,10 +1,9 @@
-//! What the HTTP service keeps in the ledger's database (migrations/*/0011_http.sql,
-//! issue #15): API keys, each bound to one tenant; the responses stored under an
+//! What the HTTP service keeps in the ledger's database (migrations/*/0011_http.sql): API keys, each bound to one tenant; the responses stored under an
 //! `Idempotency-Key`; the journal of every repeat over HTTP.
 //!
 //! A stored response is written only inside the transaction of the run the request made
 //! ([`Ledger::seal_next_run`], written by the run's COMMIT step), so the key's claim, the
-//! run's postings and the answer commit together or not at all (PRINCIPLES §6). A request
+//! run's postings and the answer commit together or not at all (docs/principles.md §6). A request
 //! in progress holds no row; it holds a lock ([`Ledger::try_lock_key`]): a PostgreSQL
 //! session-level advisory lock, so that workers on other machines see it too, and which the
 //! server releases when the connection ends, a crash included.
@@ -337,7 +336,7 @@ impl Ledger {
         }))
     }
 
-    /// Journals a repeat over HTTP (PRINCIPLES §9), in a transaction of its own.
+    /// Journals a repeat over HTTP (docs/principles.md §9), in a transaction of its own.
     pub async fn record_http_repeat(
         &mut self,
         scope: &IdemScope,

@@ -5,7 +5,7 @@
 //! record (its change count says what inserted), PostgreSQL a chunk of arrays through
 //! `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
 //!
-//! The contract (PRINCIPLES.md §6, §7):
+//! The contract (docs/principles.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file
 //!   identity; [`Ledger::apply`] inserts postings inside it, the unique indexes deciding
 //!   what is new; [`Ledger::commit_run`] writes the completion mark and commits. A crash
@@ -158,29 +158,29 @@ pub enum LedgerError {
     BadDetail {
         posting_id: i64,
         #[source]
-        source: crate::model::detail::BadDetail,
+        source: crate::keys::detail::BadDetail,
     },
 }
 
 /// A record's hex fingerprint as a posting row stores it (32 bytes).
 pub(crate) fn fingerprint_bytes(hex: &str) -> Result<[u8; 32]> {
-    crate::model::fingerprint_bytes(hex).ok_or(LedgerError::Decode {
+    crate::keys::fingerprint_bytes(hex).ok_or(LedgerError::Decode {
         column: 0,
         expected: "a hex SHA-256 fingerprint",
     })
 }
 
 /// A posting's stored fields as the JSON object reports, conflicts and reconciliation read
-/// (either stored form: `model::detail`).
+/// (either stored form: `keys::detail`).
 pub(crate) fn detail_json(posting_id: i64, stored: &[u8]) -> Result<String> {
-    crate::model::detail::to_json(stored)
+    crate::keys::detail::to_json(stored)
         .map_err(|source| LedgerError::BadDetail { posting_id, source })
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;
 
 use crate::findings::Finding;
-use crate::model::{FileIdentity, Outcome};
+use crate::keys::{FileIdentity, Outcome};
 pub use actions::{
     Actor, Decision, DecisionKind, HeldRecord, Resembles, Resolution, Reversal, ReverseTarget,
 };
@@ -236,7 +236,7 @@ pub struct RunStart {
     pub started_at: DateTime<Utc>,
     /// Re-sent NACHA entries: `Some(days)` holds an entry equal to one posted from another
     /// file of the same origin with an effective date at most `days` apart
-    /// ([`crate::model::resent_match`]); `None` accepts such entries knowingly.
+    /// ([`crate::keys::resent_match`]); `None` accepts such entries knowingly.
     pub resend_window_days: Option<u32>,
 }
 
@@ -255,7 +255,7 @@ pub struct OpenRun {
     pub resend_window_days: Option<u32>,
     /// Postings below this id carry the keys of the earlier ISO 20022 keying rule
     /// (migrations/*/0004_key_rules.sql): records are also looked up by their
-    /// [`crate::model::LegacyKey`] among them. `None`: no such posting exists.
+    /// [`crate::keys::LegacyKey`] among them. `None`: no such posting exists.
     pub legacy_below: Option<i64>,
     /// Records held so far as re-sent entries.
     pub resent_held: u64,
@@ -422,7 +422,7 @@ pub enum RunKind {
     /// Compensating postings (`clearledger reverse`).
     Reverse,
     /// A reconciliation of a bank account: its statement entries matched against the
-    /// ledger's postings (`clearledger reconcile`, issue #14).
+    /// ledger's postings (`clearledger reconcile`).
     Reconcile,
 }
 
@@ -514,7 +514,7 @@ pub struct ReportRow {
     pub reason: Option<String>,
     /// `record` (a record of a file, or a held one posted by decision), `compensation`
     /// (a reversing posting made by `clearledger reverse`; a NACHA return or a pacs.004 is
-    /// a `record`), or `correction` (a correction `reconcile` posted, issue #14).
+    /// a `record`), or `correction` (a correction `reconcile` posted).
     pub kind: String,
     /// A held record's decision (`post by NAME at TIME (run N): REASON`), if one was made.
     pub decision: Option<String>,
@@ -568,7 +568,7 @@ pub struct RepeatCounts {
     pub held: i64,
 }
 
-/// Ways to find a posting: every write has a read (PRINCIPLES.md §8).
+/// Ways to find a posting: every write has a read (docs/principles.md §8).
 #[derive(Debug, Clone)]
 pub enum Lookup {
     TraceNumber(String),
@@ -864,7 +864,7 @@ impl LedgerError {
     /// A failure worth retrying as a whole run: deadlock, serialization failure.
     /// A unique index refused an insert with an error (SQLSTATE 23505, SQLite's
     /// SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY) instead of `ON CONFLICT` classifying it:
-    /// a path that escaped the insert-first protocol (PRINCIPLES §7; a metric, target 0).
+    /// a path that escaped the insert-first protocol (docs/principles.md §7; a metric, target 0).
     pub fn is_unique_violation(&self) -> bool {
         match self {
             LedgerError::Database { source, .. } => matches!(

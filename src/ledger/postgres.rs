@@ -16,7 +16,7 @@
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
-use crate::model::PostingRecord;
+use crate::keys::PostingRecord;
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;

@@ -1,4 +1,4 @@
-//! The protocol, written once for both backends (PRINCIPLES.md §6–§9): claim the file
+//! The protocol, written once for both backends (docs/principles.md §6–§9): claim the file
 //! identity, insert postings insert-first, classify and journal what did not insert,
 //! write the completion mark and commit — or roll back whole. Replays, rejections and
 //! every read (run, runs, findings, report, lookup) too.
@@ -15,7 +15,7 @@ use super::{
 };
 use super::{During, LedgerError};
 use crate::findings::{Finding, count_errors};
-use crate::model::{self, FileIdentity, Outcome, PostingRecord};
+use crate::keys::{self, FileIdentity, Outcome, PostingRecord};
 use chrono::Utc;
 
 /// A run of at least this many records refreshes the planner's statistics after its
@@ -273,7 +273,7 @@ impl Ledger {
                     .during("waiting for the origin's other runs")?;
                 // Only identities spelling this origin in one of its ways are read back
                 // (a LIKE on the origin's place); each is then confirmed by its parse.
-                let patterns: Vec<String> = model::nacha_spellings(&file.origin)
+                let patterns: Vec<String> = keys::nacha_spellings(&file.origin)
                     .iter()
                     .map(|o| format!("nacha:%:{}:%", sql::like_escape(o)))
                     .collect();
@@ -286,7 +286,7 @@ impl Ledger {
                     .during("reading the origin's other files")?;
                 let mut same_origin = false;
                 for r in &others {
-                    if model::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str())
+                    if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str())
                     {
                         same_origin = true;
                         break;
@@ -451,7 +451,7 @@ impl Ledger {
                     (j.outcome == Outcome::Held).then(|| {
                         (
                             j.r.effective_date.map(|d| d.to_string()),
-                            model::detail::to_json(&j.r.detail).unwrap_or_default(),
+                            keys::detail::to_json(&j.r.detail).unwrap_or_default(),
                         )
                     })
                 })
@@ -481,7 +481,7 @@ impl Ledger {
     }
 
     /// The chunk's entries equal to an entry another file of the same origin posted
-    /// (`model::resent_match`), each with that posting: one lookup by trace number.
+    /// (`keys::resent_match`), each with that posting: one lookup by trace number.
     async fn resent(&mut self, run: &OpenRun, chunk: &[PostingRecord], days: u32) -> Result<Held> {
         let dates: Vec<Option<String>> = chunk
             .iter()
@@ -490,7 +490,7 @@ impl Ledger {
         let keys: Vec<(&str, &str)> = chunk
             .iter()
             .zip(&dates)
-            .filter(|(r, _)| r.operation == model::OPERATION_ACH_ENTRY)
+            .filter(|(r, _)| r.operation == keys::OPERATION_ACH_ENTRY)
             .filter_map(|(r, d)| Some((r.trace_number.as_deref()?, d.as_deref()?)))
             .collect();
         let mut held = Held::new();
@@ -499,7 +499,7 @@ impl Ledger {
         }
         let candidates = self
             .store
-            .by_trace(&run.tenant, model::OPERATION_ACH_ENTRY, &keys)
+            .by_trace(&run.tenant, keys::OPERATION_ACH_ENTRY, &keys)
             .await?;
         let mut by_key: std::collections::HashMap<
             (&str, Option<chrono::NaiveDate>),
@@ -511,8 +511,8 @@ impl Ledger {
                 .or_default()
                 .push(c);
         }
-        let created = model::nacha_created_of(&run.file.file_id);
-        let within = |file_id: &str| match (created, model::nacha_created_of(file_id)) {
+        let created = keys::nacha_created_of(&run.file.file_id);
+        let within = |file_id: &str| match (created, keys::nacha_created_of(file_id)) {
             (Some(a), Some(b)) => (a - b).num_days().unsigned_abs() <= u64::from(days),
             _ => true,
         };
@@ -526,9 +526,9 @@ impl Ledger {
             let found = found.iter().find(|c| {
                 let f = c.original.file_id.as_str();
                 f != run.file.file_id
-                    && model::nacha_origin_of(f).as_deref() == Some(run.file.origin.as_str())
+                    && keys::nacha_origin_of(f).as_deref() == Some(run.file.origin.as_str())
                     && within(f)
-                    && model::resent_match(r, &c.original.detail)
+                    && keys::resent_match(r, &c.original.detail)
             });
             if let Some(c) = found {
                 let reason = format!(
@@ -617,7 +617,7 @@ impl Ledger {
         if run.counts.records >= ANALYZE_AFTER_RECORDS {
             // Fresh statistics before the report is read: a planner that believes
             // `postings` empty (autovacuum ran while a bulk insert was in flight) joins the
-            // journal to it with a scan per row (issue #17). Committed already: a failure
+            // journal to it with a scan per row. Committed already: a failure
             // here is only logged.
             if let Err(e) = self.store.analyze().await {
                 tracing::warn!(error = %e, "ANALYZE after a bulk run failed");
@@ -904,7 +904,7 @@ impl Ledger {
         rows.iter().map(sql::stored_finding).collect()
     }
 
-    /// Every write has a read (PRINCIPLES.md §8): the postings a lookup names.
+    /// Every write has a read (docs/principles.md §8): the postings a lookup names.
     pub async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
         let source_cond: String;
         let e2e_ids: String;
@@ -931,7 +931,7 @@ impl Ledger {
             }
             Lookup::Source { file_id, .. } => {
                 // A NACHA file named in any spelling of its routing numbers.
-                let spellings = model::file_id_spellings(file_id);
+                let spellings = keys::file_id_spellings(file_id);
                 let list: Vec<String> = (0..spellings.len())
                     .map(|i| format!("${}", i + 2))
                     .collect();
@@ -955,7 +955,7 @@ impl Ledger {
 }
 
 /// Migration 0013's conversion (migrations/*/0013_compact_detail.sql): every posting's
-/// JSON `detail` rewritten in the compact form (`model::detail`), in the migration's
+/// JSON `detail` rewritten in the compact form (`keys::detail`), in the migration's
 /// transaction, a thousand postings at a time in posting order. A JSON text the compact
 /// form would not give back byte for byte is left as it is (it reads as itself).
 async fn compact_details(s: &mut super::store::Store) -> Result<()> {
@@ -977,7 +977,7 @@ async fn compact_details(s: &mut super::store::Store) -> Result<()> {
                 continue;
             }
             let json = super::detail_json(r.int(0)?, stored)?;
-            let compact = model::detail::encode_json(&json);
+            let compact = keys::detail::encode_json(&json);
             s.execute(
                 "UPDATE postings SET detail = $1 WHERE posting_id = $2",
                 &args![compact.as_slice(), r.int(0)?],
@@ -999,8 +999,8 @@ impl Ledger {
     async fn postings_by_e2e(&mut self, tenant: &str, e2e: &str) -> Result<Vec<i64>> {
         let json = |key: &str| format!("\"{key}\":{}", serde_json::Value::String(e2e.to_string()));
         let needles = [
-            model::detail::needle("end_to_end_id", e2e),
-            model::detail::needle("original_end_to_end_id", e2e),
+            keys::detail::needle("end_to_end_id", e2e),
+            keys::detail::needle("original_end_to_end_id", e2e),
             json("end_to_end_id").into_bytes(),
             json("original_end_to_end_id").into_bytes(),
         ];
@@ -1027,7 +1027,7 @@ impl Ledger {
             let id = r.int(0)?;
             let stored = r.detail(1)?;
             let get = |key| {
-                model::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
+                keys::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
                     posting_id: id,
                     source,
                 })

@@ -1,4 +1,4 @@
-//! Reconciliation runs in the ledger (issue #14; migrations/*/0010_reconciliations.sql):
+//! Reconciliation runs in the ledger (migrations/*/0010_reconciliations.sql):
 //! reads both sides of a bank account and period, has `crate::reconcile` judge them, and
 //! records the run, its items and their members, and — when asked — the corrections, in
 //! one transaction.
@@ -208,7 +208,7 @@ impl<'a> PostingDetail<'a> {
     /// field (no JSON built), a JSON-form detail parsed (a malformed one reads as no fields,
     /// as before the compact form).
     fn read(posting_id: i64, stored: &'a [u8]) -> super::Result<Self> {
-        let fields = crate::model::detail::fields(stored)
+        let fields = crate::keys::detail::fields(stored)
             .map_err(|source| super::LedgerError::BadDetail { posting_id, source })?;
         let Some(fields) = fields else {
             return Ok(serde_json::from_slice(stored).unwrap_or_default());
@@ -510,7 +510,7 @@ impl Ledger {
                     if wants_correction(req, it) {
                         row.correction_key = Some(format!(
                             "{}:{}",
-                            crate::model::OPERATION_CORRECTION,
+                            crate::keys::OPERATION_CORRECTION,
                             correction_key(req.bank_account, it)
                         ));
                     }
@@ -1099,12 +1099,12 @@ impl Ledger {
                 ("ledger_account", account.clone()),
                 ("suspense_account", suspense.clone()),
             ];
-            let fp = crate::model::fingerprint("correction-v1", &fields);
-            let detail = crate::model::detail::encode(&fields);
+            let fp = crate::keys::fingerprint("correction-v1", &fields);
+            let detail = crate::keys::detail::encode(&fields);
             let fp = super::fingerprint_bytes(&fp)?;
             let a = [
                 Arg::Text(req.tenant),
-                Arg::Text(crate::model::OPERATION_CORRECTION),
+                Arg::Text(crate::keys::OPERATION_CORRECTION),
                 Arg::Text(&key),
                 Arg::Text(&file_id),
                 Arg::Int(row.item_no),
@@ -1133,7 +1133,7 @@ impl Ledger {
                     .store
                     .query_one(
                         "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
-                        &args![req.tenant, crate::model::OPERATION_CORRECTION, key.as_str()],
+                        &args![req.tenant, crate::keys::OPERATION_CORRECTION, key.as_str()],
                     )
                     .await?
                     .int(0)?;
@@ -1147,7 +1147,7 @@ impl Ledger {
                     .during("journaling a correction posted before")?;
                 summary.corrections_duplicate += 1;
             }
-            row.correction_key = Some(format!("{}:{key}", crate::model::OPERATION_CORRECTION));
+            row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
         }
         Ok(())
     }
@@ -1368,7 +1368,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     let d = PostingDetail::read(r.int(0)?, r.detail(11)?)?;
     // Another bank account's correction (a ledger account may be mapped to several) is
     // that reconciliation's, never this one's.
-    if operation == crate::model::OPERATION_CORRECTION
+    if operation == crate::keys::OPERATION_CORRECTION
         && d.bank_account.as_deref() != Some(bank_account)
     {
         return Ok(None);
@@ -1385,7 +1385,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
         currency: r.text(8)?,
         date: date(r.opt_text(9)?.as_deref()),
         // ISO postings keep their UETR or EndToEndId in the trace column: not a trace.
-        trace: if operation == crate::model::OPERATION_ACH_ENTRY {
+        trace: if operation == crate::keys::OPERATION_ACH_ENTRY {
             non_empty(r.opt_text(4)?)
         } else {
             None
@@ -1394,7 +1394,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
         ..Default::default()
     };
     match operation.as_str() {
-        crate::model::OPERATION_ACH_ENTRY => {
+        crate::keys::OPERATION_ACH_ENTRY => {
             let addenda = d.addenda.unwrap_or_default();
             if let Some(ret) = addenda.lines().find(|l| l.starts_with("799")) {
                 o.is_return = true;
@@ -1420,7 +1420,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
                 d.company_name
             });
         }
-        crate::model::OPERATION_CORRECTION => {}
+        crate::keys::OPERATION_CORRECTION => {}
         _ => {
             o.uetr = non_empty(d.uetr).map(|u| u.to_lowercase());
             o.end_to_end_id = non_empty(d.end_to_end_id);
@@ -1470,8 +1470,8 @@ mod tests {
             ("company_name", "ACME"),
             ("not_read", "x"),
         ];
-        let compact = crate::model::detail::encode(&fields);
-        let json = crate::model::detail_json(&fields);
+        let compact = crate::keys::detail::encode(&fields);
+        let json = crate::keys::detail_json(&fields);
         let a = PostingDetail::read(1, &compact).unwrap();
         let b = PostingDetail::read(1, json.as_bytes()).unwrap();
         assert_eq!(format!("{a:?}"), format!("{b:?}"));

@@ -7,7 +7,7 @@ use super::{
     classify::JournalRow,
 };
 use crate::findings::Finding;
-use crate::model::Outcome;
+use crate::keys::Outcome;
 
 // ---- runs and file claims -------------------------------------------------------------
 
@@ -29,7 +29,7 @@ pub(crate) const FILE_CLAIMED_BY: &str =
     "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2";
 
 /// The tenant's other NACHA file identities whose origin may be this one (two LIKE
-/// patterns, one per spelling; confirmed by `model::nacha_origin_of`). Binds: tenant,
+/// patterns, one per spelling; confirmed by `keys::nacha_origin_of`). Binds: tenant,
 /// file_id, pattern, pattern.
 pub(crate) const OTHER_NACHA_FILES: &str = "SELECT file_id FROM files WHERE tenant = $1 AND format = 'nacha' \
      AND file_id <> $2 AND (file_id LIKE $3 ESCAPE '\\' OR file_id LIKE $4 ESCAPE '\\')";
@@ -311,7 +311,7 @@ pub(crate) fn report() -> String {
     )
 }
 
-/// The report rows of a statement run (issue #13): its entries recorded, and its journal
+/// The report rows of a statement run: its entries recorded, and its journal
 /// with the entries they matched. `file_id` is the statement's key, `posting_key` the
 /// entry's, `trace_number` the bank's reference; the account is the debit or the credit
 /// account as the entry debits or credits it.

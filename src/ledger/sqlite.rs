@@ -28,7 +28,7 @@
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
-use crate::model::PostingRecord;
+use crate::keys::PostingRecord;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OpenFlags, OptionalExtension, ToSql};
 use std::borrow::Cow;
@@ -175,7 +175,7 @@ fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
     };
     rr.outcome = std::str::from_utf8(outcome)
         .ok()
-        .and_then(crate::model::Outcome::parse)
+        .and_then(crate::keys::Outcome::parse)
         .ok_or(LedgerError::Decode {
             column: 3,
             expected: "an outcome",

@@ -1,7 +1,7 @@
-//! Bank statements in the ledger (issue #13): the bank's side, in tables of their own
+//! Bank statements in the ledger: the bank's side, in tables of their own
 //! (`statements`, `statement_entries`, `statement_journal`: migrations/*/0007), recorded
 //! in a run's one transaction like any file, behind unique indexes on the natural keys
-//! `model::statement_record` derives.
+//! `keys::statement_record` derives.
 //!
 //! Per entry, insert-first into `statement_entries` (unique on tenant, account, key):
 //! - inserted: `recorded` (a booked entry) or `provisional` (pending, or of an intraday
@@ -18,7 +18,7 @@ use super::classify::ts;
 use super::store::{Arg, Begin, args};
 use super::{During, Ledger, Result, RunInfo};
 use crate::findings::Finding;
-use crate::model::{Outcome, StatementRecord, differing_fields};
+use crate::keys::{Outcome, StatementRecord, differing_fields};
 use chrono::{DateTime, Utc};
 
 /// A statement file about to be recorded.
@@ -155,7 +155,7 @@ impl Ledger {
         let account = r.statement.account.as_str();
         let pairs: Vec<(
             &crate::formats::statement::Entry,
-            &crate::model::EntryRecord,
+            &crate::keys::EntryRecord,
         )> = r.statement.entries.iter().zip(&r.entries).collect();
         for chunk in pairs.chunks(self.store.chunk_rows().min(100_000)) {
             c.entries += chunk.len() as u64;
@@ -595,12 +595,12 @@ pub(crate) struct EntryRow<'a> {
     pub bank_tx_code: Option<&'a str>,
     pub fingerprint: &'a str,
     pub detail: &'a str,
-    /// [`crate::model::EntryRecord::refs`].
+    /// [`crate::keys::EntryRecord::refs`].
     pub refs: Option<&'a str>,
 }
 
 impl<'a> EntryRow<'a> {
-    fn of(e: &'a crate::formats::statement::Entry, k: &'a crate::model::EntryRecord) -> Self {
+    fn of(e: &'a crate::formats::statement::Entry, k: &'a crate::keys::EntryRecord) -> Self {
         let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
         EntryRow {
             entry_key: &k.entry_key,

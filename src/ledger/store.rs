@@ -8,7 +8,7 @@
 
 use super::classify::{Originals, TraceCandidate};
 use super::{OpenRun, ReportRow, Result, postgres::PgStore, sqlite::SqliteStore};
-use crate::model::PostingRecord;
+use crate::keys::PostingRecord;
 use std::collections::HashMap;
 
 /// A value bound to a statement. Nulls carry their type: PostgreSQL needs it.

@@ -1,5 +1,5 @@
-//! Webhook intake and the outbox (migrations/*/0012_webhooks.sql, issue #15,
-//! PRINCIPLES §12).
+//! Webhook intake and the outbox (migrations/*/0012_webhooks.sql,
+//! docs/principles.md §12).
 //!
 //! Intake is insert-first: [`Ledger::receive_event`] inserts the raw event behind its
 //! unique (tenant, provider, event id, event type) and commits; the answer is given at
@@ -445,10 +445,10 @@ impl Ledger {
         let data = serde_json::from_slice::<EventBody>(payload)
             .map(|b| b.data)
             .unwrap_or_default();
-        // A blank identifier, or NOTPROVIDED, identifies nothing (PRINCIPLES §3).
+        // A blank identifier, or NOTPROVIDED, identifies nothing (docs/principles.md §3).
         let given = |v: Option<String>| {
             v.as_deref()
-                .and_then(crate::model::provided)
+                .and_then(crate::keys::provided)
                 .map(str::to_string)
         };
         let lookup = if let Some(k) = given(data.posting_key) {

@@ -1,4 +1,4 @@
-//! A seeded reconciliation scenario (issue #14, `clearledger generate recon`): our payments
+//! A seeded reconciliation scenario (`clearledger generate recon`): our payments
 //! and the bank's statements of one account ([`ACCOUNT`]) over November 2026, with breaks
 //! of every kind planted at seeded positions, and the items a reconciliation of them must
 //! give (`expected.jsonl`, `expected-summary.json`).

@@ -1,4 +1,4 @@
-//! Two-sided reconciliation (issue #14, PRINCIPLES §11): the postings of the ledger
+//! Two-sided reconciliation (docs/principles.md §11): the postings of the ledger
 //! accounts mapped to a bank account ("ours") against the bank's booked statement entries
 //! of that account ("theirs"), every one of them ending in exactly one item with an
 //! outcome and its explanation, in both directions.

@@ -5,7 +5,7 @@ pub mod summary;
 
 use crate::findings::{Finding, Position};
 use crate::ledger::ReportRow;
-use crate::model::Outcome;
+use crate::keys::Outcome;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;

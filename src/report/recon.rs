@@ -1,4 +1,4 @@
-//! The report of a reconciliation run (issue #14): one row per item, `missing_ours` first
+//! The report of a reconciliation run: one row per item, `missing_ours` first
 //! (the items come in report order), in CSV or JSON lines. In CSV a list (keys, dates) is
 //! a JSON array in its cell; in JSON lines it is an array.
 

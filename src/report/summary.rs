@@ -19,7 +19,7 @@ pub struct Summary<'a> {
     pub seconds: f64,
     /// An exact re-upload, replayed from the earlier run without parsing.
     pub fast_path: bool,
-    /// A statement file's counts (issue #13).
+    /// A statement file's counts.
     pub statements: Option<&'a StatementRun>,
 }
 

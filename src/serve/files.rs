@@ -1,5 +1,5 @@
 //! `POST /v1/files`: a clearing file in, under an `Idempotency-Key` (the IETF httpapi
-//! draft, Stripe's practice, PRINCIPLES §2, §6, §8).
+//! draft, Stripe's practice, docs/principles.md §2, §6, §8).
 //!
 //! The body is the file's bytes, or one part of a `multipart/form-data` body (the first
 //! part with a file name, or named `file`). The key is scoped to (tenant, API key, method,
@@ -23,9 +23,9 @@
 //!
 //! After the window (`--idempotency-window`, 24 h) the key is new again, and the same file
 //! gets a new run whose every record is a duplicate: the natural keys hold forever
-//! (PRINCIPLES §7).
+//! (docs/principles.md §7).
 //!
-//! Every repeat is journaled (`http_repeats`, PRINCIPLES §9). The journal is written by a
+//! Every repeat is journaled (`http_repeats`, docs/principles.md §9). The journal is written by a
 //! task of its own (`Repeats`): a 409 must not wait for the SQLite write lock the running
 //! ingest holds.
 
@@ -276,7 +276,7 @@ pub async fn post_file(
     }
 }
 
-/// The outcome is not known here (PRINCIPLES §8: uncertain is missing information, not
+/// The outcome is not known here (docs/principles.md §8: uncertain is missing information, not
 /// failure): the same request again, with the same key, learns it: a committed run is
 /// replayed, one that did not commit runs now.
 fn uncertain(why: String) -> Response {

@@ -1,6 +1,6 @@
 //! `GET /metrics`, Prometheus text (prometheus-client). Two kinds of figure:
 //! - this server's own counters since it started: idempotency decisions, unique-index
-//!   rejections that got past the classification (target 0, PRINCIPLES §7), the ingest
+//!   rejections that got past the classification (target 0, docs/principles.md §7), the ingest
 //!   duration histogram;
 //! - the ledger's totals, read from the database at each scrape, so that every worker
 //!   sharing one PostgreSQL reports the same truth: runs by kind and status, records by

@@ -1,4 +1,4 @@
-//! `clearledger serve`: the ledger over HTTP (issue #15), axum on tokio.
+//! `clearledger serve`: the ledger over HTTP, axum on tokio.
 //!
 //! The data path is the CLI's: an upload is spooled to a temporary file and goes through
 //! [`crate::ingest::ingest_file`] like any file, into the same ledger core; the HTTP layer

@@ -1,6 +1,6 @@
 //! Errors over HTTP as `application/problem+json` (RFC 9457). `type` is a relative URI,
 //! `/problems/{code}`, and `code` repeats its last segment for machines that match on a
-//! word (`idempotency_key_reuse`, PRINCIPLES §5).
+//! word (`idempotency_key_reuse`, docs/principles.md §5).
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};

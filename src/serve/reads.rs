@@ -1,11 +1,11 @@
-//! A read for every write (PRINCIPLES §8): whatever an upload did can be looked up, by the
+//! A read for every write (docs/principles.md §8): whatever an upload did can be looked up, by the
 //! run (`Location`), by the file's records, by a posting's key or identifiers. Every read
 //! is scoped to the caller's tenant; anything else's is `404`.
 
 use super::problem::Problem;
 use super::{Caller, Shared};
 use crate::ledger::{Ledger, LedgerError, Lookup};
-use crate::model::Outcome;
+use crate::keys::Outcome;
 use crate::report::{ReportFormat, ReportWriter};
 use axum::Json;
 use axum::body::{Body, Bytes};

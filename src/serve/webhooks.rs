@@ -1,4 +1,4 @@
-//! Webhooks both ways (issue #15, PRINCIPLES §12), signed as Standard Webhooks sign them:
+//! Webhooks both ways (docs/principles.md §12), signed as Standard Webhooks sign them:
 //! `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
 //! the key being the secret's bytes (a `whsec_` secret is base64 after its prefix).
 //!

@@ -368,7 +368,7 @@ fn blob_text(column: &str, b: &[u8]) -> String {
     match column {
         "fingerprint" => hex::encode(b),
         "detail" if b.first() == Some(&1) => {
-            clearledger::model::detail::to_json(b).unwrap_or_else(|e| format!("<{e}>"))
+            clearledger::keys::detail::to_json(b).unwrap_or_else(|e| format!("<{e}>"))
         }
         _ => String::from_utf8_lossy(b).into_owned(),
     }

@@ -11,7 +11,7 @@
 //! (depth, event size), the same positions (byte, line, element path with indices).
 //!
 //! The mapping to the model, the checks and the decisions are in README.md, "Bank
-//! statements (issue #13)", "camt.052 / camt.053 / camt.054".
+//! statements", "camt.052 / camt.053 / camt.054".
 
 pub mod generate;
 mod reader;

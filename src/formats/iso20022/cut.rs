@@ -1,4 +1,4 @@
-//! The ISO 20022 walk on every core (issue #16): the document is cut by transaction.
+//! The ISO 20022 walk on every core: the document is cut by transaction.
 //!
 //! Under the XML reader of [`super::reader::walk`], the [`Cutter`] reads the file ahead in
 //! windows and a [`Scanner`] finds in them each transaction (`CdtTrfTxInf`, `TxInf`) where

@@ -106,9 +106,9 @@ pub struct IsoTx {
     pub original_uetr: String,
     pub original_tx_id: String,
     pub return_reason: String,
-    /// What the reader of e363cd0 (keys before issue #11) took from the same transaction,
+    /// What the first keying rule (v1, before keys by leg) took from the same transaction,
     /// where it differs: BIC-only agents, a pacs.004's parties from OrgnlTxRef only. The
-    /// legacy key and fingerprint are computed from it (`model::iso_posting`).
+    /// legacy key and fingerprint are computed from it (`keys::iso_posting`).
     pub v1: IsoTxV1,
 }
 
@@ -179,7 +179,7 @@ struct State {
     documents: u64,
     stopped: bool,
     first_header: bool,
-    /// The first header as e363cd0 read it (its sender by BIC only), for the legacy keys.
+    /// The first header as the v1 rule read it (its sender by BIC only), for the legacy keys.
     header_v1: Option<std::sync::Arc<IsoHeader>>,
     /// Transactions and amount sum of the open payment information block (pain.001).
     pmt_count: u64,
@@ -451,7 +451,7 @@ fn check_leaves_group(st: &mut State, b: Block) {
 /// The file's sender: pain.001, the initiating party's identification, else its name,
 /// else the first debtor agent; pacs, the group header's instructing agent, else the
 /// transaction's, else its debtor agent. `agent` names an agent (`agent_of`, or `bic_of`
-/// for the rule before issue #11).
+/// for the v1 rule).
 fn sender_of(
     kind: Kind,
     group: &Block,
@@ -659,7 +659,7 @@ enum Side {
 }
 
 /// The debtor's or creditor's name, account and agent under `{prefix}` of block `b`
-/// (`Dbtr`, `DbtrAcct`, `DbtrAgt` or the creditor's), as read now and as e363cd0 read them.
+/// (`Dbtr`, `DbtrAcct`, `DbtrAgt` or the creditor's), as read now and as the v1 rule read them.
 fn parties(tx: &mut IsoTx, b: &Block, prefix: &str, side: Side) {
     let (party, account, agent) = match side {
         Side::Debtor => ("Dbtr", "DbtrAcct", "DbtrAgt"),
@@ -1035,7 +1035,7 @@ mod tests {
         ] {
             assert_eq!(agent_of(&block(leaves), "DbtrAgt"), agent, "{leaves:?}");
         }
-        // The rule before issue #11: the BIC or nothing.
+        // The v1 rule: the BIC or nothing.
         let aba = block(&[("DbtrAgt/FinInstnId/ClrSysMmbId/MmbId", "021000021")]);
         assert_eq!(bic_of(&aba, "DbtrAgt"), "");
     }

@@ -304,7 +304,7 @@ mod tests {
             assert!(u128::from(amount_max) * u128::from(most) <= u128::from(TOTAL_MAX));
             assert!(shape(&opts(most + 1, batches, every)).is_err());
         }
-        // What issue #17 found: 10 M entries in 20 batches wrote 1,100,005 blocks.
+        // A case once found wrong: 10 M entries in 20 batches wrote 1,100,005 blocks.
         assert_eq!(
             shape(&opts(10_000_000, 20, 10)),
             Err(

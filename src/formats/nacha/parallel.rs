@@ -1,4 +1,4 @@
-//! `check` on every core (issue #16): one thread frames the file's records in order and
+//! `check` on every core: one thread frames the file's records in order and
 //! cuts them into chunks; workers read each chunk with an assembler of its own; the chunks
 //! are joined in file order into one summary, the same one a single pass gives.
 //!

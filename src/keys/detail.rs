@@ -1,4 +1,4 @@
-//! A posting's stored fields (`postings.detail`, issue #16): the record's normalised fields
+//! A posting's stored fields (`postings.detail`): the record's normalised fields
 //! in a compact binary form, from which the JSON object earlier releases stored is rebuilt
 //! byte for byte ([`to_json`]).
 //!
@@ -27,7 +27,7 @@ const TAG: u8 = 0x01;
 /// The keys a posting's fields may have, by stored index (never reordered nor removed;
 /// new keys go at the end). A key not listed is stored by name.
 const KEYS: [&str; 44] = [
-    // NACHA entries (model::nacha_posting)
+    // NACHA entries (keys::nacha_posting)
     "account",
     "addenda",
     "amount",
@@ -45,7 +45,7 @@ const KEYS: [&str; 44] = [
     "service_class_code",
     "trace_number",
     "transaction_code",
-    // ISO 20022 transactions (model::iso_posting)
+    // ISO 20022 transactions (keys::iso_posting)
     "creditor_account",
     "creditor_agent",
     "creditor_name",
@@ -187,7 +187,7 @@ pub fn fields(stored: &[u8]) -> Result<Option<Vec<(&str, &str)>>, BadDetail> {
     Ok(Some(out))
 }
 
-/// The JSON object the fields stand for, as `model::detail_json` writes it: what earlier
+/// The JSON object the fields stand for, as `keys::detail_json` writes it: what earlier
 /// releases stored, and what conflicts and reconciliation read.
 pub fn to_json(stored: &[u8]) -> Result<String, BadDetail> {
     match fields(stored)? {

@@ -1,6 +1,6 @@
 //! The shared vocabulary: file identity, posting records, keys, fingerprints, outcomes.
 //!
-//! Keys come from the intent, never from the content (PRINCIPLES.md §3):
+//! Keys come from the intent, never from the content (docs/principles.md §3):
 //! - a NACHA file is identified by the header fields the ACH network itself uses to
 //!   detect duplicate files: immediate destination, immediate origin, file creation date,
 //!   file creation time and file ID modifier → `file_id`
@@ -15,7 +15,7 @@
 //!   It is never a key: two identical payments in one file are two intents.
 //! - a NACHA file regenerated under a new identity (another modifier or creation time) is
 //!   caught by [`resent_match`]: an entry equal to one another file of the same origin
-//!   posted is held, not posted (issue #11).
+//!   posted is held, not posted.
 
 use crate::formats::nacha::{Direction, Entry, FileHeaderInfo};
 use chrono::NaiveDate;
@@ -26,7 +26,7 @@ pub mod detail;
 
 /// The operation under which NACHA entries are keyed.
 pub const OPERATION_ACH_ENTRY: &str = "ach.entry";
-/// A correction `clearledger reconcile --post-corrections` posted (issue #14): a money
+/// A correction `clearledger reconcile --post-corrections` posted: a money
 /// movement of its own kind, keyed by the reconciliation item it corrects.
 pub const OPERATION_CORRECTION: &str = "correction";
 
@@ -209,7 +209,7 @@ pub struct PostingRecord {
     /// neither fingerprinted nor compared.
     pub detail: Vec<u8>,
     /// The key and fingerprint this record had under the previous keying rule, where the
-    /// rule changed for its kind (ISO 20022 keys by leg, issue #11): a ledger holding
+    /// rule changed for its kind (ISO 20022 keys by leg): a ledger holding
     /// postings made before the change finds them by this key, so a file ingested before
     /// an upgrade is still a duplicate after it (see `ledger::protocol`).
     pub legacy: Option<LegacyKey>,
@@ -374,7 +374,7 @@ pub fn nacha_posting(file: &FileIdentity, e: &Entry) -> PostingRecord {
 /// Keys a stored `detail` may carry beside the record's `fields`: kept for reconciliation,
 /// never fingerprinted nor compared, so a posting stored with one and a record without it
 /// (or the same file ingested before the key was kept) differ in nothing by it:
-/// - `pmt_inf_id`: a pain.001 transaction's `PmtInf/PmtInfId` (issue #14: a bank books a
+/// - `pmt_inf_id`: a pain.001 transaction's `PmtInf/PmtInfId` (a bank books a
 ///   batch as one entry naming it).
 pub const DETAIL_ONLY_FIELDS: [&str; 1] = ["pmt_inf_id"];
 
@@ -420,9 +420,9 @@ pub enum Outcome {
     /// Same key, different fingerprint: not posted, the differing fields reported.
     Conflict,
     /// A new key in a file whose identity was already ingested with other content:
-    /// not posted, held for an operator (PRINCIPLES.md §1).
+    /// not posted, held for an operator (docs/principles.md §1).
     Held,
-    /// A statement entry recorded by this run, booked (issue #13).
+    /// A statement entry recorded by this run, booked.
     Recorded,
     /// A statement entry recorded by this run, provisional: pending, or of an intraday
     /// statement; never booked until a final statement confirms it.
@@ -458,7 +458,7 @@ impl Outcome {
     }
 }
 
-/// ISO 20022 identities and keys (PRINCIPLES.md §3, §4); the README's ISO key table says
+/// ISO 20022 identities and keys (docs/principles.md §3, §4); the README's ISO key table says
 /// the same. An *agent* is named by its BIC, else its clearing system member id with the
 /// system (`USABA:021000021`), else its `Othr/Id`.
 /// - `file_id`: `iso:{message kind}:{sender}:{MsgId}` — the first Document's MsgId, scoped
@@ -487,7 +487,7 @@ impl Outcome {
 ///   OrgnlTxId, which no payment key holds) is keyed by its own RtrId, scoped by its
 ///   instructing agent: `rtr:{agent}:{RtrId}`; without those, `{file_id}:{record_no}`.
 ///
-/// The key and fingerprint under the rule before this one (e363cd0: `uetr:{UETR}`,
+/// The key and fingerprint under the rule before this one (v1: `uetr:{UETR}`,
 /// BIC-only agents, tag `iso20022-tx-v1`) are kept in [`PostingRecord::legacy`].
 pub fn iso_identity(h: &crate::formats::iso20022::IsoHeader) -> FileIdentity {
     FileIdentity {
@@ -610,7 +610,7 @@ fn iso_account(account: &str, agent: &str, name: &str) -> String {
 /// Turns an ISO 20022 transaction into its posting record. A credit transfer debits the
 /// debtor's account and credits the creditor's; a return (pacs.004) moves the money back:
 /// debits the original creditor, credits the original debtor (accounts: `iso_account`).
-/// `legacy` holds the key and fingerprint e363cd0 gave the same transaction.
+/// `legacy` holds the key and fingerprint the v1 rule gave the same transaction.
 ///
 /// `legacy`: whether to compute [`PostingRecord::legacy`] (a second key, field list and
 /// SHA-256 a record), which only a ledger holding postings of the earlier rule reads
@@ -707,7 +707,7 @@ pub fn iso_posting(
     }
 }
 
-// ---- the rule before issue #11 (e363cd0), for postings made under it ------------------
+// ---- the v1 rule (before keys by leg), for postings made under it --------------------
 
 fn e2e_key_v1(agent: &str, account: &str, fallback_party: &str, e2e: &str) -> String {
     let assigner = if !account.is_empty() {
@@ -720,7 +720,7 @@ fn e2e_key_v1(agent: &str, account: &str, fallback_party: &str, e2e: &str) -> St
     format!("e2e:{assigner}:{e2e}")
 }
 
-/// The key e363cd0 gave: `uetr:{UETR}` as written, no leg, BIC-only agents, the file id
+/// The v1 key: `uetr:{UETR}` as written, no leg, BIC-only agents, the file id
 /// with the BIC-only sender; a return keyed by OrgnlUETR, else OrgnlEndToEndId with the
 /// return's own sender as fallback assigner.
 fn iso_key_v1(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> String {
@@ -752,7 +752,7 @@ fn iso_key_v1(file: &FileIdentity, tx: &crate::formats::iso20022::IsoTx) -> Stri
     format!("{file_id}:{}", tx.record_no)
 }
 
-/// The fields e363cd0 fingerprinted (under tag `iso20022-tx-v1`), in its order.
+/// The fields the v1 rule fingerprinted (under tag `iso20022-tx-v1`), in its order.
 fn iso_fields_v1(tx: &crate::formats::iso20022::IsoTx) -> Vec<(&'static str, String)> {
     use crate::formats::iso20022::Kind;
     let kind = tx.kind.unwrap_or(Kind::Pacs008);
@@ -781,7 +781,7 @@ fn iso_fields_v1(tx: &crate::formats::iso20022::IsoTx) -> Vec<(&'static str, Str
     fields
 }
 
-// ---- bank statements (issue #13) ------------------------------------------------------
+// ---- bank statements ------------------------------------------------------
 
 /// A statement as the ledger stores it: its key, its fields, and its entries keyed.
 #[derive(Debug, Clone)]
