@@ -9,8 +9,8 @@ use clearledger::findings::{FilePosition, Position};
 use clearledger::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, Statement, StatementKind,
 };
-use clearledger::ledger::{self, DbOptions, StatementRun, StatementStart};
 use clearledger::keys::statement_record;
+use clearledger::ledger::{self, DbOptions, StatementRun, StatementStart};
 use common::TestDb;
 
 on_both_backends!(

@@ -3,7 +3,7 @@
 //! keeps only its SHA-256 and its public prefix (`clk_<prefix>_…`).
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
-use crate::ledger::ApiKey;
+use crate::serve::store::ApiKey;
 use clap::{Args, Subcommand};
 use serde_json::json;
 

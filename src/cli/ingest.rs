@@ -284,7 +284,7 @@ pub async fn ingest_one(
         validate: a.nacha.options(),
         resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
         format: a.format.file_format(),
-        answer: None,
+        on_commit: None,
     };
     let now = || chrono::Utc::now();
     let input = if file.as_os_str() == "-" {

@@ -272,6 +272,7 @@ pub async fn with_ledger(
         Ok(l) => l,
         Err(e) => return infra_error(&e),
     };
+    crate::serve::store::notify_on_commit(&mut ledger);
     let code = body(&mut ledger).await;
     ledger.close().await;
     code

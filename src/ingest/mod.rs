@@ -19,10 +19,11 @@ use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event};
 use crate::formats::statement::StatementFormat;
 use crate::hash::HashingReader;
-use crate::ledger::{
-    Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo, RunStart,
-};
 use crate::keys::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
+use crate::ledger::{
+    CommitHook, Counts, Ledger, LedgerError, OpenRun, Rejection, ReportRow, RunFinish, RunInfo,
+    RunStart,
+};
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
 use std::io::{BufReader, Read};
@@ -103,57 +104,45 @@ pub struct IngestOptions {
     /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
     /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
-    /// An HTTP request's answer: when the ledger has a seal pending
-    /// ([`Ledger::seal_next_run`]), each commit gives it this function of the file's
-    /// summary, so the response is stored in the run's own transaction. `None` for the
-    /// CLI.
-    pub answer: Option<AnswerFn>,
+    /// What a run's commit also writes, made from what the file came to: an HTTP
+    /// request's stored answer. `None` for the CLI.
+    pub on_commit: Option<OnCommit>,
 }
 
-/// Makes a request's answer from a file's summary; `true` for a rejected file.
+/// Makes the hook a run's commit calls ([`Ledger::on_next_run`]) from what the file came
+/// to before it.
 #[derive(Clone)]
 #[allow(clippy::type_complexity)]
-pub struct AnswerFn(
-    pub  std::sync::Arc<
-        dyn Fn(&crate::report::summary::Summary<'_>, bool) -> crate::ledger::Answer + Send + Sync,
-    >,
-);
+pub struct OnCommit(pub std::sync::Arc<dyn Fn(FileDone) -> Box<dyn CommitHook> + Send + Sync>);
 
-impl std::fmt::Debug for AnswerFn {
+impl std::fmt::Debug for OnCommit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AnswerFn")
+        f.write_str("OnCommit")
     }
 }
 
-/// What a summary needs beyond the run: kept until the commit that reads the run back.
-pub(crate) struct Pending {
+/// What a file came to beyond its run, just before the run's commit: what a summary of
+/// the file needs besides the run itself.
+pub struct FileDone {
+    /// The file's name as given.
     pub file: String,
     pub findings: Vec<Finding>,
     pub bytes: u64,
+    /// When the file's work began.
     pub since: std::time::Instant,
+    /// The exact re-upload fast path answered it.
     pub fast_path: bool,
+    /// A statement file's counts; `None` for payments.
     pub statements: Option<crate::ledger::StatementRun>,
+    /// The file was refused (journaled, nothing posted).
     pub rejected: bool,
 }
 
-/// Gives the ledger's pending seal its answer, if there is one, before a commit.
-pub(crate) fn arm_answer(ledger: &mut Ledger, opts: &IngestOptions, p: Pending) {
-    let Some(f) = opts.answer.clone() else { return };
-    if !ledger.sealing() {
-        return;
+/// Registers the run's commit hook, when the ingest was given one, before a commit.
+pub(crate) fn arm_answer(ledger: &mut Ledger, opts: &IngestOptions, done: FileDone) {
+    if let Some(f) = &opts.on_commit {
+        ledger.on_next_run((f.0)(done));
     }
-    ledger.answer_with(Box::new(move |run| {
-        let summary = crate::report::summary::Summary {
-            file: &p.file,
-            run,
-            findings: &p.findings,
-            bytes: p.bytes,
-            seconds: p.since.elapsed().as_secs_f64(),
-            fast_path: p.fast_path,
-            statements: p.statements.as_ref(),
-        };
-        (f.0)(&summary, p.rejected)
-    }));
 }
 
 /// What the parser thread learned of the whole file.
@@ -495,7 +484,7 @@ pub async fn ingest_file(
         arm_answer(
             ledger,
             opts,
-            Pending {
+            FileDone {
                 file: rejection.source_name.clone(),
                 findings: findings.clone(),
                 bytes: read.bytes,
@@ -560,7 +549,7 @@ pub async fn ingest_file(
     arm_answer(
         ledger,
         opts,
-        Pending {
+        FileDone {
             file: name.clone(),
             findings: findings.clone(),
             bytes: read.bytes,
@@ -900,7 +889,7 @@ async fn replay(
     arm_answer(
         ledger,
         opts,
-        Pending {
+        FileDone {
             file: name.clone(),
             findings: Vec::new(),
             bytes: hashed.bytes,

@@ -9,8 +9,8 @@ use super::{IngestError, IngestOptions, IngestOutcome};
 use crate::findings::{FilePosition, Finding, FindingCode, count_errors};
 use crate::formats::detect::Unsupported;
 use crate::formats::statement::{self, StatementRead};
-use crate::ledger::{Ledger, OpenStatements, Rejection, StatementStart};
 use crate::keys::{StatementKeys, StatementRecord};
+use crate::ledger::{Ledger, OpenStatements, Rejection, StatementStart};
 use chrono::{DateTime, Utc};
 use std::io::{BufReader, Read};
 use tokio::sync::mpsc;
@@ -176,7 +176,7 @@ pub(super) async fn ingest(
             super::arm_answer(
                 ledger,
                 opts,
-                super::Pending {
+                super::FileDone {
                     file: name.clone(),
                     findings: summary.findings.clone(),
                     bytes,
@@ -241,7 +241,7 @@ pub(super) async fn ingest(
             super::arm_answer(
                 ledger,
                 opts,
-                super::Pending {
+                super::FileDone {
                     file: rejection.source_name.clone(),
                     findings: findings.clone(),
                     bytes,

@@ -22,30 +22,27 @@
 mod accounts;
 mod actions;
 mod classify;
-mod http;
+mod hooks;
 mod postgres;
 mod protocol;
 mod reconcile;
 mod sql;
 mod sqlite;
 mod statements;
-mod store;
+pub(crate) mod store;
 mod tenants;
-mod webhooks;
 
 pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
-pub use http::{
-    Answer, ApiKey, IdemScope, MetricTotals, NewApiKey, RepeatDecision, Respond, Seal,
-    StoredResponse,
-};
+/// What a feature's own SQL is written with (`store.rs`): statements with `$n`
+/// placeholders run on either backend, rows read back by column.
+pub(crate) use classify::ts;
+pub use hooks::{CommitHook, HookFuture};
 pub use reconcile::{
     BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
     Reconciliation, Summary,
 };
+pub(crate) use store::{Arg, Row, Store, args};
 pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
-pub use webhooks::{
-    Applied, NotifyEndpoint, OutboxMessage, PostingStatus, Received, WebhookProvider,
-};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -601,9 +598,16 @@ pub struct DbOptions {
 /// (`protocol.rs`) on top of it. Calls are sequential.
 pub struct Ledger {
     store: store::Store,
-    /// What the next run's COMMIT writes with it (an HTTP request's stored response:
-    /// `http.rs`).
-    seal: Option<Seal>,
+    /// What features write at a run's commit (`hooks.rs`).
+    hooks: hooks::Hooks,
+}
+
+impl Ledger {
+    /// The database, for a feature's own tables: statements written once for both
+    /// backends, inside the run's transaction when called from a [`CommitHook`].
+    pub(crate) fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
 }
 
 impl DbOptions {
@@ -643,7 +647,10 @@ impl Backend {
 /// (`3D000`, a configuration error): [`open_creating`] creates it.
 pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
     let store = connect(url, opts).await?;
-    let mut l = Ledger { store, seal: None };
+    let mut l = Ledger {
+        store,
+        hooks: Default::default(),
+    };
     l.migrate().await?;
     Ok(l)
 }
@@ -665,7 +672,10 @@ async fn connect(url: &str, opts: &DbOptions) -> Result<store::Store> {
 /// it is (back up, then upgrade), even one whose migration cannot run.
 pub async fn open_as_is(url: &str, opts: &DbOptions) -> Result<Ledger> {
     let store = connect(url, opts).await?;
-    Ok(Ledger { store, seal: None })
+    Ok(Ledger {
+        store,
+        hooks: Default::default(),
+    })
 }
 
 /// [`open`], first creating the PostgreSQL database the URL names when it does not exist

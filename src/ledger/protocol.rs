@@ -90,7 +90,7 @@ impl Ledger {
     }
 
     /// Commits if `res` is a success, rolls back otherwise (the error kept).
-    pub(super) async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
+    pub(crate) async fn end<T>(&mut self, res: Result<T>) -> Result<T> {
         match res {
             Ok(v) => {
                 self.commit(None).await?;
@@ -117,40 +117,13 @@ impl Ledger {
         }
     }
 
-    /// What a run's transaction writes last, with what the run came to: an HTTP request's
-    /// stored response (`http.rs`) and the tenant's notification (`webhooks.rs`).
-    async fn before_commit(&mut self, run_id: i64) -> Result<()> {
-        let notify = self
-            .store
-            .query_opt(
-                "SELECT 1 FROM notify_endpoints e JOIN runs r ON r.tenant = e.tenant WHERE r.run_id = $1",
-                &args![run_id],
-            )
-            .await
-            .during("reading the notification endpoint")?
-            .is_some();
-        if self.seal.is_none() && !notify {
-            return Ok(());
-        }
-        let run = self.fetch_run(run_id).await?;
-        self.write_seal(&run)
-            .await
-            .during("storing the response of the request")?;
-        if notify {
-            self.write_outbox(&run, Utc::now())
-                .await
-                .during("writing the run's notification to the outbox")?;
-        }
-        Ok(())
-    }
-
     /// Commits; a failed COMMIT is followed by a ROLLBACK (its error ignored), so that the
     /// connection is never left inside a transaction SQLite kept open. A COMMIT that failed
     /// with the connection (not with an error the server sent) may have committed or not:
     /// [`LedgerError::CommitUnknown`].
     async fn commit(&mut self, run_id: Option<i64>) -> Result<()> {
         if let Some(id) = run_id {
-            if let Err(e) = self.before_commit(id).await {
+            if let Err(e) = self.call_hooks(id).await {
                 let _ = self.store.rollback().await;
                 return Err(e);
             }
@@ -286,8 +259,7 @@ impl Ledger {
                     .during("reading the origin's other files")?;
                 let mut same_origin = false;
                 for r in &others {
-                    if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str())
-                    {
+                    if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str()) {
                         same_origin = true;
                         break;
                     }
@@ -708,7 +680,9 @@ impl Ledger {
             .await
     }
 
-    pub(super) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+    /// Run `run_id` as it stands, whichever tenant's: for the core and the commit hooks,
+    /// which read the run inside its transaction.
+    pub(crate) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
         let row = self
             .store
             .query_one(&sql::run_by_id(), &args![run_id])

@@ -153,10 +153,8 @@ impl Ledger {
         c.statements += 1;
         let (statement_id, hold) = self.statement_row(start, run_id, &at, r, c).await?;
         let account = r.statement.account.as_str();
-        let pairs: Vec<(
-            &crate::formats::statement::Entry,
-            &crate::keys::EntryRecord,
-        )> = r.statement.entries.iter().zip(&r.entries).collect();
+        let pairs: Vec<(&crate::formats::statement::Entry, &crate::keys::EntryRecord)> =
+            r.statement.entries.iter().zip(&r.entries).collect();
         for chunk in pairs.chunks(self.store.chunk_rows().min(100_000)) {
             c.entries += chunk.len() as u64;
             let rows: Vec<EntryRow> = if hold {

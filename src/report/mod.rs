@@ -4,8 +4,8 @@ pub mod recon;
 pub mod summary;
 
 use crate::findings::{Finding, Position};
-use crate::ledger::ReportRow;
 use crate::keys::Outcome;
+use crate::ledger::ReportRow;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;

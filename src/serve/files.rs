@@ -31,9 +31,10 @@
 
 use super::problem::{PROBLEM_JSON, Problem};
 use super::{App, Caller, Shared};
-use crate::ingest::{AnswerFn, IngestError, IngestOptions, Input, ingest_file};
-use crate::ledger::{Answer, IdemScope, LedgerError, RepeatDecision, Seal, StoredResponse};
+use crate::ingest::{IngestError, IngestOptions, Input, OnCommit, ingest_file};
+use crate::ledger::LedgerError;
 use crate::report::summary::{self, Summary};
+use crate::serve::store::{Answer, IdemScope, RepeatDecision, Seal, SealHook, StoredResponse};
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -202,20 +203,26 @@ pub async fn post_file(
                     if let Some(stored) = ledger.stored_response(&work_scope, now).await? {
                         return Ok(Decided::Stored(stored));
                     }
-                    ledger.seal_next_run(Seal {
+                    let seal = Seal {
                         scope: work_scope.clone(),
                         fingerprint: work_fp,
                         created_at: now,
                         window,
-                        respond: None,
-                    });
+                    };
+                    let on_commit = OnCommit(Arc::new(move |done| {
+                        Box::new(SealHook {
+                            seal: seal.clone(),
+                            done,
+                            answer,
+                        })
+                    }));
                     let opts = IngestOptions {
                         tenant: work_scope.tenant.clone(),
                         dry_run: false,
                         validate: Default::default(),
                         resend_window_days: Some(10),
                         format: None,
-                        answer: Some(AnswerFn(Arc::new(answer))),
+                        on_commit: Some(on_commit),
                     };
                     let input = Input::Upload {
                         path: upload.file.path().to_path_buf(),
@@ -223,7 +230,7 @@ pub async fn post_file(
                     };
                     let clock = Utc::now;
                     let res = ingest_file(ledger, &input, &opts, &clock, None).await;
-                    ledger.clear_seal();
+                    ledger.clear_next_run();
                     Ok(match res {
                         // Read as of the request's start: the row written by the commit
                         // answers this request whatever the window.

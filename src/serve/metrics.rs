@@ -48,7 +48,7 @@ impl Default for Metrics {
     }
 }
 
-use crate::ledger::MetricTotals as LedgerTotals;
+use crate::serve::store::MetricTotals as LedgerTotals;
 
 impl Metrics {
     /// `decision`: first, replayed, in_progress, mismatch, missing_key.

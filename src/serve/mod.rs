@@ -18,9 +18,11 @@ pub mod openapi;
 pub mod pool;
 pub mod problem;
 pub mod reads;
+pub mod store;
 pub mod webhooks;
 
-use crate::ledger::{ApiKey, DbOptions, IdemScope, LedgerError};
+use crate::ledger::{DbOptions, LedgerError};
+use crate::serve::store::{ApiKey, IdemScope};
 use axum::Router;
 use axum::extract::{FromRequestParts, State};
 use axum::http::{StatusCode, header, request::Parts};

@@ -38,7 +38,8 @@ impl Pool {
     /// A pool over `url`; the first connection is opened (and the migrations applied) here,
     /// so that a wrong URL fails the server's start, not its first request.
     pub async fn open(url: &str, opts: DbOptions, size: usize) -> Result<Self, LedgerError> {
-        let first = ledger::open(url, &opts).await?;
+        let mut first = ledger::open(url, &opts).await?;
+        super::store::notify_on_commit(&mut first);
         Ok(Pool {
             url: url.to_string(),
             opts,
@@ -61,7 +62,11 @@ impl Pool {
         let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
         let mut ledger = match idle {
             Some(l) => l,
-            None => ledger::open_as_is(&self.url, &self.opts).await?,
+            None => {
+                let mut l = ledger::open_as_is(&self.url, &self.opts).await?;
+                super::store::notify_on_commit(&mut l);
+                l
+            }
         };
         let handle = tokio::runtime::Handle::current();
         let done = tokio::task::spawn_blocking(move || {
@@ -71,7 +76,7 @@ impl Pool {
         .await;
         match done {
             Ok((mut ledger, out)) => {
-                ledger.clear_seal();
+                ledger.clear_next_run();
                 if out.connection_ok()
                     && let Ok(mut idle) = self.idle.lock()
                 {

@@ -4,8 +4,8 @@
 
 use super::problem::Problem;
 use super::{Caller, Shared};
-use crate::ledger::{Ledger, LedgerError, Lookup};
 use crate::keys::Outcome;
+use crate::ledger::{Ledger, LedgerError, Lookup};
 use crate::report::{ReportFormat, ReportWriter};
 use axum::Json;
 use axum::body::{Body, Bytes};

@@ -15,7 +15,7 @@
 
 use super::problem::Problem;
 use super::{App, Shared};
-use crate::ledger::{OutboxMessage, Received};
+use crate::serve::store::{OutboxMessage, Received};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

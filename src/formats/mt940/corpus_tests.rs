@@ -169,6 +169,17 @@ const ASSERTED: &[&str] = &[
     "mt942/cmxl-mt942_1-empty.sta",
     "mt942/mBank-mt942.sta",
     "mt942/special-mt942.sta",
+    "mt940/wolph-mbank-with_newline_in_tnr.sta",
+    "mt940/wolph-self-details_60-63.sta",
+    "mt940/wolph-self-gv_codes.sta",
+    "mt940/wolph-self-long_statement_number.sta",
+    "mt940/wolph-self-malformed_details.sta",
+    "mt940/wolph-self-overly_long_details.sta",
+    "mt940/wolph-self-raiffeisen-cmi.sta",
+    "mt940/wolph-self-transaction_details_wrapped.sta",
+    "mt940/wolph-self-whitespace.sta",
+    "mt940/wolph-self-wrapped_timestamp.sta",
+    "mt942/wolph-self-mt942.sta",
 ];
 
 #[test]
@@ -542,4 +553,149 @@ fn mt942_files() {
             .count(),
         10
     );
+}
+
+/// A real-bank dialect as read today: (file, findings, statements, entries, per-currency
+/// totals as in [`Got::totals`]).
+type Dialect = (
+    &'static str,
+    &'static [(Severity, FindingCode, u64, u64)],
+    u64,
+    u64,
+    &'static [(&'static str, u64, u64, u64, u64)],
+);
+
+/// Dialects a peer library reads and this reader still refuses: an unbalanced statement,
+/// a `:61:` without its reference, a 10-digit `:28C:`, text wrapped to look like a tag.
+/// Each refusal is pinned to its positions, so reading one of them changes this table on
+/// purpose, not by accident.
+const DIALECTS_REFUSED: &[Dialect] = &[
+    (
+        "mt940/wolph-mbank-with_newline_in_tnr.sta",
+        &[(Error, BalanceMismatch, 19, 1)],
+        1,
+        2,
+        &[("PLN", 8900, 2, 0, 0)],
+    ),
+    (
+        "mt940/wolph-self-details_60-63.sta",
+        &[(Error, TagSyntax, 5, 22), (Error, BalanceMismatch, 12, 1)],
+        1,
+        1,
+        &[("EUR", 0, 0, 23315, 1)],
+    ),
+    (
+        "mt940/wolph-self-gv_codes.sta",
+        &[
+            (Error, MissingTag, 1, 1),
+            (Error, TagSyntax, 5, 22),
+            (Warning, TagSyntax, 6, 1),
+        ],
+        1,
+        2,
+        &[("EUR", 0, 0, 25745, 2)],
+    ),
+    (
+        "mt940/wolph-self-long_statement_number.sta",
+        &[
+            (Warning, TagSyntax, 3, 1),
+            (Error, TagSyntax, 3, 10),
+            (Error, TagSyntax, 4, 16),
+            (Error, TagSyntax, 5, 16),
+        ],
+        1,
+        0,
+        &[],
+    ),
+    (
+        "mt940/wolph-self-malformed_details.sta",
+        &[
+            (Error, TagSyntax, 5, 22),
+            (Warning, TagSyntax, 6, 1),
+            (Error, BalanceMismatch, 15, 1),
+        ],
+        1,
+        1,
+        &[("EUR", 0, 0, 23315, 1)],
+    ),
+    (
+        "mt940/wolph-self-overly_long_details.sta",
+        &[
+            (Error, TagSyntax, 5, 22),
+            (Warning, TagSyntax, 6, 1),
+            (Error, BalanceMismatch, 15, 1),
+        ],
+        1,
+        1,
+        &[("EUR", 0, 0, 23315, 1)],
+    ),
+    (
+        "mt940/wolph-self-raiffeisen-cmi.sta",
+        &[
+            (Error, TagSyntax, 6, 27),
+            (Warning, NonAsciiByte, 7, 11),
+            (Warning, NonAsciiByte, 11, 10),
+            (Error, TagSyntax, 13, 25),
+            (Warning, NonAsciiByte, 14, 11),
+            (Error, TagSyntax, 19, 27),
+            (Warning, NonAsciiByte, 20, 8),
+            (Error, TagSyntax, 24, 24),
+            (Warning, NonAsciiByte, 25, 2),
+            (Error, TagSyntax, 28, 23),
+            (Warning, NonAsciiByte, 29, 2),
+            (Error, TagSyntax, 32, 24),
+            (Warning, NonAsciiByte, 33, 2),
+            (Error, TagSyntax, 36, 24),
+            (Warning, NonAsciiByte, 37, 2),
+            (Error, BalanceMismatch, 40, 1),
+        ],
+        1,
+        7,
+        &[("HUF", 206663700, 1, 307885050, 6)],
+    ),
+    (
+        "mt940/wolph-self-transaction_details_wrapped.sta",
+        &[(Error, DateFormat, 6, 5), (Warning, UnknownTag, 9, 1)],
+        1,
+        1,
+        &[("EUR", 0, 0, 600, 1)],
+    ),
+    (
+        "mt940/wolph-self-whitespace.sta",
+        &[(Error, TagSyntax, 5, 22), (Error, BalanceMismatch, 9, 1)],
+        1,
+        1,
+        &[("EUR", 0, 0, 23315, 1)],
+    ),
+    (
+        "mt940/wolph-self-wrapped_timestamp.sta",
+        &[(Error, DateFormat, 5, 5), (Warning, UnknownTag, 8, 1)],
+        1,
+        1,
+        &[("EUR", 0, 0, 600, 1)],
+    ),
+    (
+        "mt942/wolph-self-mt942.sta",
+        &[
+            (Error, TagSyntax, 7, 20),
+            (Error, ControlTotalMismatch, 11, 1),
+        ],
+        1,
+        1,
+        &[("EUR", 0, 0, 42, 1)],
+    ),
+];
+
+#[test]
+fn real_bank_dialects_refused_today_at_their_positions() {
+    for (rel, findings, statements, entries, sums) in DIALECTS_REFUSED {
+        let g = read_file(rel);
+        assert_eq!(g.findings(), findings.to_vec(), "{rel}");
+        assert_eq!(
+            (g.r.statements, g.r.entries),
+            (*statements, *entries),
+            "{rel}"
+        );
+        assert_eq!(g.totals(), totals(sums), "{rel}");
+    }
 }

@@ -14,9 +14,10 @@
 //! transaction when the tenant has an endpoint; `serve` delivers it at least once under its
 //! stable `webhook-id`.
 
-use super::classify::ts;
-use super::store::{Begin, args};
-use super::{During, Ledger, LedgerError, Lookup, Result, RunInfo};
+use crate::ledger::args;
+use crate::ledger::store::Begin;
+use crate::ledger::ts;
+use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Lookup, Result, RunInfo};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -156,7 +157,7 @@ struct EventData {
 }
 
 /// A `webhook_providers` row (provider, tenant, secret, created_at).
-fn provider_of(r: &super::store::Row) -> Result<WebhookProvider> {
+fn provider_of(r: &crate::ledger::Row) -> Result<WebhookProvider> {
     Ok(WebhookProvider {
         provider: r.text(0)?,
         tenant: r.text(1)?,
@@ -167,6 +168,40 @@ fn provider_of(r: &super::store::Row) -> Result<WebhookProvider> {
 
 fn sha256_hex(b: &[u8]) -> String {
     hex::encode(Sha256::digest(b))
+}
+
+/// The commit hook that notifies: a run of a tenant with a notification endpoint writes
+/// its message to the outbox in its own transaction (docs/principles.md §12), sent after
+/// the commit. Every program that runs on a ledger registers it ([`notify_on_commit`]).
+pub struct OutboxHook;
+
+impl CommitHook for OutboxHook {
+    fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
+        Box::pin(async move {
+            let notify = ledger
+                .store()
+                .query_opt(
+                    "SELECT 1 FROM notify_endpoints e JOIN runs r ON r.tenant = e.tenant WHERE r.run_id = $1",
+                    &args![run_id],
+                )
+                .await
+                .during("reading the notification endpoint")?
+                .is_some();
+            if !notify {
+                return Ok(());
+            }
+            let run = ledger.fetch_run(run_id).await?;
+            ledger
+                .write_outbox(&run, Utc::now())
+                .await
+                .during("writing the run's notification to the outbox")
+        })
+    }
+}
+
+/// Registers the outbox's commit hook on `ledger`: from now on its runs notify.
+pub fn notify_on_commit(ledger: &mut Ledger) {
+    ledger.on_every_run(Box::new(OutboxHook));
 }
 
 impl Ledger {
@@ -180,7 +215,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<Option<WebhookProvider>> {
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO webhook_providers (provider, tenant, secret, created_at) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (provider) DO UPDATE SET secret = excluded.secret \
@@ -196,7 +231,7 @@ impl Ledger {
 
     pub async fn webhook_provider(&mut self, provider: &str) -> Result<Option<WebhookProvider>> {
         let row = self
-            .store
+            .store()
             .query_opt(
                 "SELECT provider, tenant, secret, created_at FROM webhook_providers WHERE provider = $1",
                 &args![provider],
@@ -207,7 +242,7 @@ impl Ledger {
 
     pub async fn webhook_providers(&mut self, tenant: &str) -> Result<Vec<WebhookProvider>> {
         let rows = self
-            .store
+            .store()
             .query(
                 "SELECT provider, tenant, secret, created_at FROM webhook_providers \
                  WHERE tenant = $1 ORDER BY provider",
@@ -227,7 +262,7 @@ impl Ledger {
         payload: &[u8],
         now: DateTime<Utc>,
     ) -> Result<Received> {
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("starting the webhook transaction")?;
@@ -253,7 +288,7 @@ impl Ledger {
         let at = ts(&now);
         let sha = sha256_hex(payload);
         let inserted = self
-            .store
+            .store()
             .query_opt(
                 "INSERT INTO webhook_events (tenant, provider, event_id, event_type, payload, \
                  payload_sha256, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -275,7 +310,7 @@ impl Ledger {
             });
         }
         let first = self
-            .store
+            .store()
             .query_one(
                 "SELECT event_no, payload_sha256 FROM webhook_events WHERE tenant = $1 AND \
                  provider = $2 AND event_id = $3 AND event_type = $4",
@@ -283,7 +318,7 @@ impl Ledger {
             )
             .await?;
         let (event_no, same) = (first.int(0)?, first.text(1)? == sha);
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO webhook_repeats (event_no, same_payload, seen_at) VALUES ($1, $2, $3)",
                 &args![event_no, i64::from(same), at.as_str()],
@@ -304,7 +339,7 @@ impl Ledger {
         // The attempt is counted in a transaction of its own, so that an apply that fails
         // (and rolls back) still counts; past the cap the event ends `failed`, for an
         // operator, instead of being tried for ever.
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("counting the event's attempt")?;
@@ -314,7 +349,7 @@ impl Ledger {
             Attempt::GaveUp(a) => return Ok(Some(a)),
             Attempt::Go => {}
         }
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("starting the event's transaction")?;
@@ -324,7 +359,7 @@ impl Ledger {
 
     async fn count_attempt(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Attempt> {
         let Some(r) = self
-            .store
+            .store()
             .query_opt(
                 "UPDATE webhook_events SET attempts = attempts + 1 \
                  WHERE event_no = $1 AND processed_at IS NULL RETURNING attempts, outcome",
@@ -343,7 +378,7 @@ impl Ledger {
             "gave up after {APPLY_ATTEMPTS_MAX} attempts that failed (see the server's log)"
         );
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "UPDATE webhook_events SET processed_at = $1, outcome = 'failed', detail = $2 \
                  WHERE event_no = $3",
@@ -363,7 +398,7 @@ impl Ledger {
         // The claim: one worker's transaction holds the row until it commits; another
         // finds `processed_at` set and does nothing.
         let Some(ev) = self
-            .store
+            .store()
             .query_opt(
                 "UPDATE webhook_events SET attempts = attempts \
                  WHERE event_no = $1 AND processed_at IS NULL \
@@ -391,7 +426,7 @@ impl Ledger {
             let backoff = (1i64 << attempts.clamp(1, 12).saturating_sub(1)).min(3600);
             let next = ts(&(now + chrono::Duration::seconds(backoff)));
             applied.outcome = "waiting";
-            self.store
+            self.store()
                 .execute(
                     "UPDATE webhook_events SET outcome = $1, detail = $2, next_attempt_at = $3 \
                      WHERE event_no = $4",
@@ -405,7 +440,7 @@ impl Ledger {
                 .await?;
             return Ok(Some(applied));
         }
-        self.store
+        self.store()
             .execute(
                 "UPDATE webhook_events SET processed_at = $1, outcome = $2, detail = $3, \
                  posting_id = $4 WHERE event_no = $5",
@@ -494,10 +529,10 @@ impl Ledger {
             }
         };
         // One posting's moves one at a time (PostgreSQL: workers on other machines).
-        self.store
+        self.store()
             .lock_name(&format!("posting_status:{posting_id}"))
             .await?;
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO posting_status (posting_id, status, changed_at) VALUES ($1, 'posted', $2) \
                  ON CONFLICT DO NOTHING",
@@ -505,7 +540,7 @@ impl Ledger {
             )
             .await?;
         let from = self
-            .store
+            .store()
             .query_one(
                 "SELECT status FROM posting_status WHERE posting_id = $1",
                 &args![posting_id],
@@ -518,7 +553,7 @@ impl Ledger {
             .map(|s| format!("'{}'", s.as_str()))
             .collect();
         let changed = self
-            .store
+            .store()
             .execute(
                 &format!(
                     "UPDATE posting_status SET status = $1, changed_at = $2, event_no = $3 \
@@ -539,7 +574,7 @@ impl Ledger {
                 Some(posting_id),
             ));
         }
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO posting_status_changes (posting_id, from_status, to_status, event_no, changed_at) \
                  VALUES ($1, $2, $3, $4, $5)",
@@ -563,7 +598,7 @@ impl Ledger {
     ) -> Result<Vec<i64>> {
         let (c, n) = (ts(&cut), ts(&now));
         let rows = self
-            .store
+            .store()
             .query(
                 "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
                  AND (next_attempt_at IS NULL OR next_attempt_at <= $2) ORDER BY event_no LIMIT $3",
@@ -576,7 +611,7 @@ impl Ledger {
     /// A posting's status (`posted` when no event moved it).
     pub async fn posting_status(&mut self, posting_id: i64) -> Result<PostingStatus> {
         let row = self
-            .store
+            .store()
             .query_opt(
                 "SELECT status FROM posting_status WHERE posting_id = $1",
                 &args![posting_id],
@@ -600,7 +635,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<()> {
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO notify_endpoints (tenant, url, secret, created_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (tenant) DO UPDATE SET url = excluded.url, secret = excluded.secret",
@@ -612,7 +647,7 @@ impl Ledger {
 
     pub async fn notify_endpoint(&mut self, tenant: &str) -> Result<Option<NotifyEndpoint>> {
         let row = self
-            .store
+            .store()
             .query_opt(
                 "SELECT tenant, url, secret FROM notify_endpoints WHERE tenant = $1",
                 &args![tenant],
@@ -632,9 +667,9 @@ impl Ledger {
     /// endpoint. `run.completed`, `run.needs_attention` (conflicts or held records) or
     /// `run.rejected`; the webhook id `{tenant}:run:{run_id}:{type}` is unique, so a
     /// notification is written once whatever happens.
-    pub(super) async fn write_outbox(&mut self, run: &RunInfo, now: DateTime<Utc>) -> Result<()> {
+    async fn write_outbox(&mut self, run: &RunInfo, now: DateTime<Utc>) -> Result<()> {
         let has = self
-            .store
+            .store()
             .query_opt(
                 "SELECT 1 FROM notify_endpoints WHERE tenant = $1",
                 &args![run.tenant.as_str()],
@@ -662,7 +697,7 @@ impl Ledger {
         }))
         .unwrap_or_default();
         let webhook_id = format!("{}:run:{}:{event_type}", run.tenant, run.run_id);
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO outbox (tenant, webhook_id, event_type, run_id, payload, created_at, next_attempt_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT DO NOTHING",
@@ -689,7 +724,7 @@ impl Ledger {
     ) -> Result<Vec<OutboxMessage>> {
         let (at, until) = (ts(&now), ts(&(now + lease)));
         let due = self
-            .store
+            .store()
             .query(
                 "SELECT message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
                  ORDER BY message_id LIMIT $2",
@@ -700,7 +735,7 @@ impl Ledger {
         for r in &due {
             let id = r.int(0)?;
             let claimed = self
-                .store
+                .store()
                 .query_opt(
                     "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1 \
                      WHERE message_id = $2 AND delivered_at IS NULL AND next_attempt_at <= $3 \
@@ -732,7 +767,7 @@ impl Ledger {
         match delivered {
             Ok(at) => {
                 let at = ts(&at);
-                self.store
+                self.store()
                     .execute(
                         "UPDATE outbox SET delivered_at = $1, last_error = NULL WHERE message_id = $2",
                         &args![at.as_str(), message_id],
@@ -741,7 +776,7 @@ impl Ledger {
             }
             Err((error, retry_at)) => {
                 let at = ts(&retry_at);
-                self.store
+                self.store()
                     .execute(
                         "UPDATE outbox SET last_error = $1, next_attempt_at = $2 WHERE message_id = $3",
                         &args![error.as_str(), at.as_str(), message_id],
@@ -753,8 +788,8 @@ impl Ledger {
     }
 
     /// Deliveries of an event already in the inbox (`/metrics`).
-    pub(super) async fn webhook_repeat_count(&mut self) -> Result<i64> {
-        self.store
+    pub(crate) async fn webhook_repeat_count(&mut self) -> Result<i64> {
+        self.store()
             .query_one("SELECT count(*) FROM webhook_repeats", &[])
             .await?
             .int(0)

@@ -8,9 +8,11 @@
 //! session-level advisory lock, so that workers on other machines see it too, and which the
 //! server releases when the connection ends, a crash included.
 
-use super::classify::ts;
-use super::store::{Arg, Store, args};
-use super::{Ledger, LedgerError, Result, RunInfo};
+use crate::ingest::FileDone;
+use crate::ledger::ts;
+use crate::ledger::{Arg, Store, args};
+use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Result};
+use crate::report::summary::Summary;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -97,25 +99,49 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// Makes a run's answer from the run as read inside its transaction.
-pub type Respond = Box<dyn FnOnce(&RunInfo) -> Answer + Send>;
-
-/// What the next run's COMMIT writes with it: the key's row and its response.
+/// What a request's run writes at its COMMIT: the key's row and its response.
+#[derive(Debug, Clone)]
 pub struct Seal {
     pub scope: IdemScope,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
     /// How long the stored response answers repeats, from the run's commit.
     pub window: chrono::Duration,
-    /// Builds the response from the run read back inside the transaction; given by the
-    /// ingest just before it commits ([`Ledger::answer_with`]), which knows the rest of
-    /// the summary (findings, bytes, time).
-    pub respond: Option<Respond>,
 }
 
-impl std::fmt::Debug for Seal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Seal").field("scope", &self.scope).finish()
+/// Makes a request's answer from the file's summary; `true` for a rejected file.
+pub type AnswerOf = fn(&Summary<'_>, bool) -> Answer;
+
+/// The commit hook of a request's run: the response, built from the run as it stands
+/// inside its transaction and from what the ingest learned of the file, is stored under
+/// the request's key, so the key's claim, the run's postings and the answer commit
+/// together or not at all (docs/principles.md §6).
+pub struct SealHook {
+    pub seal: Seal,
+    pub done: FileDone,
+    pub answer: AnswerOf,
+}
+
+impl CommitHook for SealHook {
+    fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
+        Box::pin(async move {
+            let run = ledger.fetch_run(run_id).await?;
+            let d = &self.done;
+            let summary = Summary {
+                file: &d.file,
+                run: &run,
+                findings: &d.findings,
+                bytes: d.bytes,
+                seconds: d.since.elapsed().as_secs_f64(),
+                fast_path: d.fast_path,
+                statements: d.statements.as_ref(),
+            };
+            let answer = (self.answer)(&summary, d.rejected);
+            ledger
+                .write_seal(&self.seal, run_id, answer)
+                .await
+                .during("storing the response of the request")
+        })
     }
 }
 
@@ -180,7 +206,7 @@ fn same_digest(a: &str, b: &str) -> bool {
 
 const API_KEY_COLUMNS: &str = "api_key_id, tenant, prefix, label, created_at, revoked_at";
 
-fn api_key(r: &super::store::Row) -> Result<ApiKey> {
+fn api_key(r: &crate::ledger::Row) -> Result<ApiKey> {
     Ok(ApiKey {
         api_key_id: r.int(0)?,
         tenant: r.text(1)?,
@@ -208,7 +234,7 @@ impl Ledger {
         let key = format!("clk_{prefix}_{secret}");
         let at = ts(&now);
         let row = self
-            .store
+            .store()
             .query_one(
                 &format!(
                     "INSERT INTO api_keys (tenant, prefix, secret_sha256, label, created_at) \
@@ -233,7 +259,7 @@ impl Ledger {
     pub async fn api_keys(&mut self, tenant: Option<&str>) -> Result<Vec<ApiKey>> {
         let rows = match tenant {
             Some(t) => {
-                self.store
+                self.store()
                     .query(
                         &format!(
                             "SELECT {API_KEY_COLUMNS} FROM api_keys WHERE tenant = $1 \
@@ -244,7 +270,7 @@ impl Ledger {
                     .await?
             }
             None => {
-                self.store
+                self.store()
                     .query(
                         &format!("SELECT {API_KEY_COLUMNS} FROM api_keys ORDER BY api_key_id"),
                         &[],
@@ -264,14 +290,14 @@ impl Ledger {
     ) -> Result<Option<ApiKey>> {
         let prefix = key_prefix(prefix_or_key).unwrap_or(prefix_or_key);
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL",
                 &args![at.as_str(), prefix],
             )
             .await?;
         let row = self
-            .store
+            .store()
             .query_opt(
                 &format!("SELECT {API_KEY_COLUMNS} FROM api_keys WHERE prefix = $1"),
                 &args![prefix],
@@ -287,7 +313,7 @@ impl Ledger {
             return Ok(None);
         };
         let row = self
-            .store
+            .store()
             .query_opt(
                 &format!(
                     "SELECT {API_KEY_COLUMNS}, secret_sha256 FROM api_keys \
@@ -312,7 +338,7 @@ impl Ledger {
     ) -> Result<Option<StoredResponse>> {
         let at = ts(&now);
         let row = self
-            .store
+            .store()
             .query_opt(
                 &format!(
                     "SELECT status, content_type, location, body, fingerprint, run_id, created_at \
@@ -346,7 +372,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<()> {
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "INSERT INTO http_repeats (tenant, api_key_id, method, route, idem_key, decision, \
                  fingerprint, run_id, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -359,7 +385,7 @@ impl Ledger {
     /// Deletes the stored responses expired at `now`; returns how many.
     pub async fn purge_expired_keys(&mut self, now: DateTime<Utc>) -> Result<u64> {
         let at = ts(&now);
-        self.store
+        self.store()
             .execute(
                 "DELETE FROM idempotency_keys WHERE expires_at <= $1",
                 &args![at.as_str()],
@@ -372,7 +398,7 @@ impl Ledger {
     /// conflicts, HTTP replays of a stored response, webhook deliveries seen before).
     pub async fn metric_totals(&mut self) -> Result<MetricTotals> {
         let runs = self
-            .store
+            .store()
             .query(
                 "SELECT kind, status, count(*) FROM runs GROUP BY kind, status ORDER BY kind, status",
                 &[],
@@ -382,7 +408,7 @@ impl Ledger {
             .map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?)))
             .collect::<Result<Vec<_>>>()?;
         let r = self
-            .store
+            .store()
             .query_one(
                 "SELECT CAST(coalesce(sum(posted), 0) AS BIGINT),                  CAST(coalesce(sum(duplicates), 0) AS BIGINT),                  CAST(coalesce(sum(conflicts), 0) AS BIGINT),                  CAST(coalesce(sum(held), 0) AS BIGINT) FROM runs WHERE status = 'completed'",
                 &[],
@@ -390,7 +416,7 @@ impl Ledger {
             .await?;
         let (posted, duplicates, conflicts, held) = (r.int(0)?, r.int(1)?, r.int(2)?, r.int(3)?);
         let replays = self
-            .store
+            .store()
             .query_one(
                 "SELECT count(*) FROM http_repeats WHERE decision = 'replayed'",
                 &[],
@@ -421,12 +447,12 @@ impl Ledger {
     /// second process on the same file waits for the write lock and then finds the
     /// response stored.
     pub async fn try_lock_key(&mut self, scope: &IdemScope) -> Result<bool> {
-        match &mut self.store {
+        match &mut self.store() {
             Store::Sqlite(_) => Ok(true),
             Store::Postgres(_) => {
                 let name = scope.lock_name();
                 let row = self
-                    .store
+                    .store()
                     .query_one(
                         "SELECT pg_try_advisory_lock(hashtextextended($1, 0))::int",
                         &[Arg::Text(&name)],
@@ -439,9 +465,9 @@ impl Ledger {
 
     /// Releases what [`Self::try_lock_key`] took.
     pub async fn unlock_key(&mut self, scope: &IdemScope) -> Result<()> {
-        if let Store::Postgres(_) = &self.store {
+        if let Store::Postgres(_) = &self.store() {
             let name = scope.lock_name();
-            self.store
+            self.store()
                 .query(
                     "SELECT pg_advisory_unlock(hashtextextended($1, 0))::int",
                     &[Arg::Text(&name)],
@@ -451,49 +477,14 @@ impl Ledger {
         Ok(())
     }
 
-    /// The next run this ledger commits (an ingest, an exact re-upload, a statement file,
-    /// a journaled rejection) writes `seal` in its transaction. Cleared by that commit, or
-    /// by [`Self::clear_seal`] when the request ended without one.
-    pub fn seal_next_run(&mut self, seal: Seal) {
-        self.seal = Some(seal);
-    }
-
-    /// Whether a seal is pending (the ingest then gives it its answer).
-    pub fn sealing(&self) -> bool {
-        self.seal.is_some()
-    }
-
-    /// Gives the pending seal the function that makes its answer (nothing without one).
-    pub fn answer_with(&mut self, respond: Respond) {
-        if let Some(s) = self.seal.as_mut() {
-            s.respond = Some(respond);
-        }
-    }
-
-    pub fn clear_seal(&mut self) {
-        self.seal = None;
-    }
-
-    /// Writes the pending seal, if any, for `run`, inside the run's open transaction: an
+    /// Writes `seal` with `answer` for run `run_id`, inside the run's open transaction: an
     /// expired row under the same scope is replaced; a live one (another process took the
     /// key in the meantime) fails the run, which then rolls back whole.
-    pub(super) async fn write_seal(&mut self, run: &RunInfo) -> Result<()> {
-        let Some(seal) = self.seal.take() else {
-            return Ok(());
-        };
-        let run_id = run.run_id;
-        let Some(respond) = seal.respond else {
-            tracing::error!(
-                run_id,
-                "a run committed with a seal but no answer; none stored"
-            );
-            return Ok(());
-        };
-        let answer = respond(run);
+    async fn write_seal(&mut self, seal: &Seal, run_id: i64, answer: Answer) -> Result<()> {
         let s = &seal.scope;
         let now = Utc::now();
         let (created, at, expires) = (ts(&seal.created_at), ts(&now), ts(&(now + seal.window)));
-        self.store
+        self.store()
             .execute(
                 &format!("DELETE FROM idempotency_keys WHERE {SCOPE_IS} AND expires_at <= $6"),
                 &s.args_with(&[Arg::Text(&at)]),
@@ -510,7 +501,7 @@ impl Ledger {
             expires.as_str()
         ]);
         let inserted = self
-            .store
+            .store()
             .execute(
                 "INSERT INTO idempotency_keys (tenant, api_key_id, method, route, idem_key, \
                  fingerprint, run_id, status, content_type, location, body, created_at, expires_at) \
