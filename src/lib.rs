@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod keys;
 pub mod ledger;
 pub mod money;
+pub mod operator;
 pub mod reconcile;
 pub mod report;
 /// Deterministic pseudo-random numbers for `generate` and the test suites (not an API).

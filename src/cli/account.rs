@@ -3,7 +3,7 @@
 //! reconciled with. The mappings are the tenant's, kept in the database.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
-use crate::ledger::{AccountMapping, check_account_name};
+use crate::operator::{AccountMapping, check_account_name};
 use clap::{Args, Subcommand};
 use serde_json::json;
 

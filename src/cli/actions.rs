@@ -2,11 +2,11 @@
 //! `ledger::actions`).
 
 use super::{GlobalOpts, after_commit, exit, infra_error, out, require_tenant, with_ledger};
-use crate::ledger::{
-    Actor, Decision, DecisionKind, HeldRecord, Ledger, LedgerError, Resolution, Reversal,
-    ReverseTarget, RunInfo,
-};
+use crate::ledger::{Ledger, LedgerError, RunInfo};
 use crate::money::format_minor;
+use crate::operator::{
+    Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget,
+};
 use clap::Args;
 use serde_json::json;
 

@@ -5,8 +5,9 @@
 //! by `ledger::reconcile`.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
-use crate::ledger::{ReconcileOutcome, ReconcileRequest, Reconciliation, check_account_name};
+use crate::operator::check_account_name;
 use crate::reconcile::rules::Rules;
+use crate::reconcile::{ReconcileOutcome, ReconcileRequest, Reconciliation};
 use crate::report::ReportFormat;
 use crate::report::recon::write_items;
 use chrono::NaiveDate;

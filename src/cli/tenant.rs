@@ -2,7 +2,7 @@
 //! Every other command refuses a `--tenant` that is not one of them (`require_tenant`).
 
 use super::{GlobalOpts, exit, infra_error, out, with_ledger};
-use crate::ledger::{Tenant, TenantName};
+use crate::operator::{Tenant, TenantName};
 use clap::{Args, Subcommand};
 use serde_json::json;
 

@@ -19,30 +19,20 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
-mod accounts;
-mod actions;
 mod classify;
 mod hooks;
 mod postgres;
 mod protocol;
-mod reconcile;
-mod sql;
+pub(crate) mod sql;
 mod sqlite;
 mod statements;
 pub(crate) mod store;
-mod tenants;
 
-pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
 /// What a feature's own SQL is written with (`store.rs`): statements with `$n`
 /// placeholders run on either backend, rows read back by column.
 pub(crate) use classify::ts;
 pub use hooks::{CommitHook, HookFuture};
-pub use reconcile::{
-    BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
-    Reconciliation, Summary,
-};
 pub(crate) use store::{Arg, Row, Store, args};
-pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -178,9 +168,6 @@ pub type Result<T> = std::result::Result<T, LedgerError>;
 
 use crate::findings::Finding;
 use crate::keys::{FileIdentity, Outcome};
-pub use actions::{
-    Actor, Decision, DecisionKind, HeldRecord, Resembles, Resolution, Reversal, ReverseTarget,
-};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 pub use statements::{

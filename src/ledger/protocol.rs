@@ -104,7 +104,7 @@ impl Ledger {
     }
 
     /// [`Self::end`] of a run's transaction: a COMMIT whose answer was lost names the run.
-    pub(super) async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
+    pub(crate) async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
         match res {
             Ok(run_id) => {
                 self.commit(Some(run_id)).await?;
@@ -172,7 +172,7 @@ impl Ledger {
 
     /// Reads run `run_id` back after its commit: a failure here is
     /// [`LedgerError::AfterCommit`], never "nothing committed".
-    pub(super) async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
+    pub(crate) async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
         self.fetch_run(run_id)
             .await
             .map_err(|e| LedgerError::AfterCommit {
@@ -656,7 +656,7 @@ impl Ledger {
         self.insert_findings(run.run_id, &finish.findings).await
     }
 
-    pub(super) async fn insert_findings_of(
+    pub(crate) async fn insert_findings_of(
         &mut self,
         run_id: i64,
         findings: &[Finding],

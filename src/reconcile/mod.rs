@@ -59,6 +59,12 @@
 
 pub mod generate;
 pub mod rules;
+mod store;
+
+pub use store::{
+    BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
+    Reconciliation, Summary,
+};
 
 use chrono::NaiveDate;
 use rules::Rules;

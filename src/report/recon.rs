@@ -3,7 +3,7 @@
 //! a JSON array in its cell; in JSON lines it is an array.
 
 use super::ReportFormat;
-use crate::ledger::ItemRow;
+use crate::reconcile::ItemRow;
 use std::io::{self, Write};
 
 /// The columns of the reconciliation report, in order.

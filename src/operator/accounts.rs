@@ -3,9 +3,9 @@
 //! `clearledger account list`. Insert-first, so the primary key decides: mapping a pair
 //! twice, or from two processes at once, leaves one row.
 
-use super::classify::ts;
-use super::store::args;
-use super::{Ledger, Result};
+use crate::ledger::store::args;
+use crate::ledger::ts;
+use crate::ledger::{Ledger, Result};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -67,7 +67,7 @@ impl Ledger {
         at: DateTime<Utc>,
     ) -> Result<(AccountMapping, bool)> {
         let added = self
-            .store
+            .store()
             .execute(
                 MAP_ACCOUNT,
                 &args![tenant, bank_account, ledger_account, ts(&at).as_str()],
@@ -75,7 +75,7 @@ impl Ledger {
             .await?
             == 1;
         let r = self
-            .store
+            .store()
             .query_one(MAPPING, &args![tenant, bank_account, ledger_account])
             .await?;
         Ok((mapping(&r)?, added))
@@ -89,7 +89,7 @@ impl Ledger {
         bank_account: Option<&str>,
     ) -> Result<Vec<AccountMapping>> {
         let rows = self
-            .store
+            .store()
             .query(MAPPINGS, &args![tenant, bank_account.unwrap_or("")])
             .await?;
         rows.iter().map(mapping).collect()
@@ -97,7 +97,7 @@ impl Ledger {
 }
 
 /// A row of `MAPPING` / `MAPPINGS`.
-fn mapping(r: &super::store::Row) -> Result<AccountMapping> {
+fn mapping(r: &crate::ledger::store::Row) -> Result<AccountMapping> {
     Ok(AccountMapping {
         bank_account: r.text(0)?,
         ledger_account: r.text(1)?,

@@ -2,10 +2,10 @@
 //! tenant only once it was created (`clearledger tenant add NAME`), so a mistyped
 //! `--tenant` is refused instead of quietly starting a ledger of its own.
 
-use super::classify::ts;
-use super::sql;
-use super::store::args;
-use super::{Ledger, Result};
+use crate::ledger::sql;
+use crate::ledger::store::args;
+use crate::ledger::ts;
+use crate::ledger::{Ledger, Result};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -68,7 +68,7 @@ impl TenantName {
 impl Ledger {
     /// Every known tenant, oldest first.
     pub async fn known_tenants(&mut self) -> Result<Vec<Tenant>> {
-        let rows = self.store.query(sql::KNOWN_TENANTS, &[]).await?;
+        let rows = self.store().query(sql::KNOWN_TENANTS, &[]).await?;
         rows.iter()
             .map(|r| {
                 Ok(Tenant {
@@ -82,7 +82,7 @@ impl Ledger {
     /// Whether `name` is a known tenant (compared exactly: `Default` is not `default`).
     pub async fn tenant_known(&mut self, name: &str) -> Result<bool> {
         let row = self
-            .store
+            .store()
             .query_opt(sql::TENANT_BY_NAME, &args![name])
             .await?;
         Ok(row.is_some())
@@ -97,12 +97,12 @@ impl Ledger {
     ) -> Result<(Tenant, bool)> {
         let created = ts(&now);
         let added = self
-            .store
+            .store()
             .execute(sql::ADD_TENANT, &args![name.as_str(), created.as_str()])
             .await?
             > 0;
         let row = self
-            .store
+            .store()
             .query_one(sql::TENANT_BY_NAME, &args![name.as_str()])
             .await?;
         let tenant = Tenant {

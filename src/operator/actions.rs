@@ -11,9 +11,9 @@
 //!   `compensates` naming the posting it reverses (unique). Reversing again inserts
 //!   nothing: every posting is journaled as a duplicate of its compensation.
 
-use super::classify::ts;
-use super::store::{Arg, Begin, Row, args};
-use super::{During, Ledger, LedgerError, Result, RunInfo, sql};
+use crate::ledger::store::{Arg, Begin, Row, args};
+use crate::ledger::ts;
+use crate::ledger::{During, Ledger, LedgerError, Result, RunInfo, sql};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -228,7 +228,7 @@ impl Ledger {
     /// Every held record of the tenant, in run and record order, with its decision.
     pub async fn held(&mut self, tenant: &str) -> Result<Vec<HeldRecord>> {
         let rows = self
-            .store
+            .store()
             .query(&sql::held_of_tenant(), &args![tenant])
             .await?;
         rows.iter().map(HeldRecord::of).collect()
@@ -242,7 +242,7 @@ impl Ledger {
         record_no: i64,
     ) -> Result<Vec<HeldRecord>> {
         let rows = self
-            .store
+            .store()
             .query(&sql::held_of_source(), &args![tenant, file_id, record_no])
             .await?;
         rows.iter().map(HeldRecord::of).collect()
@@ -258,7 +258,7 @@ impl Ledger {
         decision: DecisionKind,
     ) -> Result<Resolution> {
         let row = self
-            .store
+            .store()
             .query_opt(
                 &sql::journal_record(),
                 &args![who.tenant, run_id, record_no],
@@ -266,7 +266,7 @@ impl Ledger {
             .await?;
         let Some(row) = row else {
             let posted = self
-                .store
+                .store()
                 .query_opt(
                     "SELECT posting_id FROM postings WHERE run_id = $1 AND record_no = $2 AND tenant = $3",
                     &args![run_id, record_no, who.tenant],
@@ -307,7 +307,7 @@ impl Ledger {
                     .to_string(),
             });
         }
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("starting the decision's transaction")?;
@@ -336,11 +336,11 @@ impl Ledger {
                 })
             }
             Ok(Err(lost)) => {
-                let _ = self.store.rollback().await;
+                let _ = self.store().rollback().await;
                 Ok(lost)
             }
             Err(e) => {
-                let _ = self.store.rollback().await;
+                let _ = self.store().rollback().await;
                 Err(e)
             }
         }
@@ -372,7 +372,7 @@ impl Ledger {
             who.by,
         ];
         let run_id = self
-            .store
+            .store()
             .query_one(sql::INSERT_ACTION_RUN, &a)
             .await?
             .int(0)?;
@@ -389,7 +389,7 @@ impl Ledger {
             run_id,
         ];
         let claimed = self
-            .store
+            .store()
             .query_opt(sql::INSERT_DECISION, &a)
             .await
             .during("recording the decision")?;
@@ -408,7 +408,7 @@ impl Ledger {
             // The journal keeps a held record's fields as JSON; the posting, compact.
             let detail =
                 crate::keys::detail::encode_json(held.detail.as_deref().unwrap_or_default());
-            let fingerprint = super::fingerprint_bytes(&held.fingerprint)?;
+            let fingerprint = crate::ledger::fingerprint_bytes(&held.fingerprint)?;
             let a: [Arg; 15] = args![
                 who.tenant,
                 held.operation.as_str(),
@@ -427,7 +427,7 @@ impl Ledger {
                 at.as_str(),
             ];
             let inserted = self
-                .store
+                .store()
                 .query_opt(&sql::insert_decided_posting(), &a)
                 .await
                 .during("posting the held record")?;
@@ -446,7 +446,7 @@ impl Ledger {
                         file_id.as_str(),
                         held.record_no,
                     ];
-                    let other = self.store.query_one(sql::POSTING_IN_THE_WAY, &a).await?;
+                    let other = self.store().query_one(sql::POSTING_IN_THE_WAY, &a).await?;
                     let (id, fingerprint, other_run, key) = (
                         other.int(0)?,
                         other.fingerprint(1)?,
@@ -457,7 +457,7 @@ impl Ledger {
                         found_posted = true;
                         duplicates = 1;
                         let a = args![run_id, held.record_no, who.tenant, "duplicate", id];
-                        self.store
+                        self.store()
                             .execute(
                                 "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
                                  VALUES ($1, $2, $3, $4, $5)",
@@ -489,7 +489,7 @@ impl Ledger {
                 held.operation.as_str(),
                 held.posting_key.as_str()
             ];
-            self.store.execute(sql::SET_DECISION_POSTING, &a).await?;
+            self.store().execute(sql::SET_DECISION_POSTING, &a).await?;
         }
         let finished = ts(&Utc::now());
         let a = args![
@@ -500,8 +500,8 @@ impl Ledger {
             amount,
             run_id
         ];
-        self.store.execute(sql::COMPLETE_ACTION_RUN, &a).await?;
-        self.store
+        self.store().execute(sql::COMPLETE_ACTION_RUN, &a).await?;
+        self.store()
             .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
         crate::fault::point("before_commit");
@@ -515,7 +515,7 @@ impl Ledger {
         posting_key: &str,
     ) -> Result<Option<Decision>> {
         let row = self
-            .store
+            .store()
             .query_opt(sql::DECISION_OF_KEY, &args![tenant, operation, posting_key])
             .await?;
         row.map(|r| {
@@ -546,7 +546,7 @@ impl Ledger {
                 operation: None,
             } => {
                 let ops = self
-                    .store
+                    .store()
                     .query(
                         "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
                          ORDER BY operation",
@@ -574,7 +574,7 @@ impl Ledger {
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant)];
         a.extend(binds.iter().map(Bind::arg));
         let counted = self
-            .store
+            .store()
             .query_one(&sql::count_targets(&cond(2)), &a)
             .await?;
         // A run's postings have distinct record numbers, and a key posts once: the
@@ -588,14 +588,14 @@ impl Ledger {
         }
         let (file_id, format_of) = (counted.opt_text(1)?, counted.int(2)?);
         let format = self
-            .store
+            .store()
             .query_one(
                 "SELECT format FROM runs WHERE run_id = $1",
                 &args![format_of],
             )
             .await?
             .text(0)?;
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("starting the compensation's transaction")?;
@@ -642,25 +642,25 @@ impl Ledger {
             who.by,
         ];
         let run_id = self
-            .store
+            .store()
             .query_one(sql::INSERT_ACTION_RUN, &a)
             .await?
             .int(0)?;
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id), Arg::Text(&at)];
         a.extend(binds.iter().map(Bind::arg));
-        self.store
+        self.store()
             .execute(&sql::insert_compensations(&cond(4)), &a)
             .await
             .during("posting the compensations")?;
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id)];
         a.extend(binds.iter().map(Bind::arg));
         let duplicates = self
-            .store
+            .store()
             .execute(&sql::journal_compensated(&cond(3)), &a)
             .await
             .during("journaling what was compensated before")? as i64;
         let done = self
-            .store
+            .store()
             .query_one(sql::POSTED_BY_RUN, &args![run_id])
             .await?;
         let (posted, amount) = (done.int(0)?, done.int(1)?);
@@ -681,8 +681,8 @@ impl Ledger {
             amount,
             run_id
         ];
-        self.store.execute(sql::COMPLETE_ACTION_RUN, &a).await?;
-        self.store
+        self.store().execute(sql::COMPLETE_ACTION_RUN, &a).await?;
+        self.store()
             .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
         crate::fault::point("before_commit");

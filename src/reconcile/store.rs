@@ -16,9 +16,9 @@
 //! reported again: nothing is created. Otherwise the run says what changed since the
 //! previous reconciliation of the same account and period (per item key).
 
-use super::classify::ts;
-use super::store::{Arg, Begin, Row, args};
-use super::{During, Ledger, LedgerError, Result};
+use crate::ledger::store::{Arg, Begin, Row, args};
+use crate::ledger::ts;
+use crate::ledger::{During, Ledger, LedgerError, Result};
 use crate::reconcile::{
     self, BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, rules::Rules,
 };
@@ -207,9 +207,9 @@ impl<'a> PostingDetail<'a> {
     /// The fields of a stored detail, borrowed from it: the compact form read field by
     /// field (no JSON built), a JSON-form detail parsed (a malformed one reads as no fields,
     /// as before the compact form).
-    fn read(posting_id: i64, stored: &'a [u8]) -> super::Result<Self> {
+    fn read(posting_id: i64, stored: &'a [u8]) -> crate::ledger::Result<Self> {
         let fields = crate::keys::detail::fields(stored)
-            .map_err(|source| super::LedgerError::BadDetail { posting_id, source })?;
+            .map_err(|source| crate::ledger::LedgerError::BadDetail { posting_id, source })?;
         let Some(fields) = fields else {
             return Ok(serde_json::from_slice(stored).unwrap_or_default());
         };
@@ -524,7 +524,7 @@ impl Ledger {
             })));
         }
         stage("recording");
-        self.store
+        self.store()
             .begin(Begin::Write)
             .await
             .during("starting the reconciliation's transaction")?;
@@ -535,7 +535,7 @@ impl Ledger {
             Ok(true) => {}
             Ok(false) => {
                 // Another process recorded the same identity first: its run is this one.
-                let _ = self.store.rollback().await;
+                let _ = self.store().rollback().await;
                 let run_id = self
                     .reconciliation_of_identity(req.tenant, &identity)
                     .await?
@@ -548,7 +548,7 @@ impl Ledger {
                 return Ok(ReconcileOutcome::Done(Box::new(r)));
             }
             Err(e) => {
-                let _ = self.store.rollback().await;
+                let _ = self.store().rollback().await;
                 return Err(e);
             }
         }
@@ -598,7 +598,7 @@ impl Ledger {
         let mut cancelled: HashSet<i64> = HashSet::new();
         let mut ours: Vec<Ours> = Vec::new();
         let mut hash_in: Vec<(u8, i64, String)> = Vec::new();
-        self.store
+        self.store()
             .each_row(&sql, &a, &mut |r| {
                 let id = r.int(0)?;
                 hash_in.push((b'o', id, r.fingerprint(10)?));
@@ -640,7 +640,7 @@ impl Ledger {
              CAST(CASE WHEN credit_account IN ({list}) THEN 1 ELSE 0 END AS BIGINT), effective_date \
              FROM postings p WHERE {trace} \
              AND (debit_account IN ({list}) OR credit_account IN ({list})) ORDER BY posting_id LIMIT 20",
-            trace = super::sql::trace_is("p", "$1", "$2", "$3", "$4")
+            trace = crate::ledger::sql::trace_is("p", "$1", "$2", "$3", "$4")
         );
         for it in items.iter_mut() {
             if it.outcome != Outcome::MissingOurs || it.theirs.len() != 1 {
@@ -656,7 +656,7 @@ impl Ledger {
                 let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) else {
                     continue;
                 };
-                let (lo, hi) = super::sql::key_prefix_range(&format!("uetr:{v}"));
+                let (lo, hi) = crate::ledger::sql::key_prefix_range(&format!("uetr:{v}"));
                 let mut a: Vec<Arg> = vec![
                     Arg::Text(req.tenant),
                     Arg::Text(v),
@@ -665,7 +665,7 @@ impl Ledger {
                 ];
                 a.extend(mapped.iter().map(|m| Arg::Text(m)));
                 for r in self
-                    .store
+                    .store()
                     .query(&sql, &a)
                     .await
                     .during("looking up a return's original")?
@@ -728,7 +728,7 @@ impl Ledger {
             hi.as_deref().unwrap_or("")
         ];
         let mut out = Vec::new();
-        self.store
+        self.store()
             .each_row(sql, &a, &mut |r| {
                 let (t, status) = their_side(r)?;
                 hash_in.push((b't', t.id, format!("{}:{status}", r.text(12)?)));
@@ -761,7 +761,7 @@ impl Ledger {
         a.extend(mapped.iter().map(|m| Arg::Text(m)));
         let mut by: BTreeMap<String, BalanceRow> = BTreeMap::new();
         for r in self
-            .store
+            .store()
             .query(&sql, &a)
             .await
             .during("summing the ledger balance")?
@@ -779,7 +779,7 @@ impl Ledger {
             );
         }
         let rows = self
-            .store
+            .store()
             .query(
                 "SELECT balance_currency, closing_minor, coalesce(to_date, stmt_date) FROM statements \
                  WHERE tenant = $1 AND account = $2 AND kind = 'final' AND closing_minor IS NOT NULL \
@@ -815,7 +815,7 @@ impl Ledger {
         tenant: &str,
         identity: &str,
     ) -> Result<Option<i64>> {
-        self.store
+        self.store()
             .query_opt(
                 "SELECT run_id FROM reconciliations WHERE tenant = $1 AND identity = $2",
                 &args![tenant, identity],
@@ -834,7 +834,7 @@ impl Ledger {
         let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
         let (from, to) = (d(req.from), d(req.to));
         let Some(r) = self
-            .store
+            .store()
             .query_opt(
                 "SELECT run_id FROM reconciliations WHERE tenant = $1 AND bank_account = $2 \
                  AND coalesce(from_date, '') = $3 AND coalesce(to_date, '') = $4 ORDER BY run_id DESC LIMIT 1",
@@ -846,7 +846,7 @@ impl Ledger {
         };
         let run_id = r.int(0)?;
         let rows = self
-            .store
+            .store()
             .query(
                 "SELECT item_key, outcome FROM recon_items WHERE run_id = $1",
                 &args![run_id],
@@ -894,8 +894,8 @@ impl Ledger {
             Arg::OptText(None),
         ];
         let run_id = self
-            .store
-            .query_one(super::sql::INSERT_ACTION_RUN, &a)
+            .store()
+            .query_one(crate::ledger::sql::INSERT_ACTION_RUN, &a)
             .await?
             .int(0)?;
         summary.run_id = Some(run_id);
@@ -904,7 +904,7 @@ impl Ledger {
         }
         // The claim first: the same identity recorded by another process wins.
         let claimed = self
-            .store
+            .store()
             .execute(
                 "INSERT INTO reconciliations (run_id, tenant, bank_account, from_date, to_date, rules_hash, \
                  inputs_hash, identity, previous_run_id, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}') \
@@ -974,8 +974,8 @@ impl Ledger {
             })
             .collect();
         let insert = format!("INSERT INTO recon_items ({ITEM_COLUMNS})");
-        for chunk in item_rows.chunks(self.store.chunk_rows().max(1)) {
-            self.store
+        for chunk in item_rows.chunks(self.store().chunk_rows().max(1)) {
+            self.store()
                 .insert_rows(&insert, chunk, "recording the reconciliation's items")
                 .await?;
         }
@@ -999,8 +999,8 @@ impl Ledger {
                 ]);
             }
         }
-        for chunk in members.chunks(self.store.chunk_rows().max(1)) {
-            self.store
+        for chunk in members.chunks(self.store().chunk_rows().max(1)) {
+            self.store()
                 .insert_rows(
                     "INSERT INTO recon_members (run_id, side, member_id, item_no)",
                     chunk,
@@ -1009,7 +1009,7 @@ impl Ledger {
                 .await?;
         }
         let json = serde_json::to_string(summary).unwrap_or_default();
-        self.store
+        self.store()
             .execute(
                 "UPDATE reconciliations SET summary = $1 WHERE run_id = $2",
                 &args![json.as_str(), run_id],
@@ -1024,11 +1024,11 @@ impl Ledger {
             summary.corrections_amount_minor,
             run_id
         ];
-        self.store
-            .execute(super::sql::COMPLETE_ACTION_RUN, &a)
+        self.store()
+            .execute(crate::ledger::sql::COMPLETE_ACTION_RUN, &a)
             .await?;
-        self.store
-            .execute(super::sql::ACTION_RUN_TOTALS, &args![run_id])
+        self.store()
+            .execute(crate::ledger::sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
         crate::fault::point("before_commit");
         Ok(true)
@@ -1053,7 +1053,7 @@ impl Ledger {
             .clone()
             .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
         let file_id = format!("reconcile:{run_id}");
-        let insert = super::sql::insert_decided_posting();
+        let insert = crate::ledger::sql::insert_decided_posting();
         for (row, it) in rows.iter_mut().zip(items) {
             if !wants_correction(req, it) {
                 continue;
@@ -1101,7 +1101,7 @@ impl Ledger {
             ];
             let fp = crate::keys::fingerprint("correction-v1", &fields);
             let detail = crate::keys::detail::encode(&fields);
-            let fp = super::fingerprint_bytes(&fp)?;
+            let fp = crate::ledger::fingerprint_bytes(&fp)?;
             let a = [
                 Arg::Text(req.tenant),
                 Arg::Text(crate::keys::OPERATION_CORRECTION),
@@ -1120,7 +1120,7 @@ impl Ledger {
                 Arg::Text(at),
             ];
             let posted = self
-                .store
+                .store()
                 .query_opt(&insert, &a)
                 .await
                 .during("posting a correction")?;
@@ -1130,14 +1130,14 @@ impl Ledger {
                     summary.corrections_amount_minor.saturating_add(amount);
             } else {
                 let original = self
-                    .store
+                    .store()
                     .query_one(
                         "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
                         &args![req.tenant, crate::keys::OPERATION_CORRECTION, key.as_str()],
                     )
                     .await?
                     .int(0)?;
-                self.store
+                self.store()
                     .execute(
                         "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
                          VALUES ($1, $2, $3, 'duplicate', $4)",
@@ -1159,7 +1159,7 @@ impl Ledger {
         run_id: i64,
     ) -> Result<Option<Reconciliation>> {
         let Some(r) = self
-            .store
+            .store()
             .query_opt(
                 "SELECT summary FROM reconciliations WHERE tenant = $1 AND run_id = $2",
                 &args![tenant, run_id],
@@ -1174,7 +1174,7 @@ impl Ledger {
                 expected: "a reconciliation summary",
             })?;
         let rows = self
-            .store
+            .store()
             .query(
                 &format!(
                     "SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 ORDER BY item_no"
@@ -1480,7 +1480,7 @@ mod tests {
         assert_eq!(a.instr_id, None);
         // A damaged compact detail names its posting.
         match PostingDetail::read(7, &compact[..4]) {
-            Err(super::super::LedgerError::BadDetail { posting_id, .. }) => {
+            Err(crate::ledger::LedgerError::BadDetail { posting_id, .. }) => {
                 assert_eq!(posting_id, 7)
             }
             other => panic!("{other:?}"),

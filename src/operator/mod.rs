@@ -1,0 +1,15 @@
+//! What an operator decides and keeps, over the ledger's database: the held records and
+//! the decisions on them, compensations (`actions.rs`, docs/principles.md §1, §10); the
+//! known tenants (`tenants.rs`); which ledger accounts a bank account is reconciled with
+//! (`accounts.rs`). The commands are in `cli/` (`held`, `resolve`, `reverse`, `tenant`,
+//! `account`).
+
+mod accounts;
+mod actions;
+mod tenants;
+
+pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
+pub use actions::{
+    Actor, Decision, DecisionKind, HeldRecord, Resembles, Resolution, Reversal, ReverseTarget,
+};
+pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
