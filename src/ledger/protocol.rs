@@ -4,7 +4,7 @@
 //! every read (run, runs, findings, report, lookup) too.
 
 use super::classify::{
-    Held, Originals, Seen, TraceCandidate, classify, conflicting_ids, legacy_of,
+    Held, JournalRow, Originals, Seen, TraceCandidate, classify, conflicting_ids, legacy_of,
     migrations_to_apply, tally, ts,
 };
 use super::sql::{self, FindingRow};
@@ -195,6 +195,8 @@ impl Ledger {
         res
     }
 
+    /// Records the run and claims its file identity, then reads what the run's records
+    /// are judged against: the re-sent entry check, the earlier keying rule, rejections.
     async fn claim(&mut self, start: &RunStart) -> Result<OpenRun> {
         let started = ts(&start.started_at);
         let tenant = start.tenant.as_str();
@@ -235,56 +237,12 @@ impl Ledger {
         // A file identity seen before posts nothing new (its keys decide); a new NACHA one
         // is checked for re-sent entries when its origin has other files here.
         let resend_window_days = match (prior_run_id, start.resend_window_days) {
-            (None, Some(days)) if file.format == "nacha" && !file.origin.is_empty() => {
-                // Two files of one origin ingested at once by two workers would not see
-                // each other's entries: runs of one origin take turns (PostgreSQL; SQLite
-                // writers take turns anyway).
-                let lock = format!("clearledger:origin:{tenant}:{}", file.origin);
-                self.store
-                    .lock_name(&lock)
-                    .await
-                    .during("waiting for the origin's other runs")?;
-                // Only identities spelling this origin in one of its ways are read back
-                // (a LIKE on the origin's place); each is then confirmed by its parse.
-                let patterns: Vec<String> = keys::nacha_spellings(&file.origin)
-                    .iter()
-                    .map(|o| format!("nacha:%:{}:%", sql::like_escape(o)))
-                    .collect();
-                let last = patterns.last().map_or("", String::as_str);
-                let a = args![tenant, file_id, patterns[0].as_str(), last];
-                let others = self
-                    .store
-                    .query(sql::OTHER_NACHA_FILES, &a)
-                    .await
-                    .during("reading the origin's other files")?;
-                let mut same_origin = false;
-                for r in &others {
-                    if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str()) {
-                        same_origin = true;
-                        break;
-                    }
-                }
-                same_origin.then_some(days)
-            }
+            (None, Some(days)) if file.format == "nacha" && !file.origin.is_empty() => self
+                .origin_has_other_files(tenant, &file)
+                .await?
+                .then_some(days),
             _ => None,
         };
-        let legacy_below = match self
-            .store
-            .query_opt(sql::ISO_V1_KEYS_BELOW, &[])
-            .await
-            .during("reading the keying rules")?
-        {
-            Some(r) => Some(r.int(0)?),
-            None => None,
-        };
-        let rejections = self
-            .store
-            .query_opt(
-                "SELECT 1 FROM decisions WHERE tenant = $1 AND decision = 'reject' LIMIT 1",
-                &args![start.tenant.as_str()],
-            )
-            .await?
-            .is_some();
         Ok(OpenRun {
             run_id,
             tenant: start.tenant.clone(),
@@ -293,10 +251,63 @@ impl Ledger {
             started_at: start.started_at,
             counts: Counts::default(),
             resend_window_days,
-            legacy_below,
+            legacy_below: self.legacy_below().await?,
             resent_held: 0,
-            rejections,
+            rejections: self.has_rejections(tenant).await?,
         })
+    }
+
+    /// Whether the NACHA file's origin has other files in the tenant (the re-sent entry
+    /// check then applies). Takes the origin's turn first: two files of one origin
+    /// ingested at once by two workers would not see each other's entries (PostgreSQL;
+    /// SQLite writers take turns anyway).
+    async fn origin_has_other_files(&mut self, tenant: &str, file: &FileIdentity) -> Result<bool> {
+        let lock = format!("clearledger:origin:{tenant}:{}", file.origin);
+        self.store
+            .lock_name(&lock)
+            .await
+            .during("waiting for the origin's other runs")?;
+        // Only identities spelling this origin in one of its ways are read back (a LIKE on
+        // the origin's place); each is then confirmed by its parse.
+        let patterns: Vec<String> = keys::nacha_spellings(&file.origin)
+            .iter()
+            .map(|o| format!("nacha:%:{}:%", sql::like_escape(o)))
+            .collect();
+        let last = patterns.last().map_or("", String::as_str);
+        let a = args![tenant, file.file_id.as_str(), patterns[0].as_str(), last];
+        let others = self
+            .store
+            .query(sql::OTHER_NACHA_FILES, &a)
+            .await
+            .during("reading the origin's other files")?;
+        for r in &others {
+            if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str()) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Postings below this id carry the earlier ISO 20022 keys (`OpenRun::legacy_below`).
+    async fn legacy_below(&mut self) -> Result<Option<i64>> {
+        let row = self
+            .store
+            .query_opt(sql::ISO_V1_KEYS_BELOW, &[])
+            .await
+            .during("reading the keying rules")?;
+        row.map(|r| r.int(0)).transpose()
+    }
+
+    /// Whether the tenant has rejected a held record (`OpenRun::rejections`).
+    async fn has_rejections(&mut self, tenant: &str) -> Result<bool> {
+        Ok(self
+            .store
+            .query_opt(
+                "SELECT 1 FROM decisions WHERE tenant = $1 AND decision = 'reject' LIMIT 1",
+                &args![tenant],
+            )
+            .await?
+            .is_some())
     }
 
     /// The spelling under which this ledger knows the file: its own `file_id` when that is
@@ -343,113 +354,140 @@ impl Ledger {
     ) -> Result<Vec<Outcome>> {
         let mut outcomes = Vec::with_capacity(records.len());
         for chunk in records.chunks(self.store.chunk_rows()) {
-            // 1. What must not insert although its key is new: an entry re-sent in another
-            //    file of the same origin (held), a record posted under the earlier keying
-            //    rule (classified against that posting).
-            let resent = match run.resend_window_days {
-                Some(days) => self
-                    .resent(run, chunk, days)
-                    .await
-                    .during("looking for re-sent entries")?,
-                None => Held::new(),
-            };
-            let mut legacy = match run.legacy_below {
-                Some(below) => self
-                    .legacy_originals(&run.tenant, chunk, below)
-                    .await
-                    .during("reading the originals of the earlier keying rule")?,
-                None => Originals::new(),
-            };
-            let mut rejected = std::collections::HashMap::new();
-            if run.rejections {
-                for r in chunk {
-                    let a = args![run.tenant.as_str(), r.operation, r.posting_key.as_str()];
-                    if let Some(d) = self.store.query_opt(sql::DECISION_OF_KEY, &a).await?
-                        && d.text(0)? == "reject"
-                    {
-                        let what = format!(
-                            "reject by {} at {} (run {}): {}",
-                            d.text(2)?,
-                            d.text(3)?,
-                            d.int(4)?,
-                            d.text(1)?
-                        );
-                        rejected.insert(r.record_no, what);
-                    }
-                }
-            }
-            let held_back = |r: &PostingRecord| {
-                resent.contains_key(&r.record_no)
-                    || legacy_of(&legacy, r).is_some()
-                    || rejected.contains_key(&r.record_no)
-            };
-            // 2. Insert what is new; the unique indexes decide. A file identity seen before
-            //    posts nothing new: its new keys are held (see `Outcome::Held`).
-            let inserted = match run.prior_run_id {
-                None => {
-                    let new: Vec<&PostingRecord> = chunk.iter().filter(|r| !held_back(r)).collect();
-                    self.store
-                        .insert_postings(run, &new)
-                        .await
-                        .during("inserting postings")?
-                }
-                Some(_) => Vec::new(),
-            };
-            let rest: Vec<&PostingRecord> = chunk
-                .iter()
-                .filter(|r| inserted.binary_search(&r.record_no).is_err())
-                .collect();
-            // 3. Classify the rest against what the index kept.
-            let mut originals = self
-                .originals(&run.tenant, &rest)
-                .await
-                .during("reading the originals")?;
-            self.fill_details(&rest, &mut legacy, &mut originals)
-                .await
-                .during("reading the originals")?;
-            // 4. Journal every record that did not post.
-            let seen = Seen {
-                originals: &originals,
-                resent: &resent,
-                legacy: &legacy,
-                rejected: &rejected,
-            };
-            let journal = classify(run, &rest, &seen);
-            // A held record's date and fields, as the journal keeps them (JSON: held
-            // records are rare, and `held` / `resolve` read them as such).
-            let held: Vec<Option<(Option<String>, String)>> = journal
-                .iter()
-                .map(|j| {
-                    (j.outcome == Outcome::Held).then(|| {
-                        (
-                            j.r.effective_date.map(|d| d.to_string()),
-                            keys::detail::to_json(&j.r.detail).unwrap_or_default(),
-                        )
-                    })
-                })
-                .collect();
-            let rows: Vec<[Arg; 17]> = journal
-                .iter()
-                .zip(&held)
-                .map(|(j, h)| {
-                    let h = h
-                        .as_ref()
-                        .map(|(d, detail)| (d.as_deref(), detail.as_str()));
-                    sql::journal_args(run, j, h)
-                })
-                .collect();
-            self.store
-                .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
-                .await?;
-            run.resent_held += journal
-                .iter()
-                .filter(|j| j.outcome == Outcome::Held && resent.contains_key(&j.r.record_no))
-                .count() as u64;
-            let journaled: Vec<(u64, Outcome)> =
-                journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
-            tally(run, chunk, &journaled, &mut outcomes)?;
+            self.apply_chunk(run, chunk, &mut outcomes).await?;
         }
         Ok(outcomes)
+    }
+
+    /// [`Self::apply`] of one chunk (as many records as one statement of the backend takes).
+    async fn apply_chunk(
+        &mut self,
+        run: &mut OpenRun,
+        chunk: &[PostingRecord],
+        outcomes: &mut Vec<Outcome>,
+    ) -> Result<()> {
+        // 1. What must not insert although its key is new: an entry re-sent in another
+        //    file of the same origin (held), a record posted under the earlier keying
+        //    rule (classified against that posting), a record an operator rejected.
+        let resent = match run.resend_window_days {
+            Some(days) => self
+                .resent(run, chunk, days)
+                .await
+                .during("looking for re-sent entries")?,
+            None => Held::new(),
+        };
+        let mut legacy = match run.legacy_below {
+            Some(below) => self
+                .legacy_originals(&run.tenant, chunk, below)
+                .await
+                .during("reading the originals of the earlier keying rule")?,
+            None => Originals::new(),
+        };
+        let rejected = self.rejected(run, chunk).await?;
+        let held_back = |r: &PostingRecord| {
+            resent.contains_key(&r.record_no)
+                || legacy_of(&legacy, r).is_some()
+                || rejected.contains_key(&r.record_no)
+        };
+        // 2. Insert what is new; the unique indexes decide (docs/principles.md §7). A file
+        //    identity seen before posts nothing new: its new keys are held.
+        let inserted = match run.prior_run_id {
+            None => {
+                let new: Vec<&PostingRecord> = chunk.iter().filter(|r| !held_back(r)).collect();
+                self.store
+                    .insert_postings(run, &new)
+                    .await
+                    .during("inserting postings")?
+            }
+            Some(_) => Vec::new(),
+        };
+        let rest: Vec<&PostingRecord> = chunk
+            .iter()
+            .filter(|r| inserted.binary_search(&r.record_no).is_err())
+            .collect();
+        // 3. Classify the rest against what the index kept.
+        let mut originals = self
+            .originals(&run.tenant, &rest)
+            .await
+            .during("reading the originals")?;
+        self.fill_details(&rest, &mut legacy, &mut originals)
+            .await
+            .during("reading the originals")?;
+        let seen = Seen {
+            originals: &originals,
+            resent: &resent,
+            legacy: &legacy,
+            rejected: &rejected,
+        };
+        // 4. Journal every record that did not post (docs/principles.md §9).
+        let journal = classify(run, &rest, &seen);
+        self.journal(run, &journal).await?;
+        run.resent_held += journal
+            .iter()
+            .filter(|j| j.outcome == Outcome::Held && resent.contains_key(&j.r.record_no))
+            .count() as u64;
+        let journaled: Vec<(u64, Outcome)> =
+            journal.iter().map(|j| (j.r.record_no, j.outcome)).collect();
+        tally(run, chunk, &journaled, outcomes)
+    }
+
+    /// The chunk's records an operator rejected before (`resolve --reject`), each with
+    /// the decision as one text: they never post.
+    async fn rejected(
+        &mut self,
+        run: &OpenRun,
+        chunk: &[PostingRecord],
+    ) -> Result<std::collections::HashMap<u64, String>> {
+        let mut rejected = std::collections::HashMap::new();
+        if !run.rejections {
+            return Ok(rejected);
+        }
+        for r in chunk {
+            let a = args![run.tenant.as_str(), r.operation, r.posting_key.as_str()];
+            if let Some(d) = self.store.query_opt(sql::DECISION_OF_KEY, &a).await?
+                && d.text(0)? == "reject"
+            {
+                let what = format!(
+                    "reject by {} at {} (run {}): {}",
+                    d.text(2)?,
+                    d.text(3)?,
+                    d.int(4)?,
+                    d.text(1)?
+                );
+                rejected.insert(r.record_no, what);
+            }
+        }
+        Ok(rejected)
+    }
+
+    /// Writes the journal rows of the records that did not post.
+    async fn journal(&mut self, run: &OpenRun, journal: &[JournalRow<'_>]) -> Result<()> {
+        // A held record's date and fields, as the journal keeps them (JSON: held records
+        // are rare, and `held` / `resolve` read them as such).
+        let held: Vec<Option<(Option<String>, String)>> = journal
+            .iter()
+            .map(|j| {
+                (j.outcome == Outcome::Held).then(|| {
+                    (
+                        j.r.effective_date.map(|d| d.to_string()),
+                        keys::detail::to_json(&j.r.detail).unwrap_or_default(),
+                    )
+                })
+            })
+            .collect();
+        let rows: Vec<[Arg; 17]> = journal
+            .iter()
+            .zip(&held)
+            .map(|(j, h)| {
+                let h = h
+                    .as_ref()
+                    .map(|(d, detail)| (d.as_deref(), detail.as_str()));
+                sql::journal_args(run, j, h)
+            })
+            .collect();
+        self.store
+            .insert_rows(sql::INSERT_JOURNAL, &rows, "journaling repeats")
+            .await
     }
 
     /// The chunk's entries equal to an entry another file of the same origin posted
