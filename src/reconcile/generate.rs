@@ -251,18 +251,26 @@ impl Scenario {
             uetr_mask,
             creditors,
         };
-        // The most constrained first.
+        sc.plant(&mut rng, [&batches, &splits, &ambiguous])?;
+        Ok(sc)
+    }
+
+    /// Places `k` breaks of each kind, groups of the sizes drawn (batches, splits,
+    /// ambiguous sets), the most constrained first.
+    fn plant(&mut self, rng: &mut SplitMix64, groups: [&[usize]; 3]) -> Result<(), String> {
+        let k = self.k;
+        let [batches, splits, ambiguous] = groups;
         let all = 1..=DAYS;
         for _ in 0..k {
-            sc.place(&mut rng, Role::Expected, Role::Expected, 1, 29..=DAYS)?;
+            self.place(rng, Role::Expected, Role::Expected, 1, 29..=DAYS)?;
         }
         for (head, member, sizes) in [
-            (Role::BatchHead, Role::BatchMember, &batches),
-            (Role::SplitHead, Role::SplitMember, &splits),
-            (Role::AmbiguousHead, Role::AmbiguousMember, &ambiguous),
+            (Role::BatchHead, Role::BatchMember, batches),
+            (Role::SplitHead, Role::SplitMember, splits),
+            (Role::AmbiguousHead, Role::AmbiguousMember, ambiguous),
         ] {
             for &n in sizes {
-                sc.place(&mut rng, head, member, n, all.clone())?;
+                self.place(rng, head, member, n, all.clone())?;
             }
         }
         for (role, days) in [
@@ -279,10 +287,10 @@ impl Scenario {
             (Role::Provisional, all.clone()),
         ] {
             for _ in 0..k {
-                sc.place(&mut rng, role, role, 1, days.clone())?;
+                self.place(rng, role, role, 1, days.clone())?;
             }
         }
-        Ok(sc)
+        Ok(())
     }
 
     /// Puts a group of `n` slots (a head, then members) on free slots of one day in `days`.
@@ -646,6 +654,34 @@ impl Scenario {
     }
 
     fn write_entry(&self, out: &mut dyn Write, e: &Ent, date: &str) -> io::Result<()> {
+        let (code, details, text) = self.entry_details(e);
+        let mut parts = code.split('/');
+        let (dom, fam, sub) = (
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let text = if text.is_empty() {
+            String::new()
+        } else {
+            format!("<AddtlNtryInf>{text}</AddtlNtryInf>")
+        };
+        writeln!(
+            out,
+            "<Ntry><Amt Ccy=\"{ccy}\">{a}</Amt><CdtDbtInd>{cd}</CdtDbtInd><Sts><Cd>{sts}</Cd></Sts>\
+             <BookgDt><Dt>{date}</Dt></BookgDt><ValDt><Dt>{date}</Dt></ValDt><AcctSvcrRef>{r}</AcctSvcrRef>\
+             <BkTxCd><Domn><Cd>{dom}</Cd><Fmly><Cd>{fam}</Cd><SubFmlyCd>{sub}</SubFmlyCd></Fmly></Domn></BkTxCd>{details}{text}</Ntry>",
+            ccy = if e.usd { "USD" } else { "EUR" },
+            a = Amt(e.amount),
+            cd = if e.credit { "CRDT" } else { "DBIT" },
+            sts = if e.pending { "PDNG" } else { "BOOK" },
+            r = self.bank_ref(e.slot, e.n),
+        )
+    }
+
+    /// An entry's bank transaction code, its `NtryDtls` (the references it quotes) and its
+    /// additional information, by the role of its slot.
+    fn entry_details(&self, e: &Ent) -> (&'static str, String, &'static str) {
         let s = e.slot;
         let role = self.roles[s];
         let p = self.pay(s);
@@ -657,7 +693,7 @@ impl Scenario {
             r.push_str("</Refs>");
             r
         };
-        let (code, details, text) = match (role, e.n) {
+        match (role, e.n) {
             (Role::Fee, _) => ("ACMT/MDOP/CHRG", String::new(), "ACCOUNT FEE"),
             (Role::Provisional, _) => ("PMNT/ICDT/ESCT", String::new(), ""),
             (Role::AmountDate | Role::AmbiguousHead | Role::AmbiguousMember, _) => {
@@ -671,25 +707,7 @@ impl Scenario {
                 ),
                 "",
             ),
-            (Role::SplitHead, _) => {
-                let mut d = String::from("<NtryDtls>");
-                for m in self.group(s) {
-                    let mp = self.pay(m);
-                    d.push_str(&format!(
-                        "<TxDtls><Refs><EndToEndId>{}</EndToEndId>",
-                        self.e2e(m)
-                    ));
-                    if let Some(u) = mp.uetr {
-                        d.push_str(&format!("<UETR>{}</UETR>", self.uetr(m, u)));
-                    }
-                    d.push_str(&format!(
-                        "</Refs><Amt Ccy=\"EUR\">{}</Amt><CdtDbtInd>DBIT</CdtDbtInd></TxDtls>",
-                        Amt(mp.amount)
-                    ));
-                }
-                d.push_str("</NtryDtls>");
-                ("PMNT/ICDT/ESCT", d, "")
-            }
+            (Role::SplitHead, _) => ("PMNT/ICDT/ESCT", self.split_details(s), ""),
             (Role::Returned, 2) => (
                 "PMNT/ICDT/RRTN",
                 format!(
@@ -716,29 +734,28 @@ impl Scenario {
                 ),
                 "",
             ),
-        };
-        let mut parts = code.split('/');
-        let (dom, fam, sub) = (
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-        );
-        let text = if text.is_empty() {
-            String::new()
-        } else {
-            format!("<AddtlNtryInf>{text}</AddtlNtryInf>")
-        };
-        writeln!(
-            out,
-            "<Ntry><Amt Ccy=\"{ccy}\">{a}</Amt><CdtDbtInd>{cd}</CdtDbtInd><Sts><Cd>{sts}</Cd></Sts>\
-             <BookgDt><Dt>{date}</Dt></BookgDt><ValDt><Dt>{date}</Dt></ValDt><AcctSvcrRef>{r}</AcctSvcrRef>\
-             <BkTxCd><Domn><Cd>{dom}</Cd><Fmly><Cd>{fam}</Cd><SubFmlyCd>{sub}</SubFmlyCd></Fmly></Domn></BkTxCd>{details}{text}</Ntry>",
-            ccy = if e.usd { "USD" } else { "EUR" },
-            a = Amt(e.amount),
-            cd = if e.credit { "CRDT" } else { "DBIT" },
-            sts = if e.pending { "PDNG" } else { "BOOK" },
-            r = self.bank_ref(s, e.n),
-        )
+        }
+    }
+
+    /// The `NtryDtls` of an itemised entry: one `TxDtls` per payment of the group.
+    fn split_details(&self, s: usize) -> String {
+        let mut d = String::from("<NtryDtls>");
+        for m in self.group(s) {
+            let mp = self.pay(m);
+            d.push_str(&format!(
+                "<TxDtls><Refs><EndToEndId>{}</EndToEndId>",
+                self.e2e(m)
+            ));
+            if let Some(u) = mp.uetr {
+                d.push_str(&format!("<UETR>{}</UETR>", self.uetr(m, u)));
+            }
+            d.push_str(&format!(
+                "</Refs><Amt Ccy=\"EUR\">{}</Amt><CdtDbtInd>DBIT</CdtDbtInd></TxDtls>",
+                Amt(mp.amount)
+            ));
+        }
+        d.push_str("</NtryDtls>");
+        d
     }
 
     pub fn write_camt053(&self, out: &mut dyn Write) -> io::Result<()> {
@@ -809,7 +826,6 @@ impl Scenario {
 
     /// Every item the reconciliation must give, in slot order.
     fn items(&self, f: &mut dyn FnMut(&Expected) -> io::Result<()>) -> io::Result<()> {
-        use Outcome as O;
         for s in 0..self.roles.len() {
             let role = self.roles[s];
             if matches!(
@@ -818,90 +834,126 @@ impl Scenario {
             ) {
                 continue;
             }
-            let p = self.pay(s);
-            // The level an entry quoting this payment's identifiers ties it by.
-            let by_id = if p.quote_uetr && p.uetr.is_some() {
-                "uetr"
-            } else {
-                "end_to_end_id"
-            };
-            let item = |outcome, matched_by, ours: Vec<String>, n: Option<u8>| Expected {
-                outcome,
-                matched_by,
-                ours,
-                theirs: n.map(|n| self.bank_ref(s, n)).into_iter().collect(),
-                refers_to: None,
-            };
-            let e2e = || vec![self.e2e(s)];
-            match role {
-                Role::Ordinary => f(&item(O::Matched, Some(by_id), e2e(), Some(1)))?,
-                Role::AmountDate => f(&item(O::Matched, Some("amount_date"), e2e(), Some(1)))?,
-                Role::Fee => f(&item(O::MissingOurs, None, vec![], Some(1)))?,
-                Role::Provisional => f(&item(O::Provisional, None, vec![], Some(1)))?,
-                Role::MissingTheirs => f(&item(O::MissingTheirs, None, e2e(), None))?,
-                Role::Expected => f(&item(O::Expected, None, e2e(), None))?,
-                Role::AmountMismatch => f(&item(O::AmountMismatch, Some(by_id), e2e(), Some(1)))?,
-                Role::Tolerance => f(&item(
-                    O::MatchedWithinTolerance,
-                    Some(by_id),
-                    e2e(),
-                    Some(1),
-                ))?,
-                Role::DateMismatch => f(&item(O::DateMismatch, Some(by_id), e2e(), Some(1)))?,
-                Role::CurrencyMismatch => {
-                    f(&item(O::CurrencyMismatch, Some(by_id), e2e(), Some(1)))?
-                }
-                Role::Duplicate | Role::Returned => {
-                    f(&item(O::Matched, Some(by_id), e2e(), Some(1)))?;
-                    let outcome = if role == Role::Duplicate {
-                        O::DuplicateTheirs
-                    } else {
-                        O::Returned
-                    };
-                    f(&Expected {
-                        refers_to: Some(self.e2e(s)),
-                        ..item(outcome, None, vec![], Some(2))
-                    })?;
-                }
-                Role::ReturnMatched => {
-                    f(&item(O::Matched, Some(by_id), e2e(), Some(1)))?;
-                    let by = if by_id == "uetr" {
-                        "original_uetr"
-                    } else {
-                        "original_end_to_end_id"
-                    };
-                    f(&item(
-                        O::Matched,
-                        Some(by),
-                        vec![format!("RTR-{}-{s}", self.seed)],
-                        Some(2),
-                    ))?;
-                }
-                Role::SplitHead | Role::BatchHead => {
-                    let mut ours: Vec<String> = self.group(s).map(|m| self.e2e(m)).collect();
-                    ours.sort();
-                    f(&if role == Role::SplitHead {
-                        item(O::OneToMany, Some("details"), ours, Some(1))
-                    } else {
-                        item(O::ManyToOne, Some("batch"), ours, Some(1))
-                    })?;
-                }
-                Role::AmbiguousHead => {
-                    let g = self.group(s);
-                    let mut theirs: Vec<String> = g.clone().map(|m| self.bank_ref(m, 1)).collect();
-                    theirs.sort();
-                    f(&Expected {
-                        outcome: O::Ambiguous,
-                        matched_by: None,
-                        ours: g.map(|m| self.e2e(m)).collect(),
-                        theirs,
-                        refers_to: None,
-                    })?;
-                }
-                Role::SplitMember | Role::BatchMember | Role::AmbiguousMember => {}
-            }
+            self.items_of(s, role, f)?;
         }
         Ok(())
+    }
+
+    /// The items of slot `s` (a single payment or line, or a group's head).
+    fn items_of(
+        &self,
+        s: usize,
+        role: Role,
+        f: &mut dyn FnMut(&Expected) -> io::Result<()>,
+    ) -> io::Result<()> {
+        use Outcome as O;
+        let by_id = self.by_id(s);
+        let item = |outcome, matched_by, ours, n| self.expected(s, outcome, matched_by, ours, n);
+        let e2e = || vec![self.e2e(s)];
+        match role {
+            Role::Ordinary => f(&item(O::Matched, Some(by_id), e2e(), Some(1))),
+            Role::AmountDate => f(&item(O::Matched, Some("amount_date"), e2e(), Some(1))),
+            Role::Fee => f(&item(O::MissingOurs, None, vec![], Some(1))),
+            Role::Provisional => f(&item(O::Provisional, None, vec![], Some(1))),
+            Role::MissingTheirs => f(&item(O::MissingTheirs, None, e2e(), None)),
+            Role::Expected => f(&item(O::Expected, None, e2e(), None)),
+            Role::AmountMismatch => f(&item(O::AmountMismatch, Some(by_id), e2e(), Some(1))),
+            Role::Tolerance => f(&item(
+                O::MatchedWithinTolerance,
+                Some(by_id),
+                e2e(),
+                Some(1),
+            )),
+            Role::DateMismatch => f(&item(O::DateMismatch, Some(by_id), e2e(), Some(1))),
+            Role::CurrencyMismatch => f(&item(O::CurrencyMismatch, Some(by_id), e2e(), Some(1))),
+            Role::Duplicate | Role::Returned | Role::ReturnMatched => {
+                f(&item(O::Matched, Some(by_id), e2e(), Some(1)))?;
+                f(&self.second_entry(s, role))
+            }
+            Role::SplitHead | Role::BatchHead | Role::AmbiguousHead => f(&self.group_item(s, role)),
+            Role::SplitMember | Role::BatchMember | Role::AmbiguousMember => Ok(()),
+        }
+    }
+
+    /// The level an entry quoting slot `s`'s identifiers ties it by.
+    fn by_id(&self, s: usize) -> &'static str {
+        let p = self.pay(s);
+        if p.quote_uetr && p.uetr.is_some() {
+            "uetr"
+        } else {
+            "end_to_end_id"
+        }
+    }
+
+    /// An item of slot `s`: `ours` as given, theirs its entry `n` (if any).
+    fn expected(
+        &self,
+        s: usize,
+        outcome: Outcome,
+        matched_by: Option<&'static str>,
+        ours: Vec<String>,
+        n: Option<u8>,
+    ) -> Expected {
+        Expected {
+            outcome,
+            matched_by,
+            ours,
+            theirs: n.map(|n| self.bank_ref(s, n)).into_iter().collect(),
+            refers_to: None,
+        }
+    }
+
+    /// The item of a payment's second entry: its duplicate, the bank's return of it, or
+    /// the return matched to our pacs.004.
+    fn second_entry(&self, s: usize, role: Role) -> Expected {
+        use Outcome as O;
+        match role {
+            Role::ReturnMatched => {
+                let by = if self.by_id(s) == "uetr" {
+                    "original_uetr"
+                } else {
+                    "original_end_to_end_id"
+                };
+                let rtr = vec![format!("RTR-{}-{s}", self.seed)];
+                self.expected(s, O::Matched, Some(by), rtr, Some(2))
+            }
+            _ => {
+                let outcome = if role == Role::Duplicate {
+                    O::DuplicateTheirs
+                } else {
+                    O::Returned
+                };
+                Expected {
+                    refers_to: Some(self.e2e(s)),
+                    ..self.expected(s, outcome, None, vec![], Some(2))
+                }
+            }
+        }
+    }
+
+    /// The item of the group headed by `s`: the itemised entry, the batch, or the
+    /// ambiguous set.
+    fn group_item(&self, s: usize, role: Role) -> Expected {
+        use Outcome as O;
+        let g = self.group(s);
+        if role == Role::AmbiguousHead {
+            let mut theirs: Vec<String> = g.clone().map(|m| self.bank_ref(m, 1)).collect();
+            theirs.sort();
+            return Expected {
+                outcome: O::Ambiguous,
+                matched_by: None,
+                ours: g.map(|m| self.e2e(m)).collect(),
+                theirs,
+                refers_to: None,
+            };
+        }
+        let mut ours: Vec<String> = g.map(|m| self.e2e(m)).collect();
+        ours.sort();
+        if role == Role::SplitHead {
+            self.expected(s, O::OneToMany, Some("details"), ours, Some(1))
+        } else {
+            self.expected(s, O::ManyToOne, Some("batch"), ours, Some(1))
+        }
     }
 
     /// One JSON object a line: `outcome`, `our`, `their`, `matched_by` (the level that
