@@ -215,7 +215,7 @@ impl Engine<'_> {
             || it.theirs.iter().any(|&t| inside(inp.theirs[t].date))
     }
 
-    /// The item's earliest date, entries' first: the report orders by it.
+    /// The earliest date of the item's members: the report orders by it.
     pub(super) fn first_date(&self, it: &Item) -> Option<NaiveDate> {
         let inp = self.inp;
         it.theirs

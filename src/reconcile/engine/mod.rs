@@ -9,8 +9,9 @@
 //!
 //! ## The cascade
 //! Passes run level by level over all entries (a strong identifier is never taken by a
-//! weak match made first), in a fixed order of entries (date, then the ledger's id); the first level that
-//! gives an entry exactly one unconsumed posting pairs them, and the level is recorded:
+//! weak match made first), in a fixed order of entries (date, then the ledger's id); the
+//! first level that gives an entry exactly one unconsumed posting pairs them, and the
+//! level is recorded:
 //! 1. itemised entries (camt `TxDtls`, two or more): each detail by its UETR, else its
 //!    EndToEndId (+ InstrId) → `one_to_many`;
 //! 2. `uetr`; 3. `end_to_end_id` (with `instr_id` when both sides have one, which must
@@ -407,6 +408,7 @@ impl Engine<'_> {
         let idx = Indexes::of(&inp.ours, &order.plain);
         let (plain, booked) = (&order.plain[..], &order.booked[..]);
         lap.mark("indexes");
+        // Levels 1 to 5, the returns we never posted, levels 6 to 9, what is left.
         self.itemised(&idx, booked);
         lap.mark("itemised");
         self.identifiers(&idx, booked);
