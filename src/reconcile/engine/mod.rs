@@ -206,6 +206,7 @@ impl Outcome {
         Outcome::MatchedWithinTolerance,
         Outcome::Matched,
     ];
+    /// The outcome's name, as stored and reported (`missing_ours`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::MissingOurs => "missing_ours",
@@ -224,6 +225,7 @@ impl Outcome {
             Outcome::Matched => "matched",
         }
     }
+    /// The outcome of that name ([`Outcome::as_str`]), if any.
     pub fn parse(s: &str) -> Option<Outcome> {
         Outcome::ALL.into_iter().find(|o| o.as_str() == s)
     }
