@@ -1,7 +1,8 @@
 //! The engine on hand-built inputs: each outcome, its members and its explanation exact.
 
-use super::rules::{Rules, Tolerance};
 use super::*;
+use crate::reconcile::rules::{Rules, Tolerance};
+use std::collections::BTreeSet;
 
 fn day(d: u32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(2026, 11, d)

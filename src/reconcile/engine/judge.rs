@@ -1,0 +1,227 @@
+//! The end of a run: each pairing judged (its outcome, Δ and explanation), correction
+//! postings folded into the items they name, the items of the period kept, members by
+//! natural key.
+
+use super::items::signed;
+use super::{Engine, Group, Item, Outcome, by};
+use chrono::NaiveDate;
+use std::collections::{BTreeSet, HashMap};
+
+impl Engine<'_> {
+    /// Every item of the run: the pairings judged, then the items made outright, with
+    /// `corrections` folded in; those with a member dated in the period.
+    pub(super) fn judged(&mut self, corrections: &[usize]) -> Vec<Item> {
+        let inp = self.inp;
+        let groups = std::mem::take(&mut self.groups);
+        let mut items: Vec<Item> = groups.into_iter().map(|g| self.judge(g)).collect();
+        items.append(&mut self.items);
+        self.fold_corrections(&mut items, corrections);
+        items.retain(|i| self.in_period(i));
+        // Members by natural key: the same inputs in any order give the same items.
+        for it in &mut items {
+            it.ours
+                .sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
+            it.theirs
+                .sort_by(|&a, &b| inp.theirs[a].key.cmp(&inp.theirs[b].key));
+            it.corrections
+                .sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
+        }
+        items
+    }
+
+    /// Judges a pairing: its outcome, Δ and explanation.
+    fn judge(&self, g: Group) -> Item {
+        let inp = self.inp;
+        let (our_sum, their_sum) = self.sums_of(&g.ours, &g.theirs);
+        let their_ccy = inp.theirs[g.theirs[0]].currency.clone();
+        let delta = their_sum.saturating_sub(our_sum);
+        let (delta_days, late) = self.days_apart(&g);
+        let mut parts = vec![format!("by {}", g.tie)];
+        if g.ours.len() > 1 || g.theirs.len() > 1 {
+            parts.push(format!(
+                "members ours {} theirs {}",
+                g.ours.len(),
+                g.theirs.len()
+            ));
+        }
+        let (outcome, tolerance) =
+            self.verdict(&g, (our_sum, their_sum), &their_ccy, late, &mut parts);
+        if let Some(d) = delta_days {
+            parts.push(format!(
+                "days Δ {} {} {}",
+                signed(d),
+                if late { "outside" } else { "in" },
+                self.window()
+            ));
+        }
+        parts.extend(g.notes);
+        Item {
+            outcome,
+            matched_by: Some(g.matched_by),
+            key: self.key_of(&g.ours, &g.theirs),
+            correctable: true,
+            ours: g.ours,
+            theirs: g.theirs,
+            corrections: vec![],
+            refers_to: None,
+            tolerance,
+            currency: their_ccy,
+            our_amount_minor: our_sum,
+            their_amount_minor: their_sum,
+            delta_minor: delta,
+            delta_days,
+            explanation: parts.join("; "),
+        }
+    }
+
+    /// Their date − our date, the largest in size over the members' pairs, and whether
+    /// any pair is outside the window.
+    fn days_apart(&self, g: &Group) -> (Option<i64>, bool) {
+        let inp = self.inp;
+        let mut delta_days: Option<i64> = None;
+        let mut late = false;
+        for &x in &g.ours {
+            for &t in &g.theirs {
+                if let (Some(o), Some(d)) = (inp.ours[x].date, inp.theirs[t].date) {
+                    let dd = (d - o).num_days();
+                    if delta_days.is_none_or(|cur| dd.abs() > cur.abs()) {
+                        delta_days = Some(dd);
+                    }
+                    late |= !self.in_window(Some(o), Some(d));
+                }
+            }
+        }
+        (delta_days, late)
+    }
+
+    /// A pairing's outcome and the tolerance that labels it, the currencies or amounts
+    /// added to the explanation: another currency, then Δ (admitted by a tolerance or
+    /// not), then the days, then the pairing's shape.
+    fn verdict(
+        &self,
+        g: &Group,
+        (our_sum, their_sum): (i64, i64),
+        their_ccy: &str,
+        late: bool,
+        parts: &mut Vec<String>,
+    ) -> (Outcome, Option<String>) {
+        let inp = self.inp;
+        let our_ccys: BTreeSet<&str> = g
+            .ours
+            .iter()
+            .map(|&x| inp.ours[x].currency.as_str())
+            .collect();
+        if our_ccys.len() != 1 || !our_ccys.contains(their_ccy) {
+            parts.push(format!(
+                "currency ours {} theirs {their_ccy}",
+                our_ccys.iter().copied().collect::<Vec<_>>().join(",")
+            ));
+            return (Outcome::CurrencyMismatch, None);
+        }
+        let delta = their_sum.saturating_sub(our_sum);
+        parts.push(format!(
+            "amount ours {} theirs {} Δ {}",
+            signed(our_sum),
+            signed(their_sum),
+            signed(delta)
+        ));
+        let t = (delta != 0)
+            .then(|| self.rules.tolerance(their_ccy, our_sum, delta))
+            .flatten();
+        if let Some(t) = t {
+            parts.push(format!("within tolerance {}", t.name));
+        }
+        let outcome = if delta != 0 && t.is_none() {
+            Outcome::AmountMismatch
+        } else if late {
+            Outcome::DateMismatch
+        } else if let Some(shape) = g.shape {
+            shape
+        } else if t.is_some() {
+            Outcome::MatchedWithinTolerance
+        } else {
+            Outcome::Matched
+        };
+        (outcome, t.map(|t| t.name.clone()))
+    }
+
+    /// Folds each correction posting into the item it names; one whose item this run
+    /// does not have (its members were matched otherwise since) is an item of its own.
+    fn fold_corrections(&self, items: &mut Vec<Item>, corrections: &[usize]) {
+        let inp = self.inp;
+        let by_key: HashMap<String, usize> = items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (it.key.clone(), i))
+            .collect();
+        let mut orphans = Vec::new();
+        for &c in corrections {
+            let p = &inp.ours[c];
+            let Some(&i) = p.corrects.as_ref().and_then(|k| by_key.get(k)) else {
+                orphans.push(c);
+                continue;
+            };
+            let it = &mut items[i];
+            it.corrections.push(c);
+            it.our_amount_minor = it.our_amount_minor.saturating_add(p.amount_minor);
+            it.delta_minor = it.their_amount_minor.saturating_sub(it.our_amount_minor);
+            it.explanation = format!(
+                "{}; corrected by {} ({})",
+                it.explanation,
+                p.key,
+                signed(p.amount_minor)
+            );
+            if it.delta_minor == 0 && it.outcome.correctable() && !it.outcome.settled() {
+                it.explanation = format!("{}; was {}", it.explanation, it.outcome.as_str());
+                it.outcome = Outcome::Matched;
+                it.matched_by = Some(by::CORRECTION);
+            }
+        }
+        for c in orphans {
+            items.push(self.orphan_correction(c));
+        }
+    }
+
+    /// A correction whose item this run does not have: an item of its own, never
+    /// corrected again (reversing it is an operator's `reverse`).
+    fn orphan_correction(&self, c: usize) -> Item {
+        let p = &self.inp.ours[c];
+        let explanation = format!(
+            "a correction of item {}, which this run does not have (its members were settled otherwise): reverse it; amount {} {}",
+            p.corrects.as_deref().unwrap_or(""),
+            signed(p.amount_minor),
+            p.currency
+        );
+        let mut item = self.unjudged(
+            Outcome::MissingTheirs,
+            None,
+            vec![c],
+            vec![],
+            None,
+            explanation,
+        );
+        item.correctable = false;
+        item
+    }
+
+    /// Whether a member of the item is dated within the period (or undated).
+    fn in_period(&self, it: &Item) -> bool {
+        let inp = self.inp;
+        let inside = |d: Option<NaiveDate>| match d {
+            None => true,
+            Some(d) => inp.from.is_none_or(|f| d >= f) && inp.to.is_none_or(|t| d <= t),
+        };
+        it.ours.iter().any(|&x| inside(inp.ours[x].date))
+            || it.theirs.iter().any(|&t| inside(inp.theirs[t].date))
+    }
+
+    /// The earliest date of the item's members: the report orders by it.
+    pub(super) fn first_date(&self, it: &Item) -> Option<NaiveDate> {
+        let inp = self.inp;
+        it.theirs
+            .iter()
+            .filter_map(|&t| inp.theirs[t].date)
+            .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
+            .min()
+    }
+}

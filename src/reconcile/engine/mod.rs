@@ -1,0 +1,457 @@
+//! The engine: [`Inputs`] in, [`Item`]s out, no I/O and no clock (the day "now" is the
+//! period's end, [`Inputs::as_of`]), so the same inputs and rules give the same items, in
+//! the same order, every time. [`reconcile`] builds an [`Engine`], whose `run` calls the
+//! passes below in order; each pass takes what it can and leaves the rest to the next.
+//!
+//! ## Signs
+//! Amounts are signed minor units from the bank account's side: + money in (a credit on
+//! the statement; a posting crediting the mapped ledger account), − money out.
+//!
+//! ## The cascade
+//! Passes run level by level over all entries (a strong identifier is never taken by a
+//! weak match made first), in a fixed order of entries (date, then the ledger's id); the
+//! first level that gives an entry exactly one unconsumed posting pairs them, and the
+//! level is recorded:
+//! 1. itemised entries (camt `TxDtls`, two or more): each detail by its UETR, else its
+//!    EndToEndId (+ InstrId) → `one_to_many`;
+//! 2. `uetr`; 3. `end_to_end_id` (with `instr_id` when both sides have one, which must
+//!    then agree); 4. a return's original references: the bank's return entry against
+//!    our return posting's `OrgnlUETR`, `OrgnlEndToEndId` or NACHA addenda-99 original
+//!    trace (`original_uetr`, `original_end_to_end_id`, `original_trace`); 5. NACHA
+//!    `trace_number` quoted as the entry's customer or bank reference;
+//! 6. batch keys: a NACHA batch (company id + effective date + batch number), a pain.001
+//!    `PmtInfId`, a message id — tied to one entry by an identifier it quotes (its camt
+//!    batch reference, customer or bank reference) and settled as its sum →
+//!    `many_to_one`;
+//! 7. `reference`: the entry's customer or bank reference equal to one of the posting's
+//!    own references (transaction id, individual id, …);
+//! 8. `amount_date`: the same amount and currency within the day window, each the only
+//!    one of its kind for the other (a counterparty name in the entry's text narrows);
+//! 9. `amount_sum`: the bounded N:M search (at most `max_members` among `max_candidates`
+//!    within the day window): one solution pairs them, several make the item `ambiguous`.
+//!
+//! An entry whose identifier only finds postings already taken repeats them:
+//! `duplicate_theirs`. A return entry (reversal, return reason) whose original payment
+//! is ours but whose return we never posted is `returned`. Entries and postings left
+//! are `missing_ours` (the bank booked it, we never posted it: listed first) and
+//! `missing_theirs` (shown as `expected` until `expected_days` past its date); entries
+//! and postings that fit each other several ways are one `ambiguous` item for an
+//! operator. A provisional entry is shown (`provisional`), never matched as final; a
+//! posting it names is `expected`.
+//!
+//! ## Judging a pair
+//! Currencies differ → `currency_mismatch`. Otherwise Δ = theirs − ours: Δ = 0 and the
+//! days within the window → `matched` (`many_to_one` / `one_to_many` for groups); Δ = 0
+//! outside the window → `date_mismatch`; Δ ≠ 0 admitted by a tolerance →
+//! `matched_within_tolerance` labelled with its name (groups keep their cardinality and
+//! carry the label); otherwise `amount_mismatch`. A tolerance labels an item, it never
+//! makes an ambiguous one a match.
+//!
+//! ## Corrections
+//! A correction posting (operation `correction`) names the item it corrects by its key
+//! ([`Item::key`], a hash of the members' natural keys, never random, never the clock).
+//! A later run folds it into that item: Δ recomputed with it; Δ = 0 makes the item
+//! `matched` by `correction`.
+//!
+//! ## The files
+//! - `index.rs`: the postings by identifier, and the identifiers an entry quotes;
+//! - `identifiers.rs`: levels 1–5 and 7 (itemised entries, one identifier one posting,
+//!   references), and the `duplicate_theirs` they find;
+//! - `returns.rs`: entries returning a payment of ours whose return we never posted;
+//! - `batches.rs`: level 6, a batch settled as one line;
+//! - `amount_date.rs`: level 8, and the ambiguity left by amount and window;
+//! - `sums.rs`: level 9, the bounded N:M search;
+//! - `leftovers.rs`: provisional entries, `missing_ours`, `missing_theirs` / `expected`;
+//! - `items.rs`: how a pass records what it finds (a pairing to judge, an item made
+//!   outright) and the explanation's wording;
+//! - `judge.rs`: pairings judged, corrections folded in, the period kept.
+
+mod amount_date;
+mod batches;
+mod identifiers;
+mod index;
+mod items;
+mod judge;
+mod leftovers;
+mod returns;
+mod sums;
+#[cfg(test)]
+mod tests;
+
+use super::rules::Rules;
+use chrono::NaiveDate;
+use index::Indexes;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// A posting on one of the mapped ledger accounts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ours {
+    pub id: i64,
+    /// `{operation}:{posting_key}`: the posting's natural key.
+    pub key: String,
+    pub operation: String,
+    /// The mapped ledger account it moves.
+    pub ledger_account: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub date: Option<NaiveDate>,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+    pub trace: Option<String>,
+    pub original_uetr: Option<String>,
+    pub original_end_to_end_id: Option<String>,
+    pub original_trace: Option<String>,
+    /// A pacs.004, or a NACHA entry with a return addenda (99).
+    pub is_return: bool,
+    /// The batches it belongs to, most specific first.
+    pub batches: Vec<BatchKey>,
+    /// Other references a bank line may quote (transaction id, individual id …).
+    pub refs: Vec<String>,
+    pub counterparty: Option<String>,
+    /// A correction posting: the key of the item it corrects.
+    pub corrects: Option<String>,
+}
+
+/// A batch a posting belongs to, and what a bank line settling it may quote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchKey {
+    /// `nacha:{company id}:{effective date}:{batch number}`, `pmtinf:{PmtInfId}`,
+    /// `msg:{MsgId}`.
+    pub key: String,
+    pub ties: Vec<String>,
+}
+
+/// A statement entry of the bank account.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Theirs {
+    pub id: i64,
+    /// The entry key (unique per bank account).
+    pub key: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    /// Booking date, else value date.
+    pub date: Option<NaiveDate>,
+    pub provisional: bool,
+    pub is_return: bool,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+    pub bank_ref: Option<String>,
+    pub customer_ref: Option<String>,
+    pub batch_ref: Option<String>,
+    pub remittance: Option<String>,
+    pub details: Vec<TheirDetail>,
+}
+
+/// One transaction detail of an itemised entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TheirDetail {
+    pub amount_minor: Option<i64>,
+    pub uetr: Option<String>,
+    pub end_to_end_id: Option<String>,
+    pub instr_id: Option<String>,
+}
+
+/// Both sides of one reconciliation.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub ours: Vec<Ours>,
+    pub theirs: Vec<Theirs>,
+    /// The period: items are reported when a member is dated within it (members outside
+    /// it are read to match across its edges, and left to their own period otherwise).
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    /// The day `expected` is judged on: the period's end, or the latest date read.
+    pub as_of: Option<NaiveDate>,
+}
+
+/// What an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    MissingOurs,
+    AmountMismatch,
+    CurrencyMismatch,
+    DateMismatch,
+    DuplicateTheirs,
+    Returned,
+    Ambiguous,
+    MissingTheirs,
+    Expected,
+    Provisional,
+    ManyToOne,
+    OneToMany,
+    MatchedWithinTolerance,
+    Matched,
+}
+
+impl Outcome {
+    /// Every outcome, in report order (`missing_ours` first).
+    pub const ALL: [Outcome; 14] = [
+        Outcome::MissingOurs,
+        Outcome::AmountMismatch,
+        Outcome::CurrencyMismatch,
+        Outcome::DateMismatch,
+        Outcome::DuplicateTheirs,
+        Outcome::Returned,
+        Outcome::Ambiguous,
+        Outcome::MissingTheirs,
+        Outcome::Expected,
+        Outcome::Provisional,
+        Outcome::ManyToOne,
+        Outcome::OneToMany,
+        Outcome::MatchedWithinTolerance,
+        Outcome::Matched,
+    ];
+    /// The outcome's name, as stored and reported (`missing_ours`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::MissingOurs => "missing_ours",
+            Outcome::AmountMismatch => "amount_mismatch",
+            Outcome::CurrencyMismatch => "currency_mismatch",
+            Outcome::DateMismatch => "date_mismatch",
+            Outcome::DuplicateTheirs => "duplicate_theirs",
+            Outcome::Returned => "returned",
+            Outcome::Ambiguous => "ambiguous",
+            Outcome::MissingTheirs => "missing_theirs",
+            Outcome::Expected => "expected",
+            Outcome::Provisional => "provisional",
+            Outcome::ManyToOne => "many_to_one",
+            Outcome::OneToMany => "one_to_many",
+            Outcome::MatchedWithinTolerance => "matched_within_tolerance",
+            Outcome::Matched => "matched",
+        }
+    }
+    /// The outcome of that name ([`Outcome::as_str`]), if any.
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+    /// Whether the item is settled: nobody needs to look at it.
+    pub fn settled(self) -> bool {
+        matches!(
+            self,
+            Outcome::Matched
+                | Outcome::MatchedWithinTolerance
+                | Outcome::ManyToOne
+                | Outcome::OneToMany
+                | Outcome::Expected
+                | Outcome::Provisional
+        )
+    }
+    /// Whether `--post-corrections` posts Δ for an item of this outcome (when Δ ≠ 0):
+    /// not for what an operator must decide (ambiguous), cannot be netted (another
+    /// currency) or is not due yet.
+    pub fn correctable(self) -> bool {
+        !matches!(
+            self,
+            Outcome::Ambiguous
+                | Outcome::CurrencyMismatch
+                | Outcome::Expected
+                | Outcome::Provisional
+        )
+    }
+}
+
+/// One item of a reconciliation: its members on both sides, its outcome and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub outcome: Outcome,
+    /// The level that tied the members (`uetr`, `end_to_end_id`, …, `correction`).
+    pub matched_by: Option<&'static str>,
+    /// Indexes into [`Inputs::ours`] / [`Inputs::theirs`], ascending.
+    pub ours: Vec<usize>,
+    pub theirs: Vec<usize>,
+    /// Correction postings folded in (indexes into [`Inputs::ours`]).
+    pub corrections: Vec<usize>,
+    /// A posting the item refers to without consuming it (the original of a return, the
+    /// posting a duplicate entry repeats).
+    pub refers_to: Option<usize>,
+    pub tolerance: Option<String>,
+    pub currency: String,
+    pub our_amount_minor: i64,
+    pub their_amount_minor: i64,
+    /// theirs − ours (corrections included).
+    pub delta_minor: i64,
+    /// Their date − our date (the largest in size over the members).
+    pub delta_days: Option<i64>,
+    pub explanation: String,
+    /// sha256 of the members' natural keys (corrections not included), 32 hex digits.
+    pub key: String,
+    /// Whether `--post-corrections` may post its Δ: its outcome's rule
+    /// ([`Outcome::correctable`]), except a correction left without its item (reversing
+    /// it is an operator's `reverse`, never another correction).
+    pub correctable: bool,
+}
+
+/// The level names, as stored and reported.
+pub mod by {
+    pub const DETAILS: &str = "details";
+    pub const UETR: &str = "uetr";
+    pub const END_TO_END_ID: &str = "end_to_end_id";
+    pub const ORIGINAL_UETR: &str = "original_uetr";
+    pub const ORIGINAL_END_TO_END_ID: &str = "original_end_to_end_id";
+    pub const ORIGINAL_TRACE: &str = "original_trace";
+    pub const TRACE_NUMBER: &str = "trace_number";
+    pub const BATCH: &str = "batch";
+    pub const REFERENCE: &str = "reference";
+    pub const AMOUNT_DATE: &str = "amount_date";
+    pub const AMOUNT_SUM: &str = "amount_sum";
+    pub const PROVISIONAL: &str = "provisional";
+    pub const CORRECTION: &str = "correction";
+}
+
+/// The item key of a set of members: sha256 over their sorted natural keys (`o:{posting
+/// key}`, `t:{entry key}`), first 32 hex digits.
+pub fn item_key<'a>(
+    ours: impl Iterator<Item = &'a str>,
+    theirs: impl Iterator<Item = &'a str>,
+) -> String {
+    // Sorted as `o:{key}` / `t:{key}` strings sort: every `o:` before every `t:`, each
+    // side by its keys; hashed without building those strings.
+    let mut o: Vec<&str> = ours.collect();
+    let mut t: Vec<&str> = theirs.collect();
+    o.sort_unstable();
+    t.sort_unstable();
+    let mut h = Sha256::new();
+    for (side, keys) in [(b"o:", &o), (b"t:", &t)] {
+        for k in keys.iter() {
+            h.update(side);
+            h.update(k.as_bytes());
+            h.update(b"\n");
+        }
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// A pairing before it is judged.
+struct Group {
+    ours: Vec<usize>,
+    theirs: Vec<usize>,
+    matched_by: &'static str,
+    /// What tied them, for the explanation (`uetr=…`).
+    tie: String,
+    /// `Some(outcome)` for cardinalities that keep their name when the sums agree.
+    shape: Option<Outcome>,
+    /// Lines added to the explanation (details not found …).
+    notes: Vec<String>,
+}
+
+/// One reconciliation in progress: what each pass has taken so far.
+struct Engine<'a> {
+    inp: &'a Inputs,
+    rules: &'a Rules,
+    our_taken: Vec<bool>,
+    their_taken: Vec<bool>,
+    groups: Vec<Group>,
+    /// Pre-judged items (duplicates, returns, leftovers, ambiguity).
+    items: Vec<Item>,
+    /// The group (index into `groups`) that took a posting.
+    our_group: HashMap<usize, usize>,
+}
+
+/// The fixed orders the passes walk: entries and postings by date, then the ledger's own
+/// id (unique on each side: an unstable sort is a total order; the same rows read in any
+/// order give the same items).
+struct Order {
+    /// Booked entries, matched by the passes.
+    booked: Vec<usize>,
+    /// Provisional entries, shown and never matched as final.
+    pending: Vec<usize>,
+    /// Postings that are not corrections.
+    plain: Vec<usize>,
+    /// Correction postings, folded into the items they name at the end.
+    corrections: Vec<usize>,
+}
+
+impl Order {
+    fn of(inp: &Inputs) -> Order {
+        let mut theirs: Vec<usize> = (0..inp.theirs.len()).collect();
+        theirs.sort_unstable_by_key(|&a| (inp.theirs[a].date, inp.theirs[a].id));
+        let mut ours: Vec<usize> = (0..inp.ours.len()).collect();
+        ours.sort_unstable_by_key(|&a| (inp.ours[a].date, inp.ours[a].id));
+        let (corrections, plain): (Vec<usize>, Vec<usize>) =
+            ours.iter().partition(|&&i| inp.ours[i].corrects.is_some());
+        let (pending, booked): (Vec<usize>, Vec<usize>) =
+            theirs.iter().partition(|&&t| inp.theirs[t].provisional);
+        Order {
+            booked,
+            pending,
+            plain,
+            corrections,
+        }
+    }
+}
+
+/// Reconciles `inp` under `rules`: every posting and every entry in the period ends in
+/// exactly one item (as a member, or — a correction — folded into one), items in report
+/// order.
+pub fn reconcile(inp: &Inputs, rules: &Rules) -> Vec<Item> {
+    let mut e = Engine {
+        inp,
+        rules,
+        our_taken: vec![false; inp.ours.len()],
+        their_taken: vec![false; inp.theirs.len()],
+        groups: Vec::new(),
+        items: Vec::new(),
+        our_group: HashMap::new(),
+    };
+    e.run()
+}
+
+impl Engine<'_> {
+    /// The passes in order (the cascade above), then the items judged and sorted.
+    fn run(&mut self) -> Vec<Item> {
+        let inp = self.inp;
+        let mut lap = Lap::start();
+        let order = Order::of(inp);
+        let idx = Indexes::of(&inp.ours, &order.plain);
+        let (plain, booked) = (&order.plain[..], &order.booked[..]);
+        lap.mark("indexes");
+        // Levels 1 to 5, the returns we never posted, levels 6 to 9, what is left.
+        self.itemised(&idx, booked);
+        lap.mark("itemised");
+        self.identifiers(&idx, booked);
+        lap.mark("identifiers");
+        self.unposted_returns(&idx, booked);
+        lap.mark("returns");
+        self.batches(plain, booked);
+        lap.mark("batches");
+        self.references(&idx, booked);
+        lap.mark("references");
+        self.amount_date(plain, booked);
+        lap.mark("amount_date");
+        self.sums(plain, booked);
+        self.leftover_ambiguity(plain, booked);
+        lap.mark("sums_and_ambiguity");
+        self.provisional(&idx, &order.pending);
+        lap.mark("provisional");
+        self.missing_ours(booked);
+        self.missing_theirs(plain);
+        lap.mark("leftovers");
+        let mut items = self.judged(&order.corrections);
+        lap.mark("judged");
+        items.sort_by_cached_key(|i| (i.outcome, self.first_date(i), i.key.clone()));
+        items
+    }
+}
+
+/// Phase timings at debug level (`RUST_LOG=clearledger=debug`).
+struct Lap(std::time::Instant);
+
+impl Lap {
+    fn start() -> Self {
+        Lap(std::time::Instant::now())
+    }
+    fn mark(&mut self, phase: &str) {
+        let now = std::time::Instant::now();
+        tracing::debug!(
+            phase,
+            ms = (now - self.0).as_secs_f64() * 1e3,
+            "reconcile phase"
+        );
+        self.0 = now;
+    }
+}
