@@ -257,6 +257,43 @@ impl Ledger {
         record_no: i64,
         decision: DecisionKind,
     ) -> Result<Resolution> {
+        let held = match self
+            .held_to_decide(who, run_id, record_no, decision)
+            .await?
+        {
+            Ok(held) => held,
+            Err(answer) => return Ok(answer),
+        };
+        self.store()
+            .begin(Begin::Write)
+            .await
+            .during("starting the decision's transaction")?;
+        let res = self.decide(who, &held, decision).await;
+        match res {
+            Ok(Ok((run_id, found_posted))) => {
+                self.end_run(Ok(run_id)).await?;
+                self.decided(who, &held, run_id, found_posted).await
+            }
+            Ok(Err(lost)) => {
+                let _ = self.store().rollback().await;
+                Ok(lost)
+            }
+            Err(e) => {
+                let _ = self.store().rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The held record a decision is asked on, or the answer when there is none to make:
+    /// not found, not held, decided before, or a decision that cannot be made.
+    async fn held_to_decide(
+        &mut self,
+        who: &Actor<'_>,
+        run_id: i64,
+        record_no: i64,
+        decision: DecisionKind,
+    ) -> Result<std::result::Result<HeldRecord, Resolution>> {
         let row = self
             .store()
             .query_opt(
@@ -272,78 +309,54 @@ impl Ledger {
                     &args![run_id, record_no, who.tenant],
                 )
                 .await?;
-            return Ok(match posted {
+            return Ok(Err(match posted {
                 Some(_) => Resolution::NotHeld {
                     outcome: "posted record".to_string(),
                 },
                 None => Resolution::NotFound,
-            });
+            }));
         };
         let outcome = row.text(29)?;
         if outcome != "held" {
-            return Ok(Resolution::NotHeld { outcome });
+            return Ok(Err(Resolution::NotHeld { outcome }));
         }
         // Held by a later run of the same file: the decision is on the key, whichever run
         // is named.
         let held = HeldRecord::of(&row)?;
         if let Some(d) = held.decision.clone() {
-            return Ok(earlier(d, decision));
+            return Ok(Err(earlier(d, decision)));
         }
-        if let (DecisionKind::Reject, Some(p)) = (decision, held.posted_as) {
-            return Ok(Resolution::Refused {
-                why: format!(
-                    "its key posted since as posting {p}: a posting is not rejected, it is \
-                     reversed (`clearledger reverse --key {}`)",
-                    held.posting_key
-                ),
-            });
-        }
-        if decision == DecisionKind::Post && held.detail.is_none() {
-            // Held before migration 0005, which kept no copy of a held record's fields: a
-            // posting without them could not be compared, nor found by a later re-send.
-            return Ok(Resolution::Refused {
-                why: "held before this version, which kept no copy of its fields: send its file \
-                      again with --accept-resent to post it"
-                    .to_string(),
-            });
-        }
-        self.store()
-            .begin(Begin::Write)
+        Ok(match refusal(&held, decision) {
+            Some(why) => Err(Resolution::Refused { why }),
+            None => Ok(held),
+        })
+    }
+
+    /// The decision as committed, with its run read back (a failure here comes after the
+    /// commit: [`LedgerError::AfterCommit`]).
+    async fn decided(
+        &mut self,
+        who: &Actor<'_>,
+        held: &HeldRecord,
+        run_id: i64,
+        found_posted: bool,
+    ) -> Result<Resolution> {
+        let run = self.committed(run_id, false).await?;
+        let after = |e| LedgerError::AfterCommit {
+            run_id,
+            rejected: false,
+            source: Box::new(e),
+        };
+        let d = self
+            .decision_of(who.tenant, &held.operation, &held.posting_key)
             .await
-            .during("starting the decision's transaction")?;
-        let res = self.decide(who, &held, decision).await;
-        match res {
-            Ok(Ok((run_id, found_posted))) => {
-                self.end_run(Ok(run_id)).await?;
-                let run = self.committed(run_id, false).await?;
-                let d = self
-                    .decision_of(who.tenant, &held.operation, &held.posting_key)
-                    .await
-                    .map_err(|e| LedgerError::AfterCommit {
-                        run_id,
-                        rejected: false,
-                        source: Box::new(e),
-                    })?
-                    .ok_or(LedgerError::AfterCommit {
-                        run_id,
-                        rejected: false,
-                        source: Box::new(LedgerError::NoRow),
-                    })?;
-                Ok(Resolution::Decided {
-                    decision: d,
-                    run: Box::new(run),
-                    found_posted,
-                })
-            }
-            Ok(Err(lost)) => {
-                let _ = self.store().rollback().await;
-                Ok(lost)
-            }
-            Err(e) => {
-                let _ = self.store().rollback().await;
-                Err(e)
-            }
-        }
+            .map_err(after)?
+            .ok_or_else(|| after(LedgerError::NoRow))?;
+        Ok(Resolution::Decided {
+            decision: d,
+            run: Box::new(run),
+            found_posted,
+        })
     }
 
     /// Inside the transaction: `Ok((run_id, found_posted))` to commit, `Err(resolution)`
@@ -355,27 +368,7 @@ impl Ledger {
         decision: DecisionKind,
     ) -> Result<std::result::Result<(i64, bool), Resolution>> {
         let at = ts(&who.at);
-        let source = format!(
-            "resolve run {} record {}: {}",
-            held.run_id,
-            held.record_no,
-            decision.as_str()
-        );
-        let a = args![
-            who.tenant,
-            held.file_id.as_deref(),
-            held.format.as_str(),
-            source.as_str(),
-            at.as_str(),
-            "resolve",
-            who.reason,
-            who.by,
-        ];
-        let run_id = self
-            .store()
-            .query_one(sql::INSERT_ACTION_RUN, &a)
-            .await?
-            .int(0)?;
+        let run_id = self.insert_resolve_run(who, held, decision, &at).await?;
         let a = args![
             who.tenant,
             held.operation.as_str(),
@@ -404,84 +397,19 @@ impl Ledger {
         let (mut posted, mut duplicates, mut amount) = (0i64, 0i64, 0i64);
         let mut found_posted = false;
         if decision == DecisionKind::Post {
-            let file_id = held.file_id.clone().unwrap_or_default();
-            // The journal keeps a held record's fields as JSON; the posting, compact.
-            let detail =
-                crate::keys::detail::encode_json(held.detail.as_deref().unwrap_or_default());
-            let fingerprint = crate::ledger::fingerprint_bytes(&held.fingerprint)?;
-            let a: [Arg; 15] = args![
-                who.tenant,
-                held.operation.as_str(),
-                held.posting_key.as_str(),
-                file_id.as_str(),
-                held.record_no,
-                held.trace_number.as_deref(),
-                held.debit_account.as_str(),
-                held.credit_account.as_str(),
-                held.amount_minor,
-                held.currency.as_str(),
-                held.effective_date.as_deref(),
-                &fingerprint[..],
-                detail.as_slice(),
-                run_id,
-                at.as_str(),
-            ];
-            let inserted = self
-                .store()
-                .query_opt(&sql::insert_decided_posting(), &a)
-                .await
-                .during("posting the held record")?;
-            let posting_id = match inserted {
-                Some(r) => {
-                    posted = 1;
-                    amount = held.amount_minor;
-                    r.int(0)?
+            let posting_id = match self.post_held(who, held, run_id, &at).await? {
+                Ok(Some(id)) => {
+                    (posted, amount) = (1, held.amount_minor);
+                    id
                 }
-                None => {
-                    // Insert-first lost: what took its place?
-                    let a = args![
-                        who.tenant,
-                        held.operation.as_str(),
-                        held.posting_key.as_str(),
-                        file_id.as_str(),
-                        held.record_no,
-                    ];
-                    let other = self.store().query_one(sql::POSTING_IN_THE_WAY, &a).await?;
-                    let (id, fingerprint, other_run, key) = (
-                        other.int(0)?,
-                        other.fingerprint(1)?,
-                        other.int(2)?,
-                        other.text(3)?,
-                    );
-                    if key == held.posting_key && fingerprint == held.fingerprint {
-                        found_posted = true;
-                        duplicates = 1;
-                        let a = args![run_id, held.record_no, who.tenant, "duplicate", id];
-                        self.store()
-                            .execute(
-                                "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-                                 VALUES ($1, $2, $3, $4, $5)",
-                                &a,
-                            )
-                            .await?;
-                        id
-                    } else if key == held.posting_key {
-                        return Ok(Err(Resolution::Refused {
-                            why: format!(
-                                "its key {key} was posted since with other content (posting {id}, run \
-                                 {other_run}): a conflict, never posted"
-                            ),
-                        }));
-                    } else {
-                        return Ok(Err(Resolution::Refused {
-                            why: format!(
-                                "record {} of file {file_id} is posting {id} (key {key}, run {other_run}): \
-                                 one record of a file posts once",
-                                held.record_no
-                            ),
-                        }));
+                Ok(None) => {
+                    (found_posted, duplicates) = (true, 1);
+                    match self.journal_found_posted(who, held, run_id).await? {
+                        Ok(id) => id,
+                        Err(refused) => return Ok(Err(refused)),
                     }
                 }
+                Err(refused) => return Ok(Err(refused)),
             };
             let a = args![
                 posting_id,
@@ -506,6 +434,126 @@ impl Ledger {
             .await?;
         crate::fault::point("before_commit");
         Ok(Ok((run_id, found_posted)))
+    }
+
+    /// The decision's run (kind `resolve`).
+    async fn insert_resolve_run(
+        &mut self,
+        who: &Actor<'_>,
+        held: &HeldRecord,
+        decision: DecisionKind,
+        at: &str,
+    ) -> Result<i64> {
+        let source = format!(
+            "resolve run {} record {}: {}",
+            held.run_id,
+            held.record_no,
+            decision.as_str()
+        );
+        let a = args![
+            who.tenant,
+            held.file_id.as_deref(),
+            held.format.as_str(),
+            source.as_str(),
+            at,
+            "resolve",
+            who.reason,
+            who.by,
+        ];
+        self.store()
+            .query_one(sql::INSERT_ACTION_RUN, &a)
+            .await?
+            .int(0)
+    }
+
+    /// Posts the held record, insert-first: `Ok(Some(posting_id))` when it posted,
+    /// `Ok(None)` when a posting took its place (see [`Self::journal_found_posted`]).
+    async fn post_held(
+        &mut self,
+        who: &Actor<'_>,
+        held: &HeldRecord,
+        run_id: i64,
+        at: &str,
+    ) -> Result<std::result::Result<Option<i64>, Resolution>> {
+        let file_id = held.file_id.clone().unwrap_or_default();
+        // The journal keeps a held record's fields as JSON; the posting, compact.
+        let detail = crate::keys::detail::encode_json(held.detail.as_deref().unwrap_or_default());
+        let fingerprint = crate::ledger::fingerprint_bytes(&held.fingerprint)?;
+        let a: [Arg; 15] = args![
+            who.tenant,
+            held.operation.as_str(),
+            held.posting_key.as_str(),
+            file_id.as_str(),
+            held.record_no,
+            held.trace_number.as_deref(),
+            held.debit_account.as_str(),
+            held.credit_account.as_str(),
+            held.amount_minor,
+            held.currency.as_str(),
+            held.effective_date.as_deref(),
+            &fingerprint[..],
+            detail.as_slice(),
+            run_id,
+            at,
+        ];
+        let inserted = self
+            .store()
+            .query_opt(&sql::insert_decided_posting(), &a)
+            .await
+            .during("posting the held record")?;
+        inserted.map(|r| r.int(0)).transpose().map(Ok)
+    }
+
+    /// Insert-first lost: what took the held record's place. The same key with the same
+    /// fingerprint is the record posted since (journaled as a duplicate of it); anything
+    /// else refuses the decision.
+    async fn journal_found_posted(
+        &mut self,
+        who: &Actor<'_>,
+        held: &HeldRecord,
+        run_id: i64,
+    ) -> Result<std::result::Result<i64, Resolution>> {
+        let file_id = held.file_id.clone().unwrap_or_default();
+        let a = args![
+            who.tenant,
+            held.operation.as_str(),
+            held.posting_key.as_str(),
+            file_id.as_str(),
+            held.record_no,
+        ];
+        let other = self.store().query_one(sql::POSTING_IN_THE_WAY, &a).await?;
+        let (id, fingerprint, other_run, key) = (
+            other.int(0)?,
+            other.fingerprint(1)?,
+            other.int(2)?,
+            other.text(3)?,
+        );
+        if key != held.posting_key {
+            return Ok(Err(Resolution::Refused {
+                why: format!(
+                    "record {} of file {file_id} is posting {id} (key {key}, run {other_run}): \
+                     one record of a file posts once",
+                    held.record_no
+                ),
+            }));
+        }
+        if fingerprint != held.fingerprint {
+            return Ok(Err(Resolution::Refused {
+                why: format!(
+                    "its key {key} was posted since with other content (posting {id}, run \
+                     {other_run}): a conflict, never posted"
+                ),
+            }));
+        }
+        let a = args![run_id, held.record_no, who.tenant, "duplicate", id];
+        self.store()
+            .execute(
+                "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                &a,
+            )
+            .await?;
+        Ok(Ok(id))
     }
 
     async fn decision_of(
@@ -535,41 +583,9 @@ impl Ledger {
 
     /// Compensates the postings of `target` (docs/principles.md §10): one run, one transaction.
     pub async fn reverse(&mut self, who: &Actor<'_>, target: &ReverseTarget) -> Result<Reversal> {
-        // The condition on `p`, its binds numbered from `first`.
-        let (cond, binds): (Box<dyn Fn(usize) -> String>, Vec<Bind>) = match target {
-            ReverseTarget::Run(id) => (
-                Box::new(|n| format!("p.run_id = ${n}")),
-                vec![Bind::Int(*id)],
-            ),
-            ReverseTarget::Key {
-                posting_key,
-                operation: None,
-            } => {
-                let ops = self
-                    .store()
-                    .query(
-                        "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
-                         ORDER BY operation",
-                        &args![who.tenant, posting_key.as_str()],
-                    )
-                    .await?;
-                let ops: Vec<String> = ops.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
-                match ops.as_slice() {
-                    [] => return Ok(Reversal::NothingToReverse),
-                    [op] => (
-                        Box::new(|n| format!("p.posting_key = ${n} AND p.operation = ${}", n + 1)),
-                        vec![Bind::Text(posting_key.clone()), Bind::Text(op.clone())],
-                    ),
-                    _ => return Ok(Reversal::Ambiguous(ops)),
-                }
-            }
-            ReverseTarget::Key {
-                posting_key,
-                operation: Some(op),
-            } => (
-                Box::new(|n| format!("p.posting_key = ${n} AND p.operation = ${}", n + 1)),
-                vec![Bind::Text(posting_key.clone()), Bind::Text(op.clone())],
-            ),
+        let (cond, binds) = match self.target_condition(who, target).await? {
+            Ok(found) => found,
+            Err(answer) => return Ok(answer),
         };
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant)];
         a.extend(binds.iter().map(Bind::arg));
@@ -613,6 +629,50 @@ impl Ledger {
         let run_id = self.end_run(res).await?;
         let run = self.committed(run_id, false).await?;
         Ok(Reversal::Reversed(Box::new(run)))
+    }
+
+    /// The condition on `p` that names the target's postings, its binds numbered from
+    /// the `usize` given; or the answer when a key names none or more than one operation.
+    async fn target_condition(
+        &mut self,
+        who: &Actor<'_>,
+        target: &ReverseTarget,
+    ) -> Result<std::result::Result<(Condition, Vec<Bind>), Reversal>> {
+        let by_key = |key: &String, op: &String| -> (Condition, Vec<Bind>) {
+            (
+                Box::new(|n| format!("p.posting_key = ${n} AND p.operation = ${}", n + 1)),
+                vec![Bind::Text(key.clone()), Bind::Text(op.clone())],
+            )
+        };
+        Ok(Ok(match target {
+            ReverseTarget::Run(id) => (
+                Box::new(|n| format!("p.run_id = ${n}")),
+                vec![Bind::Int(*id)],
+            ),
+            ReverseTarget::Key {
+                posting_key,
+                operation: None,
+            } => {
+                let ops = self
+                    .store()
+                    .query(
+                        "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
+                         ORDER BY operation",
+                        &args![who.tenant, posting_key.as_str()],
+                    )
+                    .await?;
+                let ops: Vec<String> = ops.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
+                match ops.as_slice() {
+                    [] => return Ok(Err(Reversal::NothingToReverse)),
+                    [op] => by_key(posting_key, op),
+                    _ => return Ok(Err(Reversal::Ambiguous(ops))),
+                }
+            }
+            ReverseTarget::Key {
+                posting_key,
+                operation: Some(op),
+            } => by_key(posting_key, op),
+        }))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -690,6 +750,9 @@ impl Ledger {
     }
 }
 
+/// A condition on a posting `p`, its binds numbered from the `usize` given.
+type Condition = Box<dyn Fn(usize) -> String>;
+
 /// An owned bind of a condition built at run time.
 enum Bind {
     Int(i64),
@@ -703,6 +766,24 @@ impl Bind {
             Bind::Text(v) => Arg::Text(v),
         }
     }
+}
+
+/// Why `decision` cannot be made on `held`, if it cannot.
+fn refusal(held: &HeldRecord, decision: DecisionKind) -> Option<String> {
+    if let (DecisionKind::Reject, Some(p)) = (decision, held.posted_as) {
+        return Some(format!(
+            "its key posted since as posting {p}: a posting is not rejected, it is reversed \
+             (`clearledger reverse --key {}`)",
+            held.posting_key
+        ));
+    }
+    // Held before migration 0005, which kept no copy of a held record's fields: a posting
+    // without them could not be compared, nor found by a later re-send.
+    (decision == DecisionKind::Post && held.detail.is_none()).then(|| {
+        "held before this version, which kept no copy of its fields: send its file again \
+         with --accept-resent to post it"
+            .to_string()
+    })
 }
 
 /// The answer to a decision when `d` was made before.

@@ -289,263 +289,186 @@ const ITEM_COLUMNS: &str = "run_id, item_no, item_key, outcome, matched_by, tole
      their_amount_minor, delta_minor, delta_days, our_keys, our_dates, their_keys, their_dates, refers_to, corrections, \
      explanation, previous_outcome, correction_key";
 
+/// What a reconciliation read of both sides, before the engine judges them.
+struct Read {
+    ours: Vec<Ours>,
+    theirs: Vec<Theirs>,
+    inputs_hash: String,
+    balances: Vec<BalanceRow>,
+}
+
+/// Previous outcomes per item key, of the last reconciliation of the same account and
+/// period (its run id first).
+type Previous = Option<(i64, HashMap<String, String>)>;
+
+/// Logs how long a step took (`RUST_LOG=clearledger=debug`).
+fn took(t0: std::time::Instant, step: &str) {
+    tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1e3, "reconcile: {step}");
+}
+
+fn date_text(v: Option<NaiveDate>) -> Option<String> {
+    v.map(|d| d.to_string())
+}
+
 impl Ledger {
-    /// Reconciles a bank account over a period (see the module's doc).
+    /// Reconciles a bank account over a period (see the module's doc): the accounts
+    /// mapped to it, both sides read, the run's identity (the same identity again is the
+    /// earlier run), the engine's items, and — unless a dry run — the run recorded.
     pub async fn reconcile(&mut self, req: &ReconcileRequest<'_>) -> Result<ReconcileOutcome> {
-        let mapped: Vec<String> = self
-            .account_mappings(req.tenant, Some(req.bank_account))
-            .await?
-            .into_iter()
-            .map(|m| m.ledger_account)
-            .collect();
-        if mapped.is_empty() {
-            return Ok(ReconcileOutcome::NotMapped);
-        }
-        // Byte order, whatever the database's collation: the inputs hash and the default
-        // correction account are the same on both backends.
-        let mut mapped = mapped;
-        mapped.sort();
-        // Where corrections post must be where the next run reads them.
-        if req.corrections.is_some() {
-            let c = &req.rules.corrections;
-            if let Some(l) = &c.ledger_account
-                && !mapped.contains(l)
-            {
-                return Ok(ReconcileOutcome::BadCorrectionAccounts(format!(
-                    "[corrections] ledger_account {l:?} is not mapped to bank account {:?} (mapped: {}): \
-                     its corrections would never be read back",
-                    req.bank_account,
-                    mapped.join(", ")
-                )));
-            }
-            let suspense = c
-                .suspense_account
-                .clone()
-                .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
-            if mapped.contains(&suspense) {
-                return Ok(ReconcileOutcome::BadCorrectionAccounts(format!(
-                    "the suspense account {suspense:?} is mapped to bank account {:?}: a correction \
-                     between two mapped accounts never reaches the bank and would never be read back",
-                    req.bank_account
-                )));
-            }
-        }
-        let rules = req.rules;
+        let mapped = match self.mapped_accounts(req).await? {
+            Ok(mapped) => mapped,
+            Err(refused) => return Ok(refused),
+        };
         let stage = |s: &'static str| {
             if let Some(f) = req.on_stage {
                 f(s)
             }
         };
-        stage("reading postings");
-        let t0 = std::time::Instant::now();
-        let (ours, mut hash_in) = self.read_ours(req, &mapped).await?;
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            postings = ours.len(),
-            "reconcile: postings read"
-        );
-        stage("reading entries");
-        let t0 = std::time::Instant::now();
-        let theirs = self.read_theirs(req, &mut hash_in).await?;
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            entries = theirs.len(),
-            "reconcile: entries read"
-        );
-        let t0 = std::time::Instant::now();
-        hash_in.sort_unstable_by_key(|(side, id, _)| (*side, *id));
-        let mut h = Sha256::new();
-        for m in &mapped {
-            h.update(b"m:");
-            h.update(m.as_bytes());
-            h.update(b"\n");
-        }
-        for (side, id, fp) in &hash_in {
-            h.update([*side]);
-            h.update(id.to_le_bytes());
-            h.update(fp.as_bytes());
-            h.update(b"\n");
-        }
-        let inputs_hash = hex::encode(h.finalize());
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            "reconcile: inputs hashed"
-        );
-        let d = |v: Option<NaiveDate>| v.map(|d| d.to_string());
-        let t0 = std::time::Instant::now();
-        let balances = self.balances(req, &mapped).await?;
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            "reconcile: balances read"
-        );
-        let identity = {
-            let mut h = Sha256::new();
-            for part in [
-                req.tenant.to_string(),
-                req.bank_account.to_string(),
-                d(req.from).unwrap_or_default(),
-                d(req.to).unwrap_or_default(),
-                rules.hash(),
-                inputs_hash.clone(),
-                match &req.corrections {
-                    None => "no-corrections".to_string(),
-                    Some(keys) => {
-                        let mut k = keys.clone();
-                        k.sort();
-                        k.dedup();
-                        format!("corrections:{}", k.join(","))
-                    }
-                },
-                // The balance check reads postings before the period and the statements'
-                // closing balances: a change there is a new run too.
-                serde_json::to_string(&balances).unwrap_or_default(),
-            ] {
-                h.update(part.as_bytes());
-                h.update([0x1f]);
-            }
-            hex::encode(h.finalize())
-        };
-        if let Some(run_id) = self
-            .reconciliation_of_identity(req.tenant, &identity)
-            .await?
-        {
-            let mut r = self
-                .stored_reconciliation(req.tenant, run_id)
-                .await?
-                .ok_or(LedgerError::NoRow)?;
-            r.repeat_of = Some(run_id);
-            return Ok(ReconcileOutcome::Done(Box::new(r)));
+        let read = self.read_sides(req, &mapped, &stage).await?;
+        let identity = run_identity(req, &read.inputs_hash, &read.balances);
+        if let Some(earlier) = self.earlier_run(req.tenant, &identity).await? {
+            return Ok(ReconcileOutcome::Done(earlier));
         }
         let as_of = req.to.or_else(|| {
-            theirs
-                .iter()
-                .filter_map(|t| t.date)
-                .chain(ours.iter().filter_map(|o| o.date))
-                .max()
+            let dates = read.theirs.iter().filter_map(|t| t.date);
+            dates.chain(read.ours.iter().filter_map(|o| o.date)).max()
         });
         let inputs = Inputs {
-            ours,
-            theirs,
+            ours: read.ours,
+            theirs: read.theirs,
             from: req.from,
             to: req.to,
             as_of,
         };
         let t0 = std::time::Instant::now();
         stage("matching");
-        let mut items = reconcile::reconcile(&inputs, rules);
+        let mut items = reconcile::reconcile(&inputs, req.rules);
         let late = self.late_returns(req, &mapped, &inputs, &mut items).await?;
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            items = items.len(),
-            "reconcile: matched"
-        );
-        let t0 = std::time::Instant::now();
-        if let Some(keys) = &req.corrections {
-            let have: HashSet<&str> = items.iter().map(|i| i.key.as_str()).collect();
-            let unknown: Vec<String> = keys
-                .iter()
-                .filter(|k| !have.contains(k.as_str()))
-                .cloned()
-                .collect();
-            if !unknown.is_empty() {
-                return Ok(ReconcileOutcome::UnknownItems(unknown));
-            }
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(ms, items = items.len(), "reconcile: matched");
+        if let Some(unknown) = unknown_corrections(req, &items) {
+            return Ok(ReconcileOutcome::UnknownItems(unknown));
         }
+        let t0 = std::time::Instant::now();
         let previous = self.previous_outcomes(req).await?;
-        let mut rows: Vec<ItemRow> = items
-            .iter()
-            .enumerate()
-            .map(|(n, it)| {
-                let mut row = item_row(&inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1));
-                if let Some(k) = late.get(&it.key) {
-                    row.refers_to = Some(k.clone());
-                }
-                row
-            })
-            .collect();
-        tracing::debug!(
-            ms = t0.elapsed().as_secs_f64() * 1e3,
-            "reconcile: rows built"
-        );
-        let t0 = std::time::Instant::now();
-        let mut summary = Summary {
-            run_id: None,
-            tenant: req.tenant.to_string(),
-            bank_account: req.bank_account.to_string(),
-            ledger_accounts: mapped.clone(),
-            from: d(req.from),
-            to: d(req.to),
-            as_of: d(as_of),
-            rules_hash: rules.hash(),
-            inputs_hash,
-            identity: identity.clone(),
-            postings_read: inputs.ours.len() as u64,
-            entries_read: inputs.theirs.len() as u64,
-            items: rows.len() as u64,
-            outcomes: BTreeMap::new(),
-            needs_attention: 0,
-            changes: Changes::default(),
-            balances,
-            corrections_posted: 0,
-            corrections_duplicate: 0,
-            corrections_amount_minor: 0,
+        let mut rows = item_rows(&inputs, &items, &previous, &late);
+        took(t0, "rows built");
+        let head = Head {
+            mapped: &mapped,
+            inputs: &inputs,
+            inputs_hash: read.inputs_hash,
+            identity,
+            balances: read.balances,
         };
-        tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1e3, "reconcile: balances");
-        if let Some((prev_run, prev)) = &previous {
-            let now: HashSet<&str> = rows.iter().map(|r| r.item_key.as_str()).collect();
-            summary.changes = Changes {
-                previous_run_id: Some(*prev_run),
-                new_items: rows.iter().filter(|r| r.previous_outcome.is_none()).count() as u64,
-                changed_outcomes: rows
-                    .iter()
-                    .filter(|r| r.previous_outcome.as_ref().is_some_and(|p| *p != r.outcome))
-                    .count() as u64,
-                gone_items: prev.keys().filter(|k| !now.contains(k.as_str())).count() as u64,
-            };
-        }
+        let mut summary = new_summary(req, head, &rows, &previous);
         if req.dry_run {
-            // Corrections a dry run would post are named, never posted.
-            if req.corrections.is_some() {
-                for (row, it) in rows.iter_mut().zip(&items) {
-                    if wants_correction(req, it) {
-                        row.correction_key = Some(format!(
-                            "{}:{}",
-                            crate::keys::OPERATION_CORRECTION,
-                            correction_key(req.bank_account, it)
-                        ));
-                    }
-                }
-            }
+            name_dry_run_corrections(req, &items, &mut rows);
             tally(&mut summary, &rows);
-            return Ok(ReconcileOutcome::Done(Box::new(Reconciliation {
-                summary,
-                items: rows,
-                repeat_of: None,
-            })));
+            return Ok(done(summary, rows));
         }
         stage("recording");
+        self.record(req, &inputs, &items, rows, summary, &mapped)
+            .await
+    }
+
+    /// The ledger accounts mapped to the bank account, in byte order whatever the
+    /// database's collation (the inputs hash and the default correction account are then
+    /// the same on both backends); `Err` with the outcome that refuses the run: none
+    /// mapped, or corrections that would post where the next run does not read them.
+    async fn mapped_accounts(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+    ) -> Result<std::result::Result<Vec<String>, ReconcileOutcome>> {
+        let mut mapped: Vec<String> = self
+            .account_mappings(req.tenant, Some(req.bank_account))
+            .await?
+            .into_iter()
+            .map(|m| m.ledger_account)
+            .collect();
+        if mapped.is_empty() {
+            return Ok(Err(ReconcileOutcome::NotMapped));
+        }
+        mapped.sort();
+        if req.corrections.is_some()
+            && let Some(why) = corrections_unreadable(req, &mapped)
+        {
+            return Ok(Err(ReconcileOutcome::BadCorrectionAccounts(why)));
+        }
+        Ok(Ok(mapped))
+    }
+
+    /// Both sides, their hash (with every mapped account) and the balances.
+    async fn read_sides(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        mapped: &[String],
+        stage: &dyn Fn(&'static str),
+    ) -> Result<Read> {
+        stage("reading postings");
+        let t0 = std::time::Instant::now();
+        let (ours, mut hash_in) = self.read_ours(req, mapped).await?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(ms, postings = ours.len(), "reconcile: postings read");
+        stage("reading entries");
+        let t0 = std::time::Instant::now();
+        let theirs = self.read_theirs(req, &mut hash_in).await?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(ms, entries = theirs.len(), "reconcile: entries read");
+        let t0 = std::time::Instant::now();
+        let inputs_hash = inputs_hash(mapped, &mut hash_in);
+        took(t0, "inputs hashed");
+        let t0 = std::time::Instant::now();
+        let balances = self.balances(req, mapped).await?;
+        took(t0, "balances read");
+        Ok(Read {
+            ours,
+            theirs,
+            inputs_hash,
+            balances,
+        })
+    }
+
+    /// The run recorded earlier under `identity`, reported again as a repeat of it.
+    async fn earlier_run(
+        &mut self,
+        tenant: &str,
+        identity: &str,
+    ) -> Result<Option<Box<Reconciliation>>> {
+        let Some(run_id) = self.reconciliation_of_identity(tenant, identity).await? else {
+            return Ok(None);
+        };
+        let mut r = self
+            .stored_reconciliation(tenant, run_id)
+            .await?
+            .ok_or(LedgerError::NoRow)?;
+        r.repeat_of = Some(run_id);
+        Ok(Some(Box::new(r)))
+    }
+
+    /// Records the run, its items and (when asked) its corrections in one transaction.
+    async fn record(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        inputs: &Inputs,
+        items: &[Item],
+        mut rows: Vec<ItemRow>,
+        mut summary: Summary,
+        mapped: &[String],
+    ) -> Result<ReconcileOutcome> {
         self.store()
             .begin(Begin::Write)
             .await
             .during("starting the reconciliation's transaction")?;
         let res = self
-            .record_reconciliation(req, &inputs, &items, &mut rows, &mut summary, &mapped)
+            .record_reconciliation(req, inputs, items, &mut rows, &mut summary, mapped)
             .await;
         match res {
             Ok(true) => {}
             Ok(false) => {
                 // Another process recorded the same identity first: its run is this one.
                 let _ = self.store().rollback().await;
-                let run_id = self
-                    .reconciliation_of_identity(req.tenant, &identity)
-                    .await?
-                    .ok_or(LedgerError::NoRow)?;
-                let mut r = self
-                    .stored_reconciliation(req.tenant, run_id)
-                    .await?
-                    .ok_or(LedgerError::NoRow)?;
-                r.repeat_of = Some(run_id);
-                return Ok(ReconcileOutcome::Done(Box::new(r)));
+                let earlier = self.earlier_run(req.tenant, &summary.identity).await?;
+                return Ok(ReconcileOutcome::Done(earlier.ok_or(LedgerError::NoRow)?));
             }
             Err(e) => {
                 let _ = self.store().rollback().await;
@@ -554,11 +477,7 @@ impl Ledger {
         }
         let run_id = summary.run_id.unwrap_or_default();
         self.end_run(Ok(run_id)).await?;
-        Ok(ReconcileOutcome::Done(Box::new(Reconciliation {
-            summary,
-            items: rows,
-            repeat_of: None,
-        })))
+        Ok(done(summary, rows))
     }
 
     async fn read_ours(
@@ -870,39 +789,57 @@ impl Ledger {
         mapped: &[String],
     ) -> Result<bool> {
         let at = ts(&req.at);
-        let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
-        let file_id = format!(
-            "reconcile:{}:{}:{}",
-            req.bank_account,
-            d(req.from),
-            d(req.to)
-        );
-        let source = format!(
-            "reconcile {} {}..{}",
-            req.bank_account,
-            d(req.from),
-            d(req.to)
-        );
-        let a = [
-            Arg::Text(req.tenant),
-            Arg::OptText(Some(&file_id)),
-            Arg::Text("reconciliation"),
-            Arg::Text(&source),
-            Arg::Text(&at),
-            Arg::Text("reconcile"),
-            Arg::OptText(None),
-            Arg::OptText(None),
-        ];
-        let run_id = self
-            .store()
-            .query_one(crate::ledger::sql::INSERT_ACTION_RUN, &a)
-            .await?
-            .int(0)?;
+        let run_id = self.insert_recon_run(req, &at).await?;
         summary.run_id = Some(run_id);
         for r in rows.iter_mut() {
             r.run_id = Some(run_id);
         }
         // The claim first: the same identity recorded by another process wins.
+        if !self.claim_identity(req, run_id, summary).await? {
+            return Ok(false);
+        }
+        if req.corrections.is_some() {
+            self.post_corrections(req, run_id, &at, inputs, items, rows, summary, mapped)
+                .await?;
+        }
+        tally(summary, rows);
+        self.insert_items(run_id, rows).await?;
+        self.insert_members(run_id, inputs, items).await?;
+        self.complete_recon_run(run_id, rows, summary).await?;
+        crate::fault::point("before_commit");
+        Ok(true)
+    }
+
+    /// The run's row, of kind `reconcile`, named by the account and period.
+    async fn insert_recon_run(&mut self, req: &ReconcileRequest<'_>, at: &str) -> Result<i64> {
+        let d = |v: Option<NaiveDate>| date_text(v).unwrap_or_default();
+        let (from, to) = (d(req.from), d(req.to));
+        let file_id = format!("reconcile:{}:{from}:{to}", req.bank_account);
+        let source = format!("reconcile {} {from}..{to}", req.bank_account);
+        let a = [
+            Arg::Text(req.tenant),
+            Arg::OptText(Some(&file_id)),
+            Arg::Text("reconciliation"),
+            Arg::Text(&source),
+            Arg::Text(at),
+            Arg::Text("reconcile"),
+            Arg::OptText(None),
+            Arg::OptText(None),
+        ];
+        self.store()
+            .query_one(crate::ledger::sql::INSERT_ACTION_RUN, &a)
+            .await?
+            .int(0)
+    }
+
+    /// Claims the run's identity (the unique index decides); `false`: another process
+    /// recorded it first.
+    async fn claim_identity(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        run_id: i64,
+        summary: &Summary,
+    ) -> Result<bool> {
         let claimed = self
             .store()
             .execute(
@@ -923,15 +860,12 @@ impl Ledger {
             )
             .await
             .during("claiming the reconciliation's identity")?;
-        if claimed == 0 {
-            return Ok(false);
-        }
-        if req.corrections.is_some() {
-            self.post_corrections(req, run_id, &at, inputs, items, rows, summary, mapped)
-                .await?;
-        }
-        tally(summary, rows);
-        let texts: Vec<[String; 6]> = rows
+        Ok(claimed != 0)
+    }
+
+    /// The run's items, in chunks the backend takes in one statement.
+    async fn insert_items(&mut self, run_id: i64, rows: &[ItemRow]) -> Result<()> {
+        let texts: Vec<[String; 5]> = rows
             .iter()
             .map(|r| {
                 let j = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
@@ -941,37 +875,13 @@ impl Ledger {
                     j(&r.their_keys),
                     j(&r.their_dates),
                     j(&r.corrections),
-                    String::new(),
                 ]
             })
             .collect();
         let item_rows: Vec<[Arg; 20]> = rows
             .iter()
             .zip(&texts)
-            .map(|(r, t)| {
-                [
-                    Arg::Int(run_id),
-                    Arg::Int(r.item_no),
-                    Arg::Text(&r.item_key),
-                    Arg::Text(&r.outcome),
-                    Arg::OptText(r.matched_by.as_deref()),
-                    Arg::OptText(r.tolerance.as_deref()),
-                    Arg::Text(&r.currency),
-                    Arg::Int(r.our_amount_minor),
-                    Arg::Int(r.their_amount_minor),
-                    Arg::Int(r.delta_minor),
-                    Arg::OptInt(r.delta_days),
-                    Arg::Text(&t[0]),
-                    Arg::Text(&t[1]),
-                    Arg::Text(&t[2]),
-                    Arg::Text(&t[3]),
-                    Arg::OptText(r.refers_to.as_deref()),
-                    Arg::Text(&t[4]),
-                    Arg::Text(&r.explanation),
-                    Arg::OptText(r.previous_outcome.as_deref()),
-                    Arg::OptText(r.correction_key.as_deref()),
-                ]
-            })
+            .map(|(r, t)| item_args(run_id, r, t))
             .collect();
         let insert = format!("INSERT INTO recon_items ({ITEM_COLUMNS})");
         for chunk in item_rows.chunks(self.store().chunk_rows().max(1)) {
@@ -979,22 +889,29 @@ impl Ledger {
                 .insert_rows(&insert, chunk, "recording the reconciliation's items")
                 .await?;
         }
+        Ok(())
+    }
+
+    /// Which postings and entries each item holds.
+    async fn insert_members(&mut self, run_id: i64, inputs: &Inputs, items: &[Item]) -> Result<()> {
         let mut members: Vec<[Arg; 4]> = Vec::new();
         for (n, it) in items.iter().enumerate() {
             let no = n as i64 + 1;
             for &x in it.ours.iter().chain(&it.corrections) {
+                let id = inputs.ours[x].id;
                 members.push([
                     Arg::Int(run_id),
                     Arg::Text("ours"),
-                    Arg::Int(inputs.ours[x].id),
+                    Arg::Int(id),
                     Arg::Int(no),
                 ]);
             }
             for &t in &it.theirs {
+                let id = inputs.theirs[t].id;
                 members.push([
                     Arg::Int(run_id),
                     Arg::Text("theirs"),
-                    Arg::Int(inputs.theirs[t].id),
+                    Arg::Int(id),
                     Arg::Int(no),
                 ]);
             }
@@ -1008,6 +925,16 @@ impl Ledger {
                 )
                 .await?;
         }
+        Ok(())
+    }
+
+    /// The summary stored with the run, and the run completed with its totals.
+    async fn complete_recon_run(
+        &mut self,
+        run_id: i64,
+        rows: &[ItemRow],
+        summary: &Summary,
+    ) -> Result<()> {
         let json = serde_json::to_string(summary).unwrap_or_default();
         self.store()
             .execute(
@@ -1030,8 +957,7 @@ impl Ledger {
         self.store()
             .execute(crate::ledger::sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
-        crate::fault::point("before_commit");
-        Ok(true)
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1046,109 +972,89 @@ impl Ledger {
         summary: &mut Summary,
         mapped: &[String],
     ) -> Result<()> {
-        let suspense = req
-            .rules
-            .corrections
-            .suspense_account
-            .clone()
-            .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
-        let file_id = format!("reconcile:{run_id}");
-        let insert = crate::ledger::sql::insert_decided_posting();
         for (row, it) in rows.iter_mut().zip(items) {
             if !wants_correction(req, it) {
                 continue;
             }
-            let account = req
-                .rules
-                .corrections
-                .ledger_account
-                .clone()
-                .or_else(|| {
-                    it.ours
-                        .first()
-                        .map(|&x| inputs.ours[x].ledger_account.clone())
-                })
-                .unwrap_or_else(|| mapped[0].clone());
-            let key = correction_key(req.bank_account, it);
-            let delta = it.delta_minor;
-            // Δ > 0: the bank holds more than the ledger says: credit the account.
-            let (debit, credit) = if delta > 0 {
-                (suspense.as_str(), account.as_str())
-            } else {
-                (account.as_str(), suspense.as_str())
-            };
-            let amount = delta.unsigned_abs().min(i64::MAX as u64) as i64;
-            // The item's earliest date, within the period: the next run of the period
-            // reads it back.
-            let date = row
-                .their_dates
-                .iter()
-                .chain(&row.our_dates)
-                .filter_map(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
-                .min()
-                .map(|d| {
-                    let d = req.from.map_or(d, |f| d.max(f));
-                    req.to.map_or(d, |t| d.min(t)).to_string()
-                });
-            let fields: Vec<(&'static str, String)> = vec![
-                ("bank_account", req.bank_account.to_string()),
-                ("corrects", it.key.clone()),
-                ("outcome", it.outcome.as_str().to_string()),
-                ("delta_minor", delta.to_string()),
-                ("currency", it.currency.clone()),
-                ("ledger_account", account.clone()),
-                ("suspense_account", suspense.clone()),
-            ];
-            let fp = crate::keys::fingerprint("correction-v1", &fields);
-            let detail = crate::keys::detail::encode(&fields);
-            let fp = crate::ledger::fingerprint_bytes(&fp)?;
-            let a = [
-                Arg::Text(req.tenant),
-                Arg::Text(crate::keys::OPERATION_CORRECTION),
-                Arg::Text(&key),
-                Arg::Text(&file_id),
-                Arg::Int(row.item_no),
-                Arg::OptText(None),
-                Arg::Text(debit),
-                Arg::Text(credit),
-                Arg::Int(amount),
-                Arg::Text(&it.currency),
-                Arg::OptText(date.as_deref()),
-                Arg::Bytes(&fp),
-                Arg::Bytes(&detail),
-                Arg::Int(run_id),
-                Arg::Text(at),
-            ];
-            let posted = self
-                .store()
-                .query_opt(&insert, &a)
-                .await
-                .during("posting a correction")?;
-            if posted.is_some() {
+            let mut c = correction_of(req, inputs, it, row, mapped);
+            c.file_id = format!("reconcile:{run_id}");
+            if self.post_correction(req, run_id, at, &c).await? {
                 summary.corrections_posted += 1;
                 summary.corrections_amount_minor =
-                    summary.corrections_amount_minor.saturating_add(amount);
+                    summary.corrections_amount_minor.saturating_add(c.amount);
             } else {
-                let original = self
-                    .store()
-                    .query_one(
-                        "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
-                        &args![req.tenant, crate::keys::OPERATION_CORRECTION, key.as_str()],
-                    )
-                    .await?
-                    .int(0)?;
-                self.store()
-                    .execute(
-                        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-                         VALUES ($1, $2, $3, 'duplicate', $4)",
-                        &args![run_id, row.item_no, req.tenant, original],
-                    )
-                    .await
-                    .during("journaling a correction posted before")?;
+                self.journal_correction_repeat(req, run_id, row.item_no, &c.key)
+                    .await?;
                 summary.corrections_duplicate += 1;
             }
+            let key = &c.key;
             row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
         }
+        Ok(())
+    }
+
+    /// Posts one correction under its key; `false`: the key posted before (a correction
+    /// is a money movement with its own key, docs/principles.md §11).
+    async fn post_correction(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        run_id: i64,
+        at: &str,
+        c: &Correction,
+    ) -> Result<bool> {
+        let fp = crate::keys::fingerprint("correction-v1", &c.fields);
+        let detail = crate::keys::detail::encode(&c.fields);
+        let fp = crate::ledger::fingerprint_bytes(&fp)?;
+        let a = [
+            Arg::Text(req.tenant),
+            Arg::Text(crate::keys::OPERATION_CORRECTION),
+            Arg::Text(&c.key),
+            Arg::Text(&c.file_id),
+            Arg::Int(c.item_no),
+            Arg::OptText(None),
+            Arg::Text(&c.debit),
+            Arg::Text(&c.credit),
+            Arg::Int(c.amount),
+            Arg::Text(&c.currency),
+            Arg::OptText(c.date.as_deref()),
+            Arg::Bytes(&fp),
+            Arg::Bytes(&detail),
+            Arg::Int(run_id),
+            Arg::Text(at),
+        ];
+        let insert = crate::ledger::sql::insert_decided_posting();
+        let posted = self
+            .store()
+            .query_opt(&insert, &a)
+            .await
+            .during("posting a correction")?;
+        Ok(posted.is_some())
+    }
+
+    /// A correction whose key posted before: journaled as a duplicate of that posting.
+    async fn journal_correction_repeat(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        run_id: i64,
+        item_no: i64,
+        key: &str,
+    ) -> Result<()> {
+        let original = self
+            .store()
+            .query_one(
+                "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
+                &args![req.tenant, crate::keys::OPERATION_CORRECTION, key],
+            )
+            .await?
+            .int(0)?;
+        self.store()
+            .execute(
+                "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+                 VALUES ($1, $2, $3, 'duplicate', $4)",
+                &args![run_id, item_no, req.tenant, original],
+            )
+            .await
+            .during("journaling a correction posted before")?;
         Ok(())
     }
 
@@ -1220,6 +1126,299 @@ fn stored_item(r: &Row) -> Result<ItemRow> {
         previous_outcome: r.opt_text(18)?,
         correction_key: r.opt_text(19)?,
     })
+}
+
+/// Why corrections could not be read back by the next run, if they could not: the
+/// correction account must be mapped, the suspense account must not be.
+fn corrections_unreadable(req: &ReconcileRequest<'_>, mapped: &[String]) -> Option<String> {
+    let c = &req.rules.corrections;
+    if let Some(l) = &c.ledger_account
+        && !mapped.contains(l)
+    {
+        return Some(format!(
+            "[corrections] ledger_account {l:?} is not mapped to bank account {:?} (mapped: {}): \
+             its corrections would never be read back",
+            req.bank_account,
+            mapped.join(", ")
+        ));
+    }
+    let suspense = c
+        .suspense_account
+        .clone()
+        .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
+    mapped.contains(&suspense).then(|| {
+        format!(
+            "the suspense account {suspense:?} is mapped to bank account {:?}: a correction \
+             between two mapped accounts never reaches the bank and would never be read back",
+            req.bank_account
+        )
+    })
+}
+
+/// SHA-256 of every mapped account and every input read (side, id, fingerprint), in a
+/// fixed order.
+fn inputs_hash(mapped: &[String], hash_in: &mut [(u8, i64, String)]) -> String {
+    hash_in.sort_unstable_by_key(|(side, id, _)| (*side, *id));
+    let mut h = Sha256::new();
+    for m in mapped {
+        h.update(b"m:");
+        h.update(m.as_bytes());
+        h.update(b"\n");
+    }
+    for (side, id, fp) in hash_in.iter() {
+        h.update([*side]);
+        h.update(id.to_le_bytes());
+        h.update(fp.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+/// A run's identity: tenant, bank account, period, rules, inputs, the corrections asked
+/// for and the balances read (a change in any is a new run).
+fn run_identity(req: &ReconcileRequest<'_>, inputs_hash: &str, balances: &[BalanceRow]) -> String {
+    let corrections = match &req.corrections {
+        None => "no-corrections".to_string(),
+        Some(keys) => {
+            let mut k = keys.clone();
+            k.sort();
+            k.dedup();
+            format!("corrections:{}", k.join(","))
+        }
+    };
+    let mut h = Sha256::new();
+    for part in [
+        req.tenant.to_string(),
+        req.bank_account.to_string(),
+        date_text(req.from).unwrap_or_default(),
+        date_text(req.to).unwrap_or_default(),
+        req.rules.hash(),
+        inputs_hash.to_string(),
+        corrections,
+        // The balance check reads postings before the period and the statements'
+        // closing balances: a change there is a new run too.
+        serde_json::to_string(&balances).unwrap_or_default(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0x1f]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// The item keys asked to be corrected that no item has.
+fn unknown_corrections(req: &ReconcileRequest<'_>, items: &[Item]) -> Option<Vec<String>> {
+    let keys = req.corrections.as_ref()?;
+    let have: HashSet<&str> = items.iter().map(|i| i.key.as_str()).collect();
+    let unknown: Vec<String> = keys
+        .iter()
+        .filter(|k| !have.contains(k.as_str()))
+        .cloned()
+        .collect();
+    (!unknown.is_empty()).then_some(unknown)
+}
+
+/// Every item as its row, with the previous run's outcome and a late return's original.
+fn item_rows(
+    inputs: &Inputs,
+    items: &[Item],
+    previous: &Previous,
+    late: &HashMap<String, String>,
+) -> Vec<ItemRow> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(n, it)| {
+            let mut row = item_row(inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1));
+            if let Some(k) = late.get(&it.key) {
+                row.refers_to = Some(k.clone());
+            }
+            row
+        })
+        .collect()
+}
+
+/// What a run's summary is made of besides its items.
+struct Head<'a> {
+    mapped: &'a [String],
+    inputs: &'a Inputs,
+    inputs_hash: String,
+    identity: String,
+    balances: Vec<BalanceRow>,
+}
+
+/// The run's summary before it is tallied and recorded, with what changed since the
+/// previous run of the same account and period.
+fn new_summary(
+    req: &ReconcileRequest<'_>,
+    head: Head<'_>,
+    rows: &[ItemRow],
+    previous: &Previous,
+) -> Summary {
+    let mut summary = Summary {
+        run_id: None,
+        tenant: req.tenant.to_string(),
+        bank_account: req.bank_account.to_string(),
+        ledger_accounts: head.mapped.to_vec(),
+        from: date_text(req.from),
+        to: date_text(req.to),
+        as_of: date_text(head.inputs.as_of),
+        rules_hash: req.rules.hash(),
+        inputs_hash: head.inputs_hash,
+        identity: head.identity,
+        postings_read: head.inputs.ours.len() as u64,
+        entries_read: head.inputs.theirs.len() as u64,
+        items: rows.len() as u64,
+        outcomes: BTreeMap::new(),
+        needs_attention: 0,
+        changes: Changes::default(),
+        balances: head.balances,
+        corrections_posted: 0,
+        corrections_duplicate: 0,
+        corrections_amount_minor: 0,
+    };
+    if let Some((prev_run, prev)) = previous {
+        let now: HashSet<&str> = rows.iter().map(|r| r.item_key.as_str()).collect();
+        summary.changes = Changes {
+            previous_run_id: Some(*prev_run),
+            new_items: rows.iter().filter(|r| r.previous_outcome.is_none()).count() as u64,
+            changed_outcomes: rows
+                .iter()
+                .filter(|r| r.previous_outcome.as_ref().is_some_and(|p| *p != r.outcome))
+                .count() as u64,
+            gone_items: prev.keys().filter(|k| !now.contains(k.as_str())).count() as u64,
+        };
+    }
+    summary
+}
+
+/// A dry run names the corrections it would post, and posts none.
+fn name_dry_run_corrections(req: &ReconcileRequest<'_>, items: &[Item], rows: &mut [ItemRow]) {
+    if req.corrections.is_none() {
+        return;
+    }
+    for (row, it) in rows.iter_mut().zip(items) {
+        if wants_correction(req, it) {
+            row.correction_key = Some(format!(
+                "{}:{}",
+                crate::keys::OPERATION_CORRECTION,
+                correction_key(req.bank_account, it)
+            ));
+        }
+    }
+}
+
+/// An item's row as bound to `INSERT INTO recon_items ({ITEM_COLUMNS})`; `texts` are its
+/// JSON lists (our keys and dates, their keys and dates, corrections).
+fn item_args<'a>(run_id: i64, r: &'a ItemRow, t: &'a [String; 5]) -> [Arg<'a>; 20] {
+    [
+        Arg::Int(run_id),
+        Arg::Int(r.item_no),
+        Arg::Text(&r.item_key),
+        Arg::Text(&r.outcome),
+        Arg::OptText(r.matched_by.as_deref()),
+        Arg::OptText(r.tolerance.as_deref()),
+        Arg::Text(&r.currency),
+        Arg::Int(r.our_amount_minor),
+        Arg::Int(r.their_amount_minor),
+        Arg::Int(r.delta_minor),
+        Arg::OptInt(r.delta_days),
+        Arg::Text(&t[0]),
+        Arg::Text(&t[1]),
+        Arg::Text(&t[2]),
+        Arg::Text(&t[3]),
+        Arg::OptText(r.refers_to.as_deref()),
+        Arg::Text(&t[4]),
+        Arg::Text(&r.explanation),
+        Arg::OptText(r.previous_outcome.as_deref()),
+        Arg::OptText(r.correction_key.as_deref()),
+    ]
+}
+
+/// A correction an item asks for: which accounts, how much, dated when, and the fields
+/// its fingerprint and detail are made of.
+struct Correction {
+    key: String,
+    /// The reconciliation run's, and the item's number in it: the posting's source.
+    file_id: String,
+    item_no: i64,
+    currency: String,
+    debit: String,
+    credit: String,
+    amount: i64,
+    date: Option<String>,
+    fields: Vec<(&'static str, String)>,
+}
+
+/// The correction of item `it`: between the rules' (or the item's, or the first mapped)
+/// ledger account and the suspense account, by the item's difference.
+fn correction_of(
+    req: &ReconcileRequest<'_>,
+    inputs: &Inputs,
+    it: &Item,
+    row: &ItemRow,
+    mapped: &[String],
+) -> Correction {
+    let rules = &req.rules.corrections;
+    let suspense = rules
+        .suspense_account
+        .clone()
+        .unwrap_or_else(|| format!("suspense:{}", req.bank_account));
+    let account = rules
+        .ledger_account
+        .clone()
+        .or_else(|| {
+            it.ours
+                .first()
+                .map(|&x| inputs.ours[x].ledger_account.clone())
+        })
+        .unwrap_or_else(|| mapped[0].clone());
+    let delta = it.delta_minor;
+    // Δ > 0: the bank holds more than the ledger says: credit the account.
+    let (debit, credit) = if delta > 0 {
+        (suspense.clone(), account.clone())
+    } else {
+        (account.clone(), suspense.clone())
+    };
+    // The item's earliest date, within the period: the next run of the period reads it
+    // back.
+    let date = row
+        .their_dates
+        .iter()
+        .chain(&row.our_dates)
+        .filter_map(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+        .min()
+        .map(|d| {
+            let d = req.from.map_or(d, |f| d.max(f));
+            req.to.map_or(d, |t| d.min(t)).to_string()
+        });
+    let fields = vec![
+        ("bank_account", req.bank_account.to_string()),
+        ("corrects", it.key.clone()),
+        ("outcome", it.outcome.as_str().to_string()),
+        ("delta_minor", delta.to_string()),
+        ("currency", it.currency.clone()),
+        ("ledger_account", account),
+        ("suspense_account", suspense),
+    ];
+    Correction {
+        key: correction_key(req.bank_account, it),
+        file_id: String::new(),
+        item_no: row.item_no,
+        currency: it.currency.clone(),
+        debit,
+        credit,
+        amount: delta.unsigned_abs().min(i64::MAX as u64) as i64,
+        date,
+        fields,
+    }
+}
+
+fn done(summary: Summary, items: Vec<ItemRow>) -> ReconcileOutcome {
+    ReconcileOutcome::Done(Box::new(Reconciliation {
+        summary,
+        items,
+        repeat_of: None,
+    }))
 }
 
 /// Whether this run posts a correction for the item.
@@ -1365,7 +1564,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     let operation = r.text(1)?;
     let posting_key = r.text(2)?;
     let file_id = r.text(3)?;
-    let d = PostingDetail::read(r.int(0)?, r.detail(11)?)?;
+    let mut d = PostingDetail::read(r.int(0)?, r.detail(11)?)?;
     // Another bank account's correction (a ledger account may be mapped to several) is
     // that reconciliation's, never this one's.
     if operation == crate::keys::OPERATION_CORRECTION
@@ -1390,71 +1589,79 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
         } else {
             None
         },
-        corrects: non_empty(d.corrects),
+        corrects: non_empty(d.corrects.take()),
         ..Default::default()
     };
     match operation.as_str() {
-        crate::keys::OPERATION_ACH_ENTRY => {
-            let addenda = d.addenda.unwrap_or_default();
-            if let Some(ret) = addenda.lines().find(|l| l.starts_with("799")) {
-                o.is_return = true;
-                o.original_trace = ret.get(6..21).map(str::to_string);
-            }
-            let company = non_empty(d.company_identification);
-            if let Some(c) = &company {
-                let batch = d.batch_number.unwrap_or_default();
-                o.batches.push(BatchKey {
-                    key: format!(
-                        "nacha:{c}:{}:{batch}",
-                        d.effective_entry_date.unwrap_or_default()
-                    ),
-                    ties: vec![c.clone(), format!("{c}{batch:0>7}")],
-                });
-            }
-            o.refs.extend(non_empty(d.individual_identification));
-            // The mapped account is the originator's (`odfi:`): the receiver is the
-            // counterparty; else the company.
-            o.counterparty = non_empty(if o.ledger_account.starts_with("odfi:") {
-                d.individual_name
-            } else {
-                d.company_name
-            });
-        }
+        crate::keys::OPERATION_ACH_ENTRY => nacha_side(&mut o, d),
         crate::keys::OPERATION_CORRECTION => {}
-        _ => {
-            o.uetr = non_empty(d.uetr).map(|u| u.to_lowercase());
-            o.end_to_end_id = non_empty(d.end_to_end_id);
-            o.instr_id = non_empty(d.instr_id);
-            o.original_uetr = non_empty(d.original_uetr).map(|u| u.to_lowercase());
-            o.original_end_to_end_id = non_empty(d.original_end_to_end_id);
-            o.is_return = operation == "pacs.004";
-            o.refs.extend(non_empty(d.tx_id));
-            o.refs.extend(o.instr_id.clone());
-            o.refs.extend(o.end_to_end_id.clone());
-            if let Some(p) = non_empty(d.pmt_inf_id) {
-                o.batches.push(BatchKey {
-                    key: format!("pmtinf:{p}"),
-                    ties: vec![p],
-                });
-            }
-            if let Some((_, msg)) = file_id.rsplit_once(':')
-                && file_id.starts_with("iso:")
-                && !msg.is_empty()
-            {
-                o.batches.push(BatchKey {
-                    key: format!("msg:{file_id}"),
-                    ties: vec![msg.to_string()],
-                });
-            }
-            o.counterparty = non_empty(if on_debit {
-                d.creditor_name
-            } else {
-                d.debtor_name
-            });
-        }
+        _ => iso_side(&mut o, d, &operation, &file_id, on_debit),
     }
     o.operation = operation;
     Ok(Some(o))
+}
+
+/// What a NACHA entry's stored fields say for matching: a return's original trace, its
+/// batch, its references and counterparty.
+fn nacha_side(o: &mut Ours, d: PostingDetail<'_>) {
+    let addenda = d.addenda.unwrap_or_default();
+    if let Some(ret) = addenda.lines().find(|l| l.starts_with("799")) {
+        o.is_return = true;
+        o.original_trace = ret.get(6..21).map(str::to_string);
+    }
+    let company = non_empty(d.company_identification);
+    if let Some(c) = &company {
+        let batch = d.batch_number.unwrap_or_default();
+        o.batches.push(BatchKey {
+            key: format!(
+                "nacha:{c}:{}:{batch}",
+                d.effective_entry_date.unwrap_or_default()
+            ),
+            ties: vec![c.clone(), format!("{c}{batch:0>7}")],
+        });
+    }
+    o.refs.extend(non_empty(d.individual_identification));
+    // The mapped account is the originator's (`odfi:`): the receiver is the counterparty;
+    // else the company.
+    o.counterparty = non_empty(if o.ledger_account.starts_with("odfi:") {
+        d.individual_name
+    } else {
+        d.company_name
+    });
+}
+
+/// What an ISO 20022 posting's stored fields say for matching: its identifiers, a
+/// return's originals, its batch (payment information, message) and counterparty.
+fn iso_side(o: &mut Ours, d: PostingDetail<'_>, operation: &str, file_id: &str, on_debit: bool) {
+    o.uetr = non_empty(d.uetr).map(|u| u.to_lowercase());
+    o.end_to_end_id = non_empty(d.end_to_end_id);
+    o.instr_id = non_empty(d.instr_id);
+    o.original_uetr = non_empty(d.original_uetr).map(|u| u.to_lowercase());
+    o.original_end_to_end_id = non_empty(d.original_end_to_end_id);
+    o.is_return = operation == "pacs.004";
+    o.refs.extend(non_empty(d.tx_id));
+    o.refs.extend(o.instr_id.clone());
+    o.refs.extend(o.end_to_end_id.clone());
+    if let Some(p) = non_empty(d.pmt_inf_id) {
+        o.batches.push(BatchKey {
+            key: format!("pmtinf:{p}"),
+            ties: vec![p],
+        });
+    }
+    if let Some((_, msg)) = file_id.rsplit_once(':')
+        && file_id.starts_with("iso:")
+        && !msg.is_empty()
+    {
+        o.batches.push(BatchKey {
+            key: format!("msg:{file_id}"),
+            ties: vec![msg.to_string()],
+        });
+    }
+    o.counterparty = non_empty(if on_debit {
+        d.creditor_name
+    } else {
+        d.debtor_name
+    });
 }
 
 #[cfg(test)]
