@@ -133,84 +133,96 @@ pub(crate) fn classify<'a>(
     seen: &Seen<'a>,
 ) -> Vec<JournalRow<'a>> {
     rest.iter()
-        .map(|&r| {
-            // A re-sent entry whose own key posted since (an operator posted it) is
-            // a duplicate of that posting, not held again.
-            if let Some(decision) = seen.rejected.get(&r.record_no) {
-                return JournalRow {
-                    r,
-                    outcome: Outcome::Held,
-                    original: None,
-                    differences: None,
-                    reason: Some(format!("rejected by an operator's decision ({decision}): never posted")),
-                };
-            }
-            let posted_since = original_of(seen.originals, r)
-                .is_some_and(|o| o.fingerprint == r.fingerprint);
-            if let Some((o, reason)) = seen.resent.get(&r.record_no)
-                && !posted_since
-            {
-                return JournalRow {
-                    r,
-                    outcome: Outcome::Held,
-                    original: Some(o),
-                    differences: None,
-                    reason: Some(reason.clone()),
-                };
-            }
-            // An original posted under the earlier keying rule (the same key under both
-            // rules, e.g. `{file_id}:{record_no}`) carries that rule's fingerprint.
-            let by_key = original_of(seen.originals, r).map(|o| match (&r.legacy, run.legacy_below) {
-                (Some(l), Some(below)) if o.posting_id < below => (o, l.fingerprint.as_str(), true),
-                _ => (o, r.fingerprint.as_str(), false),
-            });
-            let by_legacy = || {
-                let l = r.legacy.as_ref()?;
-                legacy_of(seen.legacy, r).map(|o| (o, l.fingerprint.as_str(), true))
-            };
-            let ambiguous = r.legacy.as_ref().is_some_and(|l| l.ambiguous);
-            let (outcome, original, differences, reason) = match by_key.or_else(by_legacy) {
-                Some((o, _, true)) if ambiguous => (
-                    Outcome::Held,
-                    Some(o),
-                    None,
-                    Some(
-                        "matches a posting made under the earlier keying rule, which did not tell agents \
-                         named by clearing member or other id apart: whether this is the same payment \
-                         cannot be told, so it is not posted"
-                            .to_string(),
-                    ),
-                ),
-                Some((o, fingerprint, _)) if o.fingerprint == fingerprint => {
-                    let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
-                    (Outcome::Duplicate, Some(o), None, within)
-                }
-                Some((o, _, legacy)) => {
-                    let diff = match (&r.legacy, legacy) {
-                        // The earlier rule's posting: compared with the fields as it read them.
-                        (Some(l), true) => differing_fields(&o.detail, &l.fields),
-                        _ => differing_fields(&o.detail, &r.fields),
-                    };
-                    let why = if legacy {
-                        "same key, different content (original posted under the earlier keying rule)"
-                    } else {
-                        "same key, different content"
-                    };
-                    (Outcome::Conflict, Some(o), Some(diff.join("; ")), Some(why.to_string()))
-                }
-                None => (
-                    Outcome::Held,
-                    None,
-                    None,
-                    Some(format!(
-                        "file identity already ingested by run {}, which did not post this record; not posted",
-                        run.prior_run_id.unwrap_or(0)
-                    )),
-                ),
-            };
-            JournalRow { r, outcome, original, differences, reason }
-        })
+        .map(|&r| held_back(r, seen).unwrap_or_else(|| against_original(run, r, seen)))
         .collect()
+}
+
+/// A journal row with its outcome and reason.
+fn row<'a>(
+    r: &'a PostingRecord,
+    outcome: Outcome,
+    original: Option<&'a Original>,
+    differences: Option<String>,
+    reason: Option<String>,
+) -> JournalRow<'a> {
+    JournalRow {
+        r,
+        outcome,
+        original,
+        differences,
+        reason,
+    }
+}
+
+/// A record held back from the insert: rejected by an operator, or re-sent from another
+/// file of its origin — unless its own key posted since with the same content (an
+/// operator posted it): then it is a duplicate of that posting, not held again.
+fn held_back<'a>(r: &'a PostingRecord, seen: &Seen<'a>) -> Option<JournalRow<'a>> {
+    if let Some(decision) = seen.rejected.get(&r.record_no) {
+        let why = format!("rejected by an operator's decision ({decision}): never posted");
+        return Some(row(r, Outcome::Held, None, None, Some(why)));
+    }
+    let posted_since =
+        original_of(seen.originals, r).is_some_and(|o| o.fingerprint == r.fingerprint);
+    let (o, reason) = seen.resent.get(&r.record_no).filter(|_| !posted_since)?;
+    Some(row(r, Outcome::Held, Some(o), None, Some(reason.clone())))
+}
+
+/// A record whose key the unique index kept, judged against the posting that holds it
+/// (by its key, else by its legacy key).
+fn against_original<'a>(run: &OpenRun, r: &'a PostingRecord, seen: &Seen<'a>) -> JournalRow<'a> {
+    // An original posted under the earlier keying rule (the same key under both rules,
+    // e.g. `{file_id}:{record_no}`) carries that rule's fingerprint.
+    let by_key = original_of(seen.originals, r).map(|o| match (&r.legacy, run.legacy_below) {
+        (Some(l), Some(below)) if o.posting_id < below => (o, l.fingerprint.as_str(), true),
+        _ => (o, r.fingerprint.as_str(), false),
+    });
+    let by_legacy = || {
+        let l = r.legacy.as_ref()?;
+        legacy_of(seen.legacy, r).map(|o| (o, l.fingerprint.as_str(), true))
+    };
+    let ambiguous = r.legacy.as_ref().is_some_and(|l| l.ambiguous);
+    match by_key.or_else(by_legacy) {
+        Some((o, _, true)) if ambiguous => {
+            let why = "matches a posting made under the earlier keying rule, which did not tell \
+                       agents named by clearing member or other id apart: whether this is the \
+                       same payment cannot be told, so it is not posted";
+            row(r, Outcome::Held, Some(o), None, Some(why.to_string()))
+        }
+        Some((o, fingerprint, _)) if o.fingerprint == fingerprint => {
+            let within = (o.run_id == run.run_id).then(|| "repeated within this file".to_string());
+            row(r, Outcome::Duplicate, Some(o), None, within)
+        }
+        Some((o, _, legacy)) => conflict(r, o, legacy),
+        None => {
+            let why = format!(
+                "file identity already ingested by run {}, which did not post this record; not posted",
+                run.prior_run_id.unwrap_or(0)
+            );
+            row(r, Outcome::Held, None, None, Some(why))
+        }
+    }
+}
+
+/// Same key, other content: a conflict naming the fields that differ (docs/principles.md
+/// §5); against the earlier rule's posting, compared with the fields as it read them.
+fn conflict<'a>(r: &'a PostingRecord, o: &'a Original, legacy: bool) -> JournalRow<'a> {
+    let diff = match (&r.legacy, legacy) {
+        (Some(l), true) => differing_fields(&o.detail, &l.fields),
+        _ => differing_fields(&o.detail, &r.fields),
+    };
+    let why = if legacy {
+        "same key, different content (original posted under the earlier keying rule)"
+    } else {
+        "same key, different content"
+    };
+    row(
+        r,
+        Outcome::Conflict,
+        Some(o),
+        Some(diff.join("; ")),
+        Some(why.to_string()),
+    )
 }
 
 /// Each record's outcome in chunk order (posted unless journaled, as `(record_no,

@@ -110,13 +110,14 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
     Ok(Row(out))
 }
 
-/// A report row (`sql::report`'s columns) read into `rr`, reusing its buffers: a re-upload's
-/// report is a million rows of a dozen texts each.
-fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
-    fn get<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'a>> {
+/// Cells of a report row read in place (into the row's reused buffers).
+mod report_cells {
+    use super::{Context, LedgerError, Result, ValueRef};
+
+    pub(super) fn get<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'a>> {
         r.get_ref(i).ctx("reading the report")
     }
-    fn int(r: &rusqlite::Row<'_>, i: usize) -> Result<Option<i64>> {
+    pub(super) fn int(r: &rusqlite::Row<'_>, i: usize) -> Result<Option<i64>> {
         match get(r, i)? {
             ValueRef::Null => Ok(None),
             ValueRef::Integer(v) => Ok(Some(v)),
@@ -133,7 +134,7 @@ fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
             Err(_) => dst.push_str(&String::from_utf8_lossy(t)),
         }
     }
-    fn text(dst: &mut String, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
+    pub(super) fn text(dst: &mut String, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
         match get(r, i)? {
             ValueRef::Text(t) => {
                 put(dst, t);
@@ -145,7 +146,11 @@ fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
             }),
         }
     }
-    fn opt_text(dst: &mut Option<String>, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
+    pub(super) fn opt_text(
+        dst: &mut Option<String>,
+        r: &rusqlite::Row<'_>,
+        i: usize,
+    ) -> Result<()> {
         match get(r, i)? {
             ValueRef::Null => *dst = None,
             ValueRef::Text(t) => put(dst.get_or_insert_with(String::new), t),
@@ -158,6 +163,12 @@ fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
         }
         Ok(())
     }
+}
+
+/// A report row (`sql::report`'s columns) read into `rr`, reusing its buffers: a re-upload's
+/// report is a million rows of a dozen texts each.
+fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
+    use report_cells::{get, int, opt_text, text};
     let required = |v: Option<i64>, column| {
         v.ok_or(LedgerError::Decode {
             column,

@@ -153,8 +153,7 @@ impl Ledger {
         c.statements += 1;
         let (statement_id, hold) = self.statement_row(start, run_id, &at, r, c).await?;
         let account = r.statement.account.as_str();
-        let pairs: Vec<(&crate::formats::statement::Entry, &crate::keys::EntryRecord)> =
-            r.statement.entries.iter().zip(&r.entries).collect();
+        let pairs: Vec<EntryPair<'_>> = r.statement.entries.iter().zip(&r.entries).collect();
         for chunk in pairs.chunks(self.store.chunk_rows().min(100_000)) {
             c.entries += chunk.len() as u64;
             let rows: Vec<EntryRow> = if hold {
@@ -169,109 +168,128 @@ impl Ledger {
                 .during("recording statement entries")?
                 .into_iter()
                 .collect();
-            let rest: Vec<_> = chunk
+            let rest: Vec<&EntryPair<'_>> = chunk
                 .iter()
                 .filter(|(e, k)| {
                     let new = inserted.contains(&(e.entry_no as i64));
-                    if new {
-                        if k.status == "provisional" {
-                            c.provisional += 1;
-                        } else {
-                            c.recorded += 1;
-                        }
+                    if new && k.status == "provisional" {
+                        c.provisional += 1;
+                    } else if new {
+                        c.recorded += 1;
                     }
                     !new
                 })
                 .collect();
-            if rest.is_empty() {
-                continue;
+            if !rest.is_empty() {
+                let journal = self.judge_entries(start.tenant, account, &rest, c).await?;
+                self.journal_entries(run_id, start.tenant, account, &journal)
+                    .await?;
             }
-            let keys: Vec<&str> = rest.iter().map(|(_, k)| k.entry_key.as_str()).collect();
-            let existing = self
-                .store
-                .statement_entries_by_key(start.tenant, account, &keys)
-                .await
-                .during("reading the entries recorded before")?;
-            let mut journal: Vec<JournalEntry> = Vec::with_capacity(rest.len());
-            for (e, k) in rest {
-                let (outcome, original, differences, reason) = match existing.get(&k.entry_key) {
-                    None => (
-                        Outcome::Held,
-                        None,
-                        None,
-                        Some(
-                            "the statement was recorded before with other content (a corrected \
-                             statement?): this entry, new in it, is not recorded",
-                        ),
-                    ),
-                    Some(x) if x.fingerprint != k.fingerprint => (
-                        Outcome::Conflict,
-                        Some(x.entry_id),
-                        Some(differing_fields(&x.detail, &k.fields()).join("; ")),
-                        Some("same entry key, different content"),
-                    ),
-                    Some(x) if x.status == "provisional" && k.status == "booked" => {
-                        self.store
-                            .execute(
-                                "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
-                                &args![x.entry_id],
-                            )
-                            .await?;
-                        (
-                            Outcome::Confirmed,
-                            Some(x.entry_id),
-                            None,
-                            Some("booked: confirms the provisional entry"),
-                        )
-                    }
-                    Some(x) => (Outcome::Duplicate, Some(x.entry_id), None, None),
-                };
-                match outcome {
-                    Outcome::Conflict => c.conflicts += 1,
-                    Outcome::Confirmed => c.confirmed += 1,
-                    Outcome::Held => c.held += 1,
-                    _ => c.duplicates += 1,
-                }
-                journal.push(JournalEntry {
-                    entry_no: e.entry_no as i64,
-                    outcome,
-                    original,
-                    key: k.entry_key.as_str(),
-                    amount_minor: e.amount_minor as i64,
-                    currency: e.currency.as_str(),
-                    credit: i64::from(e.credit),
-                    differences,
-                    reason,
-                });
-            }
-            let rows: Vec<[Arg; 12]> = journal
-                .iter()
-                .map(|j| {
-                    args![
-                        run_id,
-                        j.entry_no,
-                        start.tenant,
-                        j.outcome.as_str(),
-                        j.original,
-                        account,
-                        j.key,
-                        j.amount_minor,
-                        j.currency,
-                        j.credit,
-                        j.differences.as_deref(),
-                        j.reason,
-                    ]
-                })
-                .collect();
-            self.store
-                .insert_rows(
-                    INSERT_STATEMENT_JOURNAL,
-                    &rows,
-                    "journaling statement entries",
-                )
-                .await?;
         }
         Ok(())
+    }
+
+    /// The entries that did not insert, judged against what holds their keys: a
+    /// duplicate, a conflict, a booked entry confirming a provisional one, or an entry new
+    /// in a statement recorded before with other content (held).
+    async fn judge_entries<'a>(
+        &mut self,
+        tenant: &str,
+        account: &str,
+        rest: &[&EntryPair<'a>],
+        c: &mut StatementRun,
+    ) -> Result<Vec<JournalEntry<'a>>> {
+        let keys: Vec<&str> = rest.iter().map(|(_, k)| k.entry_key.as_str()).collect();
+        let existing = self
+            .store
+            .statement_entries_by_key(tenant, account, &keys)
+            .await
+            .during("reading the entries recorded before")?;
+        let mut journal: Vec<JournalEntry> = Vec::with_capacity(rest.len());
+        for &&(e, k) in rest {
+            let (outcome, original, differences, reason) = match existing.get(&k.entry_key) {
+                None => (
+                    Outcome::Held,
+                    None,
+                    None,
+                    Some(
+                        "the statement was recorded before with other content (a corrected \
+                         statement?): this entry, new in it, is not recorded",
+                    ),
+                ),
+                Some(x) if x.fingerprint != k.fingerprint => (
+                    Outcome::Conflict,
+                    Some(x.entry_id),
+                    Some(differing_fields(&x.detail, &k.fields()).join("; ")),
+                    Some("same entry key, different content"),
+                ),
+                Some(x) if x.status == "provisional" && k.status == "booked" => {
+                    self.store
+                        .execute(
+                            "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1",
+                            &args![x.entry_id],
+                        )
+                        .await?;
+                    let why = "booked: confirms the provisional entry";
+                    (Outcome::Confirmed, Some(x.entry_id), None, Some(why))
+                }
+                Some(x) => (Outcome::Duplicate, Some(x.entry_id), None, None),
+            };
+            match outcome {
+                Outcome::Conflict => c.conflicts += 1,
+                Outcome::Confirmed => c.confirmed += 1,
+                Outcome::Held => c.held += 1,
+                _ => c.duplicates += 1,
+            }
+            journal.push(JournalEntry {
+                entry_no: e.entry_no as i64,
+                outcome,
+                original,
+                key: k.entry_key.as_str(),
+                amount_minor: e.amount_minor as i64,
+                currency: e.currency.as_str(),
+                credit: i64::from(e.credit),
+                differences,
+                reason,
+            });
+        }
+        Ok(journal)
+    }
+
+    /// Journals the entries that did not record (docs/principles.md §9).
+    async fn journal_entries(
+        &mut self,
+        run_id: i64,
+        tenant: &str,
+        account: &str,
+        journal: &[JournalEntry<'_>],
+    ) -> Result<()> {
+        let rows: Vec<[Arg; 12]> = journal
+            .iter()
+            .map(|j| {
+                args![
+                    run_id,
+                    j.entry_no,
+                    tenant,
+                    j.outcome.as_str(),
+                    j.original,
+                    account,
+                    j.key,
+                    j.amount_minor,
+                    j.currency,
+                    j.credit,
+                    j.differences.as_deref(),
+                    j.reason,
+                ]
+            })
+            .collect();
+        self.store
+            .insert_rows(
+                INSERT_STATEMENT_JOURNAL,
+                &rows,
+                "journaling statement entries",
+            )
+            .await
     }
 
     /// Writes the completion mark and the findings, and commits.
@@ -628,6 +646,12 @@ pub(crate) struct ExistingEntry {
     pub status: String,
     pub detail: String,
 }
+
+/// A statement entry with the record of it that is keyed and fingerprinted.
+type EntryPair<'a> = (
+    &'a crate::formats::statement::Entry,
+    &'a crate::keys::EntryRecord,
+);
 
 struct JournalEntry<'a> {
     entry_no: i64,
