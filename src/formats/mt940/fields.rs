@@ -4,10 +4,10 @@
 
 use crate::findings::{FindingCode, show};
 use chrono::{Datelike, NaiveDate};
-use nom7::IResult;
-use nom7::branch::alt;
-use nom7::bytes::complete::{tag, take_while, take_while_m_n};
-use nom7::combinator::opt;
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while_m_n};
+use nom::combinator::opt;
+use nom::{IResult, Parser};
 
 /// One fault in a field value: where (byte offset in the value), what, expected, found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +39,10 @@ fn syntax(full: &[u8], rest: &[u8], expected: impl Into<String>) -> Bad {
 }
 
 type Res<'a, T> = IResult<&'a [u8], T>;
+type NomErr<'a> = nom::Err<nom::error::Error<&'a [u8]>>;
 
 fn digits(n: usize) -> impl Fn(&[u8]) -> Res<'_, &[u8]> {
-    move |i| take_while_m_n(n, n, |c: u8| c.is_ascii_digit())(i)
+    move |i| take_while_m_n(n, n, |c: u8| c.is_ascii_digit()).parse(i)
 }
 
 fn number(b: &[u8]) -> u32 {
@@ -100,9 +101,9 @@ impl RawAmount<'_> {
 fn amount<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], RawAmount<'a>), Bad> {
     let expected = "an amount like 1234,56 (digits, a decimal comma, at most 15 characters)";
     let p = |i| -> Res<'_, (&[u8], &[u8])> {
-        let (i, int) = take_while_m_n(1, 15, |c: u8| c.is_ascii_digit())(i)?;
-        let (i, _) = tag(",")(i)?;
-        let (i, frac) = take_while(|c: u8| c.is_ascii_digit())(i)?;
+        let (i, int) = take_while_m_n(1, 15, |c: u8| c.is_ascii_digit()).parse(i)?;
+        let (i, _) = tag(",").parse(i)?;
+        let (i, frac) = take_while(|c: u8| c.is_ascii_digit()).parse(i)?;
         Ok((i, (int, frac)))
     };
     let (rest, (int, frac)) = p(i).map_err(|_| syntax(full, i, expected))?;
@@ -151,11 +152,9 @@ pub(crate) fn to_minor(a: &RawAmount<'_>, exponent: u32, currency: &str) -> Resu
 }
 
 fn currency<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], &'a str), Bad> {
-    let (rest, c) = take_while_m_n(3, 3, |c: u8| c.is_ascii_uppercase())(i).map_err(
-        |_: nom7::Err<nom7::error::Error<&[u8]>>| {
-            syntax(full, i, "a currency code (3 capital letters)")
-        },
-    )?;
+    let (rest, c) = take_while_m_n(3, 3, |c: u8| c.is_ascii_uppercase())
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(full, i, "a currency code (3 capital letters)"))?;
     // Three ASCII capitals are UTF-8.
     Ok((rest, std::str::from_utf8(c).unwrap_or_default()))
 }
@@ -178,8 +177,9 @@ pub(crate) struct BalanceValue<'a> {
 pub(crate) fn parse_balance(v: &[u8]) -> (Option<BalanceValue<'_>>, Vec<Bad>) {
     let mut bad = Vec::new();
     let r = (|| {
-        let (i, mark) = alt((tag("C"), tag("D")))(v)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "C or D"))?;
+        let (i, mark) = alt((tag("C"), tag("D")))
+            .parse(v)
+            .map_err(|_: NomErr<'_>| syntax(v, v, "C or D"))?;
         let (i, date) = date6(v, i, "balance date", &mut bad)?;
         let (i, currency) = currency(v, i)?;
         let (i, amount) = amount(v, i)?;
@@ -274,7 +274,9 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
     let mut bad = Vec::new();
     let head = (|| {
         let (i, value_date) = date6(v, v, "value date", &mut bad)?;
-        let (i, mmdd) = opt(digits(4))(i).map_err(|_| syntax(v, i, "entry date MMDD"))?;
+        let (i, mmdd) = opt(digits(4))
+            .parse(i)
+            .map_err(|_| syntax(v, i, "entry date MMDD"))?;
         let entry = match (mmdd, value_date) {
             (Some(md), Some(vd)) => {
                 let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
@@ -290,19 +292,18 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             }
             _ => None,
         };
-        let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))(i).map_err(
-            |_: nom7::Err<nom7::error::Error<&[u8]>>| {
-                syntax(v, i, "debit/credit mark C, D, RC or RD")
-            },
-        )?;
+        let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))
+            .parse(i)
+            .map_err(|_: NomErr<'_>| syntax(v, i, "debit/credit mark C, D, RC or RD"))?;
         let mark = match m {
             b"RC" => Mark::ReversalCredit,
             b"RD" => Mark::ReversalDebit,
             b"C" => Mark::Credit,
             _ => Mark::Debit,
         };
-        let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())(i)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "funds code"))?;
+        let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())
+            .parse(i)
+            .map_err(|_: NomErr<'_>| syntax(v, i, "funds code"))?;
         let (i, amount) = amount(v, i)?;
         Ok((
             i,
@@ -372,14 +373,14 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
 
 /// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number.
 pub(crate) fn parse_statement_number(v: &[u8]) -> Result<(u32, Option<u32>), Bad> {
-    let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(i);
-    let (i, stmt) = n(v).map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| {
-        syntax(v, v, "statement number (1 to 5 digits)")
-    })?;
+    let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit()).parse(i);
+    let (i, stmt) =
+        n(v).map_err(|_: NomErr<'_>| syntax(v, v, "statement number (1 to 5 digits)"))?;
     let (i, page) = opt(|i| {
-        let (i, _) = tag("/")(i)?;
+        let (i, _) = tag("/").parse(i)?;
         n(i)
-    })(i)
+    })
+    .parse(i)
     .map_err(|_| syntax(v, i, "/ and a sequence number"))?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field (5n[/5n])"));
@@ -396,9 +397,9 @@ pub(crate) struct ControlValue<'a> {
 }
 
 pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
-    let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(v).map_err(
-        |_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "number of entries (1 to 5 digits)"),
-    )?;
+    let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())
+        .parse(v)
+        .map_err(|_: NomErr<'_>| syntax(v, v, "number of entries (1 to 5 digits)"))?;
     let (i, currency) = currency(v, i)?;
     let (i, amount) = amount(v, i)?;
     if !i.is_empty() {
@@ -414,8 +415,9 @@ pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
 /// `:34F:` `3!a[1!a]15d`: floor limit currency, optional D/C, amount.
 pub(crate) fn parse_floor_limit(v: &[u8]) -> Result<&str, Bad> {
     let (i, currency) = currency(v, v)?;
-    let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')(i)
-        .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "D or C"))?;
+    let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "D or C"))?;
     let (i, _) = amount(v, i)?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field"));
@@ -437,8 +439,9 @@ pub(crate) fn parse_date_time(v: &[u8]) -> (Option<NaiveDate>, Vec<Bad>) {
                 found: show(t),
             });
         }
-        let (i, _) = alt((tag("+"), tag("-")))(i)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "+ or -"))?;
+        let (i, _) = alt((tag("+"), tag("-")))
+            .parse(i)
+            .map_err(|_: NomErr<'_>| syntax(v, i, "+ or -"))?;
         let (i, _) = digits(4)(i).map_err(|_| syntax(v, i, "UTC offset HHMM"))?;
         Ok((i, date))
     })();
