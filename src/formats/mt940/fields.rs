@@ -272,54 +272,7 @@ fn trim(b: &[u8]) -> &[u8] {
 /// after it (a missing reference) leave the entry with what was read.
 pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<Bad>) {
     let mut bad = Vec::new();
-    let head = (|| {
-        let (i, value_date) = date6(v, v, "value date", &mut bad)?;
-        let (i, mmdd) = opt(digits(4))
-            .parse(i)
-            .map_err(|_| syntax(v, i, "entry date MMDD"))?;
-        let entry = match (mmdd, value_date) {
-            (Some(md), Some(vd)) => {
-                let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
-                if d.is_none() {
-                    bad.push(Bad {
-                        at: 6,
-                        code: FindingCode::DateFormat,
-                        expected: "entry date: a calendar date MMDD".into(),
-                        found: show(md),
-                    });
-                }
-                d
-            }
-            _ => None,
-        };
-        let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))
-            .parse(i)
-            .map_err(|_: NomErr<'_>| syntax(v, i, "debit/credit mark C, D, RC or RD"))?;
-        let mark = match m {
-            b"RC" => Mark::ReversalCredit,
-            b"RD" => Mark::ReversalDebit,
-            b"C" => Mark::Credit,
-            _ => Mark::Debit,
-        };
-        let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())
-            .parse(i)
-            .map_err(|_: NomErr<'_>| syntax(v, i, "funds code"))?;
-        let (i, amount) = amount(v, i)?;
-        Ok((
-            i,
-            StatementLine {
-                value_date,
-                entry_date: entry,
-                mark,
-                funds_code: funds.first().copied(),
-                amount,
-                tx_type: None,
-                customer_ref: None,
-                bank_ref: None,
-            },
-        ))
-    })();
-    let (i, mut line) = match head {
+    let (i, mut line) = match statement_line_amount(v, &mut bad) {
         Ok(x) => x,
         Err(e) => {
             bad.push(e);
@@ -335,7 +288,66 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
         bad.push(syntax(v, i, "transaction type: N, F or S and 3 characters"));
     }
     line.tx_type = Some(&i[..4]);
-    let i = &i[4..];
+    references(v, &i[4..], &mut line, &mut bad);
+    (Some(line), bad)
+}
+
+/// `:61:` subfields 1-5, up to the amount: value date, entry date, mark, funds code,
+/// amount; faults that do not stop the reading go to `bad`.
+fn statement_line_amount<'a>(
+    v: &'a [u8],
+    bad: &mut Vec<Bad>,
+) -> Result<(&'a [u8], StatementLine<'a>), Bad> {
+    let (i, value_date) = date6(v, v, "value date", bad)?;
+    let (i, mmdd) = opt(digits(4))
+        .parse(i)
+        .map_err(|_| syntax(v, i, "entry date MMDD"))?;
+    let entry = match (mmdd, value_date) {
+        (Some(md), Some(vd)) => {
+            let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
+            if d.is_none() {
+                bad.push(Bad {
+                    at: 6,
+                    code: FindingCode::DateFormat,
+                    expected: "entry date: a calendar date MMDD".into(),
+                    found: show(md),
+                });
+            }
+            d
+        }
+        _ => None,
+    };
+    let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "debit/credit mark C, D, RC or RD"))?;
+    let mark = match m {
+        b"RC" => Mark::ReversalCredit,
+        b"RD" => Mark::ReversalDebit,
+        b"C" => Mark::Credit,
+        _ => Mark::Debit,
+    };
+    let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "funds code"))?;
+    let (i, amount) = amount(v, i)?;
+    Ok((
+        i,
+        StatementLine {
+            value_date,
+            entry_date: entry,
+            mark,
+            funds_code: funds.first().copied(),
+            amount,
+            tx_type: None,
+            customer_ref: None,
+            bank_ref: None,
+        },
+    ))
+}
+
+/// `:61:` subfields 7-8 in `i` (after the transaction type): customer reference, up to
+/// `//`, and bank reference.
+fn references<'a>(v: &'a [u8], i: &'a [u8], line: &mut StatementLine<'a>, bad: &mut Vec<Bad>) {
     // Customer reference, up to `//`; a reference holds no `//` (SWIFT's rule).
     // The first `//`: the first `/` followed by another.
     let slashes = memchr::memchr_iter(b'/', i).find(|&p| i.get(p + 1) == Some(&b'/'));
@@ -368,7 +380,6 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             line.bank_ref = Some(trim(b_t));
         }
     }
-    (Some(line), bad)
 }
 
 /// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number.
