@@ -92,7 +92,7 @@ impl StatementFormat {
 
     /// What a payment reader's caller gives such a file: the summary of a file refused
     /// whole with one finding saying what it is.
-    pub fn refused(self) -> ParseSummary {
+    pub(crate) fn refused(self) -> ParseSummary {
         refused(self.as_str(), self.describe())
     }
 }
@@ -160,7 +160,7 @@ impl Refusal {
     }
 
     /// The summary of such a file: its name and its one finding, no records.
-    pub fn refused(self) -> ParseSummary {
+    pub(crate) fn refused(self) -> ParseSummary {
         refused(self.as_str(), self.describe())
     }
 }

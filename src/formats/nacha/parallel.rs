@@ -274,17 +274,7 @@ pub(crate) fn check_counted<R: Read>(
         for _ in 0..workers {
             let done_tx = done_tx.clone();
             let job_rx = &job_rx;
-            scope.spawn(move || {
-                loop {
-                    let job = job_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok(chunk)) = job else { return };
-                    let read = std::panic::AssertUnwindSafe(|| chunk.read(options));
-                    let outcome = std::panic::catch_unwind(read);
-                    if done_tx.send((chunk.seq, chunk, outcome)).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || work(job_rx, &done_tx, options));
         }
         drop(done_tx);
         let mut pool = Pool {
@@ -335,6 +325,24 @@ pub(crate) fn check_counted<R: Read>(
         let bytes = reader.bytes_read();
         Ok((ReadResult { summary, bytes }, joiner.stats))
     })
+}
+
+/// A worker: reads the chunks it is given apart (a panic is its chunk's outcome, raised
+/// again where the chunks are joined) until the chunks stop coming or the join is gone.
+fn work(
+    job_rx: &Mutex<mpsc::Receiver<Chunk>>,
+    done_tx: &mpsc::Sender<(u64, Chunk, Outcome)>,
+    options: ValidateOptions,
+) {
+    loop {
+        let job = job_rx.lock().map(|rx| rx.recv());
+        let Ok(Ok(chunk)) = job else { return };
+        let read = std::panic::AssertUnwindSafe(|| chunk.read(options));
+        let outcome = std::panic::catch_unwind(read);
+        if done_tx.send((chunk.seq, chunk, outcome)).is_err() {
+            return;
+        }
+    }
 }
 
 /// The chunks' way to the workers and back: the joiner, the two channels, and the
