@@ -395,11 +395,10 @@ mod tests {
     const PACS: &str = "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08\">";
 
     #[test]
-    fn every_kind_from_its_first_bytes() {
+    fn payments_and_refusals_from_their_first_bytes() {
         let nacha = Detected::Payment(FileFormat::Nacha);
         let iso = Detected::Payment(FileFormat::Iso20022);
         let no = Detected::Refused;
-        let st = Detected::Statement;
         let rows: &[(&[u8], Detected)] = &[
             // Read.
             (b"101 231380104 1210428822611290900A094101", nacha),
@@ -440,6 +439,17 @@ mod tests {
             (b"\x00\x00\xFE\xFF\x00\x00\x00<", no(Utf32Be)),
             (b"<\x00?\x00x\x00m\x00l\x00", no(Utf16Le)),
             (b"\x00<\x00?\x00x\x00m\x00l", no(Utf16Be)),
+        ];
+        for (head, want) in rows {
+            assert_eq!(detect(head), *want, "{}", head.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn statements_from_their_first_bytes() {
+        let st = Detected::Statement;
+        let no = Detected::Refused;
+        let rows: &[(&[u8], Detected)] = &[
             // Statements.
             (b"01,0004,12345,060321,0829,001,80,1,2/\n02,", st(Bai2)),
             (b"\r\n01,GSBI,cont001,210706,1249,1,,,2/", st(Bai2)),
