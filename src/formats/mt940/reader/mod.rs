@@ -39,7 +39,7 @@ struct FieldLine {
 /// A field being gathered; its buffers are reused from field to field.
 #[derive(Debug)]
 struct Field {
-    /// One of [`KNOWN_TAGS`], its label and its bit in [`Page::seen`].
+    /// One of [`tags::KNOWN_TAGS`], its label and its bit in [`Page::seen`].
     tag: &'static str,
     label: &'static str,
     bit: u32,
@@ -124,7 +124,7 @@ struct Page {
     entries: Vec<Entry>,
     /// An entry whose `:86:` may follow.
     open_entry: bool,
-    /// The tags seen, a bit each ([`tag_bit`]).
+    /// The tags seen, a bit each ([`tags::tag_bit`]).
     seen: u32,
     rank: u8,
     mt942_fields: bool,

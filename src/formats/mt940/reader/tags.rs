@@ -61,7 +61,7 @@ pub(super) fn label(tag: &str) -> &'static str {
         .map_or("", |(_, l)| l)
 }
 
-/// The bit of a known tag in [`Page::seen`].
+/// The bit of a known tag in [`super::Page::seen`].
 pub(super) fn tag_bit(tag: &str) -> u32 {
     known_tag(tag).map_or(0, |(i, _)| 1 << i)
 }
