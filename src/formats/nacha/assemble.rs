@@ -806,24 +806,6 @@ mod tests {
                 "a record of type 5"
             )
         );
-        // An unknown record type.
-        let mut v = ls.clone();
-        v.insert(8, {
-            let mut r = ls[7].clone();
-            r[0] = b'4';
-            r
-        });
-        let e = errors(&join(&v));
-        assert_eq!(
-            e[0],
-            row(
-                UnknownRecordType,
-                9,
-                "record_type",
-                "one of 1, 5, 6, 7, 8, 9",
-                "4"
-            )
-        );
         // Empty.
         assert_eq!(
             errors(b""),
@@ -832,7 +814,7 @@ mod tests {
     }
 
     #[test]
-    fn structure_errors_of_batches() {
+    fn structure_errors_of_records_and_batches() {
         use FindingCode::*;
         let ls = lines();
         // An addenda with no entry before it (right after the batch header).
@@ -875,6 +857,24 @@ mod tests {
                 "record_type",
                 "an entry inside a batch (after a batch header)",
                 "an entry outside any batch"
+            )
+        );
+        // An unknown record type.
+        let mut v = ls.clone();
+        v.insert(8, {
+            let mut r = ls[7].clone();
+            r[0] = b'4';
+            r
+        });
+        let e = errors(&join(&v));
+        assert_eq!(
+            e[0],
+            row(
+                UnknownRecordType,
+                9,
+                "record_type",
+                "one of 1, 5, 6, 7, 8, 9",
+                "4"
             )
         );
     }
