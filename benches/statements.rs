@@ -9,13 +9,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clearledger::formats::bai2::generate::generate_bai2;
 use clearledger::formats::camt::generate::generate_camt053;
-use clearledger::formats::detect::Unsupported;
+use clearledger::formats::detect::StatementFormat;
 use clearledger::formats::mt940::generate::generate_mt940;
 use clearledger::formats::statement;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
-fn read_all(kind: Unsupported, data: &[u8]) -> u64 {
+fn read_all(kind: StatementFormat, data: &[u8]) -> u64 {
     let mut input = data;
     let mut entries = 0u64;
     let r = statement::read(kind, &mut input, &mut |s| entries += s.entries.len() as u64).unwrap();
@@ -37,15 +37,15 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(camt.len() as u64));
     g.bench_function("camt053_read_20k_entries", |b| {
-        b.iter(|| read_all(Unsupported::Camt053, black_box(&camt)))
+        b.iter(|| read_all(StatementFormat::Camt053, black_box(&camt)))
     });
     g.throughput(Throughput::Bytes(bai2.len() as u64));
     g.bench_function("bai2_read_20k_details", |b| {
-        b.iter(|| read_all(Unsupported::Bai2, black_box(&bai2)))
+        b.iter(|| read_all(StatementFormat::Bai2, black_box(&bai2)))
     });
     g.throughput(Throughput::Bytes(mt940.len() as u64));
     g.bench_function("mt940_read_20_statements", |b| {
-        b.iter(|| read_all(Unsupported::Mt940, black_box(&mt940)))
+        b.iter(|| read_all(StatementFormat::Mt940, black_box(&mt940)))
     });
     g.finish();
 }

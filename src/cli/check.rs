@@ -2,7 +2,7 @@
 
 use super::{GlobalOpts, exit, out};
 use crate::formats::ParseSummary;
-use crate::formats::detect::{self, Detected, FileFormat, Unsupported};
+use crate::formats::detect::{self, Detected, FileFormat, Refusal, StatementFormat};
 use crate::formats::nacha;
 use crate::hash::HashingReader;
 use crate::report::{JsonFinding, finding_line};
@@ -71,14 +71,10 @@ fn check_one(file: &Path, name: &str, opts: nacha::ValidateOptions) -> std::io::
     let (head, rest) = detect::read_head(&mut input)?;
     let source = std::io::BufReader::with_capacity(256 * 1024, rest);
     let (summary, file_id, figures, line) = match detect::detect(&head) {
-        Detected::Format(FileFormat::Nacha) => check_nacha(source, opts)?,
-        Detected::Format(FileFormat::Iso20022) => check_iso(source)?,
-        Detected::Unsupported(kind)
-            if crate::formats::statement::StatementFormat::of(kind).is_some() =>
-        {
-            check_statements(kind, source)?
-        }
-        Detected::Unsupported(kind) => unsupported(kind),
+        Detected::Payment(FileFormat::Nacha) => check_nacha(source, opts)?,
+        Detected::Payment(FileFormat::Iso20022) => check_iso(source)?,
+        Detected::Statement(kind) => check_statements(kind, source)?,
+        Detected::Refused(kind) => unsupported(kind),
     };
     input.drain()?;
     let (sha256, bytes) = input.finish();
@@ -146,7 +142,7 @@ fn check_iso(source: impl std::io::Read) -> std::io::Result<Parsed> {
 
 /// A bank statement file: statements, entries, and the booked totals per currency.
 fn check_statements(
-    kind: Unsupported,
+    kind: StatementFormat,
     mut source: impl std::io::BufRead,
 ) -> std::io::Result<Parsed> {
     use crate::formats::statement::{self, EntryStatus};
@@ -166,9 +162,6 @@ fn check_statements(
             *t = t.saturating_add(e.amount_minor);
         }
     })?;
-    if r.statements == 0 && r.findings == vec![kind.finding()] {
-        return Ok(unsupported(kind));
-    }
     let figures = json!({
         "kind": "statement", "statements": r.statements, "entries": r.entries,
         "accounts": accounts.len(), "provisional": provisional,
@@ -189,7 +182,7 @@ fn check_statements(
 }
 
 /// A file of a kind no reader reads: its one finding.
-fn unsupported(kind: Unsupported) -> Parsed {
+fn unsupported(kind: Refusal) -> Parsed {
     let summary = ParseSummary {
         format: kind.as_str(),
         records: 0,

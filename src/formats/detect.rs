@@ -1,16 +1,22 @@
-//! Which format a file is, from its first bytes.
+//! Which format a file is, from its first bytes, and so which reader it goes to.
 //!
-//! [`detect`] is pure: a byte prefix in, a [`Detected`] out. It also knows the files it
-//! cannot read — an archive, a PDF, text in UTF-16 (but XML with a byte-order mark) or UTF-32, a BAI2 balance report, a
-//! SWIFT MT940/MT942 statement, an ISO 20022 camt.052/053/054 statement — so that such a
-//! file is refused with one finding saying what it is ([`Unsupported::finding`]) instead of
-//! a flood of NACHA errors about its bytes. Anything else that is not XML is read as
-//! NACHA, whose reader says what is wrong record by record.
+//! [`detect`] is pure: a byte prefix in, a [`Detected`] out — the crate's one dispatch,
+//! which `check` and ingest both match on:
+//! - [`Detected::Payment`]: a payment message ([`FileFormat`]: NACHA, ISO 20022
+//!   pain.001/pacs.008/pacs.004), read by its reader and posted;
+//! - [`Detected::Statement`]: a bank statement ([`StatementFormat`]: camt.052/053/054,
+//!   BAI2, MT940/MT942), read by `formats::statement::read` and recorded;
+//! - [`Detected::Refused`]: a kind of file no reader reads ([`Refusal`]: an archive, a
+//!   PDF, text in UTF-16 (but XML with a byte-order mark) or UTF-32, another SWIFT FIN
+//!   message), refused with one finding saying what it is ([`Refusal::finding`]) instead
+//!   of a flood of NACHA errors about its bytes.
 //!
-//! Ingest, `check` and the inbox all call it; [`read_head`] gathers the prefix from any
-//! reader and hands back a reader of the whole input.
+//! Anything else that is not XML is read as NACHA, whose reader says what is wrong record
+//! by record. [`read_head`] gathers the prefix from any reader and hands back a reader of
+//! the whole input.
 
 use crate::findings::{FilePosition, Finding, FindingCode};
+use crate::formats::ParseSummary;
 use std::io::{self, Cursor, Read};
 
 /// Bytes of the input [`detect`] looks at: enough for a byte-order mark, an XML
@@ -20,10 +26,12 @@ use std::io::{self, Cursor, Read};
 /// (`unsupported_message`).
 pub const HEAD_BYTES: usize = 8 * 1024;
 
-/// The formats read.
+/// The payment message formats read (and posted to the ledger).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFormat {
     Nacha,
+    /// pain.001, pacs.008, pacs.004 (the ISO 20022 reader tells them apart, and refuses
+    /// other messages by name).
     Iso20022,
 }
 
@@ -37,10 +45,62 @@ impl FileFormat {
     }
 }
 
+/// The bank statement formats read (and recorded in the statement tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatementFormat {
+    /// ISO 20022 camt.052 (account report).
+    Camt052,
+    /// ISO 20022 camt.053 (bank-to-customer statement).
+    Camt053,
+    /// ISO 20022 camt.054 (debit/credit notification).
+    Camt054,
+    /// A BAI2 file: its file header record `01,` first.
+    Bai2,
+    /// SWIFT MT940: field tags (`:20:`, `:25:`, …) or a FIN header `{1:` of message type 940.
+    Mt940,
+    /// SWIFT MT942: as MT940, with the floor limit `:34F:` or the date/time `:13D:` of an
+    /// interim report, or FIN message type 942.
+    Mt942,
+}
+
+impl StatementFormat {
+    /// Short name, journaled as the run's format.
+    pub fn as_str(self) -> &'static str {
+        use StatementFormat::*;
+        match self {
+            Camt052 => "camt.052",
+            Camt053 => "camt.053",
+            Camt054 => "camt.054",
+            Bai2 => "bai2",
+            Mt940 => "mt940",
+            Mt942 => "mt942",
+        }
+    }
+
+    /// What the file is, for a person.
+    pub fn describe(self) -> &'static str {
+        use StatementFormat::*;
+        match self {
+            Camt052 => "an ISO 20022 camt.052 account report",
+            Camt053 => "an ISO 20022 camt.053 bank-to-customer statement",
+            Camt054 => "an ISO 20022 camt.054 debit/credit notification",
+            Bai2 => "a BAI2 balance and transaction report",
+            Mt940 => "a SWIFT MT940 customer statement",
+            Mt942 => "a SWIFT MT942 interim transaction report",
+        }
+    }
+
+    /// What a payment reader's caller gives such a file: the summary of a file refused
+    /// whole with one finding saying what it is.
+    pub(crate) fn refused(self) -> ParseSummary {
+        refused(self.as_str(), self.describe())
+    }
+}
+
 /// A kind of file recognised, and not read by this build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Unsupported {
+pub enum Refusal {
     /// `1F 8B`.
     Gzip,
     /// `PK 03 04` (or the `PK 05 06` of an empty archive).
@@ -56,30 +116,17 @@ pub enum Unsupported {
     Utf32Le,
     /// Byte-order mark `00 00 FE FF`.
     Utf32Be,
-    /// A BAI2 file: its file header record `01,` first.
-    Bai2,
-    /// SWIFT MT940: field tags (`:20:`, `:25:`, …) or a FIN header `{1:` of message type 940.
-    Mt940,
-    /// SWIFT MT942: as MT940, with the floor limit `:34F:` or the date/time `:13D:` of an
-    /// interim report, or FIN message type 942.
-    Mt942,
     /// Another SWIFT FIN message (`{1:` of a message type other than 940 or 942).
     SwiftFin,
-    /// ISO 20022 camt.052 (account report).
-    Camt052,
-    /// ISO 20022 camt.053 (bank-to-customer statement).
-    Camt053,
-    /// ISO 20022 camt.054 (debit/credit notification).
-    Camt054,
 }
 
 /// What a rejected unsupported file was expected to be.
 pub const EXPECTED: &str = "a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message";
 
-impl Unsupported {
+impl Refusal {
     /// Short name, journaled as the run's format.
     pub fn as_str(self) -> &'static str {
-        use Unsupported::*;
+        use Refusal::*;
         match self {
             Gzip => "gzip",
             Zip => "zip",
@@ -88,19 +135,13 @@ impl Unsupported {
             Utf16Be => "utf-16be",
             Utf32Le => "utf-32le",
             Utf32Be => "utf-32be",
-            Bai2 => "bai2",
-            Mt940 => "mt940",
-            Mt942 => "mt942",
             SwiftFin => "swift-fin",
-            Camt052 => "camt.052",
-            Camt053 => "camt.053",
-            Camt054 => "camt.054",
         }
     }
 
     /// What the file is, for a person: the finding's `found`.
     pub fn describe(self) -> &'static str {
-        use Unsupported::*;
+        use Refusal::*;
         match self {
             Gzip => "a gzip archive",
             Zip => "a zip archive",
@@ -109,38 +150,52 @@ impl Unsupported {
             Utf16Be => "text in UTF-16 BE (clearledger reads UTF-8)",
             Utf32Le => "text in UTF-32 LE (clearledger reads UTF-8)",
             Utf32Be => "text in UTF-32 BE (clearledger reads UTF-8)",
-            Bai2 => "a BAI2 balance and transaction report",
-            Mt940 => "a SWIFT MT940 customer statement",
-            Mt942 => "a SWIFT MT942 interim transaction report",
             SwiftFin => "a SWIFT FIN (MT) message",
-            Camt052 => "an ISO 20022 camt.052 account report",
-            Camt053 => "an ISO 20022 camt.053 bank-to-customer statement",
-            Camt054 => "an ISO 20022 camt.054 debit/credit notification",
         }
     }
 
     /// The one finding that rejects such a file: at its first byte.
     pub fn finding(self) -> Finding {
-        Finding::error(
-            FindingCode::UnsupportedFormat,
-            FilePosition {
-                byte_offset: 0,
-                line: 1,
-            },
-            None,
-            EXPECTED,
-            self.describe(),
-        )
+        refusal_finding(self.describe())
+    }
+
+    /// The summary of such a file: its name and its one finding, no records.
+    pub(crate) fn refused(self) -> ParseSummary {
+        refused(self.as_str(), self.describe())
     }
 }
 
-/// What [`detect`] found.
+/// The one finding that rejects a file found to be `found`: at its first byte.
+fn refusal_finding(found: &'static str) -> Finding {
+    Finding::error(
+        FindingCode::UnsupportedFormat,
+        FilePosition {
+            byte_offset: 0,
+            line: 1,
+        },
+        None,
+        EXPECTED,
+        found,
+    )
+}
+
+fn refused(format: &'static str, found: &'static str) -> ParseSummary {
+    ParseSummary {
+        format,
+        records: 0,
+        findings: vec![refusal_finding(found)],
+    }
+}
+
+/// What [`detect`] found: which reader the file goes to, or why none does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detected {
-    /// A format read: hand the file to its reader.
-    Format(FileFormat),
-    /// A kind of file recognised but not read: reject it with [`Unsupported::finding`].
-    Unsupported(Unsupported),
+    /// A payment message: hand the file to its reader.
+    Payment(FileFormat),
+    /// A bank statement: hand the file to `formats::statement::read`.
+    Statement(StatementFormat),
+    /// A kind of file recognised but not read: reject it with [`Refusal::finding`].
+    Refused(Refusal),
 }
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -148,29 +203,30 @@ const ISO_NAMESPACE: &[u8] = b"urn:iso:std:iso:20022:tech:xsd:";
 
 /// The format of a file starting with `head` (its first [`HEAD_BYTES`], or all of it).
 /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; a file of none of
-/// the kinds [`Unsupported`] lists is NACHA (an empty one too: its reader says so).
+/// the kinds [`StatementFormat`] and [`Refusal`] list is NACHA (an empty one too: its
+/// reader says so).
 pub fn detect(head: &[u8]) -> Detected {
     if utf16_xml(head) {
-        return Detected::Format(FileFormat::Iso20022);
+        return Detected::Payment(FileFormat::Iso20022);
     }
     if let Some(kind) = binary_signature(head) {
-        return Detected::Unsupported(kind);
+        return Detected::Refused(kind);
     }
     let text = head.strip_prefix(UTF8_BOM).unwrap_or(head);
     let start = text.trim_ascii_start();
     if start.starts_with(b"<") {
         return match camt_statement(start) {
-            Some(kind) => Detected::Unsupported(kind),
-            None => Detected::Format(FileFormat::Iso20022),
+            Some(kind) => Detected::Statement(kind),
+            None => Detected::Payment(FileFormat::Iso20022),
         };
     }
     if start.starts_with(b"01,") {
-        return Detected::Unsupported(Unsupported::Bai2);
+        return Detected::Statement(StatementFormat::Bai2);
     }
-    if let Some(kind) = swift_mt(text) {
-        return Detected::Unsupported(kind);
+    if let Some(found) = swift_mt(text) {
+        return found;
     }
-    Detected::Format(FileFormat::Nacha)
+    Detected::Payment(FileFormat::Nacha)
 }
 
 /// XML in UTF-16 with its byte-order mark: `FF FE` or `FE FF`, blanks, then `<`. The ISO
@@ -200,9 +256,9 @@ fn utf16_xml(head: &[u8]) -> bool {
 }
 
 /// Magic numbers and byte-order marks.
-fn binary_signature(head: &[u8]) -> Option<Unsupported> {
-    use Unsupported::*;
-    const SIGNATURES: &[(&[u8], Unsupported)] = &[
+fn binary_signature(head: &[u8]) -> Option<Refusal> {
+    use Refusal::*;
+    const SIGNATURES: &[(&[u8], Refusal)] = &[
         (b"\x1F\x8B", Gzip),
         (b"PK\x03\x04", Zip),
         (b"PK\x05\x06", Zip),
@@ -224,16 +280,16 @@ fn binary_signature(head: &[u8]) -> Option<Unsupported> {
 
 /// An XML document whose first ISO 20022 namespace, a Business Application Header's
 /// (`head.001`) aside, is a camt.052/053/054 statement's.
-fn camt_statement(xml: &[u8]) -> Option<Unsupported> {
+fn camt_statement(xml: &[u8]) -> Option<StatementFormat> {
     for at in memchr::memmem::find_iter(xml, ISO_NAMESPACE) {
         let id = &xml[at + ISO_NAMESPACE.len()..];
         if id.starts_with(b"head.") {
             continue;
         }
         return match id.get(..8) {
-            Some(b"camt.052") => Some(Unsupported::Camt052),
-            Some(b"camt.053") => Some(Unsupported::Camt053),
-            Some(b"camt.054") => Some(Unsupported::Camt054),
+            Some(b"camt.052") => Some(StatementFormat::Camt052),
+            Some(b"camt.053") => Some(StatementFormat::Camt053),
+            Some(b"camt.054") => Some(StatementFormat::Camt054),
             // A payment message, or something the ISO 20022 reader refuses by name.
             _ => None,
         };
@@ -241,9 +297,9 @@ fn camt_statement(xml: &[u8]) -> Option<Unsupported> {
     // No namespace at all (some banks' exports): the message element names it.
     if memchr::memmem::find(xml, b"xmlns").is_none() {
         for (element, kind) in [
-            (&b"<BkToCstmrAcctRpt"[..], Unsupported::Camt052),
-            (b"<BkToCstmrStmt", Unsupported::Camt053),
-            (b"<BkToCstmrDbtCdtNtfctn", Unsupported::Camt054),
+            (&b"<BkToCstmrAcctRpt"[..], StatementFormat::Camt052),
+            (b"<BkToCstmrStmt", StatementFormat::Camt053),
+            (b"<BkToCstmrDbtCdtNtfctn", StatementFormat::Camt054),
         ] {
             if memchr::memmem::find(xml, element).is_some() {
                 return Some(kind);
@@ -258,7 +314,7 @@ fn camt_statement(xml: &[u8]) -> Option<Unsupported> {
 /// lines `:20:` (transaction reference) and `:25:` (account) every MT940/942 has. Leading
 /// blanks, CR/LF and a SOH byte (as some channels wrap FIN messages) are skipped. No line
 /// of a NACHA file starts with `:`.
-fn swift_mt(text: &[u8]) -> Option<Unsupported> {
+fn swift_mt(text: &[u8]) -> Option<Detected> {
     let start = text
         .iter()
         .position(|b| !(b.is_ascii_whitespace() || *b == 0x01))
@@ -273,9 +329,9 @@ fn swift_mt(text: &[u8]) -> Option<Unsupported> {
             }
         });
         return Some(match mt {
-            Some(b"940") => Unsupported::Mt940,
-            Some(b"942") => Unsupported::Mt942,
-            _ => Unsupported::SwiftFin,
+            Some(b"940") => Detected::Statement(StatementFormat::Mt940),
+            Some(b"942") => Detected::Statement(StatementFormat::Mt942),
+            _ => Detected::Refused(Refusal::SwiftFin),
         });
     }
     let tagged = starts_with_field_tag(start)
@@ -283,13 +339,13 @@ fn swift_mt(text: &[u8]) -> Option<Unsupported> {
     if !tagged {
         return None;
     }
-    Some(
+    Some(Detected::Statement(
         if has_line_starting(text, b":34F:") || has_line_starting(text, b":13D:") {
-            Unsupported::Mt942
+            StatementFormat::Mt942
         } else {
-            Unsupported::Mt940
+            StatementFormat::Mt940
         },
-    )
+    ))
 }
 
 /// `:NN:`, `:NNA:` or `:NNN:` (a SWIFT field tag).
@@ -333,15 +389,16 @@ pub fn read_head<R: Read>(mut source: R) -> io::Result<(Vec<u8>, WholeInput<R>)>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Unsupported::*;
+    use Refusal::*;
+    use StatementFormat::*;
 
     const PACS: &str = "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08\">";
 
     #[test]
-    fn every_kind_from_its_first_bytes() {
-        let nacha = Detected::Format(FileFormat::Nacha);
-        let iso = Detected::Format(FileFormat::Iso20022);
-        let no = Detected::Unsupported;
+    fn payments_and_refusals_from_their_first_bytes() {
+        let nacha = Detected::Payment(FileFormat::Nacha);
+        let iso = Detected::Payment(FileFormat::Iso20022);
+        let no = Detected::Refused;
         let rows: &[(&[u8], Detected)] = &[
             // Read.
             (b"101 231380104 1210428822611290900A094101", nacha),
@@ -382,38 +439,49 @@ mod tests {
             (b"\x00\x00\xFE\xFF\x00\x00\x00<", no(Utf32Be)),
             (b"<\x00?\x00x\x00m\x00l\x00", no(Utf16Le)),
             (b"\x00<\x00?\x00x\x00m\x00l", no(Utf16Be)),
+        ];
+        for (head, want) in rows {
+            assert_eq!(detect(head), *want, "{}", head.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn statements_from_their_first_bytes() {
+        let st = Detected::Statement;
+        let no = Detected::Refused;
+        let rows: &[(&[u8], Detected)] = &[
             // Statements.
-            (b"01,0004,12345,060321,0829,001,80,1,2/\n02,", no(Bai2)),
-            (b"\r\n01,GSBI,cont001,210706,1249,1,,,2/", no(Bai2)),
-            (b":20:STARTUMS\n:25:12345678/1020304050\n", no(Mt940)),
-            (b"\r\n:20:STARTUMSE\r\n:25:1/2\r\n", no(Mt940)),
-            (b"  :20:X", no(Mt940)),
-            (b"\x01\n:20:ST170119CYC/1\n:25:PL29", no(Mt940)),
-            (b":940:\n:20:940S130101\n:25:NL71\n", no(Mt940)),
-            (b":61:1811261126CR\n30,00N062NONREF\n:86:x", no(Mt940)),
+            (b"01,0004,12345,060321,0829,001,80,1,2/\n02,", st(Bai2)),
+            (b"\r\n01,GSBI,cont001,210706,1249,1,,,2/", st(Bai2)),
+            (b":20:STARTUMS\n:25:12345678/1020304050\n", st(Mt940)),
+            (b"\r\n:20:STARTUMSE\r\n:25:1/2\r\n", st(Mt940)),
+            (b"  :20:X", st(Mt940)),
+            (b"\x01\n:20:ST170119CYC/1\n:25:PL29", st(Mt940)),
+            (b":940:\n:20:940S130101\n:25:NL71\n", st(Mt940)),
+            (b":61:1811261126CR\n30,00N062NONREF\n:86:x", st(Mt940)),
             (
                 b"This is an example\r\n\r\n----\r\n:20:3996-1\r\n:25:DABADKKK/1\r\n",
-                no(Mt940),
+                st(Mt940),
             ),
             (
                 b":20:CGNG\n:25:GJB\n:28C:03917/00001\n:34F:EURD0,00\n:13D:1610301730+0000\n",
-                no(Mt942),
+                st(Mt942),
             ),
-            (b"{1:F01BANKDEFFAXXX0000000000}{2:I940BANKDEFFXXXXN}{4:\r\n:20:X", no(Mt940)),
-            (b"{1:F01BANKDEFFAXXX0000000000}{2:O9421200...}", no(Mt942)),
+            (b"{1:F01BANKDEFFAXXX0000000000}{2:I940BANKDEFFXXXXN}{4:\r\n:20:X", st(Mt940)),
+            (b"{1:F01BANKDEFFAXXX0000000000}{2:O9421200...}", st(Mt942)),
             (b"{1:F01BANKDEFFAXXX0000000000}{2:I103BANKDEFFXXXXN}", no(SwiftFin)),
             (b"{1:F01BANKDEFFAXXX0000000000}", no(SwiftFin)),
             (
                 b"<?xml version=\"1.0\"?><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\">",
-                no(Camt053),
+                st(Camt053),
             ),
             (
                 b"\xEF\xBB\xBF<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.052.001.08\">",
-                no(Camt052),
+                st(Camt052),
             ),
             (
                 b"<Envelope><AppHdr xmlns=\"urn:iso:std:iso:20022:tech:xsd:head.001.001.01\"/><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.054.001.04\">",
-                no(Camt054),
+                st(Camt054),
             ),
         ];
         for (head, want) in rows {
@@ -424,7 +492,7 @@ mod tests {
     #[test]
     fn not_fooled_by_what_merely_looks_alike() {
         // A NACHA line never starts with `:`; a colon inside one is just a character.
-        let nacha = Detected::Format(FileFormat::Nacha);
+        let nacha = Detected::Payment(FileFormat::Nacha);
         assert_eq!(detect(b"101 :20: 1210428822611290900A094101"), nacha);
         assert_eq!(detect(b":2:"), nacha);
         assert_eq!(detect(b":2000:"), nacha);
@@ -439,7 +507,7 @@ mod tests {
                 format!("{PACS}<x xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"/>")
                     .as_bytes()
             ),
-            Detected::Format(FileFormat::Iso20022)
+            Detected::Payment(FileFormat::Iso20022)
         );
     }
 

@@ -1,11 +1,17 @@
 //! Pure parsers: bytes in, records with positions out. No database, no async, no
 //! hashing (the caller hashes what it reads: src/hash.rs).
 //!
-//! - [`detect`]: which format a file is, from its first bytes (and what it is when no
-//!   reader reads it);
-//! - [`nacha`], [`iso20022`]: one reader each, emitting records as they complete and
-//!   collecting every finding (the vocabulary is `crate::findings`);
-//! - [`ParseSummary`]: what one pass gave, whatever the format.
+//! - [`detect`]: which format a file is, from its first bytes, and so which reader it
+//!   goes to ([`detect::Detected`], the one dispatch `check` and ingest match on): a
+//!   payment message, a bank statement, or a kind of file refused with its reason;
+//! - payment messages, posted to the ledger: [`nacha`] (NACHA ACH files) and
+//!   [`iso20022`] (pain.001, pacs.008, pacs.004), each emitting records as they complete
+//!   and collecting every finding (the vocabulary is `crate::findings`);
+//! - bank statements, recorded in the statement tables: [`camt`] (ISO 20022
+//!   camt.052/053/054), [`bai2`] (BAI2) and [`mt940`] (SWIFT MT940/MT942), each emitting
+//!   [`statement::Statement`]s; [`statement`] holds what they share (the statement model,
+//!   the balance check, [`statement::read`] by detected format);
+//! - [`ParseSummary`]: what one pass over a file gave, whatever its format.
 
 #![cfg_attr(
     not(test),
@@ -41,10 +47,11 @@ pub fn century(yy: u32) -> i32 {
 /// `check` decide on (a file with an error finding is rejected whole).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParseSummary {
-    /// The format read (`nacha`, `iso20022`), or the kind of a file no reader reads
-    /// (`gzip`, `bai2`, …: [`detect::Unsupported::as_str`]).
+    /// The format read (`nacha`, `iso20022`, or a statement format's name: `camt.053`,
+    /// `bai2`, `mt940`, …), or the kind of a file refused (`gzip`, `pdf`, …:
+    /// [`detect::Refusal::as_str`]).
     pub format: &'static str,
-    /// Records read: NACHA entry details, ISO 20022 transactions.
+    /// Records read: NACHA entry details, ISO 20022 transactions, statement entries.
     pub records: u64,
     pub findings: Vec<Finding>,
 }

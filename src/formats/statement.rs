@@ -300,38 +300,18 @@ pub struct StatementRead {
     pub findings: Vec<Finding>,
 }
 
-/// The statement reader a detected kind of file goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatementFormat {
-    /// camt.052 / camt.053 / camt.054.
-    Camt,
-    Bai2,
-    /// MT940 / MT942.
-    Mt940,
-}
+pub use crate::formats::detect::StatementFormat;
 
-impl StatementFormat {
-    /// The statement kinds detection recognises.
-    pub fn of(kind: crate::formats::detect::Unsupported) -> Option<Self> {
-        use crate::formats::detect::Unsupported::*;
-        match kind {
-            Camt052 | Camt053 | Camt054 => Some(StatementFormat::Camt),
-            Bai2 => Some(StatementFormat::Bai2),
-            Mt940 | Mt942 => Some(StatementFormat::Mt940),
-            _ => None,
-        }
-    }
-}
-
-/// Reads the statements of a file of kind `kind`, each handed to `on_statement` as it
-/// completes. A kind that is no statement gives the one finding that rejects it.
+/// Reads the statements of a file of format `format` (as [`crate::formats::detect`] found
+/// it), each handed to `on_statement` as it completes.
 pub fn read(
-    kind: crate::formats::detect::Unsupported,
+    format: StatementFormat,
     input: &mut dyn std::io::BufRead,
     on_statement: &mut dyn FnMut(Statement),
 ) -> std::io::Result<StatementRead> {
-    match StatementFormat::of(kind) {
-        Some(StatementFormat::Camt) => {
+    use StatementFormat::*;
+    match format {
+        Camt052 | Camt053 | Camt054 => {
             let r = crate::formats::camt::read(input, on_statement)?;
             Ok(StatementRead {
                 format: r.format,
@@ -340,7 +320,7 @@ pub fn read(
                 findings: r.findings,
             })
         }
-        Some(StatementFormat::Bai2) => {
+        Bai2 => {
             let r = crate::formats::bai2::read(input, on_statement)?;
             Ok(StatementRead {
                 format: r.format,
@@ -349,7 +329,7 @@ pub fn read(
                 findings: r.findings,
             })
         }
-        Some(StatementFormat::Mt940) => {
+        Mt940 | Mt942 => {
             let r = crate::formats::mt940::read(input, on_statement)?;
             Ok(StatementRead {
                 format: r.format,
@@ -358,12 +338,6 @@ pub fn read(
                 findings: r.findings,
             })
         }
-        None => Ok(StatementRead {
-            format: kind.as_str(),
-            statements: 0,
-            entries: 0,
-            findings: vec![kind.finding()],
-        }),
     }
 }
 

@@ -17,7 +17,6 @@ mod statements;
 use crate::formats::detect::{self, Detected, FileFormat};
 use crate::formats::iso20022::{self, IsoEvent};
 use crate::formats::nacha::{self, Event};
-use crate::formats::statement::StatementFormat;
 use crate::hash::HashingReader;
 use crate::keys::{FileIdentity, PostingRecord, iso_identity, iso_posting, nacha_posting};
 use crate::ledger::{
@@ -318,7 +317,7 @@ pub async fn ingest_file(
                 source,
             })?;
             match detect::detect(&head) {
-                Detected::Unsupported(kind) if StatementFormat::of(kind).is_some() => {
+                Detected::Statement(kind) => {
                     let sha256 = prehashed.as_ref().map(|h| h.sha256.clone());
                     let bytes = prehashed.as_ref().map(|h| h.bytes);
                     return statements::ingest(
@@ -617,19 +616,14 @@ fn parse(
         progress,
     };
     let (head, source) = detect::read_head(counted)?;
-    let detected = format.map_or_else(|| detect::detect(&head), Detected::Format);
+    let detected = format.map_or_else(|| detect::detect(&head), Detected::Payment);
     let mut source = BufReader::with_capacity(256 * 1024, source);
     let format = match detected {
-        Detected::Format(f) => f,
-        Detected::Unsupported(kind) => {
-            // Nothing to parse: the file is hashed (to its end, by the caller) for the
-            // journal and rejected whole.
-            return Ok(ParseSummary {
-                format: kind.as_str(),
-                records: 0,
-                findings: vec![kind.finding()],
-            });
-        }
+        Detected::Payment(f) => f,
+        // Nothing to parse: the file is hashed (to its end, by the caller) for the
+        // journal and rejected whole.
+        Detected::Statement(kind) => return Ok(kind.refused()),
+        Detected::Refused(kind) => return Ok(kind.refused()),
     };
     let mut file: Option<FileIdentity> = None;
     let mut legacy_keys = false;

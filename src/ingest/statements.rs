@@ -7,7 +7,7 @@
 
 use super::{IngestError, IngestOptions, IngestOutcome};
 use crate::findings::{FilePosition, Finding, FindingCode, count_errors};
-use crate::formats::detect::Unsupported;
+use crate::formats::detect::StatementFormat;
 use crate::formats::statement::{self, StatementRead};
 use crate::keys::{StatementKeys, StatementRecord};
 use crate::ledger::{Ledger, OpenStatements, Rejection, StatementStart};
@@ -27,7 +27,7 @@ enum Msg {
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn ingest(
     ledger: &mut Ledger,
-    kind: Unsupported,
+    kind: StatementFormat,
     source: impl Read + Send + 'static,
     sha256: Option<String>,
     bytes: Option<u64>,

@@ -86,32 +86,7 @@ pub fn generate_bai2(
             4_000_000_000u64 + k
         )?;
         writeln!(w, "88,100,{credits},{n_cr},,400,{debits},{n_dr},/")?;
-        // Second pass: the details, drawn again from the same seed.
-        let mut rng = account_rng(seed, k);
-        rng.below(2_000_000_000);
-        for i in 0..entries_per_account {
-            let d = detail(&mut rng);
-            let funds = if d.value_dated { "V,260301," } else { "Z" };
-            let text = if d.credit {
-                "INCOMING PAYMENT"
-            } else {
-                "OUTGOING PAYMENT, FEES INCL."
-            };
-            if d.continued {
-                writeln!(
-                    w,
-                    "16,{},{},{funds},B{k:08}{i:08},C{},{text}",
-                    d.code, d.amount, d.customer_ref
-                )?;
-                writeln!(w, "88,INVOICE {} / ORDER {}/", d.customer_ref, i + 1)?;
-            } else {
-                writeln!(
-                    w,
-                    "16,{},{},{funds},B{k:08}{i:08},C{},{text}/",
-                    d.code, d.amount, d.customer_ref
-                )?;
-            }
-        }
+        write_details(&mut w, seed, k, entries_per_account)?;
         let total =
             2 * i128::from(opening) + 2 * i128::from(closing) + 2 * i128::from(credits + debits);
         let records = 3 + entries_per_account + n_88;
@@ -122,4 +97,40 @@ pub fn generate_bai2(
     writeln!(w, "98,{group_total},{accounts},{group_records}/")?;
     writeln!(w, "99,{group_total},1,{}/", group_records + 2)?;
     w.flush()
+}
+
+/// The `16`s of account `k` (some with an `88` text): the second pass, its details drawn
+/// again from the same seed as the first that summed them.
+fn write_details(
+    w: &mut impl Write,
+    seed: u64,
+    k: u64,
+    entries_per_account: u64,
+) -> io::Result<()> {
+    let mut rng = account_rng(seed, k);
+    rng.below(2_000_000_000);
+    for i in 0..entries_per_account {
+        let d = detail(&mut rng);
+        let funds = if d.value_dated { "V,260301," } else { "Z" };
+        let text = if d.credit {
+            "INCOMING PAYMENT"
+        } else {
+            "OUTGOING PAYMENT, FEES INCL."
+        };
+        if d.continued {
+            writeln!(
+                w,
+                "16,{},{},{funds},B{k:08}{i:08},C{},{text}",
+                d.code, d.amount, d.customer_ref
+            )?;
+            writeln!(w, "88,INVOICE {} / ORDER {}/", d.customer_ref, i + 1)?;
+        } else {
+            writeln!(
+                w,
+                "16,{},{},{funds},B{k:08}{i:08},C{},{text}/",
+                d.code, d.amount, d.customer_ref
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -262,81 +262,90 @@ fn implied_decimals_follow_the_currency() {
     }
 }
 
+/// A line put in place of line `i` of a valid file, and the finding it gives: code,
+/// severity, line, column, record code.
+type FieldCase = (
+    usize,
+    &'static str,
+    (FindingCode, Severity, u64, u64, &'static str),
+);
+
+const FIELD_CASES: &[FieldCase] = &[
+    (
+        1,
+        "02,RECEIVER,BANKID,1,260230,2400,USD,2/",
+        (C::DateFormat, E, 2, 22, "02"),
+    ),
+    (
+        1,
+        "02,RECEIVER,BANKID,1,260228,2500,USD,2/",
+        (C::DateFormat, E, 2, 29, "02"),
+    ),
+    (
+        1,
+        "02,RECEIVER,BANKID,1,260228,2400,XXY,2/",
+        (C::CurrencyCode, E, 2, 34, "02"),
+    ),
+    (
+        1,
+        "02,RECEIVER,BANKID,4,260228,2400,USD,2/",
+        (C::TagSyntax, E, 2, 20, "02"),
+    ),
+    (
+        1,
+        "02,RECEIVER,BANKID,1,260228,2400,USD,7/",
+        (C::TagSyntax, E, 2, 38, "02"),
+    ),
+    (
+        0,
+        "01,SENDER,RECEIVER,260301,0800,77,,,1/",
+        (C::TagSyntax, E, 1, 37, "01"),
+    ),
+    (
+        3,
+        "16,195,500.00,Z,BREF1,CREF1,WIRE IN/",
+        (C::AmountFormat, E, 4, 8, "16"),
+    ),
+    (
+        3,
+        "16,195,+50000,Z,BREF1,CREF1,WIRE IN/",
+        (C::AmountFormat, E, 4, 8, "16"),
+    ),
+    (
+        3,
+        "16,890,50000,Z,BREF1,CREF1,WIRE IN/",
+        (C::TagSyntax, E, 4, 4, "16"),
+    ),
+    (
+        3,
+        "16,195,50000,X,BREF1,CREF1,WIRE IN/",
+        (C::TagSyntax, E, 4, 14, "16"),
+    ),
+    (
+        3,
+        "16,195,50000,V,260230,,BREF1,CREF1,WIRE IN/",
+        (C::DateFormat, E, 4, 16, "16"),
+    ),
+    (
+        2,
+        "03,123456,,01,100000,,,015,125000,,/",
+        (C::TagSyntax, E, 3, 12, "03"),
+    ),
+    (
+        2,
+        "03,,,010,100000,,,015,125000,,/",
+        (C::TagSyntax, E, 3, 4, "03"),
+    ),
+    (
+        2,
+        "03,123456,,010,1e5,,,015,125000,,/",
+        (C::AmountFormat, E, 3, 16, "03"),
+    ),
+];
+
 #[test]
 fn field_errors_say_where() {
-    type Case<'a> = (usize, &'a str, (FindingCode, Severity, u64, u64, &'a str));
-    let cases: &[Case] = &[
-        (
-            1,
-            "02,RECEIVER,BANKID,1,260230,2400,USD,2/",
-            (C::DateFormat, E, 2, 22, "02"),
-        ),
-        (
-            1,
-            "02,RECEIVER,BANKID,1,260228,2500,USD,2/",
-            (C::DateFormat, E, 2, 29, "02"),
-        ),
-        (
-            1,
-            "02,RECEIVER,BANKID,1,260228,2400,XXY,2/",
-            (C::CurrencyCode, E, 2, 34, "02"),
-        ),
-        (
-            1,
-            "02,RECEIVER,BANKID,4,260228,2400,USD,2/",
-            (C::TagSyntax, E, 2, 20, "02"),
-        ),
-        (
-            1,
-            "02,RECEIVER,BANKID,1,260228,2400,USD,7/",
-            (C::TagSyntax, E, 2, 38, "02"),
-        ),
-        (
-            0,
-            "01,SENDER,RECEIVER,260301,0800,77,,,1/",
-            (C::TagSyntax, E, 1, 37, "01"),
-        ),
-        (
-            3,
-            "16,195,500.00,Z,BREF1,CREF1,WIRE IN/",
-            (C::AmountFormat, E, 4, 8, "16"),
-        ),
-        (
-            3,
-            "16,195,+50000,Z,BREF1,CREF1,WIRE IN/",
-            (C::AmountFormat, E, 4, 8, "16"),
-        ),
-        (
-            3,
-            "16,890,50000,Z,BREF1,CREF1,WIRE IN/",
-            (C::TagSyntax, E, 4, 4, "16"),
-        ),
-        (
-            3,
-            "16,195,50000,X,BREF1,CREF1,WIRE IN/",
-            (C::TagSyntax, E, 4, 14, "16"),
-        ),
-        (
-            3,
-            "16,195,50000,V,260230,,BREF1,CREF1,WIRE IN/",
-            (C::DateFormat, E, 4, 16, "16"),
-        ),
-        (
-            2,
-            "03,123456,,01,100000,,,015,125000,,/",
-            (C::TagSyntax, E, 3, 12, "03"),
-        ),
-        (
-            2,
-            "03,,,010,100000,,,015,125000,,/",
-            (C::TagSyntax, E, 3, 4, "03"),
-        ),
-        (
-            2,
-            "03,123456,,010,1e5,,,015,125000,,/",
-            (C::AmountFormat, E, 3, 16, "03"),
-        ),
-    ];
+    let cases = FIELD_CASES;
     for (i, line, want) in cases {
         let (_, r) = read_bytes(&with(*i, line));
         let got = where_(&r);

@@ -4,10 +4,10 @@
 
 use crate::findings::{FindingCode, show};
 use chrono::{Datelike, NaiveDate};
-use nom7::IResult;
-use nom7::branch::alt;
-use nom7::bytes::complete::{tag, take_while, take_while_m_n};
-use nom7::combinator::opt;
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while_m_n};
+use nom::combinator::opt;
+use nom::{IResult, Parser};
 
 /// One fault in a field value: where (byte offset in the value), what, expected, found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +39,10 @@ fn syntax(full: &[u8], rest: &[u8], expected: impl Into<String>) -> Bad {
 }
 
 type Res<'a, T> = IResult<&'a [u8], T>;
+type NomErr<'a> = nom::Err<nom::error::Error<&'a [u8]>>;
 
 fn digits(n: usize) -> impl Fn(&[u8]) -> Res<'_, &[u8]> {
-    move |i| take_while_m_n(n, n, |c: u8| c.is_ascii_digit())(i)
+    move |i| take_while_m_n(n, n, |c: u8| c.is_ascii_digit()).parse(i)
 }
 
 fn number(b: &[u8]) -> u32 {
@@ -100,9 +101,9 @@ impl RawAmount<'_> {
 fn amount<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], RawAmount<'a>), Bad> {
     let expected = "an amount like 1234,56 (digits, a decimal comma, at most 15 characters)";
     let p = |i| -> Res<'_, (&[u8], &[u8])> {
-        let (i, int) = take_while_m_n(1, 15, |c: u8| c.is_ascii_digit())(i)?;
-        let (i, _) = tag(",")(i)?;
-        let (i, frac) = take_while(|c: u8| c.is_ascii_digit())(i)?;
+        let (i, int) = take_while_m_n(1, 15, |c: u8| c.is_ascii_digit()).parse(i)?;
+        let (i, _) = tag(",").parse(i)?;
+        let (i, frac) = take_while(|c: u8| c.is_ascii_digit()).parse(i)?;
         Ok((i, (int, frac)))
     };
     let (rest, (int, frac)) = p(i).map_err(|_| syntax(full, i, expected))?;
@@ -151,11 +152,9 @@ pub(crate) fn to_minor(a: &RawAmount<'_>, exponent: u32, currency: &str) -> Resu
 }
 
 fn currency<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], &'a str), Bad> {
-    let (rest, c) = take_while_m_n(3, 3, |c: u8| c.is_ascii_uppercase())(i).map_err(
-        |_: nom7::Err<nom7::error::Error<&[u8]>>| {
-            syntax(full, i, "a currency code (3 capital letters)")
-        },
-    )?;
+    let (rest, c) = take_while_m_n(3, 3, |c: u8| c.is_ascii_uppercase())
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(full, i, "a currency code (3 capital letters)"))?;
     // Three ASCII capitals are UTF-8.
     Ok((rest, std::str::from_utf8(c).unwrap_or_default()))
 }
@@ -178,8 +177,9 @@ pub(crate) struct BalanceValue<'a> {
 pub(crate) fn parse_balance(v: &[u8]) -> (Option<BalanceValue<'_>>, Vec<Bad>) {
     let mut bad = Vec::new();
     let r = (|| {
-        let (i, mark) = alt((tag("C"), tag("D")))(v)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "C or D"))?;
+        let (i, mark) = alt((tag("C"), tag("D")))
+            .parse(v)
+            .map_err(|_: NomErr<'_>| syntax(v, v, "C or D"))?;
         let (i, date) = date6(v, i, "balance date", &mut bad)?;
         let (i, currency) = currency(v, i)?;
         let (i, amount) = amount(v, i)?;
@@ -272,53 +272,7 @@ fn trim(b: &[u8]) -> &[u8] {
 /// after it (a missing reference) leave the entry with what was read.
 pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<Bad>) {
     let mut bad = Vec::new();
-    let head = (|| {
-        let (i, value_date) = date6(v, v, "value date", &mut bad)?;
-        let (i, mmdd) = opt(digits(4))(i).map_err(|_| syntax(v, i, "entry date MMDD"))?;
-        let entry = match (mmdd, value_date) {
-            (Some(md), Some(vd)) => {
-                let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
-                if d.is_none() {
-                    bad.push(Bad {
-                        at: 6,
-                        code: FindingCode::DateFormat,
-                        expected: "entry date: a calendar date MMDD".into(),
-                        found: show(md),
-                    });
-                }
-                d
-            }
-            _ => None,
-        };
-        let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))(i).map_err(
-            |_: nom7::Err<nom7::error::Error<&[u8]>>| {
-                syntax(v, i, "debit/credit mark C, D, RC or RD")
-            },
-        )?;
-        let mark = match m {
-            b"RC" => Mark::ReversalCredit,
-            b"RD" => Mark::ReversalDebit,
-            b"C" => Mark::Credit,
-            _ => Mark::Debit,
-        };
-        let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())(i)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "funds code"))?;
-        let (i, amount) = amount(v, i)?;
-        Ok((
-            i,
-            StatementLine {
-                value_date,
-                entry_date: entry,
-                mark,
-                funds_code: funds.first().copied(),
-                amount,
-                tx_type: None,
-                customer_ref: None,
-                bank_ref: None,
-            },
-        ))
-    })();
-    let (i, mut line) = match head {
+    let (i, mut line) = match statement_line_amount(v, &mut bad) {
         Ok(x) => x,
         Err(e) => {
             bad.push(e);
@@ -334,7 +288,66 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
         bad.push(syntax(v, i, "transaction type: N, F or S and 3 characters"));
     }
     line.tx_type = Some(&i[..4]);
-    let i = &i[4..];
+    references(v, &i[4..], &mut line, &mut bad);
+    (Some(line), bad)
+}
+
+/// `:61:` subfields 1-5, up to the amount: value date, entry date, mark, funds code,
+/// amount; faults that do not stop the reading go to `bad`.
+fn statement_line_amount<'a>(
+    v: &'a [u8],
+    bad: &mut Vec<Bad>,
+) -> Result<(&'a [u8], StatementLine<'a>), Bad> {
+    let (i, value_date) = date6(v, v, "value date", bad)?;
+    let (i, mmdd) = opt(digits(4))
+        .parse(i)
+        .map_err(|_| syntax(v, i, "entry date MMDD"))?;
+    let entry = match (mmdd, value_date) {
+        (Some(md), Some(vd)) => {
+            let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
+            if d.is_none() {
+                bad.push(Bad {
+                    at: 6,
+                    code: FindingCode::DateFormat,
+                    expected: "entry date: a calendar date MMDD".into(),
+                    found: show(md),
+                });
+            }
+            d
+        }
+        _ => None,
+    };
+    let (i, m) = alt((tag("RC"), tag("RD"), tag("C"), tag("D")))
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "debit/credit mark C, D, RC or RD"))?;
+    let mark = match m {
+        b"RC" => Mark::ReversalCredit,
+        b"RD" => Mark::ReversalDebit,
+        b"C" => Mark::Credit,
+        _ => Mark::Debit,
+    };
+    let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "funds code"))?;
+    let (i, amount) = amount(v, i)?;
+    Ok((
+        i,
+        StatementLine {
+            value_date,
+            entry_date: entry,
+            mark,
+            funds_code: funds.first().copied(),
+            amount,
+            tx_type: None,
+            customer_ref: None,
+            bank_ref: None,
+        },
+    ))
+}
+
+/// `:61:` subfields 7-8 in `i` (after the transaction type): customer reference, up to
+/// `//`, and bank reference.
+fn references<'a>(v: &'a [u8], i: &'a [u8], line: &mut StatementLine<'a>, bad: &mut Vec<Bad>) {
     // Customer reference, up to `//`; a reference holds no `//` (SWIFT's rule).
     // The first `//`: the first `/` followed by another.
     let slashes = memchr::memchr_iter(b'/', i).find(|&p| i.get(p + 1) == Some(&b'/'));
@@ -367,19 +380,18 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             line.bank_ref = Some(trim(b_t));
         }
     }
-    (Some(line), bad)
 }
 
 /// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number.
 pub(crate) fn parse_statement_number(v: &[u8]) -> Result<(u32, Option<u32>), Bad> {
-    let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(i);
-    let (i, stmt) = n(v).map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| {
-        syntax(v, v, "statement number (1 to 5 digits)")
-    })?;
+    let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit()).parse(i);
+    let (i, stmt) =
+        n(v).map_err(|_: NomErr<'_>| syntax(v, v, "statement number (1 to 5 digits)"))?;
     let (i, page) = opt(|i| {
-        let (i, _) = tag("/")(i)?;
+        let (i, _) = tag("/").parse(i)?;
         n(i)
-    })(i)
+    })
+    .parse(i)
     .map_err(|_| syntax(v, i, "/ and a sequence number"))?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field (5n[/5n])"));
@@ -396,9 +408,9 @@ pub(crate) struct ControlValue<'a> {
 }
 
 pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
-    let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())(v).map_err(
-        |_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, v, "number of entries (1 to 5 digits)"),
-    )?;
+    let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())
+        .parse(v)
+        .map_err(|_: NomErr<'_>| syntax(v, v, "number of entries (1 to 5 digits)"))?;
     let (i, currency) = currency(v, i)?;
     let (i, amount) = amount(v, i)?;
     if !i.is_empty() {
@@ -414,8 +426,9 @@ pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
 /// `:34F:` `3!a[1!a]15d`: floor limit currency, optional D/C, amount.
 pub(crate) fn parse_floor_limit(v: &[u8]) -> Result<&str, Bad> {
     let (i, currency) = currency(v, v)?;
-    let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')(i)
-        .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "D or C"))?;
+    let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')
+        .parse(i)
+        .map_err(|_: NomErr<'_>| syntax(v, i, "D or C"))?;
     let (i, _) = amount(v, i)?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field"));
@@ -437,8 +450,9 @@ pub(crate) fn parse_date_time(v: &[u8]) -> (Option<NaiveDate>, Vec<Bad>) {
                 found: show(t),
             });
         }
-        let (i, _) = alt((tag("+"), tag("-")))(i)
-            .map_err(|_: nom7::Err<nom7::error::Error<&[u8]>>| syntax(v, i, "+ or -"))?;
+        let (i, _) = alt((tag("+"), tag("-")))
+            .parse(i)
+            .map_err(|_: NomErr<'_>| syntax(v, i, "+ or -"))?;
         let (i, _) = digits(4)(i).map_err(|_| syntax(v, i, "UTC offset HHMM"))?;
         Ok((i, date))
     })();
@@ -458,148 +472,152 @@ pub(crate) fn parse_date_time(v: &[u8]) -> (Option<NaiveDate>, Vec<Bad>) {
 mod tests {
     use super::*;
 
-    fn d(y: i32, m: u32, day: u32) -> Option<NaiveDate> {
+    const fn d(y: i32, m: u32, day: u32) -> Option<NaiveDate> {
         NaiveDate::from_ymd_opt(y, m, day)
     }
 
+    /// A `:61:` line 1 and what it reads as: value, value date, entry date, mark, funds
+    /// code, amount integer and fraction digits, type, customer reference, bank reference.
+    type LineRow = (
+        &'static str,
+        Option<NaiveDate>,
+        Option<NaiveDate>,
+        Mark,
+        Option<u8>,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    );
+
+    const STATEMENT_LINES: &[LineRow] = &[
+        (
+            "0709070904CR50990,05NTRFNONREF//0724710333343453",
+            d(2007, 9, 7),
+            d(2007, 9, 4),
+            Mark::Credit,
+            Some(b'R'),
+            "50990",
+            "05",
+            "NTRF",
+            "NONREF",
+            Some("0724710333343453"),
+        ),
+        (
+            "0909290929DK829419,78NTRFDansken",
+            d(2009, 9, 29),
+            d(2009, 9, 29),
+            Mark::Debit,
+            Some(b'K'),
+            "829419",
+            "78",
+            "NTRF",
+            "Dansken",
+            None,
+        ),
+        (
+            "1405070507C500,NTRFNONREF//B4E07XM00J000023",
+            d(2014, 5, 7),
+            d(2014, 5, 7),
+            Mark::Credit,
+            None,
+            "500",
+            "",
+            "NTRF",
+            "NONREF",
+            Some("B4E07XM00J000023"),
+        ),
+        (
+            "130101D000000000025,00N102EREF            ",
+            d(2013, 1, 1),
+            None,
+            Mark::Debit,
+            None,
+            "000000000025",
+            "00",
+            "N102",
+            "EREF",
+            None,
+        ),
+        (
+            "1312091209RD79,7FMSC01916//NONREF",
+            d(2013, 12, 9),
+            d(2013, 12, 9),
+            Mark::ReversalDebit,
+            None,
+            "79",
+            "7",
+            "FMSC",
+            "01916",
+            Some("NONREF"),
+        ),
+        (
+            "1312311231RCD1,NTRFX",
+            d(2013, 12, 31),
+            d(2013, 12, 31),
+            Mark::ReversalCredit,
+            Some(b'D'),
+            "1",
+            "",
+            "NTRF",
+            "X",
+            None,
+        ),
+        (
+            "0203170320CM5000,00S05168790452",
+            d(2002, 3, 17),
+            d(2002, 3, 20),
+            Mark::Credit,
+            Some(b'M'),
+            "5000",
+            "00",
+            "S051",
+            "68790452",
+            None,
+        ),
+        // Year ends: entry date in the year before / after the value date.
+        (
+            "1001021231D1,00NTRFA//B",
+            d(2010, 1, 2),
+            d(2009, 12, 31),
+            Mark::Debit,
+            None,
+            "1",
+            "00",
+            "NTRF",
+            "A",
+            Some("B"),
+        ),
+        (
+            "0912310102D1,00NTRFA",
+            d(2009, 12, 31),
+            d(2010, 1, 2),
+            Mark::Debit,
+            None,
+            "1",
+            "00",
+            "NTRF",
+            "A",
+            None,
+        ),
+        (
+            "0910021002DK12398,75NMSCDBT.banktesten--//-",
+            d(2009, 10, 2),
+            d(2009, 10, 2),
+            Mark::Debit,
+            Some(b'K'),
+            "12398",
+            "75",
+            "NMSC",
+            "DBT.banktesten--",
+            Some("-"),
+        ),
+    ];
+
     #[test]
-    #[allow(clippy::type_complexity)]
     fn statement_lines_parse_subfield_by_subfield() {
-        // (value, value date, entry date, mark, funds, int, frac, type, customer, bank)
-        let rows: &[(
-            &str,
-            Option<NaiveDate>,
-            Option<NaiveDate>,
-            Mark,
-            Option<u8>,
-            &str,
-            &str,
-            &str,
-            &str,
-            Option<&str>,
-        )] = &[
-            (
-                "0709070904CR50990,05NTRFNONREF//0724710333343453",
-                d(2007, 9, 7),
-                d(2007, 9, 4),
-                Mark::Credit,
-                Some(b'R'),
-                "50990",
-                "05",
-                "NTRF",
-                "NONREF",
-                Some("0724710333343453"),
-            ),
-            (
-                "0909290929DK829419,78NTRFDansken",
-                d(2009, 9, 29),
-                d(2009, 9, 29),
-                Mark::Debit,
-                Some(b'K'),
-                "829419",
-                "78",
-                "NTRF",
-                "Dansken",
-                None,
-            ),
-            (
-                "1405070507C500,NTRFNONREF//B4E07XM00J000023",
-                d(2014, 5, 7),
-                d(2014, 5, 7),
-                Mark::Credit,
-                None,
-                "500",
-                "",
-                "NTRF",
-                "NONREF",
-                Some("B4E07XM00J000023"),
-            ),
-            (
-                "130101D000000000025,00N102EREF            ",
-                d(2013, 1, 1),
-                None,
-                Mark::Debit,
-                None,
-                "000000000025",
-                "00",
-                "N102",
-                "EREF",
-                None,
-            ),
-            (
-                "1312091209RD79,7FMSC01916//NONREF",
-                d(2013, 12, 9),
-                d(2013, 12, 9),
-                Mark::ReversalDebit,
-                None,
-                "79",
-                "7",
-                "FMSC",
-                "01916",
-                Some("NONREF"),
-            ),
-            (
-                "1312311231RCD1,NTRFX",
-                d(2013, 12, 31),
-                d(2013, 12, 31),
-                Mark::ReversalCredit,
-                Some(b'D'),
-                "1",
-                "",
-                "NTRF",
-                "X",
-                None,
-            ),
-            (
-                "0203170320CM5000,00S05168790452",
-                d(2002, 3, 17),
-                d(2002, 3, 20),
-                Mark::Credit,
-                Some(b'M'),
-                "5000",
-                "00",
-                "S051",
-                "68790452",
-                None,
-            ),
-            // Year ends: entry date in the year before / after the value date.
-            (
-                "1001021231D1,00NTRFA//B",
-                d(2010, 1, 2),
-                d(2009, 12, 31),
-                Mark::Debit,
-                None,
-                "1",
-                "00",
-                "NTRF",
-                "A",
-                Some("B"),
-            ),
-            (
-                "0912310102D1,00NTRFA",
-                d(2009, 12, 31),
-                d(2010, 1, 2),
-                Mark::Debit,
-                None,
-                "1",
-                "00",
-                "NTRF",
-                "A",
-                None,
-            ),
-            (
-                "0910021002DK12398,75NMSCDBT.banktesten--//-",
-                d(2009, 10, 2),
-                d(2009, 10, 2),
-                Mark::Debit,
-                Some(b'K'),
-                "12398",
-                "75",
-                "NMSC",
-                "DBT.banktesten--",
-                Some("-"),
-            ),
-        ];
+        let rows = STATEMENT_LINES;
         for (v, vd, ed, mark, funds, int, frac, ty, cust, bank) in rows {
             let (l, bad) = parse_statement_line(v.as_bytes());
             assert_eq!(bad, vec![], "{v}");
@@ -627,91 +645,94 @@ mod tests {
         assert!(!Mark::Debit.credit() && !Mark::Debit.reversal());
     }
 
+    /// A faulty `:61:` line 1, its one fault: value, offset, code, expected prefix, found,
+    /// whether an entry is made.
+    const LINE_FAULTS: &[(&str, usize, FindingCode, &str, &str, bool)] = &[
+        (
+            "170914D233,15NMSC",
+            17,
+            FindingCode::TagSyntax,
+            "customer reference",
+            "end of line",
+            true,
+        ),
+        (
+            "1602300301DR6,00N024NONREF",
+            0,
+            FindingCode::DateFormat,
+            "value date",
+            "160230",
+            true,
+        ),
+        (
+            "1610301031D0,42MCI0NONREF//055001022000001",
+            15,
+            FindingCode::TagSyntax,
+            "transaction type",
+            "MCI0NONREF//055001022000",
+            true,
+        ),
+        (
+            "180417X1,00NTRFA",
+            6,
+            FindingCode::TagSyntax,
+            "debit/credit mark",
+            "X1,00NTRFA",
+            false,
+        ),
+        (
+            "180417D100NTRFA",
+            7,
+            FindingCode::TagSyntax,
+            "an amount",
+            "100NTRFA",
+            false,
+        ),
+        (
+            "18041",
+            0,
+            FindingCode::TagSyntax,
+            "value date",
+            "18041",
+            false,
+        ),
+        (
+            "180417D1,00NTRFA234567890123456789",
+            15,
+            FindingCode::TagSyntax,
+            "customer reference of at most 16",
+            "A234567890123456789",
+            true,
+        ),
+        (
+            "180417D1,00NTRFA//",
+            18,
+            FindingCode::TagSyntax,
+            "bank reference",
+            "end of line",
+            true,
+        ),
+        (
+            "1804171341D1,00NTRFA",
+            6,
+            FindingCode::DateFormat,
+            "entry date",
+            "1341",
+            true,
+        ),
+        (
+            "180417D1,00NT",
+            11,
+            FindingCode::TagSyntax,
+            "transaction type",
+            "NT",
+            true,
+        ),
+    ];
+
     #[test]
     fn statement_line_faults_say_where() {
-        // (value, offset, code, expected prefix, found, entry made)
-        let rows: &[(&str, usize, FindingCode, &str, &str, bool)] = &[
-            (
-                "170914D233,15NMSC",
-                17,
-                FindingCode::TagSyntax,
-                "customer reference",
-                "end of line",
-                true,
-            ),
-            (
-                "1602300301DR6,00N024NONREF",
-                0,
-                FindingCode::DateFormat,
-                "value date",
-                "160230",
-                true,
-            ),
-            (
-                "1610301031D0,42MCI0NONREF//055001022000001",
-                15,
-                FindingCode::TagSyntax,
-                "transaction type",
-                "MCI0NONREF//055001022000",
-                true,
-            ),
-            (
-                "180417X1,00NTRFA",
-                6,
-                FindingCode::TagSyntax,
-                "debit/credit mark",
-                "X1,00NTRFA",
-                false,
-            ),
-            (
-                "180417D100NTRFA",
-                7,
-                FindingCode::TagSyntax,
-                "an amount",
-                "100NTRFA",
-                false,
-            ),
-            (
-                "18041",
-                0,
-                FindingCode::TagSyntax,
-                "value date",
-                "18041",
-                false,
-            ),
-            (
-                "180417D1,00NTRFA234567890123456789",
-                15,
-                FindingCode::TagSyntax,
-                "customer reference of at most 16",
-                "A234567890123456789",
-                true,
-            ),
-            (
-                "180417D1,00NTRFA//",
-                18,
-                FindingCode::TagSyntax,
-                "bank reference",
-                "end of line",
-                true,
-            ),
-            (
-                "1804171341D1,00NTRFA",
-                6,
-                FindingCode::DateFormat,
-                "entry date",
-                "1341",
-                true,
-            ),
-            (
-                "180417D1,00NT",
-                11,
-                FindingCode::TagSyntax,
-                "transaction type",
-                "NT",
-                true,
-            ),
-        ];
+        let rows = LINE_FAULTS;
         for (v, at, code, exp, found, made) in rows {
             let (l, bad) = parse_statement_line(v.as_bytes());
             assert_eq!(bad.len(), 1, "{v}: {bad:?}");

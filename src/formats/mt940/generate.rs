@@ -73,50 +73,7 @@ pub fn generate_mt940(
         writeln!(w, "{}", balance("60F", date, opening))?;
         let mut amount_sum: i64 = opening;
         for i in 0..entries_per_statement {
-            let amount = 1 + rng.below(1_000_000) as i64;
-            let credit = rng.below(2) == 0;
-            // Now and then a reversal: RD (of a debit) is a credit, RC (of a credit) a debit.
-            let reversal = rng.below(50) == 0;
-            let mark = match (credit, reversal) {
-                (true, false) => "C",
-                (false, false) => "D",
-                (true, true) => "RD",
-                (false, true) => "RC",
-            };
-            let ty = if credit {
-                CREDIT_TYPES[rng.below_usize(CREDIT_TYPES.len())]
-            } else {
-                DEBIT_TYPES[rng.below_usize(DEBIT_TYPES.len())]
-            };
-            let invoice = rng.below(1_000_000_000);
-            let cust = if rng.below(4) == 0 {
-                "NONREF".to_string()
-            } else {
-                format!("INV{invoice}")
-            };
-            amount_sum += if credit { amount } else { -amount };
-            writeln!(
-                w,
-                ":61:{yy:02}{mm:02}{dd:02}{mm:02}{dd:02}{mark}{},{:02}{ty}{cust}//B{acct}{:06}{i:07}",
-                amount / 100,
-                amount % 100,
-                round % 1_000_000
-            )?;
-            if rng.below(4) == 0 {
-                writeln!(w, "/OCMT/EUR{},{:02}/", amount / 100, amount % 100)?;
-            }
-            if credit {
-                writeln!(
-                    w,
-                    ":86:INCOMING PAYMENT INVOICE {invoice} / ORDER {}",
-                    i + 1
-                )?;
-            } else {
-                writeln!(w, ":86:OUTGOING PAYMENT, FEES INCL. INVOICE {invoice}")?;
-            }
-            if rng.below(3) == 0 {
-                writeln!(w, "SEPA CREDIT TRANSFER CUSTOMER {}", 10_000 + acct)?;
-            }
+            amount_sum += write_entry(&mut w, &mut rng, i, acct, round, (yy, mm, dd))?;
         }
         closing[acct as usize] = amount_sum;
         writeln!(w, "{}", balance("62F", date, amount_sum))?;
@@ -124,4 +81,60 @@ pub fn generate_mt940(
         writeln!(w, "-}}{{5:{{CHK:{:012X}}}}}", rng.next_u64() >> 16)?;
     }
     w.flush()
+}
+
+/// Writes entry `i` of a statement (its `:61:`, maybe a second line, its `:86:`), and
+/// gives its signed amount.
+fn write_entry(
+    w: &mut impl Write,
+    rng: &mut Rng,
+    i: u64,
+    acct: u64,
+    round: u64,
+    (yy, mm, dd): (i32, u32, u32),
+) -> io::Result<i64> {
+    let amount = 1 + rng.below(1_000_000) as i64;
+    let credit = rng.below(2) == 0;
+    // Now and then a reversal: RD (of a debit) is a credit, RC (of a credit) a debit.
+    let reversal = rng.below(50) == 0;
+    let mark = match (credit, reversal) {
+        (true, false) => "C",
+        (false, false) => "D",
+        (true, true) => "RD",
+        (false, true) => "RC",
+    };
+    let ty = if credit {
+        CREDIT_TYPES[rng.below_usize(CREDIT_TYPES.len())]
+    } else {
+        DEBIT_TYPES[rng.below_usize(DEBIT_TYPES.len())]
+    };
+    let invoice = rng.below(1_000_000_000);
+    let cust = if rng.below(4) == 0 {
+        "NONREF".to_string()
+    } else {
+        format!("INV{invoice}")
+    };
+    writeln!(
+        w,
+        ":61:{yy:02}{mm:02}{dd:02}{mm:02}{dd:02}{mark}{},{:02}{ty}{cust}//B{acct}{:06}{i:07}",
+        amount / 100,
+        amount % 100,
+        round % 1_000_000
+    )?;
+    if rng.below(4) == 0 {
+        writeln!(w, "/OCMT/EUR{},{:02}/", amount / 100, amount % 100)?;
+    }
+    if credit {
+        writeln!(
+            w,
+            ":86:INCOMING PAYMENT INVOICE {invoice} / ORDER {}",
+            i + 1
+        )?;
+    } else {
+        writeln!(w, ":86:OUTGOING PAYMENT, FEES INCL. INVOICE {invoice}")?;
+    }
+    if rng.below(3) == 0 {
+        writeln!(w, "SEPA CREDIT TRANSFER CUSTOMER {}", 10_000 + acct)?;
+    }
+    Ok(if credit { amount } else { -amount })
 }

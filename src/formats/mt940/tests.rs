@@ -447,7 +447,7 @@ fn generated_file_reads_back_without_findings() {
     assert_eq!(sts[0].servicer.as_deref(), Some("CLRLNL2A"));
     assert_eq!(
         crate::formats::detect::detect(&out),
-        crate::formats::detect::Detected::Unsupported(crate::formats::detect::Unsupported::Mt940)
+        crate::formats::detect::Detected::Statement(crate::formats::detect::StatementFormat::Mt940)
     );
     let text = String::from_utf8_lossy(&out);
     assert!(

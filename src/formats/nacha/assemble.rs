@@ -748,7 +748,7 @@ mod tests {
     }
 
     #[test]
-    fn structure_errors() {
+    fn structure_errors_of_the_file() {
         use FindingCode::*;
         let ls = lines();
         // No file control: reported at the end of the file.
@@ -793,6 +793,30 @@ mod tests {
                 "another file header"
             )
         );
+        // No header at all.
+        let v = ls[1..].to_vec();
+        let e = errors(&join(&v));
+        assert_eq!(
+            e[0],
+            row(
+                FileHeaderNotFirst,
+                1,
+                "record_type",
+                "a file header (type 1) as the first record",
+                "a record of type 5"
+            )
+        );
+        // Empty.
+        assert_eq!(
+            errors(b""),
+            vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]
+        );
+    }
+
+    #[test]
+    fn structure_errors_of_records_and_batches() {
+        use FindingCode::*;
+        let ls = lines();
         // An addenda with no entry before it (right after the batch header).
         let mut v = ls.clone();
         v.insert(2, ls[4].clone());
@@ -835,19 +859,6 @@ mod tests {
                 "an entry outside any batch"
             )
         );
-        // No header at all.
-        let v = ls[1..].to_vec();
-        let e = errors(&join(&v));
-        assert_eq!(
-            e[0],
-            row(
-                FileHeaderNotFirst,
-                1,
-                "record_type",
-                "a file header (type 1) as the first record",
-                "a record of type 5"
-            )
-        );
         // An unknown record type.
         let mut v = ls.clone();
         v.insert(8, {
@@ -865,11 +876,6 @@ mod tests {
                 "one of 1, 5, 6, 7, 8, 9",
                 "4"
             )
-        );
-        // Empty.
-        assert_eq!(
-            errors(b""),
-            vec![row(EmptyFile, 1, "", "a NACHA file", "no records")]
         );
     }
 

@@ -274,47 +274,22 @@ pub(crate) fn check_counted<R: Read>(
         for _ in 0..workers {
             let done_tx = done_tx.clone();
             let job_rx = &job_rx;
-            scope.spawn(move || {
-                loop {
-                    let job = job_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok(chunk)) = job else { return };
-                    let read = std::panic::AssertUnwindSafe(|| chunk.read(options));
-                    let outcome = std::panic::catch_unwind(read);
-                    if done_tx.send((chunk.seq, chunk, outcome)).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || work(job_rx, &done_tx, options));
         }
         drop(done_tx);
-        let mut joiner = Joiner {
-            asm: None,
-            next: 0,
-            waiting: BTreeMap::new(),
-            in_flight: 0,
-            spare: Vec::new(),
-            stats: Stats::default(),
-        };
-        // Workers stop only when the chunks stop coming: a closed channel is a bug.
-        let stopped = || std::io::Error::other("a checking thread stopped");
-        let join_one = |joiner: &mut Joiner| -> std::io::Result<()> {
-            let (seq, chunk, outcome) = done_rx.recv().map_err(|_| stopped())?;
-            joiner.take(seq, chunk, outcome);
-            Ok(())
-        };
-        let send = |joiner: &mut Joiner, chunk: Chunk| -> std::io::Result<()> {
-            joiner.in_flight += 1;
-            job_tx.send(chunk).map_err(|_| stopped())
-        };
-        // A cut before the next record: the chunk goes to the workers, a new one starts
-        // from the state its records leave, and at most one chunk a worker stays in flight.
-        let cut = |joiner: &mut Joiner, chunk: &mut Chunk, resume: Resume| -> std::io::Result<()> {
-            let next = joiner.next_chunk(chunk.seq + 1, Some(resume), chunk_records);
-            send(joiner, std::mem::replace(chunk, next))?;
-            while joiner.in_flight > workers {
-                join_one(joiner)?;
-            }
-            Ok(())
+        let mut pool = Pool {
+            joiner: Joiner {
+                asm: None,
+                next: 0,
+                waiting: BTreeMap::new(),
+                in_flight: 0,
+                spare: Vec::new(),
+                stats: Stats::default(),
+            },
+            job_tx,
+            done_rx,
+            workers,
+            chunk_records,
         };
         let mut reader = RecordReader::new(source);
         let mut tracker = Tracker::default();
@@ -323,27 +298,7 @@ pub(crate) fn check_counted<R: Read>(
         let mut mode = Mode::Chunks;
         loop {
             if mode == Mode::Chunks {
-                // The common case in bulk: plain records, each what the general path below
-                // would do with it, up to one that path must decide (the file control, a
-                // chunk twice full with nowhere to cut).
-                let run = reader.plain_run()?;
-                let stride = run.stride() as u64;
-                let mut taken = 0;
-                while let Some(bytes) = run.record(taken) {
-                    let cuttable = matches!(bytes[0], b'5' | b'6');
-                    if bytes[0] == b'9' || chunk.len() >= 2 * chunk_records && !cuttable {
-                        break;
-                    }
-                    if chunk.len() >= chunk_records && cuttable {
-                        cut(&mut joiner, &mut chunk, tracker.resume())?;
-                    }
-                    let pos = run.position(taken);
-                    tracker.see(bytes, pos, NonAsciiColumns::default());
-                    chunk.push_plain(bytes, pos, stride);
-                    taken += 1;
-                }
-                let sep = run.sep;
-                reader.skip_plain(taken, sep);
+                pool.plain_records(&mut reader, &mut tracker, &mut chunk)?;
             }
             let Some(rec) = reader.next_record()? else {
                 break;
@@ -351,58 +306,18 @@ pub(crate) fn check_counted<R: Read>(
             let (pos, non_ascii) = (rec.position, rec.non_ascii);
             let mut bytes = [0u8; RECORD_LEN];
             bytes.copy_from_slice(rec.bytes);
-            let (framing, dropped) = (reader.take_findings(), reader.take_dropped());
-            let cuttable = matches!(bytes[0], b'5' | b'6')
-                && !non_ascii.contains(1)
-                && framing.is_empty()
-                && dropped == 0;
-            let full = chunk.len() >= chunk_records;
-            let twice_full = chunk.len() >= 2 * chunk_records;
-            let stop = match mode {
-                // The file control (or padding): the rest is read in order.
-                Mode::Chunks | Mode::InOrderUntilCut if bytes[0] == b'9' => Some(Mode::InOrder),
-                // Twice full with nowhere to cut: in order until a record a chunk can start at.
-                Mode::Chunks if twice_full && !cuttable => Some(Mode::InOrderUntilCut),
-                _ => None,
-            };
-            if let Some(next_mode) = stop {
-                if mode == Mode::Chunks {
-                    // What is in flight is joined first.
-                    let next = joiner.next_chunk(chunk.seq + 1, None, 0);
-                    send(&mut joiner, std::mem::replace(&mut chunk, next))?;
-                    while joiner.in_flight > 0 {
-                        join_one(&mut joiner)?;
-                    }
-                }
-                mode = next_mode;
-            } else if mode == Mode::InOrderUntilCut && cuttable {
-                // Chunks again, from the state the records read in order left.
-                chunk.resume = Some(tracker.resume());
-                mode = Mode::Chunks;
-            } else if mode == Mode::Chunks && full && cuttable {
-                cut(&mut joiner, &mut chunk, tracker.resume())?;
-            }
-            tracker.see(&bytes, pos, non_ascii);
-            if mode != Mode::Chunks {
-                let asm = joiner.asm.get_or_insert_with(|| validating(options));
-                feed(asm, &bytes, pos, non_ascii, (framing, dropped), &mut |_| {});
-                continue;
-            }
             let framed = Framed {
                 pos,
                 non_ascii,
-                framing,
-                dropped,
+                framing: reader.take_findings(),
+                dropped: reader.take_dropped(),
             };
-            chunk.push(&bytes, framed);
+            mode = pool.record(mode, &mut chunk, &mut tracker, options, &bytes, framed)?;
         }
         if mode == Mode::Chunks {
-            send(&mut joiner, chunk)?;
+            pool.send(chunk)?;
         }
-        drop(job_tx);
-        while joiner.in_flight > 0 {
-            join_one(&mut joiner)?;
-        }
+        let joiner = pool.finish()?;
         let mut asm = joiner.asm.unwrap_or_else(|| validating(options));
         asm.add_findings(reader.take_findings());
         asm.count_dropped_warnings(reader.take_dropped());
@@ -410,6 +325,168 @@ pub(crate) fn check_counted<R: Read>(
         let bytes = reader.bytes_read();
         Ok((ReadResult { summary, bytes }, joiner.stats))
     })
+}
+
+/// A worker: reads the chunks it is given apart (a panic is its chunk's outcome, raised
+/// again where the chunks are joined) until the chunks stop coming or the join is gone.
+fn work(
+    job_rx: &Mutex<mpsc::Receiver<Chunk>>,
+    done_tx: &mpsc::Sender<(u64, Chunk, Outcome)>,
+    options: ValidateOptions,
+) {
+    loop {
+        let job = job_rx.lock().map(|rx| rx.recv());
+        let Ok(Ok(chunk)) = job else { return };
+        let read = std::panic::AssertUnwindSafe(|| chunk.read(options));
+        let outcome = std::panic::catch_unwind(read);
+        if done_tx.send((chunk.seq, chunk, outcome)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The chunks' way to the workers and back: the joiner, the two channels, and the
+/// bounds (at most one chunk a worker in flight, `chunk_records` a chunk).
+struct Pool {
+    joiner: Joiner,
+    job_tx: mpsc::Sender<Chunk>,
+    done_rx: mpsc::Receiver<(u64, Chunk, Outcome)>,
+    workers: usize,
+    chunk_records: usize,
+}
+
+/// Workers stop only when the chunks stop coming: a closed channel is a bug.
+fn stopped() -> std::io::Error {
+    std::io::Error::other("a checking thread stopped")
+}
+
+impl Pool {
+    /// Waits for one chunk read apart, and joins what is in order.
+    fn join_one(&mut self) -> std::io::Result<()> {
+        let (seq, chunk, outcome) = self.done_rx.recv().map_err(|_| stopped())?;
+        self.joiner.take(seq, chunk, outcome);
+        Ok(())
+    }
+
+    fn send(&mut self, chunk: Chunk) -> std::io::Result<()> {
+        self.joiner.in_flight += 1;
+        self.job_tx.send(chunk).map_err(|_| stopped())
+    }
+
+    /// A cut before the next record: the chunk goes to the workers, a new one starts
+    /// from the state its records leave, and at most one chunk a worker stays in flight.
+    fn cut(&mut self, chunk: &mut Chunk, resume: Resume) -> std::io::Result<()> {
+        let next = self
+            .joiner
+            .next_chunk(chunk.seq + 1, Some(resume), self.chunk_records);
+        self.send(std::mem::replace(chunk, next))?;
+        while self.joiner.in_flight > self.workers {
+            self.join_one()?;
+        }
+        Ok(())
+    }
+
+    /// The common case in bulk: plain records, each what [`Self::record`] would do with
+    /// it, up to one that path must decide (the file control, a chunk twice full with
+    /// nowhere to cut).
+    fn plain_records<R: Read>(
+        &mut self,
+        reader: &mut RecordReader<R>,
+        tracker: &mut Tracker,
+        chunk: &mut Chunk,
+    ) -> std::io::Result<()> {
+        let chunk_records = self.chunk_records;
+        let run = reader.plain_run()?;
+        let stride = run.stride() as u64;
+        let mut taken = 0;
+        while let Some(bytes) = run.record(taken) {
+            let cuttable = matches!(bytes[0], b'5' | b'6');
+            if bytes[0] == b'9' || chunk.len() >= 2 * chunk_records && !cuttable {
+                break;
+            }
+            if chunk.len() >= chunk_records && cuttable {
+                self.cut(chunk, tracker.resume())?;
+            }
+            let pos = run.position(taken);
+            tracker.see(bytes, pos, NonAsciiColumns::default());
+            chunk.push_plain(bytes, pos, stride);
+            taken += 1;
+        }
+        let sep = run.sep;
+        reader.skip_plain(taken, sep);
+        Ok(())
+    }
+
+    /// One record of the general path: where the records go next (the chunks stop at the
+    /// file control or a chunk twice full with nowhere to cut, and start again at a
+    /// record a chunk can start at), then the record into its chunk or, read in order,
+    /// into the joined assembler. Gives the mode after it.
+    fn record(
+        &mut self,
+        mut mode: Mode,
+        chunk: &mut Chunk,
+        tracker: &mut Tracker,
+        options: ValidateOptions,
+        bytes: &[u8; RECORD_LEN],
+        framed: Framed,
+    ) -> std::io::Result<Mode> {
+        let (pos, non_ascii) = (framed.pos, framed.non_ascii);
+        let cuttable = matches!(bytes[0], b'5' | b'6')
+            && !non_ascii.contains(1)
+            && framed.framing.is_empty()
+            && framed.dropped == 0;
+        let full = chunk.len() >= self.chunk_records;
+        let twice_full = chunk.len() >= 2 * self.chunk_records;
+        let stop = match mode {
+            // The file control (or padding): the rest is read in order.
+            Mode::Chunks | Mode::InOrderUntilCut if bytes[0] == b'9' => Some(Mode::InOrder),
+            // Twice full with nowhere to cut: in order until a record a chunk can start at.
+            Mode::Chunks if twice_full && !cuttable => Some(Mode::InOrderUntilCut),
+            _ => None,
+        };
+        if let Some(next_mode) = stop {
+            if mode == Mode::Chunks {
+                // What is in flight is joined first.
+                let next = self.joiner.next_chunk(chunk.seq + 1, None, 0);
+                self.send(std::mem::replace(chunk, next))?;
+                while self.joiner.in_flight > 0 {
+                    self.join_one()?;
+                }
+            }
+            mode = next_mode;
+        } else if mode == Mode::InOrderUntilCut && cuttable {
+            // Chunks again, from the state the records read in order left.
+            chunk.resume = Some(tracker.resume());
+            mode = Mode::Chunks;
+        } else if mode == Mode::Chunks && full && cuttable {
+            self.cut(chunk, tracker.resume())?;
+        }
+        tracker.see(bytes, pos, non_ascii);
+        if mode != Mode::Chunks {
+            let asm = self.joiner.asm.get_or_insert_with(|| validating(options));
+            let framing = (framed.framing, framed.dropped);
+            feed(asm, bytes, pos, non_ascii, framing, &mut |_| {});
+            return Ok(mode);
+        }
+        chunk.push(bytes, framed);
+        Ok(mode)
+    }
+
+    /// No more chunks: the workers are let go, and what is in flight joined.
+    fn finish(self) -> std::io::Result<Joiner> {
+        let Pool {
+            mut joiner,
+            job_tx,
+            done_rx,
+            ..
+        } = self;
+        drop(job_tx);
+        while joiner.in_flight > 0 {
+            let (seq, chunk, outcome) = done_rx.recv().map_err(|_| stopped())?;
+            joiner.take(seq, chunk, outcome);
+        }
+        Ok(joiner)
+    }
 }
 
 #[cfg(test)]

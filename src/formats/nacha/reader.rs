@@ -1075,53 +1075,62 @@ mod tests {
         assert_eq!(findings[0].position.line(), 2);
     }
 
+    /// A record as framed, with the findings it brought.
+    type Framed = (Vec<u8>, RecordPosition, NonAsciiColumns, Vec<Finding>);
+    type TrickleReader<'a> = RecordReader<Trickle<'a>>;
+
+    /// The next record as `next_record` frames it, with the findings it brought.
+    fn one(r: &mut TrickleReader) -> Option<Framed> {
+        let rec = r.next_record().unwrap()?;
+        let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
+        Some((b, p, n, r.take_findings()))
+    }
+
+    /// Where the input ended, and the findings left at its end.
+    fn end(r: &mut TrickleReader) -> Framed {
+        let none = NonAsciiColumns::default();
+        (Vec::new(), r.end_position(), none, r.take_findings())
+    }
+
+    /// Every record of `data` by `next_record` alone, read `chunk` bytes at a time.
+    fn alone(data: &[u8], chunk: usize) -> Vec<Framed> {
+        let mut r = RecordReader::new(Trickle { data, chunk });
+        let mut out: Vec<Framed> = std::iter::from_fn(|| one(&mut r)).collect();
+        out.push(end(&mut r));
+        out
+    }
+
+    /// Every record of `data` from plain runs taken `take` at a time (the rest by
+    /// `next_record`), and how many came from runs.
+    fn in_runs(data: &[u8], chunk: usize, take: usize) -> (Vec<Framed>, usize) {
+        let mut r = RecordReader::new(Trickle { data, chunk });
+        let (mut out, mut bulk) = (Vec::new(), 0);
+        loop {
+            let run = r.plain_run().unwrap();
+            let mut k = 0;
+            while k < take
+                && let Some(b) = run.record(k)
+            {
+                let none = NonAsciiColumns::default();
+                out.push((b.to_vec(), run.position(k), none, Vec::new()));
+                k += 1;
+            }
+            let sep = run.sep;
+            r.skip_plain(k, sep);
+            bulk += k;
+            let Some(f) = one(&mut r) else { break };
+            out.push(f);
+        }
+        out.push(end(&mut r));
+        (out, bulk)
+    }
+
     /// Plain runs taken `take` records at a time (the rest by `next_record`) give exactly
     /// what `next_record` alone gives: the same records, positions, non-ASCII columns and
     /// findings, on lines with LF, CR LF, a CR alone, trimmed, long, blank, non-ASCII and
     /// multi-byte ones between plain stretches, whatever the source's read size.
     #[test]
     fn plain_runs_frame_as_next_record_does() {
-        type Framed = (Vec<u8>, RecordPosition, NonAsciiColumns, Vec<Finding>);
-        type Reader<'a> = RecordReader<Trickle<'a>>;
-        // The next record as `next_record` frames it, with the findings it brought.
-        fn one(r: &mut Reader) -> Option<Framed> {
-            let rec = r.next_record().unwrap()?;
-            let (b, p, n) = (rec.bytes.to_vec(), rec.position, rec.non_ascii);
-            Some((b, p, n, r.take_findings()))
-        }
-        // Where the input ended, and the findings left at its end.
-        fn end(r: &mut Reader) -> Framed {
-            let none = NonAsciiColumns::default();
-            (Vec::new(), r.end_position(), none, r.take_findings())
-        }
-        fn alone(data: &[u8], chunk: usize) -> Vec<Framed> {
-            let mut r = RecordReader::new(Trickle { data, chunk });
-            let mut out: Vec<Framed> = std::iter::from_fn(|| one(&mut r)).collect();
-            out.push(end(&mut r));
-            out
-        }
-        fn in_runs(data: &[u8], chunk: usize, take: usize) -> (Vec<Framed>, usize) {
-            let mut r = RecordReader::new(Trickle { data, chunk });
-            let (mut out, mut bulk) = (Vec::new(), 0);
-            loop {
-                let run = r.plain_run().unwrap();
-                let mut k = 0;
-                while k < take
-                    && let Some(b) = run.record(k)
-                {
-                    let none = NonAsciiColumns::default();
-                    out.push((b.to_vec(), run.position(k), none, Vec::new()));
-                    k += 1;
-                }
-                let sep = run.sep;
-                r.skip_plain(k, sep);
-                bulk += k;
-                let Some(f) = one(&mut r) else { break };
-                out.push(f);
-            }
-            out.push(end(&mut r));
-            (out, bulk)
-        }
         let plain = |c: u8| {
             let mut v = rec(b'6');
             v[1] = c;
