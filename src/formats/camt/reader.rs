@@ -1,19 +1,17 @@
-//! The streaming walk over a camt document: quick-xml through the ISO 20022 reader's
-//! decoding and guard (`crate::formats::iso20022::reader::open`: encodings, byte-order
-//! mark, event size), the same depth limit, DOCTYPE and entity refusals, and a small state
+//! The streaming walk over a camt document: quick-xml through the shared XML layer's
+//! decoding and guard (`crate::formats::xml::open`: encodings, byte-order mark, event
+//! size), the same depth limit, DOCTYPE and entity refusals, and a small state
 //! machine: message → statement (`Stmt`/`Rpt`/`Ntfctn`) → balance, entry → entry details
 //! (`NtryDtls`: `Btch`, `TxDtls`). Each statement is handed over as soon as its element
 //! ends; nothing of it is kept after that but what the chain and sequence checks need.
 
 use super::StatementRead;
 use crate::findings::{Finding, FindingCode, FindingSink, XmlPosition};
-use crate::formats::iso20022::reader::{
-    self as xml, DEPTH_MAX, EVENT_BYTES_MAX, Opened, Pos, REFERENCES, Resolved,
-};
-use crate::formats::iso20022::validate::{parse_amount, parse_decimal};
 use crate::formats::statement::{
     Balance, BalanceKind, Detail, Entry, EntryStatus, Statement, StatementKind, check_balance,
 };
+use crate::formats::xml::amount::{parse_amount, parse_decimal};
+use crate::formats::xml::{self, DEPTH_MAX, EVENT_BYTES_MAX, Opened, Pos, REFERENCES, Resolved};
 use crate::money::{Currency, CurrencyError, minor_exponent};
 use chrono::NaiveDate;
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
@@ -339,10 +337,8 @@ pub(super) fn read<R: BufRead>(
     } = match opened {
         Ok(o) => o,
         Err(end) => {
-            if let Some(f) = end.fatal {
-                st.fatal(f);
-            }
-            return Ok(st.finish(end.lines, end.bytes));
+            st.fatal(end.fatal);
+            return Ok(st.finish(1, end.bytes));
         }
     };
     let mut buf = Vec::with_capacity(8 * 1024);

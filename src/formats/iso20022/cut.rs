@@ -22,14 +22,17 @@
 //! Memory: a few windows in flight ([`LOOKAHEAD`] × [`WINDOW`]) and one transaction at most
 //! [`TX_CUT_MAX`] long, whatever the file size.
 
-use super::reader::{
-    DEPTH_MAX, LEAVES_PER_BLOCK_MAX, Pos, REFERENCES, Resolved, read_attributes, resolve_reference,
+use super::block::LEAVES_PER_BLOCK_MAX;
+use crate::formats::xml::{
+    DEPTH_MAX, Piece, Pieces, Pos, REFERENCES, Resolved, read_attributes, resolve_reference,
 };
 use quick_xml::NsReader;
 use quick_xml::events::Event;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::{Mutex, mpsc};
 
 /// Bytes read ahead per window.
@@ -581,6 +584,48 @@ enum Pending {
     Raw(usize),
     /// That many bytes of `raw`, then the `index`th transaction of job `seq`.
     Tx { raw: usize, seq: u64, index: usize },
+}
+
+/// Transactions read ahead by workers, queued by the offset of their `<` as the XML
+/// reader meets their placeholders; the walk takes each at its start tag.
+#[derive(Default)]
+pub(crate) struct ReadAhead {
+    pub queue: VecDeque<(u64, CutTx)>,
+    /// Transactions queued in all.
+    pub count: u64,
+}
+
+/// The [`Cutter`] as the source of the XML reader's pieces: each transaction a worker
+/// read is queued in `ahead` for the walk, its bytes and lines stepped over.
+pub(crate) struct CutPieces {
+    pub cutter: Cutter,
+    pub ahead: Rc<RefCell<ReadAhead>>,
+}
+
+impl Pieces for CutPieces {
+    fn next_piece(
+        &mut self,
+        inner: &mut dyn Read,
+        out: &mut Vec<u8>,
+        offset: u64,
+    ) -> io::Result<Piece> {
+        Ok(match self.cutter.next_piece(inner, out)? {
+            Next::End => Piece::End,
+            Next::Raw => Piece::Bytes,
+            Next::Cut { beyond, tx } => {
+                // The transaction's `<` is where the buffer's placeholder starts.
+                let at = offset + (out.len() as u64 - tx.qname.len() as u64 - 3);
+                let lines = tx.lines;
+                let mut ahead = self.ahead.borrow_mut();
+                ahead.count += 1;
+                ahead.queue.push_back((at, tx));
+                Piece::Standing {
+                    bytes: beyond,
+                    lines,
+                }
+            }
+        })
+    }
 }
 
 /// Reads the input ahead, cuts out its transactions for the workers and hands the XML

@@ -7,16 +7,19 @@
 //! none, a UTF-8 BOM, CRLF: all read. DOCTYPE (and so every entity trick) is refused;
 //! depth and event size are bounded (see `reader`).
 
+pub(crate) mod block;
 pub(crate) mod cut;
-pub(crate) mod decode;
 pub mod generate;
 pub(crate) mod reader;
 pub(crate) mod validate;
 
 use crate::findings::{Finding, FindingCode, FindingSink, Severity};
+use crate::formats::xml::Pos;
+use crate::formats::xml::amount::{parse_amount, parse_amount_syntax, parse_decimal};
 use crate::money::{Currency, CurrencyError};
+use block::{Block, BlockKind};
 use chrono::NaiveDate;
-use reader::{Block, BlockKind, Pos, WalkEvent};
+use reader::WalkEvent;
 use rust_decimal::Decimal;
 use std::io::{BufRead, BufReader, Read};
 use validate::*;
