@@ -13,8 +13,13 @@
 //! The mapping to the model, the checks and the decisions are in README.md, "Bank
 //! statements", "camt.052 / camt.053 / camt.054".
 
+mod balance;
+mod details;
+mod entry;
 pub mod generate;
 mod reader;
+mod statement;
+mod values;
 
 use crate::findings::Finding;
 use crate::formats::statement::Statement;

@@ -141,16 +141,7 @@ fn walk_in<R: BufRead>(
             });
         }
     };
-    let mut walk = Walk {
-        on,
-        ahead,
-        stack: Stack::default(),
-        name: String::new(),
-        document_at: None,
-        open: OpenBlocks::default(),
-        rtp_envelope: false,
-        fatal: None,
-    };
+    let mut walk = Walk::new(on, ahead);
     let mut buf = Vec::with_capacity(8 * 1024);
     loop {
         since.set(0);
@@ -180,21 +171,9 @@ fn walk_in<R: BufRead>(
         }
         buf.clear();
     }
-    let (fatal, cut) = (walk.fatal, walk.ahead.borrow().count);
-    if fatal.is_none() && !walk.ahead.borrow().queue.is_empty() {
-        return Err(io::Error::other(
-            "internal error: a transaction read ahead was never reached by the walk",
-        ));
-    }
     // What follows a fatal finding is not read here: the caller, which hashes the input,
     // reads it to its end (src/hash.rs, `HashingReader::drain`).
-    tracing::debug!(transactions = cut, "transactions read by workers");
-    Ok(WalkEnd {
-        bytes: reader.into_inner().total(),
-        lines: lines.get(),
-        fatal,
-        cut,
-    })
+    walk.end_of_walk(reader.into_inner().total(), lines.get())
 }
 
 /// One walk between two events: the open elements, where the Document is, the blocks
@@ -213,7 +192,38 @@ struct Walk<'a> {
     fatal: Option<Finding>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    fn new(on: &'a mut dyn FnMut(WalkEvent<'_>), ahead: Rc<RefCell<ReadAhead>>) -> Self {
+        Walk {
+            on,
+            ahead,
+            stack: Stack::default(),
+            name: String::new(),
+            document_at: None,
+            open: OpenBlocks::default(),
+            rtp_envelope: false,
+            fatal: None,
+        }
+    }
+
+    /// The walk's outcome once it stopped, `bytes` and `lines` read; `Err` if a transaction
+    /// a worker read was never reached (an internal error).
+    fn end_of_walk(self, bytes: u64, lines: u64) -> io::Result<WalkEnd> {
+        let cut = self.ahead.borrow().count;
+        if self.fatal.is_none() && !self.ahead.borrow().queue.is_empty() {
+            return Err(io::Error::other(
+                "internal error: a transaction read ahead was never reached by the walk",
+            ));
+        }
+        tracing::debug!(transactions = cut, "transactions read by workers");
+        Ok(WalkEnd {
+            bytes,
+            lines,
+            fatal: self.fatal,
+            cut,
+        })
+    }
+
     /// Takes the event read at `pos`: `false` once the walk stops (at a fatal finding or
     /// at the end of the input). `Err` is an internal error.
     fn event(&mut self, ev: Event<'_>, pos: Pos, ns: &NamespaceResolver) -> io::Result<bool> {
