@@ -195,10 +195,16 @@ pub(crate) fn open<R: BufRead>(
     let head = read_head(&mut source)?;
     let encoding = match encoding_of(&head, on_warning) {
         Ok(encoding) => encoding,
-        Err(fatal) => {
+        Err(label) => {
             return Ok(Err(Unopened {
                 bytes: head.len() as u64,
-                fatal,
+                fatal: Finding::error(
+                    FindingCode::UnsupportedFormat,
+                    Pos::default().at("/"),
+                    None,
+                    READ,
+                    format!("XML declaring encoding=\"{label}\""),
+                ),
             }));
         }
     };
@@ -270,8 +276,8 @@ fn read_head(source: &mut impl BufRead) -> io::Result<Vec<u8>> {
 }
 
 /// The encoding `head` says the document is in (a byte-order mark the declaration
-/// contradicts passed to `on_warning`); `Err`, the finding for an encoding not read.
-fn encoding_of(head: &[u8], on_warning: &mut dyn FnMut(Finding)) -> Result<Encoding, Finding> {
+/// contradicts passed to `on_warning`); `Err`, the declared name of an encoding not read.
+fn encoding_of(head: &[u8], on_warning: &mut dyn FnMut(Finding)) -> Result<Encoding, String> {
     // Sniffed up to the first `>` whatever was read beyond it, so that the answer does not
     // depend on how the input arrived (a pipe's short reads).
     let upto = memchr::memchr(b'>', head).map_or(head.len(), |i| (i + 2).min(head.len()));
@@ -298,12 +304,6 @@ fn encoding_of(head: &[u8], on_warning: &mut dyn FnMut(Finding)) -> Result<Encod
             }
             Ok(encoding)
         }
-        Err(label) => Err(Finding::error(
-            FindingCode::UnsupportedFormat,
-            Pos::default().at("/"),
-            None,
-            READ,
-            format!("XML declaring encoding=\"{label}\""),
-        )),
+        Err(label) => Err(label),
     }
 }
