@@ -30,6 +30,7 @@ pub mod iso20022;
 pub mod mt940;
 pub mod nacha;
 pub mod statement;
+pub(crate) mod xml;
 
 use crate::findings::{Finding, count_errors};
 

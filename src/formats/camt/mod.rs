@@ -5,16 +5,21 @@
 //! (`AppHdr`) in an envelope.
 //!
 //! Pure: bytes in, [`Statement`]s (one per `Rpt`/`Stmt`/`Ntfctn`, handed over as each
-//! ends) and findings out. The XML layer is the ISO 20022 payment reader's
-//! (`crate::formats::iso20022`): the same encodings and byte-order marks, the same
+//! ends) and findings out. The XML layer is the one the ISO 20022 payment reader reads
+//! with too (`crate::formats::xml`): the same encodings and byte-order marks, the same
 //! refusals (DOCTYPE, entities other than XML's own, duplicate attributes) and limits
 //! (depth, event size), the same positions (byte, line, element path with indices).
 //!
 //! The mapping to the model, the checks and the decisions are in README.md, "Bank
 //! statements", "camt.052 / camt.053 / camt.054".
 
+mod balance;
+mod details;
+mod entry;
 pub mod generate;
 mod reader;
+mod statement;
+mod values;
 
 use crate::findings::Finding;
 use crate::formats::statement::Statement;

@@ -22,14 +22,18 @@
 //! Memory: a few windows in flight ([`LOOKAHEAD`] × [`WINDOW`]) and one transaction at most
 //! [`TX_CUT_MAX`] long, whatever the file size.
 
-use super::reader::{
-    DEPTH_MAX, LEAVES_PER_BLOCK_MAX, Pos, REFERENCES, Resolved, read_attributes, resolve_reference,
+use super::block::LEAVES_PER_BLOCK_MAX;
+use super::scan::{Found, Scanner};
+use crate::formats::xml::{
+    DEPTH_MAX, Piece, Pieces, Pos, REFERENCES, Resolved, read_attributes, resolve_reference,
 };
 use quick_xml::NsReader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::{Mutex, mpsc};
 
 /// Bytes read ahead per window.
@@ -119,410 +123,153 @@ impl<'a> TxReader<'a> {
         bytes: &[u8],
         depth: usize,
     ) -> Option<CutTx> {
-        let frames = &mut self.frames;
-        let mut open = 0usize;
-        let mut leaves: Vec<RelLeaf> = Vec::with_capacity(48);
-        let mut qname = String::new();
-        let (mut line, mut counted) = (0u64, 0usize);
-        let path = |frames: &[Open], open: usize, suffix: &str| {
-            let mut p = String::with_capacity(48);
-            for (i, f) in frames[1..open].iter().enumerate() {
-                if i > 0 {
-                    p.push('/');
-                }
-                p.push_str(&f.name);
-            }
-            p.push_str(suffix);
-            p
+        let mut tx = Reading {
+            frames: &mut self.frames,
+            open: 0,
+            leaves: Vec::with_capacity(48),
+            qname: String::new(),
+            line: 0,
+            counted: 0,
         };
         loop {
             self.buf.clear();
             let at = usize::try_from(reader.buffer_position().checked_sub(base)?)
                 .ok()?
                 .min(bytes.len());
-            line += memchr::memchr_iter(b'\n', &bytes[counted..at]).count() as u64;
-            counted = at;
+            tx.line += memchr::memchr_iter(b'\n', &bytes[tx.counted..at]).count() as u64;
+            tx.counted = at;
             let pos = Pos {
                 byte_offset: at as u64,
-                line,
+                line: tx.line,
             };
             match reader.read_event_into(&mut self.buf).ok()? {
-                Event::Start(e) => {
-                    if depth + open >= DEPTH_MAX {
-                        return None;
-                    }
-                    if open == 0 {
-                        if at != 0 {
-                            return None;
-                        }
-                        qname.push_str(e.name().as_ref());
-                    } else {
-                        frames[open - 1].had_child = true;
-                    }
-                    if open == frames.len() {
-                        frames.push(Open::default());
-                    }
-                    let f = &mut frames[open];
-                    f.name.clear();
-                    f.name.push_str(e.local_name().as_ref());
-                    f.pos = pos;
-                    f.had_child = false;
-                    f.text.clear();
-                    open += 1;
-                    let frames = &*frames;
-                    let refused = read_attributes(&e, pos, &String::new, &mut |key, value| {
-                        if leaves.len() < LEAVES_PER_BLOCK_MAX {
-                            leaves.push((path(frames, open, &format!("@{key}")), value, pos));
-                        }
-                    });
-                    if refused.is_some() {
-                        return None;
-                    }
-                }
-                Event::Text(t) => {
-                    // As the walk: whitespace before a leaf's text or between elements is
-                    // not kept.
-                    let f = frames[..open].last_mut()?;
-                    let blank = f.text.is_empty() && t.bytes().all(|b| b.is_ascii_whitespace());
-                    if !f.had_child && !blank {
-                        f.text.push_str(&t);
-                    }
-                }
-                Event::GeneralRef(r) => {
-                    let resolved = resolve_reference(&r)?;
-                    let f = frames[..open].last_mut()?;
-                    if !f.had_child {
-                        match resolved {
-                            Resolved::Char(c) => f.text.push(c),
-                            Resolved::Entity(s) => f.text.push_str(s),
-                        }
-                    }
-                }
-                Event::CData(t) => {
-                    frames[..open].last_mut()?.text.push_str(&t);
-                }
+                Event::Start(e) => tx.start(&e, pos, depth)?,
+                Event::Text(t) => tx.text(&t)?,
+                Event::GeneralRef(r) => tx.reference(resolve_reference(&r)?)?,
+                Event::CData(t) => tx.frames[..tx.open].last_mut()?.text.push_str(&t),
                 Event::End(_) => {
-                    let f = frames[..open].last()?;
-                    if !f.had_child && leaves.len() < LEAVES_PER_BLOCK_MAX {
-                        leaves.push((path(frames, open, ""), f.text.trim().to_string(), f.pos));
-                    }
-                    open -= 1;
-                    if open == 0 {
+                    tx.end()?;
+                    if tx.open == 0 {
                         // The element ends the bytes: nothing after it.
                         if reader.buffer_position() - base != bytes.len() as u64 {
                             return None;
                         }
-                        line += memchr::memchr_iter(b'\n', &bytes[counted..]).count() as u64;
-                        return Some(CutTx {
-                            qname,
-                            leaves,
-                            lines: line,
-                        });
+                        return Some(tx.done(bytes));
                     }
                 }
                 // Anything before the element, a DOCTYPE, the end of the bytes: not one
                 // transaction as the walk reads it.
                 Event::DocType(_) | Event::Eof => return None,
-                _ if open == 0 => return None,
+                _ if tx.open == 0 => return None,
                 _ => {}
             }
         }
     }
 }
 
+/// One transaction being read: its open elements (the first `open` of `frames`), its
+/// leaves and name so far, and its newlines counted up to byte `counted`. Each step is
+/// `None` where the walk would stop with a finding or the bytes are not one element.
+struct Reading<'f> {
+    frames: &'f mut Vec<Open>,
+    open: usize,
+    leaves: Vec<RelLeaf>,
+    qname: String,
+    line: u64,
+    counted: usize,
+}
+
+impl Reading<'_> {
+    fn start(&mut self, e: &BytesStart<'_>, pos: Pos, depth: usize) -> Option<()> {
+        if depth + self.open >= DEPTH_MAX {
+            return None;
+        }
+        if self.open == 0 {
+            if pos.byte_offset != 0 {
+                return None;
+            }
+            self.qname.push_str(e.name().as_ref());
+        } else {
+            self.frames[self.open - 1].had_child = true;
+        }
+        if self.open == self.frames.len() {
+            self.frames.push(Open::default());
+        }
+        let f = &mut self.frames[self.open];
+        f.name.clear();
+        f.name.push_str(e.local_name().as_ref());
+        f.pos = pos;
+        f.had_child = false;
+        f.text.clear();
+        self.open += 1;
+        let (frames, open, leaves) = (&*self.frames, self.open, &mut self.leaves);
+        let refused = read_attributes(e, pos, &String::new, &mut |key, value| {
+            if leaves.len() < LEAVES_PER_BLOCK_MAX {
+                leaves.push((rel_path(frames, open, &format!("@{key}")), value, pos));
+            }
+        });
+        refused.is_none().then_some(())
+    }
+
+    /// As the walk: whitespace before a leaf's text or between elements is not kept.
+    fn text(&mut self, t: &str) -> Option<()> {
+        let f = self.frames[..self.open].last_mut()?;
+        let blank = f.text.is_empty() && t.bytes().all(|b| b.is_ascii_whitespace());
+        if !f.had_child && !blank {
+            f.text.push_str(t);
+        }
+        Some(())
+    }
+
+    fn reference(&mut self, resolved: Resolved) -> Option<()> {
+        let f = self.frames[..self.open].last_mut()?;
+        if !f.had_child {
+            match resolved {
+                Resolved::Char(c) => f.text.push(c),
+                Resolved::Entity(s) => f.text.push_str(s),
+            }
+        }
+        Some(())
+    }
+
+    /// An end tag: a leaf's text kept.
+    fn end(&mut self) -> Option<()> {
+        let f = self.frames[..self.open].last()?;
+        if !f.had_child && self.leaves.len() < LEAVES_PER_BLOCK_MAX {
+            let path = rel_path(self.frames, self.open, "");
+            self.leaves.push((path, f.text.trim().to_string(), f.pos));
+        }
+        self.open -= 1;
+        Some(())
+    }
+
+    /// The transaction read, its last newlines counted.
+    fn done(self, bytes: &[u8]) -> CutTx {
+        let line = self.line + memchr::memchr_iter(b'\n', &bytes[self.counted..]).count() as u64;
+        CutTx {
+            qname: self.qname,
+            leaves: self.leaves,
+            lines: line,
+        }
+    }
+}
+
+/// The path of the first `open` frames below the transaction's, ending in `suffix`.
+fn rel_path(frames: &[Open], open: usize, suffix: &str) -> String {
+    let mut p = String::with_capacity(48);
+    for (i, f) in frames[1..open].iter().enumerate() {
+        if i > 0 {
+            p.push('/');
+        }
+        p.push_str(&f.name);
+    }
+    p.push_str(suffix);
+    p
+}
+
 // `REFERENCES` is what the walk says of a reference it does not resolve; a worker gives
 // up there instead, so it only names the rule it shares.
 const _: &str = REFERENCES;
-
-/// A transaction found by the scanner.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Found {
-    /// Absolute byte offsets of its `<` and of the byte after its end tag.
-    pub start: u64,
-    pub end: u64,
-    /// Elements around it (the walk's depth at its start tag).
-    pub depth: usize,
-}
-
-/// Follows the markup of a document well enough to find its transactions: element names
-/// and depth, comments, CDATA sections, processing instructions and quoted attribute
-/// values stepped over. Anything else stops it for good ([`Scanner::stopped`]).
-#[derive(Default)]
-pub(crate) struct Scanner {
-    /// Qualified names of the open elements, back to back, and where each starts.
-    names: Vec<u8>,
-    stack: Vec<usize>,
-    /// Stack index of the open `Document` element (the walk's `document_at`).
-    document: Option<usize>,
-    /// The transaction being scanned: its start and stack index.
-    tx: Option<(u64, usize)>,
-    stopped: bool,
-    /// Searchers for the last transaction name seen ([`Scanner::skip_transaction`]).
-    fast: Option<Fast>,
-}
-
-/// What [`Scanner::skip_transaction`] looks for: the name's start and end tags, and the
-/// markup that makes it read tag by tag instead.
-struct Fast {
-    name: Vec<u8>,
-    open: memchr::memmem::Finder<'static>,
-    close: memchr::memmem::Finder<'static>,
-    bang: memchr::memmem::Finder<'static>,
-    question: memchr::memmem::Finder<'static>,
-}
-
-/// What the scanner needs next.
-enum Step {
-    /// More bytes: the construct at the index is not complete.
-    More(usize),
-    /// Go on from the index.
-    At(usize),
-    /// Stop cutting.
-    Stop,
-}
-
-impl Scanner {
-    pub(crate) fn stopped(&self) -> bool {
-        self.stopped
-    }
-
-    /// The start of the transaction being scanned, if one is.
-    pub(crate) fn open_transaction(&self) -> Option<u64> {
-        self.tx.map(|(s, _)| s)
-    }
-
-    /// Stops cutting: the rest of the file goes to the walk as written.
-    pub(crate) fn stop(&mut self) {
-        self.stopped = true;
-        self.tx = None;
-    }
-
-    /// Scans `buf` (whose byte 0 is at absolute offset `base`) from `*at`, pushing each
-    /// transaction that ends in it to `found`; `*at` is left where the scan must resume
-    /// (an incomplete construct starts there, or the end).
-    pub(crate) fn scan(&mut self, buf: &[u8], base: u64, at: &mut usize, found: &mut Vec<Found>) {
-        while !self.stopped {
-            let Some(lt) = memchr::memchr(b'<', &buf[*at..]) else {
-                *at = buf.len();
-                return;
-            };
-            let lt = *at + lt;
-            match self.step(buf, base, lt, found) {
-                Step::More(i) => {
-                    *at = i;
-                    return;
-                }
-                Step::At(i) => *at = i,
-                Step::Stop => self.stop(),
-            }
-            if let Some((start, _)) = self.tx
-                && base + *at as u64 - start > TX_CUT_MAX as u64
-            {
-                // Too long to cut: the walk reads it.
-                self.tx = None;
-            }
-        }
-    }
-
-    fn step(&mut self, buf: &[u8], base: u64, lt: usize, found: &mut Vec<Found>) -> Step {
-        let rest = &buf[lt..];
-        let find = |from: usize, what: &[u8]| {
-            memchr::memmem::find(buf.get(lt + from..).unwrap_or(&[]), what)
-                .map(|i| lt + from + i + what.len())
-        };
-        if rest.len() < 2 {
-            return Step::More(lt);
-        }
-        match rest[1] {
-            b'!' => {
-                for (open, close) in [(&b"<!--"[..], &b"-->"[..]), (b"<![CDATA[", b"]]>")] {
-                    if rest.len() < open.len() && open.starts_with(rest) {
-                        return Step::More(lt);
-                    }
-                    if rest.starts_with(open) {
-                        // `<!-->` and `<!--->`: comments the reader may end otherwise.
-                        if open == b"<!--" && (rest.len() < 6) {
-                            return Step::More(lt);
-                        }
-                        if open == b"<!--" && (rest[4] == b'>' || rest[4..].starts_with(b"->")) {
-                            return Step::Stop;
-                        }
-                        return find(open.len(), close).map_or(Step::More(lt), Step::At);
-                    }
-                }
-                // A DOCTYPE (refused by the walk) or markup that is not XML.
-                Step::Stop
-            }
-            b'?' => {
-                if rest.len() < 3 {
-                    return Step::More(lt);
-                }
-                if rest[2] == b'>' {
-                    return Step::Stop;
-                }
-                find(2, b"?>").map_or(Step::More(lt), Step::At)
-            }
-            b'/' => {
-                let Some(gt) = memchr::memchr(b'>', rest) else {
-                    return Step::More(lt);
-                };
-                let content = &rest[2..gt];
-                let name_end = content
-                    .iter()
-                    .rposition(|b| !is_whitespace(*b))
-                    .map_or(0, |i| i + 1);
-                let name = &content[..name_end];
-                let Some(&open_at) = self.stack.last() else {
-                    return Step::Stop;
-                };
-                if &self.names[open_at..] != name {
-                    return Step::Stop;
-                }
-                self.names.truncate(open_at);
-                self.stack.pop();
-                let depth = self.stack.len();
-                let end = lt + gt + 1;
-                if let Some((start, at)) = self.tx
-                    && at == depth
-                {
-                    found.push(Found {
-                        start,
-                        end: base + end as u64,
-                        depth,
-                    });
-                    self.tx = None;
-                }
-                if self.document == Some(depth) {
-                    self.document = None;
-                }
-                Step::At(end)
-            }
-            _ => {
-                // A start tag: to its `>`, stepping over quoted values.
-                let mut i = lt + 1;
-                let gt = loop {
-                    let Some(j) = memchr::memchr3(b'>', b'"', b'\'', &buf[i..]) else {
-                        return Step::More(lt);
-                    };
-                    let j = i + j;
-                    if buf[j] == b'>' {
-                        break j;
-                    }
-                    let Some(q) = memchr::memchr(buf[j], &buf[j + 1..]) else {
-                        return Step::More(lt);
-                    };
-                    i = j + 1 + q + 1;
-                };
-                let content = &buf[lt + 1..gt];
-                let (content, empty) = match content.strip_suffix(b"/") {
-                    Some(c) => (c, true),
-                    None => (content, false),
-                };
-                let name_len = content
-                    .iter()
-                    .position(|b| is_whitespace(*b))
-                    .unwrap_or(content.len());
-                let name = &content[..name_len];
-                if name.is_empty() || self.stack.len() >= DEPTH_MAX {
-                    return Step::Stop;
-                }
-                let local = name.rsplit(|b| *b == b':').next().unwrap_or(name);
-                let depth = self.stack.len();
-                if depth == 0 && local == b"Message" {
-                    // The TCH RTP envelope: its document is found by namespace; not cut.
-                    return Step::Stop;
-                }
-                if !empty {
-                    if self.tx.is_none()
-                        && let Some(d) = self.document
-                    {
-                        let parent = self.stack.last().map(|&p| {
-                            let n = &self.names[p..];
-                            n.rsplit(|b| *b == b':').next().unwrap_or(n)
-                        });
-                        let transaction = match (local, depth - d) {
-                            (b"CdtTrfTxInf" | b"TxInf", 2) => true,
-                            (b"CdtTrfTxInf", 3) => parent == Some(&b"PmtInf"[..]),
-                            _ => false,
-                        };
-                        if transaction {
-                            let start = base + lt as u64;
-                            if let Some(end) = self.skip_transaction(buf, lt, gt + 1, name) {
-                                found.push(Found {
-                                    start,
-                                    end: base + end as u64,
-                                    depth,
-                                });
-                                return Step::At(end);
-                            }
-                            self.tx = Some((start, depth));
-                        }
-                    }
-                    if local == b"Document" && self.document.is_none() {
-                        self.document = Some(depth);
-                    }
-                    self.stack.push(self.names.len());
-                    self.names.extend_from_slice(name);
-                }
-                Step::At(gt + 1)
-            }
-        }
-    }
-}
-
-impl Scanner {
-    /// A transaction read in one step, not tag by tag: the first end tag of its name after
-    /// its start tag (at `lt`, its content from `body`), where nothing between could hide
-    /// or fake one — no comment, CDATA section or processing instruction (`<!`, `<?`), no
-    /// start tag of the same name. `None` (read tag by tag) where that does not hold or the
-    /// end is not in `buf` yet. What it gives is checked again by the worker, which reads
-    /// the bytes as one element or gives up (and the cutter then stops cutting: see
-    /// [`Cutter`]), so a start tag whose attribute value holds `</CdtTrfTxInf>` costs the
-    /// cut, never a finding.
-    fn skip_transaction(
-        &mut self,
-        buf: &[u8],
-        lt: usize,
-        body: usize,
-        name: &[u8],
-    ) -> Option<usize> {
-        if self.fast.as_ref().is_none_or(|f| f.name != name) {
-            let with = |prefix: &[u8]| {
-                let mut p = prefix.to_vec();
-                p.extend_from_slice(name);
-                memchr::memmem::Finder::new(&p).into_owned()
-            };
-            self.fast = Some(Fast {
-                name: name.to_vec(),
-                open: with(b"<"),
-                close: with(b"</"),
-                bang: memchr::memmem::Finder::new(b"<!").into_owned(),
-                question: memchr::memmem::Finder::new(b"<?").into_owned(),
-            });
-        }
-        let fast = self.fast.as_ref()?;
-        let limit = buf.len().min(lt + TX_CUT_MAX);
-        let region = buf.get(body..limit)?;
-        let close = fast.close.find(region)?;
-        let after = body + close + 2 + name.len();
-        let gt = after + buf.get(after..)?.iter().position(|b| !is_whitespace(*b))?;
-        if buf[gt] != b'>' {
-            return None;
-        }
-        let inside = &region[..close];
-        if fast.bang.find(inside).is_some()
-            || fast.question.find(inside).is_some()
-            || fast.open.find(inside).is_some()
-        {
-            return None;
-        }
-        Some(gt + 1)
-    }
-}
-
-fn is_whitespace(b: u8) -> bool {
-    matches!(b, b' ' | b'\r' | b'\n' | b'\t')
-}
 
 /// Transactions of one window, sent to a worker.
 pub(crate) struct Job {
@@ -581,6 +328,48 @@ enum Pending {
     Raw(usize),
     /// That many bytes of `raw`, then the `index`th transaction of job `seq`.
     Tx { raw: usize, seq: u64, index: usize },
+}
+
+/// Transactions read ahead by workers, queued by the offset of their `<` as the XML
+/// reader meets their placeholders; the walk takes each at its start tag.
+#[derive(Default)]
+pub(crate) struct ReadAhead {
+    pub queue: VecDeque<(u64, CutTx)>,
+    /// Transactions queued in all.
+    pub count: u64,
+}
+
+/// The [`Cutter`] as the source of the XML reader's pieces: each transaction a worker
+/// read is queued in `ahead` for the walk, its bytes and lines stepped over.
+pub(crate) struct CutPieces {
+    pub cutter: Cutter,
+    pub ahead: Rc<RefCell<ReadAhead>>,
+}
+
+impl Pieces for CutPieces {
+    fn next_piece(
+        &mut self,
+        inner: &mut dyn Read,
+        out: &mut Vec<u8>,
+        offset: u64,
+    ) -> io::Result<Piece> {
+        Ok(match self.cutter.next_piece(inner, out)? {
+            Next::End => Piece::End,
+            Next::Raw => Piece::Bytes,
+            Next::Cut { beyond, tx } => {
+                // The transaction's `<` is where the buffer's placeholder starts.
+                let at = offset + (out.len() as u64 - tx.qname.len() as u64 - 3);
+                let lines = tx.lines;
+                let mut ahead = self.ahead.borrow_mut();
+                ahead.count += 1;
+                ahead.queue.push_back((at, tx));
+                Piece::Standing {
+                    bytes: beyond,
+                    lines,
+                }
+            }
+        })
+    }
 }
 
 /// Reads the input ahead, cuts out its transactions for the workers and hands the XML
@@ -758,6 +547,21 @@ impl Cutter {
                 None => self.scan_at,
             }
         };
+        let at = self.queue_found()?;
+        if keep_from > at {
+            self.raw.extend_from_slice(&self.carry[at..keep_from]);
+            self.pending.push_back(Pending::Raw(keep_from - at));
+        }
+        let keep_from = keep_from.max(at);
+        self.carry.drain(..keep_from);
+        self.carry_at += keep_from as u64;
+        self.scan_at = self.scan_at.saturating_sub(keep_from);
+        Ok(())
+    }
+
+    /// Queues the transactions found in the window, and the bytes as written before each,
+    /// and sends them to a worker as one job; the index in `carry` after the last.
+    fn queue_found(&mut self) -> io::Result<usize> {
         let rel = |abs: u64| (abs - self.carry_at) as usize;
         let mut at = 0;
         if let (Some(first), Some(last)) = (self.found.first(), self.found.last()) {
@@ -785,15 +589,7 @@ impl Cutter {
                 .map_err(|_| io::Error::other("an XML reading thread stopped"))?;
             self.waiting.push_back((seq, rx));
         }
-        if keep_from > at {
-            self.raw.extend_from_slice(&self.carry[at..keep_from]);
-            self.pending.push_back(Pending::Raw(keep_from - at));
-        }
-        let keep_from = keep_from.max(at);
-        self.carry.drain(..keep_from);
-        self.carry_at += keep_from as u64;
-        self.scan_at = self.scan_at.saturating_sub(keep_from);
-        Ok(())
+        Ok(at)
     }
 }
 
@@ -1065,43 +861,6 @@ mod tests {
         ] {
             same(text.replacen(from, to, 1).as_bytes(), plan(2, 64, 2));
         }
-    }
-
-    #[test]
-    fn the_scanner_finds_transactions_at_the_walks_depths() {
-        let xml = b"<?xml version=\"1.0\"?><!-- <CdtTrfTxInf> --><Document><CstmrCdtTrfInitn>\
-            <GrpHdr><CdtTrfTxInf>no</CdtTrfTxInf></GrpHdr>\
-            <PmtInf><CdtTrfTxInf><A b='>'>1</A></CdtTrfTxInf><X><CdtTrfTxInf/></X></PmtInf>\
-            <CdtTrfTxInf><![CDATA[<]]></CdtTrfTxInf></CstmrCdtTrfInitn></Document>";
-        let mut found = Vec::new();
-        let mut at = 0;
-        let mut scanner = Scanner::default();
-        scanner.scan(xml, 100, &mut at, &mut found);
-        let text = String::from_utf8_lossy(xml);
-        let spans: Vec<&str> = found
-            .iter()
-            .map(|f| &text[(f.start - 100) as usize..(f.end - 100) as usize])
-            .collect();
-        assert_eq!(
-            spans,
-            [
-                "<CdtTrfTxInf><A b='>'>1</A></CdtTrfTxInf>",
-                "<CdtTrfTxInf><![CDATA[<]]></CdtTrfTxInf>"
-            ]
-        );
-        assert_eq!(found.iter().map(|f| f.depth).collect::<Vec<_>>(), [3, 2]);
-        assert_eq!(at, xml.len());
-        assert!(!scanner.stopped());
-        // The RTP envelope is not cut.
-        let mut scanner = Scanner::default();
-        let (mut at, mut found) = (0, Vec::new());
-        scanner.scan(
-            b"<Message xmlns=\"urn:tch\"><CreditTransfer>",
-            0,
-            &mut at,
-            &mut found,
-        );
-        assert!(scanner.stopped());
     }
 
     #[test]

@@ -1,84 +1,24 @@
 //! Streaming XML walk with quick-xml: one reused buffer, bounded depth and event size,
-//! DOCTYPE refused. It cuts the document into *blocks* — the group header, each payment
-//! information (pain.001) and each transaction — and hands each block over as a flat list
-//! of leaves (relative path → text) with their positions, as soon as the block ends.
+//! DOCTYPE refused (the XML layer is [`crate::formats::xml`]). It cuts the document into
+//! *blocks* — the group header, each payment information (pain.001) and each transaction —
+//! and hands each block over as a flat list of leaves (relative path → text) with their
+//! positions, as soon as the block ends ([`super::block`]).
 
-use super::cut::{CutTx, Cutter, Next};
-use super::decode::{Decoder, Encoding, HEAD_BYTES_MAX, READ, Sniffed, sniff};
-use crate::findings::{Finding, FindingCode, XmlPosition};
-use quick_xml::NsReader;
-use quick_xml::escape::{resolve_xml_entity, unescape_with};
-use quick_xml::events::{BytesRef, Event};
-use quick_xml::name::ResolveResult;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
-use std::io::{self, BufRead, Read};
+use super::block::{Block, BlockKind, OpenBlocks, Stack, is_block};
+use super::cut::{CutPieces, Cutter, ReadAhead};
+use crate::findings::Finding;
+use crate::formats::xml::{
+    self, DEPTH_MAX, Opened, Pieces, Pos, Resolved, Unopened, read_attributes, resolve_reference,
+};
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::name::{NamespaceResolver, ResolveResult};
+use std::cell::RefCell;
+use std::io::{self, BufRead};
 use std::rc::Rc;
 use std::sync::{Mutex, mpsc};
 
 /// The namespace of the TCH RTP envelope (`<Message xmlns="urn:tch">`).
 pub const RTP_NAMESPACE: &str = "urn:tch";
-/// Deepest element nesting accepted; ISO 20022 messages stay well under 20.
-pub const DEPTH_MAX: usize = 64;
-/// Largest single XML event (a start tag, a text node): 1 MiB. A text node of 10 MB or a
-/// tag without end is refused before it fills memory.
-pub const EVENT_BYTES_MAX: u64 = 1 << 20;
-/// Leaves kept per block: a transaction has a few dozen.
-pub const LEAVES_PER_BLOCK_MAX: usize = 10_000;
-
-/// Where a block or a leaf sits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Pos {
-    pub byte_offset: u64,
-    pub line: u64,
-}
-
-impl Pos {
-    /// The position of element `path` starting here.
-    pub fn at(&self, path: impl Into<String>) -> XmlPosition {
-        XmlPosition {
-            byte_offset: self.byte_offset,
-            line: self.line,
-            path: path.into(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockKind {
-    Group,
-    PaymentInfo,
-    Transaction,
-}
-
-/// One block: its absolute path (with indices) and its leaves.
-#[derive(Debug, Clone, Default)]
-pub struct Block {
-    pub path: String,
-    pub pos: Pos,
-    /// (relative path, text, position). Attributes appear as `path@Name`.
-    pub leaves: Vec<(String, String, Pos)>,
-}
-
-impl Block {
-    pub fn get(&self, rel: &str) -> Option<&str> {
-        self.leaves
-            .iter()
-            .find(|(p, _, _)| p == rel)
-            .map(|(_, v, _)| v.as_str())
-    }
-    pub fn get_pos(&self, rel: &str) -> Option<(&str, Pos)> {
-        self.leaves
-            .iter()
-            .find(|(p, _, _)| p == rel)
-            .map(|(_, v, pos)| (v.as_str(), *pos))
-    }
-    /// The first of several relative paths present.
-    pub fn first<'a, 'r>(&'a self, rels: &[&'r str]) -> Option<(&'r str, &'a str, Pos)> {
-        rels.iter()
-            .find_map(|r| self.get_pos(r).map(|(v, p)| (*r, v, p)))
-    }
-}
 
 /// What the walk reports, in document order.
 pub enum WalkEvent<'a> {
@@ -101,136 +41,6 @@ pub enum WalkEvent<'a> {
     Warning(Finding),
 }
 
-/// The input as the XML reader sees it: UTF-8 as read, or decoded to UTF-8.
-pub(crate) enum Input<R> {
-    Plain(R),
-    Decoded(Decoder<R>),
-}
-
-impl<R: BufRead> io::Read for Input<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Input::Plain(r) => r.read(out),
-            Input::Decoded(r) => r.read(out),
-        }
-    }
-}
-
-impl<R: BufRead> BufRead for Input<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        match self {
-            Input::Plain(r) => r.fill_buf(),
-            Input::Decoded(r) => r.fill_buf(),
-        }
-    }
-    fn consume(&mut self, amt: usize) {
-        match self {
-            Input::Plain(r) => r.consume(amt),
-            Input::Decoded(r) => r.consume(amt),
-        }
-    }
-}
-
-/// Counts consumed bytes (per event and in all) and lines. It keeps its own buffer,
-/// filled by one `read` of the layers below (decoding, the hash, the file) per
-/// [`GUARD_BUFFER`] bytes: quick-xml asks for the buffer several times an event, and each
-/// ask would otherwise go down every layer.
-pub(crate) struct Guard<R> {
-    inner: R,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    since_reset: Rc<Cell<u64>>,
-    /// Set when an event outgrew [`EVENT_BYTES_MAX`]: the walk reports a size limit, not
-    /// a syntax error (quick-xml wraps the I/O error it gets).
-    over_limit: Rc<Cell<bool>>,
-    lines: Rc<Cell<u64>>,
-    /// Bytes consumed: the file offset of what the XML reader reads next (a BOM included,
-    /// which quick-xml's own position may or may not count depending on read sizes).
-    consumed: Rc<Cell<u64>>,
-    total: u64,
-    /// When the walk is cut by transaction: what hands out the pieces, the transactions
-    /// read ahead (by the offset of their `<`) for the walk to take, and what the piece in
-    /// the buffer stands for beyond its own bytes (the rest of a cut transaction's bytes,
-    /// its newlines), counted once it is consumed.
-    cutter: Option<Cutter>,
-    cuts: Rc<RefCell<VecDeque<(u64, CutTx)>>>,
-    jump: Option<(u64, u64)>,
-    cut_count: u64,
-}
-
-impl<R> Guard<R> {
-    /// Bytes consumed in all.
-    pub(crate) fn total(&self) -> u64 {
-        self.total
-    }
-}
-
-impl<R: BufRead> io::Read for Guard<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        super::decode::read_through(self, out)
-    }
-}
-
-/// The size of [`Guard`]'s buffer.
-const GUARD_BUFFER: usize = 64 * 1024;
-
-impl<R: BufRead> BufRead for Guard<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.since_reset.get() > EVENT_BYTES_MAX {
-            self.over_limit.set(true);
-            return Err(io::Error::other(format!(
-                "an XML event longer than {EVENT_BYTES_MAX} bytes"
-            )));
-        }
-        if self.pos == self.end
-            && let Some(cutter) = self.cutter.as_mut()
-        {
-            self.pos = 0;
-            self.end = 0;
-            while self.end == 0 {
-                match cutter.next_piece(&mut self.inner, &mut self.buf)? {
-                    Next::End => break,
-                    Next::Raw => {}
-                    Next::Cut { beyond, tx } => {
-                        // The transaction's `<` is where the buffer's placeholder starts.
-                        let at = self.total + (self.buf.len() as u64 - tx.qname.len() as u64 - 3);
-                        self.jump = Some((beyond, tx.lines));
-                        self.cut_count += 1;
-                        self.cuts.borrow_mut().push_back((at, tx));
-                    }
-                }
-                self.end = self.buf.len();
-            }
-        } else if self.pos == self.end {
-            self.end = loop {
-                match io::Read::read(&mut self.inner, &mut self.buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    r => break r?,
-                }
-            };
-            self.pos = 0;
-        }
-        Ok(&self.buf[self.pos..self.end])
-    }
-    fn consume(&mut self, amt: usize) {
-        let amt = amt.min(self.end - self.pos);
-        let b = &self.buf[self.pos..self.pos + amt];
-        self.lines
-            .set(self.lines.get() + memchr::memchr_iter(b'\n', b).count() as u64);
-        self.pos += amt;
-        self.since_reset.set(self.since_reset.get() + amt as u64);
-        self.total += amt as u64;
-        if self.pos == self.end
-            && let Some((bytes, lines)) = self.jump.take()
-        {
-            self.total += bytes;
-            self.lines.set(self.lines.get() + lines);
-        }
-        self.consumed.set(self.total);
-    }
-}
-
 /// The walk's outcome: the bytes and lines consumed (to the end of the document, or to
 /// where a fatal finding stopped the walk), and that fatal finding (syntax error,
 /// DOCTYPE, a limit).
@@ -241,234 +51,6 @@ pub struct WalkEnd {
     pub fatal: Option<Finding>,
     /// Transactions read by workers ([`super::cut`]); 0 for a walk read in order.
     pub cut: u64,
-}
-
-struct Frame {
-    name: String,
-    pos: Pos,
-    index: u32,
-    /// Names of the children seen so far, back to back in `child_names`, each with its
-    /// count: `(start, len, count)`.
-    children: Vec<(u32, u32, u32)>,
-    child_names: String,
-    had_child: bool,
-    text: String,
-}
-
-impl Frame {
-    /// Counts one more child called `name`; returns its 1-based index among its namesakes.
-    fn child(&mut self, name: &str) -> u32 {
-        self.had_child = true;
-        let names = &self.child_names;
-        if let Some(c) = self
-            .children
-            .iter_mut()
-            .find(|(at, len, _)| &names[*at as usize..(*at + *len) as usize] == name)
-        {
-            c.2 += 1;
-            return c.2;
-        }
-        self.children
-            .push((self.child_names.len() as u32, name.len() as u32, 1));
-        self.child_names.push_str(name);
-        1
-    }
-}
-
-/// The open elements. Frames above the depth are kept for reuse, with their buffers: a
-/// walk allocates per nesting level, not per element.
-#[derive(Default)]
-struct Stack {
-    frames: Vec<Frame>,
-    depth: usize,
-}
-
-impl Stack {
-    fn push(&mut self, name: &str, pos: Pos, index: u32) {
-        if self.depth == self.frames.len() {
-            self.frames.push(Frame {
-                name: String::new(),
-                pos,
-                index,
-                children: Vec::new(),
-                child_names: String::new(),
-                had_child: false,
-                text: String::new(),
-            });
-        }
-        let f = &mut self.frames[self.depth];
-        f.name.clear();
-        f.name.push_str(name);
-        f.pos = pos;
-        f.index = index;
-        f.children.clear();
-        f.child_names.clear();
-        f.had_child = false;
-        f.text.clear();
-        self.depth += 1;
-    }
-
-    fn pop(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-}
-
-impl std::ops::Deref for Stack {
-    type Target = [Frame];
-    fn deref(&self) -> &[Frame] {
-        &self.frames[..self.depth]
-    }
-}
-
-impl std::ops::DerefMut for Stack {
-    fn deref_mut(&mut self) -> &mut [Frame] {
-        &mut self.frames[..self.depth]
-    }
-}
-
-fn is_block(name: &str, parent: Option<&str>, in_document_depth: usize) -> Option<BlockKind> {
-    // Depth 2 under Document is the message root's children; 3 is PmtInf's children.
-    match (name, in_document_depth) {
-        ("GrpHdr", 2) => Some(BlockKind::Group),
-        ("OrgnlGrpInf", 2) => Some(BlockKind::Group),
-        ("PmtInf", 2) => Some(BlockKind::PaymentInfo),
-        ("CdtTrfTxInf" | "TxInf", 2) => Some(BlockKind::Transaction),
-        ("CdtTrfTxInf", 3) if parent == Some("PmtInf") => Some(BlockKind::Transaction),
-        _ => None,
-    }
-}
-
-/// The XML reader every ISO 20022 walk drives (pacs/pain here, camt statements in
-/// `crate::formats::camt`): the input decoded to UTF-8, behind the guard that counts lines
-/// and bytes and refuses an event longer than [`EVENT_BYTES_MAX`].
-pub(crate) type XmlReader<R> = NsReader<Guard<Input<io::Chain<io::Cursor<Vec<u8>>, R>>>>;
-
-/// A document opened for a walk: the reader and the guard's counters.
-pub(crate) struct Opened<R> {
-    pub reader: XmlReader<R>,
-    /// Bytes consumed since the counter was last reset (set it to 0 before each event).
-    pub since: Rc<Cell<u64>>,
-    /// 1-based line of the next byte.
-    pub lines: Rc<Cell<u64>>,
-    /// Bytes consumed: the file offset of the next event.
-    pub consumed: Rc<Cell<u64>>,
-    /// Set when an event outgrew [`EVENT_BYTES_MAX`].
-    pub over_limit: Rc<Cell<bool>>,
-    /// Transactions read ahead by workers, by the offset of their `<` (empty unless the
-    /// walk is cut, [`super::cut`]).
-    pub cuts: Rc<RefCell<VecDeque<(u64, CutTx)>>>,
-}
-
-/// Opens `source` for a walk: its encoding from the byte-order mark or the declaration
-/// (a contradiction is passed to `on_warning`), decoded to UTF-8 when it is not, behind
-/// the guard. `Err` is the end of a walk that cannot start (an encoding not read).
-///
-/// With a `cutter`, input in UTF-8 is cut by transaction ([`super::cut`]); other input is
-/// read whole by the walk.
-pub(crate) fn open<R: BufRead>(
-    mut source: R,
-    on_warning: &mut dyn FnMut(Finding),
-    cutter: Option<Cutter>,
-) -> io::Result<Result<Opened<R>, WalkEnd>> {
-    // The encoding, from the byte-order mark or the declaration (within its first bytes).
-    let mut head = Vec::with_capacity(256);
-    while head.len() < HEAD_BYTES_MAX {
-        let buf = source.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        let n = buf.len().min(HEAD_BYTES_MAX - head.len());
-        head.extend_from_slice(&buf[..n]);
-        source.consume(n);
-        // The first `>` and the byte after it (the rest of a UTF-16 code unit).
-        if memchr::memchr(b'>', &head).is_some_and(|i| head.len() > i + 1) {
-            break;
-        }
-    }
-    // Sniffed up to the first `>` whatever was read beyond it, so that the answer does not
-    // depend on how the input arrived (a pipe's short reads).
-    let upto = memchr::memchr(b'>', &head).map_or(head.len(), |i| (i + 2).min(head.len()));
-    let encoding = match sniff(&head[..upto]) {
-        Ok(Sniffed {
-            encoding,
-            contradicted,
-        }) => {
-            if let Some((mark, label)) = contradicted {
-                on_warning(Finding::warning(
-                    FindingCode::EncodingMismatch,
-                    Pos {
-                        byte_offset: 0,
-                        line: 1,
-                    }
-                    .at("/"),
-                    None,
-                    format!("an XML declaration agreeing with the {mark} byte-order mark"),
-                    format!(
-                        "encoding=\"{label}\" after a {mark} byte-order mark (read as {mark}, \
-                         as the mark says)"
-                    ),
-                ));
-            }
-            encoding
-        }
-        Err(label) => {
-            return Ok(Err(WalkEnd {
-                bytes: head.len() as u64,
-                lines: 1,
-                cut: 0,
-                fatal: Some(Finding::error(
-                    FindingCode::UnsupportedFormat,
-                    Pos::default().at("/"),
-                    None,
-                    READ,
-                    format!("XML declaring encoding=\"{label}\""),
-                )),
-            }));
-        }
-    };
-    let source = io::Cursor::new(head).chain(source);
-    let cutter = cutter.filter(|_| encoding == Encoding::Utf8);
-    let source = match encoding {
-        Encoding::Utf8 => Input::Plain(source),
-        other => Input::Decoded(Decoder::new(source, other)),
-    };
-    let since = Rc::new(Cell::new(0u64));
-    let lines = Rc::new(Cell::new(1u64));
-    let consumed = Rc::new(Cell::new(0u64));
-    let over_limit = Rc::new(Cell::new(false));
-    let cuts = Rc::new(RefCell::new(VecDeque::new()));
-    let guard = Guard {
-        inner: source,
-        buf: if cutter.is_some() {
-            Vec::new()
-        } else {
-            vec![0; GUARD_BUFFER]
-        },
-        pos: 0,
-        end: 0,
-        since_reset: since.clone(),
-        over_limit: over_limit.clone(),
-        lines: lines.clone(),
-        consumed: consumed.clone(),
-        total: 0,
-        cutter,
-        cuts: cuts.clone(),
-        jump: None,
-        cut_count: 0,
-    };
-    let mut reader = NsReader::from_reader(guard);
-    // Whitespace is kept and trimmed per leaf: quick-xml's own trimming makes event
-    // positions depend on read sizes.
-    reader.config_mut().trim_text(false);
-    reader.config_mut().expand_empty_elements = true;
-    Ok(Ok(Opened {
-        reader,
-        since,
-        lines,
-        consumed,
-        over_limit,
-        cuts,
-    }))
 }
 
 /// How a walk is cut by transaction ([`super::cut`]).
@@ -535,40 +117,32 @@ fn walk_in<R: BufRead>(
     cutter: Option<Cutter>,
     on: &mut dyn FnMut(WalkEvent<'_>),
 ) -> io::Result<WalkEnd> {
+    let ahead = Rc::new(RefCell::new(ReadAhead::default()));
+    let pieces = cutter.map(|cutter| {
+        Box::new(CutPieces {
+            cutter,
+            ahead: ahead.clone(),
+        }) as Box<dyn Pieces>
+    });
     let Opened {
         mut reader,
         since,
         lines,
         consumed,
         over_limit,
-        cuts,
-    } = match open(source, &mut |f| on(WalkEvent::Warning(f)), cutter)? {
+    } = match xml::open(source, &mut |f| on(WalkEvent::Warning(f)), pieces)? {
         Ok(opened) => opened,
-        Err(end) => return Ok(end),
+        Err(Unopened { bytes, fatal }) => {
+            return Ok(WalkEnd {
+                bytes,
+                lines: 1,
+                fatal: Some(fatal),
+                cut: 0,
+            });
+        }
     };
+    let mut walk = Walk::new(on, ahead);
     let mut buf = Vec::with_capacity(8 * 1024);
-    let mut stack = Stack::default();
-    let mut name = String::new();
-    // Index in `stack` of the Document element, and of the open blocks.
-    let mut document_at: Option<usize> = None;
-    let mut open_block: Option<(BlockKind, usize, Block)> = None;
-    let mut open_pmtinf: Option<(usize, Block)> = None;
-    let mut fatal: Option<Finding> = None;
-    let mut rtp_envelope = false;
-    let path_of = |stack: &[Frame]| -> String {
-        let mut s = String::new();
-        for f in stack {
-            s.push('/');
-            s.push_str(&f.name);
-            if f.index > 1 || matches!(f.name.as_str(), "CdtTrfTxInf" | "TxInf" | "PmtInf") {
-                s.push_str(&format!("[{}]", f.index));
-            }
-        }
-        if s.is_empty() {
-            s.push('/');
-        }
-        s
-    };
     loop {
         since.set(0);
         // quick-xml stops a text event before the `<` or `&` that ends it, and a reference
@@ -580,149 +154,86 @@ fn walk_in<R: BufRead>(
         };
         // Events unresolved: only a Document's (or an envelope's) namespace is looked up,
         // not every element's (resolving each was 6 % of a pacs.008 `check`).
-        let ev = match reader.read_event_into(&mut buf) {
-            Ok(ev) => ev,
+        match reader.read_event_into(&mut buf) {
+            Ok(ev) => {
+                if !walk.event(ev, pos, reader.resolver())? {
+                    break;
+                }
+            }
             Err(e) => {
                 // Where the element being read started: stable whatever the read sizes were
                 // (quick-xml's error position depends on its buffer boundaries).
-                let at = stack.last().map(|f| f.pos).unwrap_or(pos);
-                let code = if over_limit.get() {
-                    FindingCode::SizeLimit
-                } else {
-                    FindingCode::XmlSyntax
-                };
-                fatal = Some(Finding::error(
-                    code,
-                    at.at(path_of(&stack)),
-                    None,
-                    "well-formed XML within the limits",
-                    e.to_string(),
-                ));
+                let at = walk.stack.last().map(|f| f.pos).unwrap_or(pos);
+                let path = walk.stack.path();
+                walk.fatal = Some(xml::malformed(at, path, over_limit.get(), &e));
                 break;
             }
-        };
+        }
+        buf.clear();
+    }
+    // What follows a fatal finding is not read here: the caller, which hashes the input,
+    // reads it to its end (src/hash.rs, `HashingReader::drain`).
+    walk.end_of_walk(reader.into_inner().total(), lines.get())
+}
+
+/// One walk between two events: the open elements, where the Document is, the blocks
+/// open, and the finding that stopped it.
+struct Walk<'a> {
+    on: &'a mut dyn FnMut(WalkEvent<'_>),
+    /// Transactions workers read, for the walk to take at their start tags.
+    ahead: Rc<RefCell<ReadAhead>>,
+    stack: Stack,
+    /// The local name of the element last started.
+    name: String,
+    /// Index in `stack` of the Document element (or of what stands for it).
+    document_at: Option<usize>,
+    open: OpenBlocks,
+    rtp_envelope: bool,
+    fatal: Option<Finding>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(on: &'a mut dyn FnMut(WalkEvent<'_>), ahead: Rc<RefCell<ReadAhead>>) -> Self {
+        Walk {
+            on,
+            ahead,
+            stack: Stack::default(),
+            name: String::new(),
+            document_at: None,
+            open: OpenBlocks::default(),
+            rtp_envelope: false,
+            fatal: None,
+        }
+    }
+
+    /// The walk's outcome once it stopped, `bytes` and `lines` read; `Err` if a transaction
+    /// a worker read was never reached (an internal error).
+    fn end_of_walk(self, bytes: u64, lines: u64) -> io::Result<WalkEnd> {
+        let cut = self.ahead.borrow().count;
+        if self.fatal.is_none() && !self.ahead.borrow().queue.is_empty() {
+            return Err(io::Error::other(
+                "internal error: a transaction read ahead was never reached by the walk",
+            ));
+        }
+        tracing::debug!(transactions = cut, "transactions read by workers");
+        Ok(WalkEnd {
+            bytes,
+            lines,
+            fatal: self.fatal,
+            cut,
+        })
+    }
+
+    /// Takes the event read at `pos`: `false` once the walk stops (at a fatal finding or
+    /// at the end of the input). `Err` is an internal error.
+    fn event(&mut self, ev: Event<'_>, pos: Pos, ns: &NamespaceResolver) -> io::Result<bool> {
         match ev {
-            Event::Start(e) => {
-                if stack.len() >= DEPTH_MAX {
-                    fatal = Some(Finding::error(
-                        FindingCode::DepthLimit,
-                        pos.at(path_of(&stack)),
-                        None,
-                        format!("at most {DEPTH_MAX} nested elements"),
-                        "deeper nesting",
-                    ));
-                    break;
-                }
-                name.clear();
-                name.push_str(e.local_name().as_ref());
-                let index = match stack.last_mut() {
-                    Some(parent) => parent.child(&name),
-                    None => 1,
-                };
-                stack.push(&name, pos, index);
-                let parent_name = stack.len().checked_sub(2).map(|i| stack[i].name.as_str());
-                let namespace = || match reader.resolver().resolve_element(e.name()).0 {
-                    ResolveResult::Bound(ns) => ns.as_ref().to_string(),
-                    _ => String::new(),
-                };
-                if stack.len() == 1 && name == "Message" && namespace() == RTP_NAMESPACE {
-                    rtp_envelope = true;
-                }
-                if name == "Document" && document_at.is_none() {
-                    document_at = Some(stack.len() - 1);
-                    on(WalkEvent::Document {
-                        namespace: namespace(),
-                        path: path_of(&stack),
-                        pos,
-                    });
-                    continue;
-                }
-                // The TCH RTP envelope: `Message` holds the `AppHdr` and one business element
-                // (`CreditTransfer`, ...) holding the message itself, without a Document.
-                // The business element stands for the Document; the message's namespace
-                // says what it is (another kind than those read is refused by name).
-                if rtp_envelope
-                    && document_at.is_none()
-                    && stack.len() == 3
-                    && parent_name != Some("AppHdr")
-                {
-                    document_at = Some(stack.len() - 2);
-                    on(WalkEvent::Document {
-                        namespace: namespace(),
-                        path: path_of(&stack),
-                        pos,
-                    });
-                }
-                if let Some(d) = document_at {
-                    let depth = stack.len() - 1 - d;
-                    if let Some(kind) = is_block(&name, parent_name, depth) {
-                        let mut block = Block {
-                            path: path_of(&stack),
-                            pos,
-                            leaves: Vec::new(),
-                        };
-                        // A transaction a worker read: its leaves, at their places here.
-                        if kind == BlockKind::Transaction
-                            && let Some((_, tx)) = cuts
-                                .borrow_mut()
-                                .pop_front_if(|(at, _)| *at == pos.byte_offset)
-                        {
-                            block.leaves = tx
-                                .leaves
-                                .into_iter()
-                                .map(|(path, text, rel)| {
-                                    let at = Pos {
-                                        byte_offset: pos.byte_offset + rel.byte_offset,
-                                        line: pos.line + rel.line,
-                                    };
-                                    (path, text, at)
-                                })
-                                .collect();
-                            if let Some(f) = stack.last_mut() {
-                                f.had_child = true;
-                            }
-                        }
-                        match kind {
-                            BlockKind::PaymentInfo => open_pmtinf = Some((stack.len() - 1, block)),
-                            _ => open_block = Some((kind, stack.len() - 1, block)),
-                        }
-                    }
-                }
-                if cuts
-                    .borrow()
-                    .front()
-                    .is_some_and(|(at, _)| *at <= pos.byte_offset)
-                {
-                    // The scanner and the walk disagree on what a transaction is: a bug,
-                    // never a transaction dropped in silence.
-                    return Err(io::Error::other(format!(
-                        "internal error: a transaction read ahead at byte {} is not one \
-                         to the walk (<{name}>)",
-                        pos.byte_offset
-                    )));
-                }
-                // Attributes (Ccy="EUR") become leaves `path@Name`.
-                if let Some(f) = read_attributes(&e, pos, &|| path_of(&stack), &mut |key, value| {
-                    add_leaf(
-                        &stack,
-                        &mut open_block,
-                        &mut open_pmtinf,
-                        &format!("@{key}"),
-                        value,
-                        pos,
-                    )
-                }) {
-                    fatal = Some(f);
-                }
-                if fatal.is_some() {
-                    break;
-                }
-            }
+            Event::Start(e) => return self.start(&e, pos, ns),
             Event::Text(t) => {
                 // Text as written (quick-xml hands references over as their own events).
                 // Whitespace between elements, or before a leaf's text (trimmed anyway):
                 // nothing to keep. Whitespace after a reference is kept (`&amp; &amp;`).
-                if let Some(f) = stack.last_mut()
+                if let Some(f) = self.stack.last_mut()
                     && !f.had_child
                     && !(f.text.is_empty() && t.bytes().all(|b| b.is_ascii_whitespace()))
                 {
@@ -731,16 +242,10 @@ fn walk_in<R: BufRead>(
             }
             Event::GeneralRef(r) => {
                 let Some(resolved) = resolve_reference(&r) else {
-                    fatal = Some(Finding::error(
-                        FindingCode::XmlSyntax,
-                        pos.at(path_of(&stack)),
-                        None,
-                        REFERENCES,
-                        format!("&{};", &*r),
-                    ));
-                    break;
+                    self.fatal = Some(xml::unresolved(pos, self.stack.path(), &r));
+                    return Ok(false);
                 };
-                if let Some(f) = stack.last_mut()
+                if let Some(f) = self.stack.last_mut()
                     && !f.had_child
                 {
                     match resolved {
@@ -750,266 +255,195 @@ fn walk_in<R: BufRead>(
                 }
             }
             Event::CData(t) => {
-                if let Some(f) = stack.last_mut() {
+                if let Some(f) = self.stack.last_mut() {
                     f.text.push_str(&t);
                 }
             }
-            Event::End(_) => {
-                let Some(frame) = stack.last() else { continue };
-                if !frame.had_child {
-                    // A leaf's position is its start tag's.
-                    let (text, start) = (frame.text.trim().to_string(), frame.pos);
-                    add_leaf(&stack, &mut open_block, &mut open_pmtinf, "", text, start);
-                }
-                let depth_index = stack.len() - 1;
-                if let Some((kind, _, block)) = open_block.take_if(|(_, at, _)| *at == depth_index)
-                {
-                    let payment_info = open_pmtinf.as_ref().map(|(_, b)| b);
-                    on(WalkEvent::Block {
-                        kind,
-                        block,
-                        payment_info,
-                    });
-                }
-                if let Some((_, block)) = open_pmtinf.take_if(|(at, _)| *at == depth_index) {
-                    on(WalkEvent::PaymentInfoEnd(block));
-                }
-                if document_at == Some(depth_index) {
-                    document_at = None;
-                    on(WalkEvent::DocumentEnd);
-                }
-                stack.pop();
-            }
+            Event::End(_) => self.end(),
             Event::DocType(_) => {
-                fatal = Some(Finding::error(
-                    FindingCode::DoctypeForbidden,
-                    pos.at(path_of(&stack)),
-                    None,
-                    "no DOCTYPE (entities and external references are refused)",
-                    "<!DOCTYPE ...>",
-                ));
-                break;
+                self.fatal = Some(xml::doctype(pos, self.stack.path()));
+                return Ok(false);
             }
             Event::Eof => {
                 // The input ended inside an element: a file cut short (an upload that
                 // stopped, a copy of a file still being written). What was read of it is
                 // no file, and its control totals were never reached: refused whole.
-                if let Some(open) = stack.last() {
-                    fatal = Some(Finding::error(
-                        FindingCode::XmlSyntax,
-                        pos.at(path_of(&stack)),
-                        None,
-                        "a complete document: every element closed",
-                        format!(
-                            "the end of the input inside <{}> (opened at line {}, byte {}): the file is cut short",
-                            open.name, open.pos.line, open.pos.byte_offset
-                        ),
-                    ));
+                if let Some(open) = self.stack.last() {
+                    let path = self.stack.path();
+                    self.fatal = Some(xml::cut_short(pos, path, &open.name, open.pos));
                 }
-                break;
+                return Ok(false);
             }
             _ => {}
         }
-        buf.clear();
+        Ok(true)
     }
-    if fatal.is_none() && !cuts.borrow().is_empty() {
-        return Err(io::Error::other(
-            "internal error: a transaction read ahead was never reached by the walk",
-        ));
-    }
-    // What follows a fatal finding is not read here: the caller, which hashes the input,
-    // reads it to its end (src/hash.rs, `HashingReader::drain`).
-    let guard = reader.into_inner();
-    tracing::debug!(
-        transactions = guard.cut_count,
-        "transactions read by workers"
-    );
-    Ok(WalkEnd {
-        bytes: guard.total,
-        lines: lines.get(),
-        fatal,
-        cut: guard.cut_count,
-    })
-}
 
-/// Reads the attributes of the start tag `e` (at `pos`, element `path`), handing each to
-/// `add` as (local name, value): xmlns and xsi attributes skipped, references resolved.
-/// Each at most once (XML 1.0, "Unique Att Spec"; two prefixes of one local name would read
-/// as one leaf too): a second one is refused, never read over the first. The finding that
-/// stops the walk, if any. The walk and the workers that read transactions for it
-/// (`super::cut`) share this one reading.
-pub(crate) fn read_attributes(
-    e: &quick_xml::events::BytesStart<'_>,
-    pos: Pos,
-    path: &dyn Fn() -> String,
-    add: &mut dyn FnMut(&str, String),
-) -> Option<Finding> {
-    let mut seen: Vec<&str> = Vec::new();
-    for attr in e.attributes() {
-        let attr = match attr {
-            Ok(a) => a,
-            Err(err) => return Some(attribute_error(e, pos, &path(), &err)),
+    /// A start tag: the element pushed, a Document or a block opened, its attributes read
+    /// as leaves `path@Name`.
+    fn start(&mut self, e: &BytesStart<'_>, pos: Pos, ns: &NamespaceResolver) -> io::Result<bool> {
+        if self.stack.len() >= DEPTH_MAX {
+            self.fatal = Some(xml::too_deep(pos, self.stack.path()));
+            return Ok(false);
+        }
+        self.name.clear();
+        self.name.push_str(e.local_name().as_ref());
+        let index = match self.stack.last_mut() {
+            Some(parent) => parent.child(&self.name),
+            None => 1,
         };
-        let qualified: &str = attr.key.into_inner();
-        if qualified.starts_with("xmlns") || qualified.starts_with("xsi:") {
-            continue;
+        self.stack.push(&self.name, pos, index);
+        let namespace = || match ns.resolve_element(e.name()).0 {
+            ResolveResult::Bound(ns) => ns.as_ref().to_string(),
+            _ => String::new(),
+        };
+        if self.stack.len() == 1 && self.name == "Message" && namespace() == RTP_NAMESPACE {
+            self.rtp_envelope = true;
         }
-        let key = attr.key.local_name().into_inner();
-        if let Some(first) = seen.iter().find(|q| local(q) == key) {
-            return Some(Finding::error(
-                FindingCode::DuplicateAttribute,
-                pos.at(format!("{}@{key}", path())),
-                None,
-                format!("one {key} attribute"),
-                format!("{qualified} after {first}"),
-            ));
+        if self.name == "Document" && self.document_at.is_none() {
+            self.document_at = Some(self.stack.len() - 1);
+            let path = self.stack.path();
+            (self.on)(WalkEvent::Document {
+                namespace: namespace(),
+                path,
+                pos,
+            });
+            return Ok(true);
         }
-        seen.push(qualified);
-        // As written, references resolved (no whitespace normalization, as before
-        // quick-xml 0.38); only XML's own entities, never an HTML table.
-        let value = match unescape_with(&attr.value, resolve_xml_entity) {
-            Ok(v) => v.into_owned(),
-            Err(err) => {
-                return Some(Finding::error(
-                    FindingCode::XmlSyntax,
-                    pos.at(format!("{}@{key}", path())),
-                    None,
-                    REFERENCES,
-                    err.to_string(),
-                ));
+        if self.stands_for_document() {
+            self.document_at = Some(self.stack.len() - 2);
+            let path = self.stack.path();
+            (self.on)(WalkEvent::Document {
+                namespace: namespace(),
+                path,
+                pos,
+            });
+        }
+        self.open_block(pos);
+        self.check_read_ahead(pos)?;
+        let (stack, open) = (&self.stack, &mut self.open);
+        if let Some(f) = read_attributes(e, pos, &|| stack.path(), &mut |key, value| {
+            open.add_leaf(stack, &format!("@{key}"), value, pos)
+        }) {
+            self.fatal = Some(f);
+        }
+        Ok(self.fatal.is_none())
+    }
+
+    /// The parent of the element just started, if any.
+    fn parent_name(&self) -> Option<&str> {
+        let i = self.stack.len().checked_sub(2)?;
+        Some(self.stack[i].name.as_str())
+    }
+
+    /// The TCH RTP envelope: `Message` holds the `AppHdr` and one business element
+    /// (`CreditTransfer`, ...) holding the message itself, without a Document. The business
+    /// element stands for the Document; the message's namespace says what it is (another
+    /// kind than those read is refused by name).
+    fn stands_for_document(&self) -> bool {
+        self.rtp_envelope
+            && self.document_at.is_none()
+            && self.stack.len() == 3
+            && self.parent_name() != Some("AppHdr")
+    }
+
+    /// The block the element just started opens, if it opens one; a transaction a worker
+    /// read gets its leaves, at their places here.
+    fn open_block(&mut self, pos: Pos) {
+        let Some(d) = self.document_at else { return };
+        let depth = self.stack.len() - 1 - d;
+        let Some(kind) = is_block(&self.name, self.parent_name(), depth) else {
+            return;
+        };
+        let mut block = Block {
+            path: self.stack.path(),
+            pos,
+            leaves: Vec::new(),
+        };
+        if kind == BlockKind::Transaction
+            && let Some((_, tx)) = self
+                .ahead
+                .borrow_mut()
+                .queue
+                .pop_front_if(|(at, _)| *at == pos.byte_offset)
+        {
+            block.leaves = tx
+                .leaves
+                .into_iter()
+                .map(|(path, text, rel)| {
+                    let at = Pos {
+                        byte_offset: pos.byte_offset + rel.byte_offset,
+                        line: pos.line + rel.line,
+                    };
+                    (path, text, at)
+                })
+                .collect();
+            if let Some(f) = self.stack.last_mut() {
+                f.had_child = true;
             }
-        };
-        add(key, value);
-    }
-    None
-}
-
-/// The local part of a qualified name (`ct:Ccy` → `Ccy`).
-pub(crate) fn local(qualified: &str) -> &str {
-    qualified.rsplit(':').next().unwrap_or(qualified)
-}
-
-/// A malformed attribute list of the start tag `tag` read at `pos`: a duplicate
-/// (`duplicate_attribute`) at the second occurrence's byte, anything else (a value
-/// without quotes, a key without `=`) an `xml_syntax` error at its byte.
-pub(crate) fn attribute_error(
-    tag: &quick_xml::events::BytesStart<'_>,
-    pos: Pos,
-    path: &str,
-    err: &quick_xml::events::attributes::AttrError,
-) -> Finding {
-    use quick_xml::events::attributes::AttrError;
-    let text: &str = tag;
-    let at = match *err {
-        AttrError::ExpectedEq(at)
-        | AttrError::ExpectedValue(at)
-        | AttrError::UnquotedValue(at)
-        | AttrError::ExpectedQuote(at, _)
-        | AttrError::Duplicated(at, _) => at.min(text.len()),
-    };
-    // The tag's text starts after its `<`.
-    let before = &text.as_bytes()[..at];
-    let here = Pos {
-        byte_offset: pos.byte_offset + 1 + at as u64,
-        line: pos.line + memchr::memchr_iter(b'\n', before).count() as u64,
-    };
-    match *err {
-        AttrError::Duplicated(at, prev) => {
-            let (again, first) = (written(text, at), written(text, prev));
-            let key = again.split('=').next().unwrap_or("").trim();
-            Finding::error(
-                FindingCode::DuplicateAttribute,
-                here.at(format!("{path}@{}", local(key))),
-                None,
-                format!("one {key} attribute"),
-                format!("{again} after {first}"),
-            )
         }
-        _ => Finding::error(
-            FindingCode::XmlSyntax,
-            here.at(path.to_string()),
-            None,
-            "well-formed attributes (name=\"value\")",
-            // quick-xml's message without its own offset (the finding has the byte).
-            err.to_string()
-                .split_once(": ")
-                .map_or_else(|| err.to_string(), |(_, why)| why.to_string()),
-        ),
-    }
-}
-
-/// The attribute written from byte `from` of a tag's text, to its closing quote
-/// (`Ccy="JPY"`).
-fn written(text: &str, from: usize) -> &str {
-    let rest = text.get(from..).unwrap_or("");
-    let end = rest.find(['"', '\'']).and_then(|q| {
-        let quote = rest[q..].chars().next()?;
-        rest[q + 1..].find(quote).map(|e| q + 1 + e + 1)
-    });
-    &rest[..end.unwrap_or(rest.len())]
-}
-
-/// What a finding about a reference expects.
-pub(crate) const REFERENCES: &str = "a character reference (&#65; or &#x41;) or one of XML's predefined entities \
-     (&amp; &lt; &gt; &quot; &apos;): no other entity can be declared without a DOCTYPE";
-
-/// The text a reference stands for.
-pub(crate) enum Resolved {
-    Char(char),
-    Entity(&'static str),
-}
-
-/// A character reference (`&#65;`, `&#x41;`) to a character XML allows, or one of the five
-/// entities XML predefines. Any other entity could only be declared in a DTD, and a DOCTYPE
-/// is refused: `None`.
-pub(crate) fn resolve_reference(r: &BytesRef<'_>) -> Option<Resolved> {
-    if r.is_char_ref() {
-        // XML 1.0 `Char`: tab, LF, CR, and from U+0020 on, less U+FFFE and U+FFFF (`char`
-        // already excludes the surrogates).
-        return match r.resolve_char_ref() {
-            Ok(Some(c))
-                if matches!(c, '\t' | '\n' | '\r')
-                    || (c >= ' ' && !matches!(c, '\u{FFFE}' | '\u{FFFF}')) =>
-            {
-                Some(Resolved::Char(c))
-            }
-            _ => None,
-        };
-    }
-    resolve_xml_entity(r).map(Resolved::Entity)
-}
-
-fn add_leaf(
-    stack: &[Frame],
-    open_block: &mut Option<(BlockKind, usize, Block)>,
-    open_pmtinf: &mut Option<(usize, Block)>,
-    suffix: &str,
-    value: String,
-    pos: Pos,
-) {
-    let target = match (open_block.as_mut(), open_pmtinf.as_mut()) {
-        (Some((_, at, b)), _) => Some((*at, b)),
-        (None, Some((at, b))) => Some((*at, b)),
-        _ => None,
-    };
-    let Some((at, block)) = target else { return };
-    if block.leaves.len() >= LEAVES_PER_BLOCK_MAX {
-        return;
-    }
-    let mut path = String::with_capacity(48);
-    for (i, f) in stack[at + 1..].iter().enumerate() {
-        if i > 0 {
-            path.push('/');
+        let at = self.stack.len() - 1;
+        match kind {
+            BlockKind::PaymentInfo => self.open.pmtinf = Some((at, block)),
+            _ => self.open.block = Some((kind, at, block)),
         }
-        path.push_str(&f.name);
     }
-    path.push_str(suffix);
-    block.leaves.push((path, value, pos));
+
+    /// A transaction read ahead that the walk went past without taking it: the scanner and
+    /// the walk disagree on what a transaction is, a bug, never a transaction dropped in
+    /// silence.
+    fn check_read_ahead(&self, pos: Pos) -> io::Result<()> {
+        if self
+            .ahead
+            .borrow()
+            .queue
+            .front()
+            .is_some_and(|(at, _)| *at <= pos.byte_offset)
+        {
+            return Err(io::Error::other(format!(
+                "internal error: a transaction read ahead at byte {} is not one to the walk \
+                 (<{}>)",
+                pos.byte_offset, self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// An end tag: a leaf's text kept, the blocks (and the Document) it closes reported.
+    fn end(&mut self) {
+        let Some(frame) = self.stack.last() else {
+            return;
+        };
+        if !frame.had_child {
+            // A leaf's position is its start tag's.
+            let (text, start) = (frame.text.trim().to_string(), frame.pos);
+            self.open.add_leaf(&self.stack, "", text, start);
+        }
+        let depth_index = self.stack.len() - 1;
+        if let Some((kind, _, block)) = self.open.block.take_if(|(_, at, _)| *at == depth_index) {
+            let payment_info = self.open.pmtinf.as_ref().map(|(_, b)| b);
+            (self.on)(WalkEvent::Block {
+                kind,
+                block,
+                payment_info,
+            });
+        }
+        if let Some((_, block)) = self.open.pmtinf.take_if(|(at, _)| *at == depth_index) {
+            (self.on)(WalkEvent::PaymentInfoEnd(block));
+        }
+        if self.document_at == Some(depth_index) {
+            self.document_at = None;
+            (self.on)(WalkEvent::DocumentEnd);
+        }
+        self.stack.pop();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::FindingCode;
+    use crate::formats::xml::{EVENT_BYTES_MAX, REFERENCES};
     use std::io::BufReader;
 
     const PACS: &str = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08";

@@ -180,17 +180,19 @@ impl<R: BufRead> Decoder<R> {
                 return Ok(());
             }
             let n = buf.len().min(DECODE_CHUNK_MAX);
-            let mut tmp = [0u8; 4];
+            let bytes = &buf[..n];
             match self.encoding {
-                Encoding::Utf8 => self.out.extend_from_slice(&buf[..n]),
+                Encoding::Utf8 => self.out.extend_from_slice(bytes),
                 Encoding::Latin1 => {
-                    for &b in &buf[..n] {
+                    let mut tmp = [0u8; 4];
+                    for &b in bytes {
                         self.out
                             .extend_from_slice(char::from(b).encode_utf8(&mut tmp).as_bytes());
                     }
                 }
                 Encoding::Windows1252 => {
-                    for &b in &buf[..n] {
+                    let mut tmp = [0u8; 4];
+                    for &b in bytes {
                         let c = match b {
                             0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],
                             _ => char::from(b),
@@ -200,53 +202,72 @@ impl<R: BufRead> Decoder<R> {
                     }
                 }
                 Encoding::Utf16Le | Encoding::Utf16Be => {
-                    self.carry.extend_from_slice(&buf[..n]);
                     let le = self.encoding == Encoding::Utf16Le;
-                    let mut units: Vec<u16> = self
-                        .carry
-                        .chunks_exact(2)
-                        .map(|p| {
-                            if le {
-                                u16::from_le_bytes([p[0], p[1]])
-                            } else {
-                                u16::from_be_bytes([p[0], p[1]])
-                            }
-                        })
-                        .collect();
-                    let mut keep = self.carry.len() % 2;
-                    // A high surrogate last: its pair is in the next read.
-                    if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
-                        units.pop();
-                        keep += 2;
-                    }
-                    let mut start = 0;
-                    if self.at_start && !units.is_empty() {
-                        self.at_start = false;
-                        if units[0] == 0xFEFF {
-                            start = 1;
-                        }
-                    }
-                    for c in char::decode_utf16(units[start..].iter().copied()) {
-                        let c = c.map_err(|e| {
-                            io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                format!(
-                                    "an unpaired UTF-16 surrogate {:#06X}",
-                                    e.unpaired_surrogate()
-                                ),
-                            )
-                        })?;
-                        self.out
-                            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                    }
-                    let tail = self.carry.len() - keep;
-                    self.carry.drain(..tail);
+                    decode_utf16(
+                        &mut self.carry,
+                        &mut self.at_start,
+                        le,
+                        bytes,
+                        &mut self.out,
+                    )?;
                 }
             }
             self.inner.consume(n);
         }
         Ok(())
     }
+}
+
+/// Decodes UTF-16 `bytes` (little-endian if `le`) to UTF-8 in `out`, after the `carry`
+/// of the previous read; what ends inside a code unit or surrogate pair is carried to the
+/// next. The byte-order mark is dropped once, at the start (`at_start`).
+fn decode_utf16(
+    carry: &mut Vec<u8>,
+    at_start: &mut bool,
+    le: bool,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    carry.extend_from_slice(bytes);
+    let mut units: Vec<u16> = carry
+        .chunks_exact(2)
+        .map(|p| {
+            if le {
+                u16::from_le_bytes([p[0], p[1]])
+            } else {
+                u16::from_be_bytes([p[0], p[1]])
+            }
+        })
+        .collect();
+    let mut keep = carry.len() % 2;
+    // A high surrogate last: its pair is in the next read.
+    if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
+        units.pop();
+        keep += 2;
+    }
+    let mut start = 0;
+    if *at_start && !units.is_empty() {
+        *at_start = false;
+        if units[0] == 0xFEFF {
+            start = 1;
+        }
+    }
+    let mut tmp = [0u8; 4];
+    for c in char::decode_utf16(units[start..].iter().copied()) {
+        let c = c.map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "an unpaired UTF-16 surrogate {:#06X}",
+                    e.unpaired_surrogate()
+                ),
+            )
+        })?;
+        out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+    }
+    let tail = carry.len() - keep;
+    carry.drain(..tail);
+    Ok(())
 }
 
 impl<R: BufRead> io::Read for Decoder<R> {
