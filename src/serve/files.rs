@@ -199,18 +199,29 @@ pub async fn post_file(
         })
         .await
         .map(|w| w.0);
+    decided_response(&app, decided, scope, fingerprint, started)
+}
+
+/// The answer to an upload, from what its ledger work came to.
+fn decided_response(
+    app: &App,
+    decided: Result<Decided, LedgerError>,
+    scope: IdemScope,
+    fingerprint: String,
+    started: std::time::Instant,
+) -> Response {
     match decided {
         // Another process holds the key: how long it has run is not known here.
-        Ok(Decided::InProgress) => in_progress(&app, scope, fingerprint, 1),
-        Ok(Decided::Stored(stored)) => repeat(&app, scope, fingerprint, stored),
+        Ok(Decided::InProgress) => in_progress(app, scope, fingerprint, 1),
+        Ok(Decided::Stored(stored)) => repeat(app, scope, fingerprint, stored),
         Ok(Decided::Ran(Ok(stored))) => {
             app.metrics.idempotency("first");
             app.metrics.ingest_took(started.elapsed().as_secs_f64());
             respond(&stored, false)
         }
         Ok(Decided::Uncertain(why)) => uncertain(why),
-        Ok(Decided::Ran(Err(e))) => failed(&app, e),
-        Err(e) => failed(&app, IngestError::Ledger(e)),
+        Ok(Decided::Ran(Err(e))) => failed(app, e),
+        Err(e) => failed(app, IngestError::Ledger(e)),
     }
 }
 
