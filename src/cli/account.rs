@@ -47,57 +47,7 @@ pub async fn run(g: &GlobalOpts, a: &AccountArgs) -> u8 {
             bank_account,
             ledger_account,
             json,
-        } => {
-            // Refused before the database is opened: a usage error needs no ledger.
-            for (what, name) in std::iter::once(("bank", bank_account))
-                .chain(ledger_account.iter().map(|l| ("ledger", l)))
-            {
-                if let Err(e) = check_account_name(name) {
-                    errln!("clearledger: invalid {what} account {name:?}: {e}");
-                    return exit::USAGE;
-                }
-            }
-            with_ledger(g, async |ledger| {
-                if let Some(code) = require_tenant(g, ledger).await {
-                    return code;
-                }
-                let now = chrono::Utc::now();
-                let mut res = Ok(());
-                for l in ledger_account {
-                    let (m, added) = match ledger.map_account(&g.tenant, bank_account, l, now).await
-                    {
-                        Ok(x) => x,
-                        Err(e) => return infra_error(&e),
-                    };
-                    let status = if added { "added" } else { "exists" };
-                    res = res.and_then(|()| {
-                        if *json {
-                            outln!(
-                                "{}",
-                                json!({"bank_account": m.bank_account, "ledger_account": m.ledger_account,
-                                       "created_at": m.created_at, "status": status})
-                            )
-                        } else if g.quiet {
-                            Ok(())
-                        } else if added {
-                            outln!("{} -> {}: mapped", m.bank_account, m.ledger_account)
-                        } else {
-                            outln!(
-                                "{} -> {}: mapped before ({}); nothing changed",
-                                m.bank_account,
-                                m.ledger_account,
-                                m.created_at
-                            )
-                        }
-                    });
-                }
-                match res {
-                    Ok(()) => exit::OK,
-                    Err(e) => out::stdout_failed(&e, exit::OK),
-                }
-            })
-            .await
-        }
+        } => map(g, bank_account, ledger_account, *json).await,
         AccountCommand::List { bank_account, json } => {
             with_ledger(g, async |ledger| {
                 if let Some(code) = require_tenant(g, ledger).await {
@@ -113,6 +63,65 @@ pub async fn run(g: &GlobalOpts, a: &AccountArgs) -> u8 {
             })
             .await
         }
+    }
+}
+
+/// `account map`: each pair mapped (or found mapped before) and said.
+async fn map(g: &GlobalOpts, bank_account: &str, ledger_account: &[String], json: bool) -> u8 {
+    // Refused before the database is opened: a usage error needs no ledger.
+    for (what, name) in std::iter::once(("bank", bank_account))
+        .chain(ledger_account.iter().map(|l| ("ledger", l.as_str())))
+    {
+        if let Err(e) = check_account_name(name) {
+            errln!("clearledger: invalid {what} account {name:?}: {e}");
+            return exit::USAGE;
+        }
+    }
+    with_ledger(g, async |ledger| {
+        if let Some(code) = require_tenant(g, ledger).await {
+            return code;
+        }
+        let now = chrono::Utc::now();
+        let mut res = Ok(());
+        for l in ledger_account {
+            let (m, added) = match ledger.map_account(&g.tenant, bank_account, l, now).await {
+                Ok(x) => x,
+                Err(e) => return infra_error(&e),
+            };
+            res = res.and_then(|()| print_mapped(g, &m, added, json));
+        }
+        match res {
+            Ok(()) => exit::OK,
+            Err(e) => out::stdout_failed(&e, exit::OK),
+        }
+    })
+    .await
+}
+
+fn print_mapped(
+    g: &GlobalOpts,
+    m: &AccountMapping,
+    added: bool,
+    json: bool,
+) -> std::io::Result<()> {
+    let status = if added { "added" } else { "exists" };
+    if json {
+        outln!(
+            "{}",
+            json!({"bank_account": m.bank_account, "ledger_account": m.ledger_account,
+                   "created_at": m.created_at, "status": status})
+        )
+    } else if g.quiet {
+        Ok(())
+    } else if added {
+        outln!("{} -> {}: mapped", m.bank_account, m.ledger_account)
+    } else {
+        outln!(
+            "{} -> {}: mapped before ({}); nothing changed",
+            m.bank_account,
+            m.ledger_account,
+            m.created_at
+        )
     }
 }
 

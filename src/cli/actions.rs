@@ -179,118 +179,145 @@ pub async fn resolve(g: &GlobalOpts, a: &ResolveArgs) -> u8 {
             at: chrono::Utc::now(),
         };
         let res = ledger.resolve(&who, a.run_id, a.record_no, decision).await;
-        let (code, status, text, decision_of): (u8, &str, String, Option<&Decision>);
         let r = match res {
             Ok(r) => r,
             Err(e) => return action_error(&e),
         };
-        let run = match &r {
-            Resolution::Decided { run, .. } => Some(run.as_ref()),
-            _ => None,
-        };
-        match &r {
-            Resolution::Decided {
-                decision,
-                run,
-                found_posted,
-            } => {
-                code = exit::OK;
-                status = "resolved";
-                decision_of = Some(decision);
-                text = match (decision.decision, found_posted) {
-                    (DecisionKind::Post, false) => format!(
-                        "run {} record {}: posted as posting {} (run {})",
-                        a.run_id,
-                        a.record_no,
-                        decision.posting_id.unwrap_or(0),
-                        run.run_id
-                    ),
-                    (DecisionKind::Post, true) => format!(
-                        "run {} record {}: already posted as posting {}, with the same content; the \
-                         decision is recorded (run {}), nothing posted twice",
-                        a.run_id,
-                        a.record_no,
-                        decision.posting_id.unwrap_or(0),
-                        run.run_id
-                    ),
-                    (DecisionKind::Reject, _) => format!(
-                        "run {} record {}: rejected, never to post (run {})",
-                        a.run_id, a.record_no, run.run_id
-                    ),
-                };
-            }
-            Resolution::AlreadyResolved(d) => {
-                code = exit::OK;
-                status = "already_resolved";
-                decision_of = Some(d);
-                text = format!(
-                    "run {} record {}: already resolved: {}",
-                    a.run_id,
-                    a.record_no,
-                    d.describe()
-                );
-            }
-            Resolution::Contradicts(d) => {
-                code = exit::ATTENTION;
-                status = "refused";
-                decision_of = Some(d);
-                text = format!(
-                    "run {} record {}: refused: it was decided otherwise before: {}",
-                    a.run_id,
-                    a.record_no,
-                    d.describe()
-                );
-            }
-            Resolution::Refused { why } => {
-                code = exit::ATTENTION;
-                status = "refused";
-                decision_of = None;
-                text = format!(
-                    "run {} record {}: refused, nothing recorded: {why}",
-                    a.run_id, a.record_no
-                );
-            }
-            Resolution::NotHeld { outcome } => {
-                code = exit::USAGE;
-                status = "not_held";
-                decision_of = None;
-                text = format!(
-                    "run {} record {} is a {outcome}, not a held record: only held records are resolved",
-                    a.run_id, a.record_no
-                );
-            }
-            Resolution::NotFound => {
-                code = exit::NOT_FOUND;
-                status = "not_found";
-                decision_of = None;
-                text = format!(
-                    "no record {} of run {} for tenant {:?} (a posted record is not held: see `clearledger \
-                     held`)",
-                    a.record_no, a.run_id, g.tenant
-                );
-            }
-        }
-        let printed = if a.json {
-            outln!(
-                "{}",
-                json!({
-                    "status": status, "run_id": run.map(|r| r.run_id), "held_run_id": a.run_id,
-                    "record_no": a.record_no, "decision": decision_of, "message": text,
-                })
-            )
-        } else if code == exit::OK {
-            if g.quiet { Ok(()) } else { outln!("{text}") }
-        } else {
-            errln!("clearledger: {text}");
-            Ok(())
-        };
-        match (printed, run) {
-            (Ok(()), _) => code,
-            (Err(e), Some(run)) => after_commit(&out::describe(&e), run.run_id),
-            (Err(e), None) => out::stdout_failed(&e, code),
-        }
+        print_resolution(g, a, &r)
     })
     .await
+}
+
+/// What `resolve` says of a resolution: its exit code, status word and message, and the
+/// decision it names.
+struct Resolved<'r> {
+    code: u8,
+    status: &'static str,
+    text: String,
+    decision: Option<&'r Decision>,
+}
+
+/// Prints a resolution (JSON, the message on stdout when it succeeded, or on stderr);
+/// its exit code.
+fn print_resolution(g: &GlobalOpts, a: &ResolveArgs, r: &Resolution) -> u8 {
+    let run = match r {
+        Resolution::Decided { run, .. } => Some(run.as_ref()),
+        _ => None,
+    };
+    let Resolved {
+        code,
+        status,
+        text,
+        decision,
+    } = resolved(g, a, r);
+    let printed = if a.json {
+        outln!(
+            "{}",
+            json!({
+                "status": status, "run_id": run.map(|r| r.run_id), "held_run_id": a.run_id,
+                "record_no": a.record_no, "decision": decision, "message": text,
+            })
+        )
+    } else if code == exit::OK {
+        if g.quiet { Ok(()) } else { outln!("{text}") }
+    } else {
+        errln!("clearledger: {text}");
+        Ok(())
+    };
+    match (printed, run) {
+        (Ok(()), _) => code,
+        (Err(e), Some(run)) => after_commit(&out::describe(&e), run.run_id),
+        (Err(e), None) => out::stdout_failed(&e, code),
+    }
+}
+
+fn resolved<'r>(g: &GlobalOpts, a: &ResolveArgs, r: &'r Resolution) -> Resolved<'r> {
+    let (run_id, record_no) = (a.run_id, a.record_no);
+    let (code, status, decision, text) = match r {
+        Resolution::Decided {
+            decision,
+            run,
+            found_posted,
+        } => (
+            exit::OK,
+            "resolved",
+            Some(decision),
+            decided_text(a, decision, run, *found_posted),
+        ),
+        Resolution::AlreadyResolved(d) => (
+            exit::OK,
+            "already_resolved",
+            Some(d),
+            format!(
+                "run {run_id} record {record_no}: already resolved: {}",
+                d.describe()
+            ),
+        ),
+        Resolution::Contradicts(d) => (
+            exit::ATTENTION,
+            "refused",
+            Some(d),
+            format!(
+                "run {run_id} record {record_no}: refused: it was decided otherwise before: {}",
+                d.describe()
+            ),
+        ),
+        Resolution::Refused { why } => (
+            exit::ATTENTION,
+            "refused",
+            None,
+            format!("run {run_id} record {record_no}: refused, nothing recorded: {why}"),
+        ),
+        Resolution::NotHeld { outcome } => (
+            exit::USAGE,
+            "not_held",
+            None,
+            format!(
+                "run {run_id} record {record_no} is a {outcome}, not a held record: only held records are resolved"
+            ),
+        ),
+        Resolution::NotFound => (
+            exit::NOT_FOUND,
+            "not_found",
+            None,
+            format!(
+                "no record {record_no} of run {run_id} for tenant {:?} (a posted record is not held: see `clearledger \
+                 held`)",
+                g.tenant
+            ),
+        ),
+    };
+    Resolved {
+        code,
+        status,
+        text,
+        decision,
+    }
+}
+
+/// The message of a decision made now.
+fn decided_text(a: &ResolveArgs, decision: &Decision, run: &RunInfo, found_posted: bool) -> String {
+    match (decision.decision, found_posted) {
+        (DecisionKind::Post, false) => format!(
+            "run {} record {}: posted as posting {} (run {})",
+            a.run_id,
+            a.record_no,
+            decision.posting_id.unwrap_or(0),
+            run.run_id
+        ),
+        (DecisionKind::Post, true) => format!(
+            "run {} record {}: already posted as posting {}, with the same content; the \
+             decision is recorded (run {}), nothing posted twice",
+            a.run_id,
+            a.record_no,
+            decision.posting_id.unwrap_or(0),
+            run.run_id
+        ),
+        (DecisionKind::Reject, _) => format!(
+            "run {} record {}: rejected, never to post (run {})",
+            a.run_id, a.record_no, run.run_id
+        ),
+    }
 }
 
 pub async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
@@ -325,54 +352,70 @@ pub async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
             by: &by,
             at: chrono::Utc::now(),
         };
-        let run = match ledger.reverse(&who, &target).await {
-            Ok(Reversal::Reversed(run)) => run,
-            Ok(Reversal::NothingToReverse) => {
-                errln!(
-                    "clearledger: {what}: no posting to reverse for tenant {:?} (a run whose records \
-                     were all duplicates posted nothing: reverse the run that posted them)",
-                    g.tenant
-                );
-                return exit::NOT_FOUND;
-            }
-            Ok(Reversal::OfCompensation) => {
-                errln!(
-                    "clearledger: {what} is a compensation: a compensation is not reversed (that \
-                     would move the money back under a compensation's name); post the movement \
-                     anew instead"
-                );
-                return exit::USAGE;
-            }
-            Ok(Reversal::Ambiguous(ops)) => {
-                errln!(
-                    "clearledger: {what} names postings of several operations ({}): say which with \
-                     --operation",
-                    ops.join(", ")
-                );
-                return exit::USAGE;
-            }
-            Err(e) => return action_error(&e),
-        };
-        let printed = if a.json {
-            outln!("{}", reverse_json(&run, &what))
-        } else if g.quiet {
-            Ok(())
-        } else {
-            outln!(
-                "{what}: reversed as run {}: {} postings: {} compensated, {} compensated before (duplicates){}",
-                run.run_id,
-                run.records,
-                run.posted,
-                run.duplicates,
-                totals_text(&run)
-            )
-        };
-        match printed {
-            Ok(()) => exit::OK,
-            Err(e) => after_commit(&out::describe(&e), run.run_id),
+        match reversed(g, &what, ledger.reverse(&who, &target).await) {
+            Ok(run) => print_reversed(g, a, &what, &run),
+            Err(code) => code,
         }
     })
     .await
+}
+
+/// The compensating run, or the exit code of a reversal that did nothing (said).
+fn reversed(
+    g: &GlobalOpts,
+    what: &str,
+    res: Result<Reversal, LedgerError>,
+) -> Result<Box<RunInfo>, u8> {
+    match res {
+        Ok(Reversal::Reversed(run)) => Ok(run),
+        Ok(Reversal::NothingToReverse) => {
+            errln!(
+                "clearledger: {what}: no posting to reverse for tenant {:?} (a run whose records \
+                 were all duplicates posted nothing: reverse the run that posted them)",
+                g.tenant
+            );
+            Err(exit::NOT_FOUND)
+        }
+        Ok(Reversal::OfCompensation) => {
+            errln!(
+                "clearledger: {what} is a compensation: a compensation is not reversed (that \
+                 would move the money back under a compensation's name); post the movement \
+                 anew instead"
+            );
+            Err(exit::USAGE)
+        }
+        Ok(Reversal::Ambiguous(ops)) => {
+            errln!(
+                "clearledger: {what} names postings of several operations ({}): say which with \
+                 --operation",
+                ops.join(", ")
+            );
+            Err(exit::USAGE)
+        }
+        Err(e) => Err(action_error(&e)),
+    }
+}
+
+/// Prints the compensating run (JSON, or one line unless --quiet); the exit code.
+fn print_reversed(g: &GlobalOpts, a: &ReverseArgs, what: &str, run: &RunInfo) -> u8 {
+    let printed = if a.json {
+        outln!("{}", reverse_json(run, what))
+    } else if g.quiet {
+        Ok(())
+    } else {
+        outln!(
+            "{what}: reversed as run {}: {} postings: {} compensated, {} compensated before (duplicates){}",
+            run.run_id,
+            run.records,
+            run.posted,
+            run.duplicates,
+            totals_text(run)
+        )
+    };
+    match printed {
+        Ok(()) => exit::OK,
+        Err(e) => after_commit(&out::describe(&e), run.run_id),
+    }
 }
 
 async fn run_exists(g: &GlobalOpts, ledger: &mut Ledger, id: i64) -> Option<u8> {

@@ -18,7 +18,7 @@
 //!   an OS file lock released when the process ends, however it ends) and exits 0 at once.
 
 use super::events::{self, FileEvent};
-use super::ingest::{IngestArgs, ingest_one};
+use super::ingest::{FileResult, IngestArgs, ingest_one};
 use super::{GlobalOpts, after_commit, exit, out, run_list};
 use crate::ledger::Ledger;
 use crate::report::{ReportFormat, ReportWriter};
@@ -83,10 +83,44 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
         errln!("clearledger: --inbox needs --archive and --quarantine");
         return exit::USAGE;
     };
+    // Held until the pass ends.
+    let _lock = match open_inbox(g, inbox, archive, quarantine) {
+        Ok(lock) => lock,
+        Err(code) => return code,
+    };
+    let (files, incomplete) = match complete_files(inbox, Duration::from_secs(a.min_age)) {
+        Ok(x) => x,
+        Err(e) => {
+            errln!(
+                "clearledger: cannot list the inbox {}: {e}",
+                inbox.display()
+            );
+            return exit::INFRASTRUCTURE;
+        }
+    };
+    let mut pass = Pass::default();
+    for path in &files {
+        match take_file(g, a, ledger, (archive, quarantine), path, &mut pass).await {
+            Next::Go => {}
+            Next::Stop => break,
+            Next::Exit(code) => return code,
+        }
+    }
+    print_pass(g, a, inbox, &pass, incomplete)
+}
+
+/// Creates the archive and the quarantine, then locks the inbox: the lock, or the exit
+/// code of a pass that stops here (`exit::OK` when another pass holds the inbox).
+fn open_inbox(
+    g: &GlobalOpts,
+    inbox: &Path,
+    archive: &Path,
+    quarantine: &Path,
+) -> Result<fs::File, u8> {
     for d in [archive, quarantine] {
         if let Err(e) = fs::create_dir_all(d) {
             errln!("clearledger: cannot create {}: {e}", d.display());
-            return exit::INFRASTRUCTURE;
+            return Err(exit::INFRASTRUCTURE);
         }
     }
     let lock = match fs::OpenOptions::new()
@@ -101,11 +135,11 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                 "clearledger: cannot open the inbox {}: {e}",
                 inbox.display()
             );
-            return exit::INFRASTRUCTURE;
+            return Err(exit::INFRASTRUCTURE);
         }
     };
     match lock.try_lock() {
-        Ok(()) => {}
+        Ok(()) => Ok(lock),
         Err(fs::TryLockError::WouldBlock) => {
             tracing::info!(inbox = %inbox.display(), "another clearledger pass holds the inbox; nothing to do");
             // JSON logs say it even with --quiet: a pass that did nothing leaves a line.
@@ -115,208 +149,277 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
                     inbox.display()
                 );
             }
-            return exit::OK;
+            Err(exit::OK)
         }
         Err(fs::TryLockError::Error(e)) => {
             errln!(
                 "clearledger: cannot lock the inbox {}: {e}",
                 inbox.display()
             );
-            return exit::INFRASTRUCTURE;
+            Err(exit::INFRASTRUCTURE)
         }
     }
-    let (files, incomplete) = match complete_files(inbox, Duration::from_secs(a.min_age)) {
-        Ok(x) => x,
+}
+
+/// What the pass has done so far.
+#[derive(Default)]
+struct Pass {
+    archived: u64,
+    attention: u64,
+    quarantined: u64,
+    code: u8,
+    /// The runs this pass committed (archived or quarantined).
+    committed: Vec<i64>,
+}
+
+/// After one file: take the next, stop the pass (then print its summary), or exit at
+/// once with this code.
+enum Next {
+    Go,
+    Stop,
+    Exit(u8),
+}
+
+/// One file of the pass: where it is, its name, and where its report is written until the
+/// file is archived.
+struct Taken<'p> {
+    path: &'p Path,
+    name: String,
+    tmp_report: PathBuf,
+}
+
+/// Ingests one file of the inbox, then archives or quarantines it.
+async fn take_file(
+    g: &GlobalOpts,
+    a: &IngestArgs,
+    ledger: &mut Ledger,
+    (archive, quarantine): (&Path, &Path),
+    path: &Path,
+    pass: &mut Pass,
+) -> Next {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp_report = archive.join(format!(".{name}.report.csv.part"));
+    let f = Taken {
+        path,
+        name,
+        tmp_report,
+    };
+    let Some(mut writer) = open_report(archive, &f) else {
+        return Next::Exit(pass.code.max(exit::INFRASTRUCTURE));
+    };
+    let mut r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
+    pass.code = pass.code.max(r.code);
+    if r.stop && r.code != exit::AFTER_COMMIT {
+        // Nothing committed: the next pass retries the file.
+        drop(writer);
+        let _ = fs::remove_file(&f.tmp_report);
+        if events::json() {
+            let reason = r.reason.take().unwrap_or_default();
+            r.reason = Some(format!("{reason}; left in the inbox for the next pass"));
+            events::file(&r.event("failed", None));
+        } else {
+            tracing::warn!(file = %path.display(), code = r.code, "nothing committed: file left in the inbox for the next pass");
+        }
+        return Next::Stop;
+    }
+    // From here on the file's run committed (or nothing of it will ever commit: a
+    // rejection): it leaves the inbox whatever failed after the commit.
+    pass.committed.extend(r.run_id);
+    if r.rejected {
+        drop(writer);
+        let _ = fs::remove_file(&f.tmp_report);
+        return quarantine_file(quarantine, &f, r, pass);
+    }
+    let Some(run_id) = r.run_id else {
+        // Not reached: a file neither rejected nor stopped before its commit has a run.
+        drop(writer);
+        let _ = fs::remove_file(&f.tmp_report);
+        return Next::Stop;
+    };
+    archive_file(archive, &f, r, run_id, writer, pass)
+}
+
+/// The file's report, written beside it in the archive under a temporary name; `None`
+/// (said) when it cannot be created.
+fn open_report(archive: &Path, f: &Taken) -> Option<ReportWriter> {
+    match fs::File::create(&f.tmp_report)
+        .and_then(|file| ReportWriter::new(ReportFormat::Csv, Box::new(file), false))
+    {
+        Ok(w) => Some(w),
         Err(e) => {
             errln!(
-                "clearledger: cannot list the inbox {}: {e}",
-                inbox.display()
+                "clearledger: cannot write a report in {}: {e}",
+                archive.display()
             );
-            return exit::INFRASTRUCTURE;
-        }
-    };
-    let (mut archived, mut attention, mut quarantined) = (0, 0, 0);
-    let mut code = exit::OK;
-    // The runs this pass committed (archived or quarantined).
-    let mut committed: Vec<i64> = Vec::new();
-    for path in &files {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp_report = archive.join(format!(".{name}.report.csv.part"));
-        let mut writer = match fs::File::create(&tmp_report)
-            .and_then(|f| ReportWriter::new(ReportFormat::Csv, Box::new(f), false))
-        {
-            Ok(w) => w,
-            Err(e) => {
-                errln!(
-                    "clearledger: cannot write a report in {}: {e}",
-                    archive.display()
-                );
-                let reason = format!(
-                    "cannot write a report in {}: {e}; left in the inbox for the next pass",
-                    archive.display()
-                );
-                events::file(&FileEvent {
-                    event: "failed",
-                    file: &path.display().to_string(),
-                    status: "infrastructure_failure",
-                    run_id: None,
-                    counts: None,
-                    reason: Some(&reason),
-                    error: None,
-                    to: None,
-                    seconds: None,
-                });
-                return code.max(exit::INFRASTRUCTURE);
-            }
-        };
-        let mut r = ingest_one(g, a, ledger, path, Some(&mut writer)).await;
-        code = code.max(r.code);
-        if r.stop && r.code != exit::AFTER_COMMIT {
-            // Nothing committed: the next pass retries the file.
-            drop(writer);
-            let _ = fs::remove_file(&tmp_report);
-            if events::json() {
-                let reason = r.reason.take().unwrap_or_default();
-                r.reason = Some(format!("{reason}; left in the inbox for the next pass"));
-                events::file(&r.event("failed", None));
-            } else {
-                tracing::warn!(file = %path.display(), code = r.code, "nothing committed: file left in the inbox for the next pass");
-            }
-            break;
-        }
-        // From here on the file's run committed (or nothing of it will ever commit: a
-        // rejection): it leaves the inbox whatever failed after the commit.
-        committed.extend(r.run_id);
-        if r.rejected {
-            drop(writer);
-            let _ = fs::remove_file(&tmp_report);
-            let dest = free_name(quarantine, &name);
-            let dest_name = dest
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let note = quarantine.join(format!("{dest_name}.error.txt"));
-            let text = format!(
-                "{name}: rejected at {}{}; nothing posted\n{}\n",
-                chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                r.run_id
-                    .map(|id| format!(" (run {id})"))
-                    .unwrap_or_default(),
-                r.rejection.join("\n")
+            let reason = format!(
+                "cannot write a report in {}: {e}; left in the inbox for the next pass",
+                archive.display()
             );
-            let res = fs::File::create(&note)
-                .and_then(|mut f| f.write_all(text.as_bytes()))
-                .and_then(|_| move_file(path, &dest));
-            if let Err(e) = res {
-                let what = format!("cannot quarantine {}: {e}", path.display());
-                r.reason = Some(format!("{what}; it stays in the inbox"));
-                r.status = if r.run_id.is_some() {
-                    "after_commit"
-                } else {
-                    "infrastructure_failure"
-                };
-                events::file(&r.event("failed", None));
-                return code.max(match r.run_id {
-                    Some(id) => after_commit(&format_args!("{what}; rejected, nothing posted"), id),
-                    None => {
-                        errln!("clearledger: {what}");
-                        exit::INFRASTRUCTURE
-                    }
-                });
-            }
-            if events::json() {
-                events::file(&r.event("quarantined", Some(&dest.display().to_string())));
-            } else {
-                tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
-            }
-            quarantined += 1;
-            if r.stop {
-                break;
-            }
-            continue;
-        }
-        let Some(run_id) = r.run_id else {
-            // Not reached: a file neither rejected nor stopped before its commit has a run.
-            drop(writer);
-            let _ = fs::remove_file(&tmp_report);
-            break;
-        };
-        // The report beside the file, unless writing it failed (then the file is archived
-        // without it: `clearledger report N` prints it again).
-        let with_report = if r.report_failed {
-            drop(writer);
-            false
-        } else {
-            match writer.finish() {
-                Ok(()) => true,
-                Err(e) => {
-                    r.error = Some(format!("the report could not be written ({e})"));
-                    code = code.max(after_commit(
-                        &format_args!("cannot write the report of {}: {e}", path.display()),
-                        run_id,
-                    ));
-                    false
-                }
-            }
-        };
-        if !with_report {
-            let _ = fs::remove_file(&tmp_report);
-        }
-        let dest = free_name(archive, &name);
-        let dest_name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if let Err(e) = move_file(path, &dest) {
-            let _ = fs::remove_file(&tmp_report);
-            r.status = "after_commit";
-            r.reason = Some(format!(
-                "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
-                path.display()
-            ));
-            events::file(&r.event("failed", None));
-            return code.max(after_commit(
-                &format_args!(
-                    "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
-                    path.display()
-                ),
-                run_id,
-            ));
-        }
-        if with_report
-            && let Err(e) = fs::rename(&tmp_report, archive.join(format!("{dest_name}.report.csv")))
-        {
-            let _ = fs::remove_file(&tmp_report);
-            r.error = Some(format!("the report could not be moved beside it ({e})"));
-            code = code.max(after_commit(
-                &format_args!(
-                    "cannot move the report of {} beside it: {e}",
-                    dest.display()
-                ),
-                run_id,
-            ));
-        } else if !with_report {
-            errln!(
-                "clearledger: {name} archived as {} without its report",
-                dest.display()
-            );
-        }
-        if events::json() {
-            events::file(&r.event("archived", Some(&dest.display().to_string())));
-        } else {
-            tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
-        }
-        archived += 1;
-        if r.code == exit::ATTENTION {
-            attention += 1;
-        }
-        if r.stop || code == exit::AFTER_COMMIT {
-            break;
+            events::file(&FileEvent {
+                event: "failed",
+                file: &f.path.display().to_string(),
+                status: "infrastructure_failure",
+                run_id: None,
+                counts: None,
+                reason: Some(&reason),
+                error: None,
+                to: None,
+                seconds: None,
+            });
+            None
         }
     }
+}
+
+/// Moves a rejected file to the quarantine, with `NAME.error.txt` beside it.
+fn quarantine_file(quarantine: &Path, f: &Taken, mut r: FileResult, pass: &mut Pass) -> Next {
+    let (path, name) = (f.path, &f.name);
+    let dest = free_name(quarantine, name);
+    let dest_name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let note = quarantine.join(format!("{dest_name}.error.txt"));
+    let text = format!(
+        "{name}: rejected at {}{}; nothing posted\n{}\n",
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        r.run_id
+            .map(|id| format!(" (run {id})"))
+            .unwrap_or_default(),
+        r.rejection.join("\n")
+    );
+    let res = fs::File::create(&note)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .and_then(|_| move_file(path, &dest));
+    if let Err(e) = res {
+        let what = format!("cannot quarantine {}: {e}", path.display());
+        r.reason = Some(format!("{what}; it stays in the inbox"));
+        r.status = if r.run_id.is_some() {
+            "after_commit"
+        } else {
+            "infrastructure_failure"
+        };
+        events::file(&r.event("failed", None));
+        return Next::Exit(pass.code.max(match r.run_id {
+            Some(id) => after_commit(&format_args!("{what}; rejected, nothing posted"), id),
+            None => {
+                errln!("clearledger: {what}");
+                exit::INFRASTRUCTURE
+            }
+        }));
+    }
+    if events::json() {
+        events::file(&r.event("quarantined", Some(&dest.display().to_string())));
+    } else {
+        tracing::info!(file = %path.display(), to = %dest.display(), "quarantined");
+    }
+    pass.quarantined += 1;
+    if r.stop { Next::Stop } else { Next::Go }
+}
+
+/// Moves a committed file to the archive, with its report beside it unless writing it
+/// failed (then the file is archived without it: `clearledger report N` prints it again).
+fn archive_file(
+    archive: &Path,
+    f: &Taken,
+    mut r: FileResult,
+    run_id: i64,
+    writer: ReportWriter,
+    pass: &mut Pass,
+) -> Next {
+    let (path, name, tmp_report) = (f.path, &f.name, &f.tmp_report);
+    let with_report = if r.report_failed {
+        drop(writer);
+        false
+    } else {
+        finish_report(&mut r, writer, path, run_id, pass)
+    };
+    if !with_report {
+        let _ = fs::remove_file(tmp_report);
+    }
+    let dest = free_name(archive, name);
+    let dest_name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Err(e) = move_file(path, &dest) {
+        let _ = fs::remove_file(tmp_report);
+        let what = format!(
+            "cannot archive {}: {e}; it stays in the inbox (the next pass posts nothing of it)",
+            path.display()
+        );
+        r.status = "after_commit";
+        r.reason = Some(what.clone());
+        events::file(&r.event("failed", None));
+        return Next::Exit(pass.code.max(after_commit(&what, run_id)));
+    }
+    if with_report
+        && let Err(e) = fs::rename(tmp_report, archive.join(format!("{dest_name}.report.csv")))
+    {
+        let _ = fs::remove_file(tmp_report);
+        r.error = Some(format!("the report could not be moved beside it ({e})"));
+        pass.code = pass.code.max(after_commit(
+            &format_args!(
+                "cannot move the report of {} beside it: {e}",
+                dest.display()
+            ),
+            run_id,
+        ));
+    } else if !with_report {
+        errln!(
+            "clearledger: {name} archived as {} without its report",
+            dest.display()
+        );
+    }
+    if events::json() {
+        events::file(&r.event("archived", Some(&dest.display().to_string())));
+    } else {
+        tracing::info!(file = %path.display(), to = %dest.display(), run_id = r.run_id, "archived");
+    }
+    pass.archived += 1;
+    if r.code == exit::ATTENTION {
+        pass.attention += 1;
+    }
+    if r.stop || pass.code == exit::AFTER_COMMIT {
+        Next::Stop
+    } else {
+        Next::Go
+    }
+}
+
+/// Finishes the report of a committed file: whether it was written whole.
+fn finish_report(
+    r: &mut FileResult,
+    writer: ReportWriter,
+    path: &Path,
+    run_id: i64,
+    pass: &mut Pass,
+) -> bool {
+    match writer.finish() {
+        Ok(()) => true,
+        Err(e) => {
+            r.error = Some(format!("the report could not be written ({e})"));
+            pass.code = pass.code.max(after_commit(
+                &format_args!("cannot write the report of {}: {e}", path.display()),
+                run_id,
+            ));
+            false
+        }
+    }
+}
+
+/// The pass's summary (its log event, then JSON or text on stdout) and its exit code.
+fn print_pass(g: &GlobalOpts, a: &IngestArgs, inbox: &Path, pass: &Pass, incomplete: usize) -> u8 {
+    let Pass {
+        archived,
+        attention,
+        quarantined,
+        code,
+        ..
+    } = *pass;
     let taken = archived + quarantined;
     events::inbox_pass(
         &inbox.display().to_string(),
@@ -341,7 +444,7 @@ pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Pa
     } else {
         Ok(())
     };
-    match (printed, committed.as_slice()) {
+    match (printed, pass.committed.as_slice()) {
         (Ok(()), _) => code,
         (Err(e), []) => out::stdout_failed(&e, code),
         (Err(e), ids) => {

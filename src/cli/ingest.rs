@@ -276,61 +276,18 @@ pub async fn ingest_one(
     a: &IngestArgs,
     ledger: &mut Ledger,
     file: &Path,
-    mut writer: Option<&mut ReportWriter>,
+    writer: Option<&mut ReportWriter>,
 ) -> FileResult {
-    let opts = IngestOptions {
-        tenant: g.tenant.clone(),
-        dry_run: a.dry_run,
-        validate: a.nacha.options(),
-        resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
-        format: a.format.file_format(),
-        on_commit: None,
-    };
-    let now = || chrono::Utc::now();
     let input = if file.as_os_str() == "-" {
         Input::Stdin
     } else {
         Input::Path(file.to_path_buf())
     };
     let name = input.name();
-    let mut result = FileResult {
-        file: name.clone(),
-        code: exit::OK,
-        stop: false,
-        run_id: None,
-        rejected: false,
-        report_failed: false,
-        rejection: Vec::new(),
-        event: "failed",
-        status: "infrastructure_failure",
-        counts: None,
-        reason: None,
-        error: None,
-        seconds: 0.0,
-    };
+    let mut result = FileResult::new(name.clone());
     let progress = progress_bar(g, &name);
-    let sink = progress
-        .clone()
-        .map(|pb| std::sync::Arc::new(pb) as std::sync::Arc<dyn crate::ingest::Progress>);
     let t0 = Instant::now();
-    // A retryable database failure (deadlock, serialization failure) rolled the whole
-    // run back; a file on disk can be read again, so the run is retried, bounded.
-    let mut attempt = 1;
-    let res = loop {
-        let res = ingest_file(ledger, &input, &opts, &now, sink.clone()).await;
-        match &res {
-            Err(IngestError::Ledger(e))
-                if e.is_retryable()
-                    && attempt < RUN_ATTEMPTS_MAX
-                    && matches!(input, Input::Path(_)) =>
-            {
-                tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
-                tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
-                attempt += 1;
-            }
-            _ => break res,
-        }
-    };
+    let res = run_with_retries(ledger, &input, &ingest_options(g, a), progress.clone()).await;
     let secs = t0.elapsed().as_secs_f64();
     result.seconds = secs;
     // The bar stays for the report of a run that has one to write (showing that stage),
@@ -348,379 +305,574 @@ pub async fn ingest_one(
         }
         None => None,
     };
-    // Lines said while the bar is drawn: the bar steps aside for them.
-    let said = |f: &mut dyn FnMut()| match &progress {
-        Some(pb) => pb.suspend(f),
-        None => f(),
+    let one = OneFile {
+        g,
+        a,
+        name,
+        progress,
+        secs,
     };
     match res {
-        Ok(IngestOutcome::Completed {
-            run,
-            findings,
-            bytes,
-            fast_path,
-            statements,
-        }) => {
-            let status = run.status_word();
-            if status == "needs_attention" {
-                result.code = exit::ATTENTION;
-            }
-            result.run_id = Some(run.run_id);
-            result.event = "ingested";
-            result.status = status;
-            result.counts = Some(FileCounts::of_run(&run));
-            // Said before anything that can fail (the report, the summary): whatever fails
-            // next, the run is known. With --quiet, a failure's message names it.
-            said(&mut || {
-                if !g.quiet {
-                    errln!(info: "clearledger: {name}: committed as run {}", run.run_id);
-                }
-                print_warnings(a, &name, &findings);
-            });
-            // Everything from here on is after the commit: a failure is `AFTER_COMMIT`,
-            // never the "nothing committed, safe to retry" of `INFRASTRUCTURE`.
-            let mut report_error = None;
-            if let Some(w) = writer.as_deref_mut() {
-                if let Some(pb) = &progress {
-                    crate::ingest::Progress::stage(pb, Stage::WritingReport);
-                }
-                let res = ledger
-                    .report_rows(&g.tenant, run.run_id, &mut |row| w.write(row))
-                    .await;
-                report_error = match res {
-                    Ok(Ok(())) => w
-                        .flush()
-                        .err()
-                        .map(|e| format!("the report could not be written ({e})")),
-                    Ok(Err(e)) => Some(format!("the report could not be written ({e})")),
-                    Err(e) => Some(format!(
-                        "the report could not be read from the database ({e})"
-                    )),
-                };
-            }
-            if let Some(pb) = &progress {
-                pb.finish_and_clear();
-            }
-            if let Some(msg) = &report_error {
-                result.code = after_commit(&format_args!("{name}: {msg}"), run.run_id);
-                result.stop = true;
-                result.report_failed = true;
-                result.error = Some(msg.clone());
-            }
-            let printed = if a.json {
-                let mut v = crate::report::summary::completed(&crate::report::summary::Summary {
-                    file: &name,
-                    run: &run,
-                    findings: &findings,
-                    bytes,
-                    seconds: secs,
-                    fast_path,
-                    statements: statements.as_deref(),
-                });
-                if let Some(msg) = &report_error {
-                    v["report_error"] = json!(msg);
-                }
-                outln!("{v}")
-            } else if !g.quiet
-                && let Some(s) = &statements
+        Ok(outcome) => one.outcome(ledger, writer, result, outcome).await,
+        Err(e) => one.error(result, e),
+    }
+}
+
+/// The run's options, from the command line.
+fn ingest_options(g: &GlobalOpts, a: &IngestArgs) -> IngestOptions {
+    IngestOptions {
+        tenant: g.tenant.clone(),
+        dry_run: a.dry_run,
+        validate: a.nacha.options(),
+        resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
+        format: a.format.file_format(),
+        on_commit: None,
+    }
+}
+
+/// Runs `ingest_file`. A retryable database failure (deadlock, serialization failure)
+/// rolled the whole run back; a file on disk can be read again, so the run is retried,
+/// bounded.
+async fn run_with_retries(
+    ledger: &mut Ledger,
+    input: &Input,
+    opts: &IngestOptions,
+    progress: Option<indicatif::ProgressBar>,
+) -> Result<IngestOutcome, IngestError> {
+    let now = || chrono::Utc::now();
+    let sink =
+        progress.map(|pb| std::sync::Arc::new(pb) as std::sync::Arc<dyn crate::ingest::Progress>);
+    let mut attempt = 1;
+    loop {
+        let res = ingest_file(ledger, input, opts, &now, sink.clone()).await;
+        match &res {
+            Err(IngestError::Ledger(e))
+                if e.is_retryable()
+                    && attempt < RUN_ATTEMPTS_MAX
+                    && matches!(input, Input::Path(_)) =>
             {
-                outln!(
-                    "{name}: run {} {status}: {} statements ({} new, {} already recorded, {} recorded \
-                     before with other content): {} entries: {} recorded, {} provisional, {} confirmed, \
-                     {} duplicates, {} conflicts, {} held (sha256 {}) in {:.2} s",
-                    run.run_id,
-                    s.statements,
-                    s.statements_new,
-                    s.statements_duplicate,
-                    s.statements_conflict,
-                    s.entries,
-                    s.recorded,
-                    s.provisional,
-                    s.confirmed,
-                    s.duplicates,
-                    s.conflicts,
-                    s.held,
-                    run.sha256,
-                    secs,
-                )
-            } else if !g.quiet {
-                outln!(
-                    "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held{} \
-                     (file_id {}, sha256 {}{}) in {:.2} s, {:.0} records/s",
-                    run.run_id,
-                    run.records,
-                    run.posted,
-                    run.duplicates,
-                    run.conflicts,
-                    run.held,
-                    super::actions::totals_text(&run),
-                    run.file_id.as_deref().unwrap_or("-"),
-                    run.sha256,
-                    if fast_path {
-                        "; exact re-upload, replayed"
-                    } else {
-                        ""
-                    },
-                    secs,
-                    rate(run.records as f64, secs)
-                )
-            } else {
-                Ok(())
-            };
-            if let Err(e) = printed {
-                let what = out::describe(&e);
-                result.code = after_commit(&format_args!("{name}: {what}"), run.run_id);
-                result.stop = true;
-                result.error.get_or_insert(what);
+                let name = input.name();
+                tracing::warn!(file = %name, attempt, error = %e, "retryable database failure; the run was rolled back and is retried");
+                tokio::time::sleep(std::time::Duration::from_millis(100 * attempt as u64)).await;
+                attempt += 1;
             }
+            _ => break res,
         }
-        Ok(IngestOutcome::DryRun {
+    }
+}
+
+impl FileResult {
+    /// A file not yet run: nothing committed, a failure until said otherwise.
+    fn new(file: String) -> Self {
+        FileResult {
             file,
-            counts,
-            sha256,
-            rows,
-            findings,
-            bytes,
-        }) => {
-            if counts.conflicts > 0 || counts.held > 0 {
-                result.code = exit::ATTENTION;
+            code: exit::OK,
+            stop: false,
+            run_id: None,
+            rejected: false,
+            report_failed: false,
+            rejection: Vec::new(),
+            event: "failed",
+            status: "infrastructure_failure",
+            counts: None,
+            reason: None,
+            error: None,
+            seconds: 0.0,
+        }
+    }
+
+    /// Ends the file as refused whole, nothing posted: `who` names it in the rejection,
+    /// `msg` says why.
+    fn refused(mut self, a: &IngestArgs, who: &str, msg: String) -> Self {
+        self.code = exit::REJECTED;
+        self.rejected = true;
+        self.rejection.push(format!("{who}: {msg}"));
+        self.event = "rejected";
+        self.status = "rejected";
+        self.reason = Some(msg.clone());
+        if let Err(e) = report_unreadable(a, who, &msg) {
+            self.code = out::stdout_failed(&e, self.code);
+            self.stop = true;
+        }
+        self
+    }
+}
+
+/// One file on its way once its run has ended: its name in messages, the run's
+/// duration, and the progress bar while it is drawn.
+struct OneFile<'a> {
+    g: &'a GlobalOpts,
+    a: &'a IngestArgs,
+    name: String,
+    progress: Option<indicatif::ProgressBar>,
+    secs: f64,
+}
+
+impl OneFile<'_> {
+    /// Lines said while the bar is drawn: the bar steps aside for them.
+    fn said(&self, f: &mut dyn FnMut()) {
+        match &self.progress {
+            Some(pb) => pb.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// What an ended run gives: committed, classified (dry run), or rejected.
+    async fn outcome(
+        &self,
+        ledger: &mut Ledger,
+        writer: Option<&mut ReportWriter>,
+        result: FileResult,
+        outcome: IngestOutcome,
+    ) -> FileResult {
+        match outcome {
+            IngestOutcome::Completed {
+                run,
+                findings,
+                bytes,
+                fast_path,
+                statements,
+            } => {
+                let s = self.summary(&run, &findings, bytes, fast_path, statements.as_deref());
+                self.completed(ledger, writer, result, &s).await
             }
-            result.event = "dry_run";
-            result.status = "dry_run";
-            result.counts = Some(FileCounts {
-                records: counts.records as i64,
-                posted: 0,
-                would_post: Some(counts.posted as i64),
-                duplicates: counts.duplicates as i64,
-                conflicts: counts.conflicts as i64,
-                held: counts.held as i64,
-                errors: 0,
-                warnings: findings.len() as i64,
-            });
-            said(&mut || print_warnings(a, &name, &findings));
-            // A dry run commits nothing: a failure here is `INFRASTRUCTURE`, safe to retry.
-            if let Some(w) = writer {
-                if let Some(pb) = &progress {
-                    crate::ingest::Progress::stage(pb, Stage::WritingReport);
-                }
-                let res = rows
-                    .iter()
-                    .try_for_each(|row| w.write(row))
-                    .and_then(|()| w.flush());
-                if let Some(pb) = &progress {
-                    pb.finish_and_clear();
-                }
-                if let Err(e) = res {
+            IngestOutcome::DryRun {
+                file,
+                counts,
+                sha256,
+                rows,
+                findings,
+                bytes,
+            } => {
+                let result = self.dry_run_counted(result, &counts, &findings);
+                // A dry run commits nothing: a failure here is `INFRASTRUCTURE`, safe to retry.
+                if let Some(w) = writer
+                    && let Err(e) = self.write_rows(w, &rows)
+                {
                     errln!("clearledger: cannot write the report: {e}");
                     let reason = format!("cannot write the report: {e}");
                     return result.failed(exit::INFRASTRUCTURE, "infrastructure_failure", reason);
                 }
+                match self.print_dry_run(&file, &counts, &sha256, &findings, bytes) {
+                    Ok(()) => result,
+                    Err(e) => FileResult {
+                        code: out::stdout_failed(&e, result.code),
+                        stop: true,
+                        error: Some(out::describe(&e)),
+                        ..result
+                    },
+                }
             }
-            let printed = if a.json {
-                outln!(
-                    "{}",
-                    json!({
-                        "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
-                        "sha256": sha256, "format": file.format, "tenant": g.tenant,
-                        "records": counts.records, "would_post": counts.posted, "posted": 0,
-                        "duplicates": counts.duplicates, "conflicts": counts.conflicts, "held": counts.held,
-                        "bytes": bytes, "seconds": secs,
-                        "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
-                    })
-                )
-            } else if !g.quiet {
-                outln!(
-                    "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
-                     (file_id {}, sha256 {})",
-                    counts.records,
-                    counts.posted,
-                    counts.duplicates,
-                    counts.conflicts,
-                    counts.held,
-                    file.file_id,
-                    sha256
-                )
-            } else {
-                Ok(())
-            };
-            if let Err(e) = printed {
-                return FileResult {
-                    code: out::stdout_failed(&e, result.code),
-                    stop: true,
-                    error: Some(out::describe(&e)),
-                    ..result
-                };
+            IngestOutcome::Rejected {
+                run,
+                findings,
+                bytes,
+            } => {
+                let s = self.summary(&run, &findings, bytes, false, None);
+                self.rejected(result, &s)
             }
         }
-        Ok(IngestOutcome::Rejected {
+    }
+
+    fn summary<'s>(
+        &'s self,
+        run: &'s crate::ledger::RunInfo,
+        findings: &'s [Finding],
+        bytes: u64,
+        fast_path: bool,
+        statements: Option<&'s crate::ledger::StatementRun>,
+    ) -> crate::report::summary::Summary<'s> {
+        crate::report::summary::Summary {
+            file: &self.name,
             run,
             findings,
             bytes,
-        }) => {
-            result.code = exit::REJECTED;
-            result.rejected = true;
-            result.run_id = (run.run_id > 0).then_some(run.run_id);
-            result.rejection = findings.iter().map(|f| finding_line(&name, f)).collect();
-            let errors = findings
-                .iter()
-                .filter(|f| f.severity == Severity::Error)
-                .count();
-            result.event = "rejected";
-            result.status = "rejected";
-            result.counts = Some(FileCounts {
-                records: run.records,
-                errors: errors as i64,
-                warnings: (findings.len() - errors) as i64,
-                ..FileCounts::default()
-            });
-            result.reason = Some(rejection_reason(&name, &findings, errors));
-            if a.json {
-                let printed = outln!(
-                    "{}",
-                    crate::report::summary::rejected(&crate::report::summary::Summary {
-                        file: &name,
-                        run: &run,
-                        findings: &findings,
-                        bytes,
-                        seconds: secs,
-                        fast_path: false,
-                        statements: None,
-                    })
-                );
-                if let Err(e) = printed {
-                    result.stop = true;
-                    result.error = Some(out::describe(&e));
-                    result.code = match result.run_id {
-                        // The rejection was journaled: that is a commit.
-                        Some(id) => {
-                            errln!(
-                                "clearledger: {name}: {}; rejected and journaled as run {id}, nothing \
-                                 posted; its findings can be printed again with `clearledger report {id}`",
-                                out::describe(&e)
-                            );
-                            exit::AFTER_COMMIT
-                        }
-                        None => out::stdout_failed(&e, result.code),
-                    };
-                }
-            } else {
-                for f in &findings {
-                    events::finding(&name, f);
-                }
-                errln!(
-                    "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
-                    if run.run_id > 0 {
-                        format!(" (run {})", run.run_id)
-                    } else {
-                        String::new()
-                    },
-                    findings.len() - errors
-                );
-            }
-        }
-        Err(IngestError::Read { path, source }) => {
-            let msg = format!("cannot read: {source}");
-            result.code = exit::REJECTED;
-            result.rejected = true;
-            result.rejection.push(format!("{path}: {msg}"));
-            result.event = "rejected";
-            result.status = "rejected";
-            result.reason = Some(msg.clone());
-            if let Err(e) = report_unreadable(a, &path, &msg) {
-                result.code = out::stdout_failed(&e, result.code);
-                result.stop = true;
-            }
-        }
-        Err(e @ IngestError::Changed { .. }) => {
-            // Not the file's fault, nor settled: left where it is, safe to retry.
-            errln!("clearledger: {e} (safe to retry once the file is complete)");
-            if a.json {
-                // Nothing committed, the code is 4 already: a failed write changes nothing.
-                let _ = outln!(
-                    "{}",
-                    json!({"file": name, "status": "changed_while_read", "error": e.to_string()})
-                );
-            }
-            return result.failed(exit::INFRASTRUCTURE, "changed_while_read", e.to_string());
-        }
-        Err(IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow)) => {
-            // The file's fault, not the database's: refused whole, and not worth a retry.
-            let msg = e.to_string();
-            result.code = exit::REJECTED;
-            result.rejected = true;
-            result.rejection.push(format!("{name}: {msg}"));
-            result.event = "rejected";
-            result.status = "rejected";
-            result.reason = Some(msg.clone());
-            if let Err(e) = report_unreadable(a, &name, &msg) {
-                result.code = out::stdout_failed(&e, result.code);
-                result.stop = true;
-            }
-        }
-        Err(IngestError::Ledger(crate::ledger::LedgerError::AfterCommit {
-            run_id,
-            rejected,
-            source,
-        })) => {
-            // Committed, then the connection failed before the run was read back: no
-            // summary to print, but the run id is known and said.
-            result.run_id = Some(run_id);
-            result.rejected = rejected;
-            result.report_failed = true;
-            result.stop = true;
-            let what = if rejected {
-                format!(
-                    "{name}: rejected, nothing posted; then reading the run back failed ({source})"
-                )
-            } else {
-                format!("{name}: reading the run back failed ({source})")
-            };
-            if rejected {
-                result.rejection.push(format!(
-                    "{name}: rejected (run {run_id}): its findings: `clearledger report {run_id}`"
-                ));
-                result.event = "rejected";
-                result.status = "rejected";
-                result.reason = Some(format!("its findings: `clearledger report {run_id}`"));
-            } else {
-                result.event = "ingested";
-                result.status = "committed";
-            }
-            result.error = Some(format!("reading the run back failed ({source})"));
-            result.code = after_commit(&what, run_id);
-            if a.json {
-                let _ = outln!(
-                    "{}",
-                    json!({"file": name, "status": if rejected { "rejected" } else { "committed" },
-                           "run_id": run_id, "error": what})
-                );
-            }
-        }
-        Err(IngestError::Ledger(e)) => {
-            let c = infra_error(&e);
-            if a.json {
-                let status = if e.is_configuration() {
-                    "configuration_error"
-                } else {
-                    "infrastructure_failure"
-                };
-                let _ = outln!(
-                    "{}",
-                    json!({"file": name, "status": status, "error": e.to_string()})
-                );
-            }
-            return result.failed(c, "infrastructure_failure", e.to_string());
-        }
-        Err(e @ IngestError::Internal(_)) => {
-            errln!("clearledger: {name}: {e}");
-            return result.failed(
-                exit::INFRASTRUCTURE,
-                "infrastructure_failure",
-                e.to_string(),
-            );
+            seconds: self.secs,
+            fast_path,
+            statements,
         }
     }
-    result
+
+    /// A committed run: said at once, its report rows written, its summary printed.
+    async fn completed(
+        &self,
+        ledger: &mut Ledger,
+        writer: Option<&mut ReportWriter>,
+        mut result: FileResult,
+        s: &crate::report::summary::Summary<'_>,
+    ) -> FileResult {
+        let (g, name, run) = (self.g, &self.name, s.run);
+        let status = run.status_word();
+        if status == "needs_attention" {
+            result.code = exit::ATTENTION;
+        }
+        result.run_id = Some(run.run_id);
+        result.event = "ingested";
+        result.status = status;
+        result.counts = Some(FileCounts::of_run(run));
+        // Said before anything that can fail (the report, the summary): whatever fails
+        // next, the run is known. With --quiet, a failure's message names it.
+        self.said(&mut || {
+            if !g.quiet {
+                errln!(info: "clearledger: {name}: committed as run {}", run.run_id);
+            }
+            print_warnings(self.a, name, s.findings);
+        });
+        // Everything from here on is after the commit: a failure is `AFTER_COMMIT`,
+        // never the "nothing committed, safe to retry" of `INFRASTRUCTURE`.
+        let mut report_error = None;
+        if let Some(w) = writer {
+            report_error = self.write_run_report(ledger, w, run.run_id).await;
+        }
+        if let Some(pb) = &self.progress {
+            pb.finish_and_clear();
+        }
+        if let Some(msg) = &report_error {
+            result.code = after_commit(&format_args!("{name}: {msg}"), run.run_id);
+            result.stop = true;
+            result.report_failed = true;
+            result.error = Some(msg.clone());
+        }
+        if let Err(e) = self.print_completed(s, status, report_error.as_deref()) {
+            let what = out::describe(&e);
+            result.code = after_commit(&format_args!("{name}: {what}"), run.run_id);
+            result.stop = true;
+            result.error.get_or_insert(what);
+        }
+        result
+    }
+
+    /// Writes the committed run's report rows, read back from the ledger; what failed.
+    async fn write_run_report(
+        &self,
+        ledger: &mut Ledger,
+        w: &mut ReportWriter,
+        run_id: i64,
+    ) -> Option<String> {
+        if let Some(pb) = &self.progress {
+            crate::ingest::Progress::stage(pb, Stage::WritingReport);
+        }
+        let res = ledger
+            .report_rows(&self.g.tenant, run_id, &mut |row| w.write(row))
+            .await;
+        match res {
+            Ok(Ok(())) => w
+                .flush()
+                .err()
+                .map(|e| format!("the report could not be written ({e})")),
+            Ok(Err(e)) => Some(format!("the report could not be written ({e})")),
+            Err(e) => Some(format!(
+                "the report could not be read from the database ({e})"
+            )),
+        }
+    }
+
+    /// A committed run's summary on stdout: JSON, or one line of text unless --quiet.
+    fn print_completed(
+        &self,
+        s: &crate::report::summary::Summary<'_>,
+        status: &str,
+        report_error: Option<&str>,
+    ) -> std::io::Result<()> {
+        if self.a.json {
+            let mut v = crate::report::summary::completed(s);
+            if let Some(msg) = report_error {
+                v["report_error"] = json!(msg);
+            }
+            outln!("{v}")
+        } else if !self.g.quiet {
+            self.print_completed_text(s, status)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn print_completed_text(
+        &self,
+        s: &crate::report::summary::Summary<'_>,
+        status: &str,
+    ) -> std::io::Result<()> {
+        let (name, run, secs) = (&self.name, s.run, self.secs);
+        if let Some(s) = s.statements {
+            return outln!(
+                "{name}: run {} {status}: {} statements ({} new, {} already recorded, {} recorded \
+                 before with other content): {} entries: {} recorded, {} provisional, {} confirmed, \
+                 {} duplicates, {} conflicts, {} held (sha256 {}) in {:.2} s",
+                run.run_id,
+                s.statements,
+                s.statements_new,
+                s.statements_duplicate,
+                s.statements_conflict,
+                s.entries,
+                s.recorded,
+                s.provisional,
+                s.confirmed,
+                s.duplicates,
+                s.conflicts,
+                s.held,
+                run.sha256,
+                secs,
+            );
+        }
+        outln!(
+            "{name}: run {} {status}: {} records: {} posted, {} duplicates, {} conflicts, {} held{} \
+             (file_id {}, sha256 {}{}) in {:.2} s, {:.0} records/s",
+            run.run_id,
+            run.records,
+            run.posted,
+            run.duplicates,
+            run.conflicts,
+            run.held,
+            super::actions::totals_text(run),
+            run.file_id.as_deref().unwrap_or("-"),
+            run.sha256,
+            if s.fast_path {
+                "; exact re-upload, replayed"
+            } else {
+                ""
+            },
+            secs,
+            rate(run.records as f64, secs)
+        )
+    }
+
+    /// A dry run's code and counts; its warnings said.
+    fn dry_run_counted(
+        &self,
+        mut result: FileResult,
+        counts: &crate::ledger::Counts,
+        findings: &[Finding],
+    ) -> FileResult {
+        if counts.conflicts > 0 || counts.held > 0 {
+            result.code = exit::ATTENTION;
+        }
+        result.event = "dry_run";
+        result.status = "dry_run";
+        result.counts = Some(FileCounts {
+            records: counts.records as i64,
+            posted: 0,
+            would_post: Some(counts.posted as i64),
+            duplicates: counts.duplicates as i64,
+            conflicts: counts.conflicts as i64,
+            held: counts.held as i64,
+            errors: 0,
+            warnings: findings.len() as i64,
+        });
+        self.said(&mut || print_warnings(self.a, &self.name, findings));
+        result
+    }
+
+    /// Writes a dry run's would-be report rows.
+    fn write_rows(
+        &self,
+        w: &mut ReportWriter,
+        rows: &[crate::ledger::ReportRow],
+    ) -> std::io::Result<()> {
+        if let Some(pb) = &self.progress {
+            crate::ingest::Progress::stage(pb, Stage::WritingReport);
+        }
+        let res = rows
+            .iter()
+            .try_for_each(|row| w.write(row))
+            .and_then(|()| w.flush());
+        if let Some(pb) = &self.progress {
+            pb.finish_and_clear();
+        }
+        res
+    }
+
+    /// A dry run's summary on stdout: JSON, or one line of text unless --quiet.
+    fn print_dry_run(
+        &self,
+        file: &crate::keys::FileIdentity,
+        counts: &crate::ledger::Counts,
+        sha256: &str,
+        findings: &[Finding],
+        bytes: u64,
+    ) -> std::io::Result<()> {
+        let (g, name, secs) = (self.g, &self.name, self.secs);
+        if self.a.json {
+            outln!(
+                "{}",
+                json!({
+                    "file": name, "status": "dry_run", "run_id": null, "file_id": file.file_id,
+                    "sha256": sha256, "format": file.format, "tenant": g.tenant,
+                    "records": counts.records, "would_post": counts.posted, "posted": 0,
+                    "duplicates": counts.duplicates, "conflicts": counts.conflicts, "held": counts.held,
+                    "bytes": bytes, "seconds": secs,
+                    "findings": findings.iter().map(JsonFinding::from).collect::<Vec<_>>(),
+                })
+            )
+        } else if !g.quiet {
+            outln!(
+                "{name}: dry run, nothing posted: {} records: {} would post, {} duplicates, {} conflicts, {} held \
+                 (file_id {}, sha256 {})",
+                counts.records,
+                counts.posted,
+                counts.duplicates,
+                counts.conflicts,
+                counts.held,
+                file.file_id,
+                sha256
+            )
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A rejected file: its findings said (JSON summary on stdout, or one line a finding
+    /// on stderr), nothing posted.
+    fn rejected(
+        &self,
+        mut result: FileResult,
+        s: &crate::report::summary::Summary<'_>,
+    ) -> FileResult {
+        let (name, run, findings) = (&self.name, s.run, s.findings);
+        result.code = exit::REJECTED;
+        result.rejected = true;
+        result.run_id = (run.run_id > 0).then_some(run.run_id);
+        result.rejection = findings.iter().map(|f| finding_line(name, f)).collect();
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        result.event = "rejected";
+        result.status = "rejected";
+        result.counts = Some(FileCounts {
+            records: run.records,
+            errors: errors as i64,
+            warnings: (findings.len() - errors) as i64,
+            ..FileCounts::default()
+        });
+        result.reason = Some(rejection_reason(name, findings, errors));
+        if !self.a.json {
+            for f in findings {
+                events::finding(name, f);
+            }
+            errln!(
+                "{name}: rejected{}: {errors} errors, {} warnings; nothing posted",
+                if run.run_id > 0 {
+                    format!(" (run {})", run.run_id)
+                } else {
+                    String::new()
+                },
+                findings.len() - errors
+            );
+        } else if let Err(e) = outln!("{}", crate::report::summary::rejected(s)) {
+            result.stop = true;
+            result.error = Some(out::describe(&e));
+            result.code = match result.run_id {
+                // The rejection was journaled: that is a commit.
+                Some(id) => {
+                    errln!(
+                        "clearledger: {name}: {}; rejected and journaled as run {id}, nothing \
+                         posted; its findings can be printed again with `clearledger report {id}`",
+                        out::describe(&e)
+                    );
+                    exit::AFTER_COMMIT
+                }
+                None => out::stdout_failed(&e, result.code),
+            };
+        }
+        result
+    }
+
+    /// A run that ended in an error: the file refused, or nothing done (safe to retry),
+    /// or a failure after the commit.
+    fn error(&self, result: FileResult, e: IngestError) -> FileResult {
+        let name = &self.name;
+        match e {
+            IngestError::Read { path, source } => {
+                result.refused(self.a, &path, format!("cannot read: {source}"))
+            }
+            e @ IngestError::Changed { .. } => {
+                // Not the file's fault, nor settled: left where it is, safe to retry.
+                errln!("clearledger: {e} (safe to retry once the file is complete)");
+                if self.a.json {
+                    // Nothing committed, the code is 4 already: a failed write changes nothing.
+                    let _ = outln!(
+                        "{}",
+                        json!({"file": name, "status": "changed_while_read", "error": e.to_string()})
+                    );
+                }
+                result.failed(exit::INFRASTRUCTURE, "changed_while_read", e.to_string())
+            }
+            IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow) => {
+                // The file's fault, not the database's: refused whole, and not worth a retry.
+                result.refused(self.a, name, e.to_string())
+            }
+            IngestError::Ledger(crate::ledger::LedgerError::AfterCommit {
+                run_id,
+                rejected,
+                source,
+            }) => self.unread_after_commit(result, run_id, rejected, &source),
+            IngestError::Ledger(e) => {
+                let c = infra_error(&e);
+                if self.a.json {
+                    let status = if e.is_configuration() {
+                        "configuration_error"
+                    } else {
+                        "infrastructure_failure"
+                    };
+                    let _ = outln!(
+                        "{}",
+                        json!({"file": name, "status": status, "error": e.to_string()})
+                    );
+                }
+                result.failed(c, "infrastructure_failure", e.to_string())
+            }
+            e @ IngestError::Internal(_) => {
+                errln!("clearledger: {name}: {e}");
+                result.failed(
+                    exit::INFRASTRUCTURE,
+                    "infrastructure_failure",
+                    e.to_string(),
+                )
+            }
+        }
+    }
+
+    /// Committed, then the connection failed before the run was read back: no summary to
+    /// print, but the run id is known and said.
+    fn unread_after_commit(
+        &self,
+        mut result: FileResult,
+        run_id: i64,
+        rejected: bool,
+        source: &dyn std::fmt::Display,
+    ) -> FileResult {
+        let name = &self.name;
+        result.run_id = Some(run_id);
+        result.rejected = rejected;
+        result.report_failed = true;
+        result.stop = true;
+        let what = if rejected {
+            format!("{name}: rejected, nothing posted; then reading the run back failed ({source})")
+        } else {
+            format!("{name}: reading the run back failed ({source})")
+        };
+        if rejected {
+            result.rejection.push(format!(
+                "{name}: rejected (run {run_id}): its findings: `clearledger report {run_id}`"
+            ));
+            result.event = "rejected";
+            result.status = "rejected";
+            result.reason = Some(format!("its findings: `clearledger report {run_id}`"));
+        } else {
+            result.event = "ingested";
+            result.status = "committed";
+        }
+        result.error = Some(format!("reading the run back failed ({source})"));
+        result.code = after_commit(&what, run_id);
+        if self.a.json {
+            let _ = outln!(
+                "{}",
+                json!({"file": name, "status": if rejected { "rejected" } else { "committed" },
+                       "run_id": run_id, "error": what})
+            );
+        }
+        result
+    }
 }
 
 /// A rejection in one line: how many errors and warnings, and the first error.

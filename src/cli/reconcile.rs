@@ -5,6 +5,7 @@
 //! by `ledger::reconcile`.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
+use crate::ledger::LedgerError;
 use crate::operator::check_account_name;
 use crate::reconcile::rules::Rules;
 use crate::reconcile::{ReconcileOutcome, ReconcileRequest, Reconciliation};
@@ -60,39 +61,15 @@ fn parse_date(s: &str) -> Result<NaiveDate, String> {
 }
 
 pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
-    if let Err(e) = check_account_name(&a.bank_account) {
-        errln!(
-            "clearledger: invalid bank account {:?}: {e}",
-            a.bank_account
-        );
-        return exit::USAGE;
-    }
-    if let (Some(f), Some(t)) = (a.from, a.to)
-        && f > t
-    {
-        errln!(
-            "clearledger: --from {f} is after --to {t}: expected a period whose first day is not after its last"
-        );
-        return exit::USAGE;
+    if let Some(code) = check_args(a) {
+        return code;
     }
     let rules = match &a.rules {
         None => Rules::default(),
-        Some(p) => {
-            let text = match std::fs::read_to_string(p) {
-                Ok(t) => t,
-                Err(e) => {
-                    errln!("clearledger: cannot read the rules {}: {e}", p.display());
-                    return exit::USAGE;
-                }
-            };
-            match Rules::parse(&p.display().to_string(), &text) {
-                Ok(r) => r,
-                Err(e) => {
-                    errln!("clearledger: invalid rules: {e}");
-                    return exit::USAGE;
-                }
-            }
-        }
+        Some(p) => match load_rules(p) {
+            Ok(r) => r,
+            Err(code) => return code,
+        },
     };
     let corrections = if a.post_corrections {
         Some(Vec::new())
@@ -101,20 +78,7 @@ pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
     } else {
         None
     };
-    // A spinner with the step and the time taken, on a terminal (not with --quiet, nor
-    // with JSON logs, whose standard error carries JSON alone).
-    let bar = (!g.quiet && !super::events::json() && std::io::stderr().is_terminal()).then(|| {
-        let pb = indicatif::ProgressBar::new_spinner();
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "reconcile {prefix}: {spinner} {msg} ({elapsed})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        pb.set_prefix(a.bank_account.clone());
-        pb.enable_steady_tick(std::time::Duration::from_millis(200));
-        pb
-    });
+    let bar = spinner_bar(g, a);
     let spinner = bar
         .clone()
         .map(|pb| move |s: &'static str| pb.set_message(s));
@@ -131,40 +95,106 @@ pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
             dry_run: a.dry_run,
             corrections: corrections.clone(),
             at: chrono::Utc::now(),
-            on_stage: spinner.as_ref().map(|s| s as &(dyn Fn(&'static str) + Sync)),
+            on_stage: spinner
+                .as_ref()
+                .map(|s| s as &(dyn Fn(&'static str) + Sync)),
         };
         let res = ledger.reconcile(&req).await;
         if let Some(pb) = &bar {
             pb.finish_and_clear();
         }
-        let r = match res {
-            Ok(ReconcileOutcome::Done(r)) => r,
-            Ok(ReconcileOutcome::NotMapped) => {
-                errln!(
-                    "clearledger: no ledger account is mapped to bank account {:?} for tenant {:?}; map one with \
-                     `clearledger account map --bank-account {} --ledger-account ACCOUNT`",
-                    a.bank_account,
-                    g.tenant,
-                    a.bank_account
-                );
-                return exit::USAGE;
-            }
-            Ok(ReconcileOutcome::UnknownItems(keys)) => {
-                errln!(
-                    "clearledger: --correct names no item of this reconciliation: {}; the report's item_key column names them",
-                    keys.join(", ")
-                );
-                return exit::USAGE;
-            }
-            Ok(ReconcileOutcome::BadCorrectionAccounts(why)) => {
-                errln!("clearledger: corrections not posted: {why}");
-                return exit::USAGE;
-            }
-            Err(e) => return infra_error(&e),
-        };
-        print(g, &r, a.report.as_deref(), a.json, a.dry_run)
+        match reconciled(g, a, res) {
+            Ok(r) => print(g, &r, a.report.as_deref(), a.json, a.dry_run),
+            Err(code) => code,
+        }
     })
     .await
+}
+
+/// Refused before the database is opened: a bank account name that cannot be, or a
+/// period that ends before it begins, is a usage error.
+fn check_args(a: &ReconcileArgs) -> Option<u8> {
+    if let Err(e) = check_account_name(&a.bank_account) {
+        errln!(
+            "clearledger: invalid bank account {:?}: {e}",
+            a.bank_account
+        );
+        return Some(exit::USAGE);
+    }
+    if let (Some(f), Some(t)) = (a.from, a.to)
+        && f > t
+    {
+        errln!(
+            "clearledger: --from {f} is after --to {t}: expected a period whose first day is not after its last"
+        );
+        return Some(exit::USAGE);
+    }
+    None
+}
+
+/// The rules of `--rules FILE`; a file that cannot be read or parsed is a usage error.
+fn load_rules(p: &std::path::Path) -> Result<Rules, u8> {
+    let text = match std::fs::read_to_string(p) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("clearledger: cannot read the rules {}: {e}", p.display());
+            return Err(exit::USAGE);
+        }
+    };
+    Rules::parse(&p.display().to_string(), &text).map_err(|e| {
+        errln!("clearledger: invalid rules: {e}");
+        exit::USAGE
+    })
+}
+
+/// A spinner with the step and the time taken, on a terminal (not with --quiet, nor
+/// with JSON logs, whose standard error carries JSON alone).
+fn spinner_bar(g: &GlobalOpts, a: &ReconcileArgs) -> Option<indicatif::ProgressBar> {
+    (!g.quiet && !super::events::json() && std::io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "reconcile {prefix}: {spinner} {msg} ({elapsed})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        pb.set_prefix(a.bank_account.clone());
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        pb
+    })
+}
+
+/// The reconciliation, or the exit code of one that could not be made (said).
+fn reconciled(
+    g: &GlobalOpts,
+    a: &ReconcileArgs,
+    res: Result<ReconcileOutcome, LedgerError>,
+) -> Result<Box<Reconciliation>, u8> {
+    match res {
+        Ok(ReconcileOutcome::Done(r)) => Ok(r),
+        Ok(ReconcileOutcome::NotMapped) => {
+            errln!(
+                "clearledger: no ledger account is mapped to bank account {:?} for tenant {:?}; map one with \
+                 `clearledger account map --bank-account {} --ledger-account ACCOUNT`",
+                a.bank_account,
+                g.tenant,
+                a.bank_account
+            );
+            Err(exit::USAGE)
+        }
+        Ok(ReconcileOutcome::UnknownItems(keys)) => {
+            errln!(
+                "clearledger: --correct names no item of this reconciliation: {}; the report's item_key column names them",
+                keys.join(", ")
+            );
+            Err(exit::USAGE)
+        }
+        Ok(ReconcileOutcome::BadCorrectionAccounts(why)) => {
+            errln!("clearledger: corrections not posted: {why}");
+            Err(exit::USAGE)
+        }
+        Err(e) => Err(infra_error(&e)),
+    }
 }
 
 /// Writes the report and the summary; the exit code (1 when an item needs attention).
@@ -268,7 +298,24 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
             s.changes.gone_items
         )?;
     }
-    for b in &s.balances {
+    balance_lines(&s.balances)?;
+    if s.corrections_posted + s.corrections_duplicate > 0 {
+        outln!(
+            "  corrections: {} posted ({} minor units), {} posted before",
+            s.corrections_posted,
+            s.corrections_amount_minor,
+            s.corrections_duplicate
+        )?;
+    }
+    if s.needs_attention > 0 {
+        outln!("needs attention: {} items", s.needs_attention)?;
+    }
+    Ok(())
+}
+
+/// One line per currency: the ledger's balance against the statement's.
+fn balance_lines(balances: &[crate::reconcile::BalanceRow]) -> std::io::Result<()> {
+    for b in balances {
         match (b.statement_closing_minor, b.drift_minor) {
             (Some(c), Some(d)) => outln!(
                 "  balance {}: ledger {} statement {} ({}) drift {}",
@@ -284,17 +331,6 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
                 b.ledger_balance_minor
             )?,
         }
-    }
-    if s.corrections_posted + s.corrections_duplicate > 0 {
-        outln!(
-            "  corrections: {} posted ({} minor units), {} posted before",
-            s.corrections_posted,
-            s.corrections_amount_minor,
-            s.corrections_duplicate
-        )?;
-    }
-    if s.needs_attention > 0 {
-        outln!("needs attention: {} items", s.needs_attention)?;
     }
     Ok(())
 }

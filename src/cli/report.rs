@@ -31,30 +31,9 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
     if let Some(code) = require_tenant(g, ledger).await {
         return code;
     }
-    let runs: Vec<RunInfo> = match a.id.parse::<i64>() {
-        Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
-            Ok(Some(r)) => vec![r],
-            Ok(None) => {
-                errln!("clearledger: no run {run_id} for tenant {:?}", g.tenant);
-                return exit::NOT_FOUND;
-            }
-            Err(e) => return infra_error(&e),
-        },
-        Err(_) => match ledger.runs(&g.tenant, Some(&a.id), i64::MAX).await {
-            Ok(mut v) if !v.is_empty() => {
-                v.reverse();
-                v
-            }
-            Ok(_) => {
-                errln!(
-                    "clearledger: no run of file_id {:?} for tenant {:?}",
-                    a.id,
-                    g.tenant
-                );
-                return exit::NOT_FOUND;
-            }
-            Err(e) => return infra_error(&e),
-        },
+    let runs = match find_runs(g, a, ledger).await {
+        Ok(runs) => runs,
+        Err(code) => return code,
     };
     let format = a.format.unwrap_or_else(|| {
         a.output
@@ -90,30 +69,8 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
             );
         }
         if run.status == ledger::RunStatus::Rejected {
-            errln!(
-                "run {}: file rejected, nothing posted; its findings:",
-                run.run_id
-            );
-            match ledger.findings(&g.tenant, run.run_id).await {
-                Ok(fs) => {
-                    for f in fs {
-                        errln!(
-                            "  line {}, record {}, byte {}: {} [{}] {} {}: expected {}, found {:?}",
-                            f.line,
-                            f.record_index,
-                            f.byte_offset,
-                            f.severity,
-                            f.code,
-                            f.field.unwrap_or_default(),
-                            f.columns
-                                .map(|c| format!("(columns {c})"))
-                                .unwrap_or_default(),
-                            f.expected,
-                            f.found
-                        );
-                    }
-                }
-                Err(e) => return infra_error(&e),
+            if let Err(code) = print_findings(g, ledger, run.run_id).await {
+                return code;
             }
             continue;
         }
@@ -130,6 +87,66 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
         Ok(()) => exit::OK,
         Err(e) => report_failed(&e, a),
     }
+}
+
+/// The runs `id` names: one run by its number, or every run of a file_id, oldest first;
+/// none is exit 3 (said).
+async fn find_runs(
+    g: &GlobalOpts,
+    a: &ReportArgs,
+    ledger: &mut Ledger,
+) -> Result<Vec<RunInfo>, u8> {
+    match a.id.parse::<i64>() {
+        Ok(run_id) => match ledger.run(&g.tenant, run_id).await {
+            Ok(Some(r)) => Ok(vec![r]),
+            Ok(None) => {
+                errln!("clearledger: no run {run_id} for tenant {:?}", g.tenant);
+                Err(exit::NOT_FOUND)
+            }
+            Err(e) => Err(infra_error(&e)),
+        },
+        Err(_) => match ledger.runs(&g.tenant, Some(&a.id), i64::MAX).await {
+            Ok(mut v) if !v.is_empty() => {
+                v.reverse();
+                Ok(v)
+            }
+            Ok(_) => {
+                errln!(
+                    "clearledger: no run of file_id {:?} for tenant {:?}",
+                    a.id,
+                    g.tenant
+                );
+                Err(exit::NOT_FOUND)
+            }
+            Err(e) => Err(infra_error(&e)),
+        },
+    }
+}
+
+/// A rejected run has no rows: its findings, on standard error.
+async fn print_findings(g: &GlobalOpts, ledger: &mut Ledger, run_id: i64) -> Result<(), u8> {
+    errln!("run {run_id}: file rejected, nothing posted; its findings:");
+    let fs = ledger
+        .findings(&g.tenant, run_id)
+        .await
+        .map_err(|e| infra_error(&e))?;
+    for f in fs {
+        errln!(
+            "  line {}, record {}, byte {}: {} [{}] {} {}: expected {}, found {:?}",
+            f.line,
+            f.record_index,
+            f.byte_offset,
+            f.severity,
+            f.code,
+            f.field.unwrap_or_default(),
+            f.columns
+                .map(|c| format!("(columns {c})"))
+                .unwrap_or_default(),
+            f.expected,
+            f.found
+        );
+    }
+    Ok(())
 }
 
 /// `report RUN` of a reconciliation run: its items, as `reconcile --report` wrote them.

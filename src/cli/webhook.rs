@@ -3,6 +3,7 @@
 //! where --tenant's notifications (the outbox) are delivered.
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
+use crate::ledger::Ledger;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -48,28 +49,8 @@ fn provider_ok(p: &str) -> bool {
 }
 
 pub async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
-    if let WebhookCommand::Add { provider, .. } = &a.command
-        && !provider_ok(provider)
-    {
-        errln!(
-            "clearledger: invalid provider name {provider:?}: 1 to 64 characters of A-Z a-z 0-9 . _ -"
-        );
-        return exit::USAGE;
-    }
-    if let WebhookCommand::Add { secret, .. } | WebhookCommand::Endpoint { secret, .. } = &a.command
-        && !crate::serve::webhooks::secret_ok(secret)
-    {
-        errln!(
-            "clearledger: invalid secret: a whsec_ secret is base64 after its prefix (Standard \
-             Webhooks); any other non-empty string is used as it is"
-        );
-        return exit::USAGE;
-    }
-    if let WebhookCommand::Endpoint { url, .. } = &a.command
-        && !(url.starts_with("http://") || url.starts_with("https://"))
-    {
-        errln!("clearledger: invalid endpoint {url:?}: expected an http:// or https:// URL");
-        return exit::USAGE;
+    if let Some(code) = check_args(&a.command) {
+        return code;
     }
     with_ledger(g, async |ledger| {
         if let Some(code) = require_tenant(g, ledger).await {
@@ -81,28 +62,9 @@ pub async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
                 provider,
                 secret,
                 json,
-            } => match ledger
-                .add_webhook_provider(&g.tenant, provider, secret, now)
-                .await
-            {
-                Ok(Some(p)) if *json => outln!(
-                    "{}",
-                    json!({"provider": p.provider, "tenant": p.tenant, "created_at": p.created_at})
-                ),
-                Ok(Some(p)) => outln!(
-                    "webhook provider {:?} accepted for tenant {:?} at POST /v1/webhooks/{}",
-                    p.provider,
-                    p.tenant,
-                    p.provider
-                ),
-                Ok(None) => {
-                    errln!(
-                        "clearledger: the webhook provider {provider:?} belongs to another tenant; \
-                         choose another name"
-                    );
-                    return exit::USAGE;
-                }
-                Err(e) => return infra_error(&e),
+            } => match add_provider(g, ledger, (provider, secret), *json, now).await {
+                Ok(printed) => printed,
+                Err(code) => return code,
             },
             WebhookCommand::List { json } => match ledger.webhook_providers(&g.tenant).await {
                 Ok(list) => (|| {
@@ -134,4 +96,67 @@ pub async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
         }
     })
     .await
+}
+
+/// Refused before the database is opened: a provider name, a secret or an endpoint that
+/// cannot be used is a usage error.
+fn check_args(command: &WebhookCommand) -> Option<u8> {
+    if let WebhookCommand::Add { provider, .. } = command
+        && !provider_ok(provider)
+    {
+        errln!(
+            "clearledger: invalid provider name {provider:?}: 1 to 64 characters of A-Z a-z 0-9 . _ -"
+        );
+        return Some(exit::USAGE);
+    }
+    if let WebhookCommand::Add { secret, .. } | WebhookCommand::Endpoint { secret, .. } = command
+        && !crate::serve::webhooks::secret_ok(secret)
+    {
+        errln!(
+            "clearledger: invalid secret: a whsec_ secret is base64 after its prefix (Standard \
+             Webhooks); any other non-empty string is used as it is"
+        );
+        return Some(exit::USAGE);
+    }
+    if let WebhookCommand::Endpoint { url, .. } = command
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        errln!("clearledger: invalid endpoint {url:?}: expected an http:// or https:// URL");
+        return Some(exit::USAGE);
+    }
+    None
+}
+
+/// `webhook add`: the provider added (or found the tenant's already) and said; the exit
+/// code when it is another tenant's, or the database failed.
+async fn add_provider(
+    g: &GlobalOpts,
+    ledger: &mut Ledger,
+    (provider, secret): (&str, &str),
+    json: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<std::io::Result<()>, u8> {
+    match ledger
+        .add_webhook_provider(&g.tenant, provider, secret, now)
+        .await
+    {
+        Ok(Some(p)) if json => Ok(outln!(
+            "{}",
+            json!({"provider": p.provider, "tenant": p.tenant, "created_at": p.created_at})
+        )),
+        Ok(Some(p)) => Ok(outln!(
+            "webhook provider {:?} accepted for tenant {:?} at POST /v1/webhooks/{}",
+            p.provider,
+            p.tenant,
+            p.provider
+        )),
+        Ok(None) => {
+            errln!(
+                "clearledger: the webhook provider {provider:?} belongs to another tenant; \
+                 choose another name"
+            );
+            Err(exit::USAGE)
+        }
+        Err(e) => Err(infra_error(&e)),
+    }
 }

@@ -157,18 +157,7 @@ pub async fn post_file(
         key,
     };
     // A repeat while the first runs here: 409, its body not kept.
-    let running_for =
-        app.in_flight
-            .lock()
-            .ok()
-            .and_then(|mut map| match map.entry(scope.clone()) {
-                std::collections::hash_map::Entry::Occupied(e) => Some(e.get().elapsed()),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(std::time::Instant::now());
-                    None
-                }
-            });
-    if let Some(elapsed) = running_for {
+    if let Some(elapsed) = running_for(&app, &scope) {
         // The body is read (and dropped) before the answer: a server that answers while
         // the client is still sending breaks the connection under it, and the client
         // would see a broken pipe where a 409 is meant.
@@ -198,65 +187,7 @@ pub async fn post_file(
                 if !ledger.try_lock_key(&work_scope).await? {
                     return Ok::<_, LedgerError>(Work(Decided::InProgress, true));
                 }
-                let out = async {
-                    let now = Utc::now();
-                    if let Some(stored) = ledger.stored_response(&work_scope, now).await? {
-                        return Ok(Decided::Stored(stored));
-                    }
-                    let seal = Seal {
-                        scope: work_scope.clone(),
-                        fingerprint: work_fp,
-                        created_at: now,
-                        window,
-                    };
-                    let on_commit = OnCommit(Arc::new(move |done| {
-                        Box::new(SealHook {
-                            seal: seal.clone(),
-                            done,
-                            answer,
-                        })
-                    }));
-                    let opts = IngestOptions {
-                        tenant: work_scope.tenant.clone(),
-                        dry_run: false,
-                        validate: Default::default(),
-                        resend_window_days: Some(10),
-                        format: None,
-                        on_commit: Some(on_commit),
-                    };
-                    let input = Input::Upload {
-                        path: upload.file.path().to_path_buf(),
-                        name: upload.name.clone(),
-                    };
-                    let clock = Utc::now;
-                    let res = ingest_file(ledger, &input, &opts, &clock, None).await;
-                    ledger.clear_next_run();
-                    Ok(match res {
-                        // Read as of the request's start: the row written by the commit
-                        // answers this request whatever the window.
-                        Ok(_) => match ledger.stored_response(&work_scope, now).await {
-                            Ok(Some(s)) => Decided::Ran(Ok(s)),
-                            Ok(None) => Decided::Uncertain(
-                                "the run committed, but its stored response was not found".into(),
-                            ),
-                            Err(e) => Decided::Uncertain(format!(
-                                "the run committed, but its stored response could not be read: {e}"
-                            )),
-                        },
-                        // Another process answered the key while this run waited for the
-                        // write lock: this run rolled back; the answer is that one's.
-                        Err(IngestError::Ledger(LedgerError::IdempotencyKeyTaken)) => {
-                            match ledger.stored_response(&work_scope, Utc::now()).await? {
-                                Some(s) => Decided::Stored(s),
-                                None => Decided::Ran(Err(IngestError::Internal(
-                                    "the key was taken, but no response is stored".into(),
-                                ))),
-                            }
-                        }
-                        Err(e) => Decided::Ran(Err(e)),
-                    })
-                }
-                .await;
+                let out = decide(ledger, &work_scope, work_fp, window, &upload).await;
                 let unlocked = ledger.unlock_key(&work_scope).await.is_ok();
                 out.map(|d| Work(d, unlocked))
             }
@@ -268,19 +199,112 @@ pub async fn post_file(
         })
         .await
         .map(|w| w.0);
+    decided_response(&app, decided, scope, fingerprint, started)
+}
+
+/// The answer to an upload, from what its ledger work came to.
+fn decided_response(
+    app: &App,
+    decided: Result<Decided, LedgerError>,
+    scope: IdemScope,
+    fingerprint: String,
+    started: std::time::Instant,
+) -> Response {
     match decided {
         // Another process holds the key: how long it has run is not known here.
-        Ok(Decided::InProgress) => in_progress(&app, scope, fingerprint, 1),
-        Ok(Decided::Stored(stored)) => repeat(&app, scope, fingerprint, stored),
+        Ok(Decided::InProgress) => in_progress(app, scope, fingerprint, 1),
+        Ok(Decided::Stored(stored)) => repeat(app, scope, fingerprint, stored),
         Ok(Decided::Ran(Ok(stored))) => {
             app.metrics.idempotency("first");
             app.metrics.ingest_took(started.elapsed().as_secs_f64());
             respond(&stored, false)
         }
         Ok(Decided::Uncertain(why)) => uncertain(why),
-        Ok(Decided::Ran(Err(e))) => failed(&app, e),
-        Err(e) => failed(&app, IngestError::Ledger(e)),
+        Ok(Decided::Ran(Err(e))) => failed(app, e),
+        Err(e) => failed(app, IngestError::Ledger(e)),
     }
+}
+
+/// How long the key's first request has been running in this process; `None` (and the
+/// key taken for this request) when none is.
+fn running_for(app: &App, scope: &IdemScope) -> Option<std::time::Duration> {
+    app.in_flight
+        .lock()
+        .ok()
+        .and_then(|mut map| match map.entry(scope.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(e.get().elapsed()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(std::time::Instant::now());
+                None
+            }
+        })
+}
+
+/// Under the key's lock: the answer stored for the key, or this upload's run, its answer
+/// sealed with its commit.
+async fn decide(
+    ledger: &mut crate::ledger::Ledger,
+    scope: &IdemScope,
+    fingerprint: String,
+    window: chrono::Duration,
+    upload: &Spooled,
+) -> Result<Decided, LedgerError> {
+    let now = Utc::now();
+    if let Some(stored) = ledger.stored_response(scope, now).await? {
+        return Ok(Decided::Stored(stored));
+    }
+    let seal = Seal {
+        scope: scope.clone(),
+        fingerprint,
+        created_at: now,
+        window,
+    };
+    let on_commit = OnCommit(Arc::new(move |done| {
+        Box::new(SealHook {
+            seal: seal.clone(),
+            done,
+            answer,
+        })
+    }));
+    let opts = IngestOptions {
+        tenant: scope.tenant.clone(),
+        dry_run: false,
+        validate: Default::default(),
+        resend_window_days: Some(10),
+        format: None,
+        on_commit: Some(on_commit),
+    };
+    let input = Input::Upload {
+        path: upload.file.path().to_path_buf(),
+        name: upload.name.clone(),
+    };
+    let clock = Utc::now;
+    let res = ingest_file(ledger, &input, &opts, &clock, None).await;
+    ledger.clear_next_run();
+    Ok(match res {
+        // Read as of the request's start: the row written by the commit answers this
+        // request whatever the window.
+        Ok(_) => match ledger.stored_response(scope, now).await {
+            Ok(Some(s)) => Decided::Ran(Ok(s)),
+            Ok(None) => Decided::Uncertain(
+                "the run committed, but its stored response was not found".into(),
+            ),
+            Err(e) => Decided::Uncertain(format!(
+                "the run committed, but its stored response could not be read: {e}"
+            )),
+        },
+        // Another process answered the key while this run waited for the write lock: this
+        // run rolled back; the answer is that one's.
+        Err(IngestError::Ledger(LedgerError::IdempotencyKeyTaken)) => {
+            match ledger.stored_response(scope, Utc::now()).await? {
+                Some(s) => Decided::Stored(s),
+                None => Decided::Ran(Err(IngestError::Internal(
+                    "the key was taken, but no response is stored".into(),
+                ))),
+            }
+        }
+        Err(e) => Decided::Ran(Err(e)),
+    })
 }
 
 /// The outcome is not known here (docs/principles.md §8: uncertain is missing information, not
@@ -485,22 +509,8 @@ async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("multipart/form-data"));
-    let tmp = || {
-        match &app.config.spool_dir {
-            Some(d) => tempfile::NamedTempFile::new_in(d),
-            None => tempfile::NamedTempFile::new(),
-        }
-        .map_err(|e| {
-            Problem::new(
-                StatusCode::INSUFFICIENT_STORAGE,
-                "spool_failed",
-                "The upload could not be stored for its ingest",
-                format!("cannot create a temporary file: {e}"),
-            )
-        })
-    };
     let mut sink = Sink {
-        file: tmp()?,
+        file: temp_file(app)?,
         hash: Sha256::new(),
         bytes: 0,
         max: app.config.max_upload_bytes,
@@ -508,66 +518,12 @@ async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem
     let pause = app.config.request_timeout;
     let mut name = q.name;
     if is_multipart {
-        let mut parts = Multipart::from_request(req, &()).await.map_err(|e| {
-            Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
-        })?;
-        loop {
-            let next = tokio::time::timeout(pause, parts.next_field())
-                .await
-                .map_err(|_| timeout(pause))?;
-            let field = match next {
-                Ok(Some(f)) => f,
-                Ok(None) => {
-                    return Err(Problem::bad_request(
-                        "multipart_no_file",
-                        "the multipart body has no part with a file name, nor one named `file`",
-                    ));
-                }
-                Err(e) => {
-                    return Err(Problem::bad_request(
-                        "multipart_invalid",
-                        format!("a multipart body: {e}"),
-                    ));
-                }
-            };
-            if field.file_name().is_none() && field.name() != Some("file") {
-                continue;
-            }
-            if name.is_none() {
-                name = field.file_name().map(str::to_string);
-            }
-            let mut field = field;
-            loop {
-                let chunk = tokio::time::timeout(pause, field.chunk())
-                    .await
-                    .map_err(|_| timeout(pause))?
-                    .map_err(|e| {
-                        Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
-                    })?;
-                match chunk {
-                    Some(c) => sink.write(&c)?,
-                    None => break,
-                }
-            }
-            break;
+        let part_name = sink.multipart(req, pause).await?;
+        if name.is_none() {
+            name = part_name;
         }
     } else {
-        let mut stream = req.into_body().into_data_stream();
-        loop {
-            let next = tokio::time::timeout(pause, stream.next())
-                .await
-                .map_err(|_| timeout(pause))?;
-            match next {
-                Some(Ok(c)) => sink.write(&c)?,
-                Some(Err(e)) => {
-                    return Err(Problem::bad_request(
-                        "body_unreadable",
-                        format!("the request body could not be read: {e}"),
-                    ));
-                }
-                None => break,
-            }
-        }
+        sink.body(req, pause).await?;
     }
     sink.file.flush().map_err(|e| {
         Problem::new(
@@ -582,6 +538,22 @@ async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem
         file: sink.file,
         name,
         sha256: hex::encode(sink.hash.finalize()),
+    })
+}
+
+/// The upload's temporary file, in `serve --spool-dir` when given.
+fn temp_file(app: &App) -> Result<tempfile::NamedTempFile, Problem> {
+    match &app.config.spool_dir {
+        Some(d) => tempfile::NamedTempFile::new_in(d),
+        None => tempfile::NamedTempFile::new(),
+    }
+    .map_err(|e| {
+        Problem::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "spool_failed",
+            "The upload could not be stored for its ingest",
+            format!("cannot create a temporary file: {e}"),
+        )
     })
 }
 
@@ -642,6 +614,74 @@ impl Sink {
                 format!("cannot write the temporary file: {e}"),
             )
         })
+    }
+
+    /// Writes the file of a multipart body: its first part with a file name, or named
+    /// `file`. The part's file name.
+    async fn multipart(
+        &mut self,
+        req: Request,
+        pause: std::time::Duration,
+    ) -> Result<Option<String>, Problem> {
+        let mut parts = Multipart::from_request(req, &()).await.map_err(|e| {
+            Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
+        })?;
+        loop {
+            let next = tokio::time::timeout(pause, parts.next_field())
+                .await
+                .map_err(|_| timeout(pause))?;
+            let mut field = match next {
+                Ok(Some(f)) => f,
+                Ok(None) => {
+                    return Err(Problem::bad_request(
+                        "multipart_no_file",
+                        "the multipart body has no part with a file name, nor one named `file`",
+                    ));
+                }
+                Err(e) => {
+                    return Err(Problem::bad_request(
+                        "multipart_invalid",
+                        format!("a multipart body: {e}"),
+                    ));
+                }
+            };
+            if field.file_name().is_none() && field.name() != Some("file") {
+                continue;
+            }
+            let file_name = field.file_name().map(str::to_string);
+            loop {
+                let chunk = tokio::time::timeout(pause, field.chunk())
+                    .await
+                    .map_err(|_| timeout(pause))?
+                    .map_err(|e| {
+                        Problem::bad_request("multipart_invalid", format!("a multipart body: {e}"))
+                    })?;
+                match chunk {
+                    Some(c) => self.write(&c)?,
+                    None => return Ok(file_name),
+                }
+            }
+        }
+    }
+
+    /// Writes a body that is the file itself.
+    async fn body(&mut self, req: Request, pause: std::time::Duration) -> Result<(), Problem> {
+        let mut stream = req.into_body().into_data_stream();
+        loop {
+            let next = tokio::time::timeout(pause, stream.next())
+                .await
+                .map_err(|_| timeout(pause))?;
+            match next {
+                Some(Ok(c)) => self.write(&c)?,
+                Some(Err(e)) => {
+                    return Err(Problem::bad_request(
+                        "body_unreadable",
+                        format!("the request body could not be read: {e}"),
+                    ));
+                }
+                None => return Ok(()),
+            }
+        }
     }
 }
 

@@ -20,6 +20,55 @@ fn id(desc: &str) -> Value {
     json!({"name": "id", "in": "path", "required": true, "description": desc, "schema": {"type": "integer"}})
 }
 
+/// `POST /v1/files`: an upload, under its Idempotency-Key.
+fn post_file(auth: &Value) -> Value {
+    json!({
+        "summary": "Ingest one clearing or statement file",
+        "security": auth,
+        "parameters": [
+            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "maxLength": 255},
+             "description": "One value per file; a retry sends the same. Scoped to (tenant, API key, POST, /v1/files); answered again for --idempotency-window (24 h)."},
+            q("name", "The run's source name (default: the multipart part's file name, else `upload`)", "string")
+        ],
+        "requestBody": {"required": true, "content": {
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            "multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}}
+        }},
+        "responses": {
+            "201": {"description": "Ingested: the `ingest --json` summary; Location: /v1/runs/{id}. A replay carries Idempotent-Replayed: true.", "content": {"application/json": {}}},
+            "400": problem("No Idempotency-Key (idempotency_key_missing) or an invalid one"),
+            "401": problem("No API key, or an unknown or revoked one"),
+            "409": problem("The key's first request is still running (idempotency_key_in_progress); Retry-After"),
+            "413": problem("Larger than --max-upload-bytes"),
+            "422": problem("file_rejected: the file failed validation, nothing posted (stored and replayed like a 201); or idempotency_key_reuse: the key came with another file"),
+            "503": problem("The database failed; nothing committed; safe to retry with the same key")
+        }
+    })
+}
+
+/// `POST /v1/webhooks/{provider}`: a provider's signed event.
+fn post_webhook() -> Value {
+    json!({
+        "summary": "A provider's signed event (Standard Webhooks); inserted first, acknowledged at once",
+        "parameters": [
+            {"name": "provider", "in": "path", "required": true, "schema": {"type": "string"}},
+            {"name": "webhook-id", "in": "header", "required": true, "schema": {"type": "string"}},
+            {"name": "webhook-timestamp", "in": "header", "required": true, "schema": {"type": "integer"}, "description": "Unix seconds, within 5 minutes"},
+            {"name": "webhook-signature", "in": "header", "required": true, "schema": {"type": "string"}, "description": "v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated"}
+        ],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["type"],
+            "properties": {"type": {"type": "string", "description": "payment.settled, payment.returned, payment.rejected (others are kept and ignored)"},
+                           "data": {"type": "object", "description": "one of posting_key, uetr, end_to_end_id, trace_number"}}}}}},
+        "responses": {
+            "202": ok_json("A new event: {\"status\": \"accepted\", \"event_no\": N}"),
+            "200": ok_json("A repeat: {\"status\": \"repeat\", \"event_no\": N, \"same_payload\": bool}"),
+            "400": problem("No JSON object with a string type"),
+            "401": problem("Bad or missing signature, or a timestamp more than 5 minutes off"),
+            "404": problem("No such provider")
+        }
+    })
+}
+
 /// The document.
 pub fn document() -> Value {
     let auth = json!([{"bearer": []}]);
@@ -37,47 +86,8 @@ pub fn document() -> Value {
                 "detail": {"type": "string"}, "code": {"type": "string"}}}}
         },
         "paths": {
-            "/v1/files": {"post": {
-                "summary": "Ingest one clearing or statement file",
-                "security": auth,
-                "parameters": [
-                    {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "maxLength": 255},
-                     "description": "One value per file; a retry sends the same. Scoped to (tenant, API key, POST, /v1/files); answered again for --idempotency-window (24 h)."},
-                    q("name", "The run's source name (default: the multipart part's file name, else `upload`)", "string")
-                ],
-                "requestBody": {"required": true, "content": {
-                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-                    "multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}}
-                }},
-                "responses": {
-                    "201": {"description": "Ingested: the `ingest --json` summary; Location: /v1/runs/{id}. A replay carries Idempotent-Replayed: true.", "content": {"application/json": {}}},
-                    "400": problem("No Idempotency-Key (idempotency_key_missing) or an invalid one"),
-                    "401": problem("No API key, or an unknown or revoked one"),
-                    "409": problem("The key's first request is still running (idempotency_key_in_progress); Retry-After"),
-                    "413": problem("Larger than --max-upload-bytes"),
-                    "422": problem("file_rejected: the file failed validation, nothing posted (stored and replayed like a 201); or idempotency_key_reuse: the key came with another file"),
-                    "503": problem("The database failed; nothing committed; safe to retry with the same key")
-                }
-            }},
-            "/v1/webhooks/{provider}": {"post": {
-                "summary": "A provider's signed event (Standard Webhooks); inserted first, acknowledged at once",
-                "parameters": [
-                    {"name": "provider", "in": "path", "required": true, "schema": {"type": "string"}},
-                    {"name": "webhook-id", "in": "header", "required": true, "schema": {"type": "string"}},
-                    {"name": "webhook-timestamp", "in": "header", "required": true, "schema": {"type": "integer"}, "description": "Unix seconds, within 5 minutes"},
-                    {"name": "webhook-signature", "in": "header", "required": true, "schema": {"type": "string"}, "description": "v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated"}
-                ],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["type"],
-                    "properties": {"type": {"type": "string", "description": "payment.settled, payment.returned, payment.rejected (others are kept and ignored)"},
-                                   "data": {"type": "object", "description": "one of posting_key, uetr, end_to_end_id, trace_number"}}}}}},
-                "responses": {
-                    "202": ok_json("A new event: {\"status\": \"accepted\", \"event_no\": N}"),
-                    "200": ok_json("A repeat: {\"status\": \"repeat\", \"event_no\": N, \"same_payload\": bool}"),
-                    "400": problem("No JSON object with a string type"),
-                    "401": problem("Bad or missing signature, or a timestamp more than 5 minutes off"),
-                    "404": problem("No such provider")
-                }
-            }},
+            "/v1/files": {"post": post_file(&auth)},
+            "/v1/webhooks/{provider}": {"post": post_webhook()},
             "/v1/runs": {"get": {"summary": "Recent runs, newest first", "security": auth,
                 "parameters": [q("file_id", "Only the runs of this file", "string"), q("limit", "1 to 1000 (default 50)", "integer")],
                 "responses": {"200": ok_json("{\"runs\": [...]}"), "401": problem("Unauthorized")}}},

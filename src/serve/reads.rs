@@ -3,7 +3,7 @@
 //! is scoped to the caller's tenant; anything else's is `404`.
 
 use super::problem::Problem;
-use super::{Caller, Shared};
+use super::{App, Caller, Shared};
 use crate::keys::Outcome;
 use crate::ledger::{Ledger, LedgerError, Lookup};
 use crate::report::{ReportFormat, ReportWriter};
@@ -105,19 +105,9 @@ pub async fn records(
     Query(q): Query<RecordsQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let outcome = match q.outcome.as_deref().map(|o| (o, Outcome::parse(o))) {
-        None => None,
-        Some((_, Some(o))) => Some(o),
-        Some((o, None)) => {
-            return Problem::bad_request(
-                "invalid_parameter",
-                format!(
-                    "outcome must be posted, duplicate, conflict, held, recorded, provisional or \
-                     confirmed; found {o:?}"
-                ),
-            )
-            .into_response();
-        }
+    let outcome = match outcome_param(q.outcome.as_deref()) {
+        Ok(o) => o,
+        Err(detail) => return Problem::bad_request("invalid_parameter", detail).into_response(),
     };
     let csv = headers
         .get(header::ACCEPT)
@@ -130,6 +120,47 @@ pub async fn records(
         Ok(None) => return run_not_found(id),
         Err(r) => return r,
     }
+    let rx = spawn_rows(&app, tenant, id, outcome, csv);
+    let stream = futures_util::stream::unfold(rx, |rx| async move {
+        let (next, rx) = tokio::task::spawn_blocking(move || (rx.recv(), rx))
+            .await
+            .ok()?;
+        next.ok().map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    let content_type = if csv {
+        "text/csv; charset=utf-8"
+    } else {
+        "application/x-ndjson"
+    };
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// `?outcome=`: the one outcome the rows are filtered to; another word is a 400 (this
+/// detail).
+fn outcome_param(o: Option<&str>) -> Result<Option<Outcome>, String> {
+    match o.map(|o| (o, Outcome::parse(o))) {
+        None => Ok(None),
+        Some((_, Some(o))) => Ok(Some(o)),
+        Some((o, None)) => Err(format!(
+            "outcome must be posted, duplicate, conflict, held, recorded, provisional or \
+             confirmed; found {o:?}"
+        )),
+    }
+}
+
+/// Writes the run's rows (CSV or JSON lines) from a reader connection, in a task of their
+/// own, to the channel the response body reads.
+fn spawn_rows(
+    app: &App,
+    tenant: String,
+    id: i64,
+    outcome: Option<Outcome>,
+    csv: bool,
+) -> std::sync::mpsc::Receiver<Bytes> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Bytes>(8);
     let pool = app.readers.clone();
     tokio::spawn(async move {
@@ -173,22 +204,7 @@ pub async fn records(
             Ok(Err(e)) | Err(e) => tracing::warn!(run_id = id, error = %e, "records stream failed"),
         }
     });
-    let stream = futures_util::stream::unfold(rx, |rx| async move {
-        let (next, rx) = tokio::task::spawn_blocking(move || (rx.recv(), rx))
-            .await
-            .ok()?;
-        next.ok().map(|b| (Ok::<_, std::io::Error>(b), rx))
-    });
-    let content_type = if csv {
-        "text/csv; charset=utf-8"
-    } else {
-        "application/x-ndjson"
-    };
-    (
-        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
-        Body::from_stream(stream),
-    )
-        .into_response()
+    rx
 }
 
 const CHUNK: usize = 64 * 1024;

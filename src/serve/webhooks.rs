@@ -113,40 +113,13 @@ pub async fn receive(
         app.metrics.webhook("refused");
         return Problem::not_found(format!("no webhook provider {provider:?}")).into_response();
     };
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let (Some(id), Some(timestamp), Some(signature)) = (
-        header("webhook-id"),
-        header("webhook-timestamp"),
-        header("webhook-signature"),
-    ) else {
-        app.metrics.webhook("refused");
-        return unauthorized(
-            "webhook_headers_missing",
-            "webhook-id, webhook-timestamp and webhook-signature are required".into(),
-        );
-    };
-    let now = Utc::now();
-    match timestamp.parse::<i64>() {
-        Ok(t) if now.timestamp().abs_diff(t) <= TIMESTAMP_TOLERANCE_SECS as u64 => {}
-        _ => {
+    let id = match check_signature(&known.secret, &provider, &headers, &body) {
+        Ok(id) => id,
+        Err((code, detail)) => {
             app.metrics.webhook("refused");
-            return unauthorized(
-                "webhook_timestamp",
-                format!(
-                    "webhook-timestamp {timestamp:?} is not within {TIMESTAMP_TOLERANCE_SECS} s of \
-                     the server's clock ({})",
-                    now.timestamp()
-                ),
-            );
+            return unauthorized(code, detail);
         }
-    }
-    if !verify(&known.secret, id, timestamp, &body, signature) {
-        app.metrics.webhook("refused");
-        return unauthorized(
-            "webhook_signature",
-            format!("no v1 signature of {provider:?}'s secret matches this delivery"),
-        );
-    }
+    };
     let event_type = serde_json::from_slice::<serde_json::Value>(&body)
         .ok()
         .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string));
@@ -158,7 +131,7 @@ pub async fn receive(
         )
         .into_response();
     };
-    let (tenant, id, body_v) = (known.tenant.clone(), id.to_string(), body.to_vec());
+    let (tenant, body_v) = (known.tenant.clone(), body.to_vec());
     let (prov, ty) = (provider.clone(), event_type.clone());
     let received = app
         .pool
@@ -171,7 +144,57 @@ pub async fn receive(
         })
         .await;
     match received {
-        Ok(Ok(Received::New { event_no })) => {
+        Ok(Ok(r)) => received_response(&app, &provider, &event_type, r),
+        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
+    }
+}
+
+/// The delivery's `webhook-id` once its headers, its timestamp and its signature are
+/// accepted; else the code and detail of the 401.
+fn check_signature(
+    secret: &str,
+    provider: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<String, (&'static str, String)> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let (Some(id), Some(timestamp), Some(signature)) = (
+        header("webhook-id"),
+        header("webhook-timestamp"),
+        header("webhook-signature"),
+    ) else {
+        return Err((
+            "webhook_headers_missing",
+            "webhook-id, webhook-timestamp and webhook-signature are required".into(),
+        ));
+    };
+    let now = Utc::now();
+    match timestamp.parse::<i64>() {
+        Ok(t) if now.timestamp().abs_diff(t) <= TIMESTAMP_TOLERANCE_SECS as u64 => {}
+        _ => {
+            return Err((
+                "webhook_timestamp",
+                format!(
+                    "webhook-timestamp {timestamp:?} is not within {TIMESTAMP_TOLERANCE_SECS} s of \
+                     the server's clock ({})",
+                    now.timestamp()
+                ),
+            ));
+        }
+    }
+    if !verify(secret, id, timestamp, body, signature) {
+        return Err((
+            "webhook_signature",
+            format!("no v1 signature of {provider:?}'s secret matches this delivery"),
+        ));
+    }
+    Ok(id.to_string())
+}
+
+/// The answer to an event inserted: 202 when new (the worker is woken), 200 for a repeat.
+fn received_response(app: &App, provider: &str, event_type: &str, r: Received) -> Response {
+    match r {
+        Received::New { event_no } => {
             app.metrics.webhook("new");
             let _ = app.events.send(event_no);
             (
@@ -180,10 +203,10 @@ pub async fn receive(
             )
                 .into_response()
         }
-        Ok(Ok(Received::Repeat {
+        Received::Repeat {
             event_no,
             same_payload,
-        })) => {
+        } => {
             app.metrics.webhook("repeat");
             if !same_payload {
                 tracing::warn!(
@@ -201,7 +224,6 @@ pub async fn receive(
             )
                 .into_response()
         }
-        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
     }
 }
 

@@ -156,6 +156,29 @@ struct EventData {
     trace_number: Option<String>,
 }
 
+/// The posting an event's data names: by posting key, UETR, end-to-end id or trace
+/// number, the first given; `None` when it names none.
+fn event_lookup(payload: &[u8]) -> Option<Lookup> {
+    let data = serde_json::from_slice::<EventBody>(payload)
+        .map(|b| b.data)
+        .unwrap_or_default();
+    // A blank identifier, or NOTPROVIDED, identifies nothing (docs/principles.md §3).
+    let given = |v: Option<String>| {
+        v.as_deref()
+            .and_then(crate::keys::provided)
+            .map(str::to_string)
+    };
+    if let Some(k) = given(data.posting_key) {
+        Some(Lookup::PostingKey(k))
+    } else if let Some(u) = given(data.uetr) {
+        Some(Lookup::Uetr(u))
+    } else if let Some(e) = given(data.end_to_end_id) {
+        Some(Lookup::EndToEndId(e))
+    } else {
+        given(data.trace_number).map(Lookup::TraceNumber)
+    }
+}
+
 /// A `webhook_providers` row (provider, tenant, secret, created_at).
 fn provider_of(r: &crate::ledger::Row) -> Result<WebhookProvider> {
     Ok(WebhookProvider {
@@ -477,24 +500,7 @@ impl Ledger {
                 None,
             ));
         };
-        let data = serde_json::from_slice::<EventBody>(payload)
-            .map(|b| b.data)
-            .unwrap_or_default();
-        // A blank identifier, or NOTPROVIDED, identifies nothing (docs/principles.md §3).
-        let given = |v: Option<String>| {
-            v.as_deref()
-                .and_then(crate::keys::provided)
-                .map(str::to_string)
-        };
-        let lookup = if let Some(k) = given(data.posting_key) {
-            Lookup::PostingKey(k)
-        } else if let Some(u) = given(data.uetr) {
-            Lookup::Uetr(u)
-        } else if let Some(e) = given(data.end_to_end_id) {
-            Lookup::EndToEndId(e)
-        } else if let Some(t) = given(data.trace_number) {
-            Lookup::TraceNumber(t)
-        } else {
+        let Some(lookup) = event_lookup(payload) else {
             return Ok(done(
                 "invalid",
                 "data names no posting: expected one of posting_key, uetr, end_to_end_id, trace_number"
@@ -502,32 +508,51 @@ impl Ledger {
                 None,
             ));
         };
-        let mut found = self.lookup(tenant, &lookup).await?;
+        let posting_id = match self.event_posting(tenant, &lookup).await? {
+            Ok(id) => id,
+            Err((outcome, detail)) => return Ok(done(outcome, detail, None)),
+        };
+        let (outcome, detail) = self.move_status(posting_id, to, event_no, at).await?;
+        Ok(done(outcome, detail, Some(posting_id)))
+    }
+
+    /// The one posting an event names; else the event's outcome (`no_such_posting`,
+    /// `ambiguous`) and detail.
+    async fn event_posting(
+        &mut self,
+        tenant: &str,
+        lookup: &Lookup,
+    ) -> Result<std::result::Result<i64, (&'static str, String)>> {
+        let mut found = self.lookup(tenant, lookup).await?;
         // A UETR names its chain's legs and returns too: the payment is the key itself.
-        if let Lookup::Uetr(u) = &lookup {
+        if let Lookup::Uetr(u) = lookup {
             let own = format!("uetr:{}", u.trim().to_ascii_lowercase());
             if found.iter().any(|p| p.posting_key == own) {
                 found.retain(|p| p.posting_key == own);
             }
         }
-        let posting_id = match found.as_slice() {
-            [] => {
-                return Ok(done(
-                    "no_such_posting",
-                    format!("no posting by {lookup:?}"),
-                    None,
-                ));
-            }
-            [p] => p.posting_id,
+        Ok(match found.as_slice() {
+            [] => Err(("no_such_posting", format!("no posting by {lookup:?}"))),
+            [p] => Ok(p.posting_id),
             many => {
                 let ids: Vec<String> = many.iter().map(|p| p.posting_id.to_string()).collect();
-                return Ok(done(
+                Err((
                     "ambiguous",
                     format!("{lookup:?} names postings {}", ids.join(", ")),
-                    None,
-                ));
+                ))
             }
-        };
+        })
+    }
+
+    /// Moves the posting's status to `to` when it is one `to` moves from, journaling the
+    /// change; the event's outcome (`applied`, `nothing_to_do`) and detail.
+    async fn move_status(
+        &mut self,
+        posting_id: i64,
+        to: PostingStatus,
+        event_no: i64,
+        at: &str,
+    ) -> Result<(&'static str, String)> {
         // One posting's moves one at a time (PostgreSQL: workers on other machines).
         self.store()
             .lock_name(&format!("posting_status:{posting_id}"))
@@ -564,14 +589,13 @@ impl Ledger {
             )
             .await?;
         if changed == 0 {
-            return Ok(done(
+            return Ok((
                 "nothing_to_do",
                 format!(
                     "posting {posting_id} is {from}; {} moves only from {}",
                     to.as_str(),
                     allowed.join(" or ").replace('\'', "")
                 ),
-                Some(posting_id),
             ));
         }
         self.store()
@@ -581,10 +605,9 @@ impl Ledger {
                 &args![posting_id, from.as_str(), to.as_str(), event_no, at],
             )
             .await?;
-        Ok(done(
+        Ok((
             "applied",
             format!("posting {posting_id}: {from} → {}", to.as_str()),
-            Some(posting_id),
         ))
     }
 
