@@ -12,6 +12,9 @@ if [ -z "${CLEARLEDGER_TEST_PG_URL:-}" ]; then
     eval "$(./scripts/pg-start.sh)"
 fi
 export CLEARLEDGER_TEST_PG_URL
+# House style first: formatted, and no clippy warning (clippy.toml: a function fits a screen).
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked --all-targets "$@"
 # The long variants are #[ignore]d tests (counted as ignored, never as passed): a second pass.
 if [ "${CLEARLEDGER_LONG_TESTS:-}" = 1 ]; then

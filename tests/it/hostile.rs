@@ -163,16 +163,18 @@ fn check_a_stream(len: u64) -> (u64, serde_json::Value) {
 }
 
 /// The binary reads a stream without newlines in memory that does not grow with it: its
-/// peak resident memory reading 24 MiB is within 6 MiB of its peak reading 1 MiB (which
+/// peak resident memory reading 48 MiB is within 12 MiB of its peak reading 1 MiB (which
 /// already reaches the findings cap). A reader that kept the input, or a line of it,
-/// would grow by about 23 MiB.
+/// would grow by about 47 MiB.
 #[test]
 fn a_huge_file_without_newlines_is_read_in_bounded_memory() {
     const SMALL: u64 = 1 << 20;
-    const LARGE: u64 = 24 << 20;
-    const GROWTH_MAX_KIB: u64 = 6 << 10;
+    const LARGE: u64 = 48 << 20;
+    // Measured growth 2-7 MiB (allocator caches, buffers, run to run); holding the input
+    // would be 47 MiB.
+    const GROWTH_MAX_KIB: u64 = 12 << 10;
     // The bound must fail a reader that holds the input: the extra input is several times it.
-    assert!((LARGE - SMALL) / 1024 >= 3 * GROWTH_MAX_KIB);
+    const { assert!((LARGE - SMALL) / 1024 >= 3 * GROWTH_MAX_KIB) };
     let (small_kib, small) = check_a_stream(SMALL);
     let (large_kib, large) = check_a_stream(LARGE);
     assert_eq!(small["bytes"], SMALL, "{small}");
@@ -183,11 +185,11 @@ fn a_huge_file_without_newlines_is_read_in_bounded_memory() {
         (Some(cap), Some(cap))
     );
     eprintln!(
-        "check of a stream without newlines: peak RSS {small_kib} KiB for 1 MiB, {large_kib} KiB for 24 MiB"
+        "check of a stream without newlines: peak RSS {small_kib} KiB for 1 MiB, {large_kib} KiB for 48 MiB"
     );
     assert!(
         large_kib <= small_kib + GROWTH_MAX_KIB,
-        "peak RSS {large_kib} KiB reading 24 MiB against {small_kib} KiB reading 1 MiB: \
+        "peak RSS {large_kib} KiB reading 48 MiB against {small_kib} KiB reading 1 MiB: \
          memory grows with the input"
     );
 }

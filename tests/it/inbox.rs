@@ -51,11 +51,11 @@ fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: Test
     assert_eq!(last["quarantined"], 1);
     assert_eq!(last["incomplete_skipped"], 2);
     assert_eq!(
-        names(&inbox),
+        names(inbox),
         [".clearledger.lock", "upload.ach.part", "zz-young.ach"]
     );
     assert_eq!(
-        names(&archive),
+        names(archive),
         [
             "ccd-vendor-debits.ach",
             "ccd-vendor-debits.ach.report.csv",
@@ -64,7 +64,7 @@ fn an_inbox_pass_archives_committed_files_and_quarantines_rejected_ones(db: Test
         ]
     );
     assert_eq!(
-        names(&quarantine),
+        names(quarantine),
         [
             "invalid-batch-total.ach",
             "invalid-batch-total.ach.error.txt"

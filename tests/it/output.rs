@@ -303,9 +303,9 @@ fn the_inbox_archives_a_committed_file_when_its_output_fails(db: TestDb) {
         "{}",
         out.stderr
     );
-    assert_eq!(names(&inbox), Vec::<String>::new(), "{}", out.stderr);
+    assert_eq!(names(inbox), Vec::<String>::new(), "{}", out.stderr);
     assert_eq!(
-        names(&archive),
+        names(archive),
         vec![
             "ppd-payroll-credits.ach",
             "ppd-payroll-credits.ach.report.csv"
@@ -334,13 +334,13 @@ fn the_inbox_archives_a_committed_file_when_its_output_fails(db: TestDb) {
         out.stderr
     );
     assert_eq!(
-        names(&quarantine),
+        names(quarantine),
         vec![
             "invalid-batch-total.ach",
             "invalid-batch-total.ach.error.txt"
         ]
     );
-    assert_eq!(names(&inbox), Vec::<String>::new());
+    assert_eq!(names(inbox), Vec::<String>::new());
     let out = pass(Sink::Capture);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(runs(&db), 2);

@@ -413,15 +413,15 @@ fn postgres_schema(db: &TestDb) -> BTreeSet<String> {
     for r in db.rows(&format!("SELECT c.relname {PG_TABLES}")) {
         facts.insert(format!("table {}", r[0]));
     }
-    let columns = db.rows(&format!(
+    let columns = db.rows(
         "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), \
          CASE WHEN a.attnotnull THEN 'y' ELSE '' END, \
          coalesce(pg_get_expr(d.adbin, d.adrelid), ''), a.attidentity::text \
          FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
          LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
-         WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped"
-    ));
+         WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped",
+    );
     for r in columns {
         let generated = !r[5].is_empty() || r[4].starts_with("nextval(");
         let default = (!generated).then_some(r[4].as_str());
