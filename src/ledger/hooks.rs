@@ -3,7 +3,7 @@
 //! §6) — the answer stored under an HTTP `Idempotency-Key`, a notification in the outbox —
 //! registers a [`CommitHook`], and the run's COMMIT step calls it with the run still open.
 
-use super::{Ledger, Result};
+use super::{Ledger, Result, RunInfo};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -24,6 +24,8 @@ pub(crate) struct Hooks {
     pub every_run: Vec<Box<dyn CommitHook>>,
     /// Called at the next run's commit only (after the others), then dropped.
     pub next_run: Option<Box<dyn CommitHook>>,
+    /// The run being committed, read once for all its hooks ([`Ledger::committing_run`]).
+    committing: Option<RunInfo>,
 }
 
 impl Ledger {
@@ -57,6 +59,23 @@ impl Ledger {
         }
         every.append(&mut self.hooks.every_run);
         self.hooks.every_run = every;
+        self.hooks.committing = None;
         res
+    }
+
+    /// Run `run_id` as it stands inside its transaction, for a hook: read once, however
+    /// many hooks of its commit ask.
+    pub async fn committing_run(&mut self, run_id: i64) -> Result<RunInfo> {
+        if let Some(run) = self
+            .hooks
+            .committing
+            .as_ref()
+            .filter(|r| r.run_id == run_id)
+        {
+            return Ok(run.clone());
+        }
+        let run = self.fetch_run(run_id).await?;
+        self.hooks.committing = Some(run.clone());
+        Ok(run)
     }
 }

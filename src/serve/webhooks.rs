@@ -9,7 +9,7 @@
 //! sweeper finishes events inserted but left unapplied for longer than `--sweep-after`
 //! (the process died between the insert and the apply).
 //!
-//! Out: the outbox (`Ledger::write_outbox`, written in each run's own transaction) is
+//! Out: the outbox (`OutboxHook`, written in each run's own transaction) is
 //! delivered by a task here, at least once, each message under its stable `webhook-id`,
 //! retried with backoff until the endpoint answers 2xx.
 

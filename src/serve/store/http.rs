@@ -125,7 +125,7 @@ pub struct SealHook {
 impl CommitHook for SealHook {
     fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
         Box::pin(async move {
-            let run = ledger.fetch_run(run_id).await?;
+            let run = ledger.committing_run(run_id).await?;
             let d = &self.done;
             let summary = Summary {
                 file: &d.file,

@@ -213,7 +213,7 @@ impl CommitHook for OutboxHook {
             if !notify {
                 return Ok(());
             }
-            let run = ledger.fetch_run(run_id).await?;
+            let run = ledger.committing_run(run_id).await?;
             ledger
                 .write_outbox(&run, Utc::now())
                 .await
@@ -686,21 +686,11 @@ impl Ledger {
         .transpose()
     }
 
-    /// Inside run `run_id`'s transaction: its notification, when its tenant has an
-    /// endpoint. `run.completed`, `run.needs_attention` (conflicts or held records) or
+    /// Inside the run's transaction: its notification ([`OutboxHook`] calls it for a
+    /// tenant with an endpoint). `run.completed`, `run.needs_attention` (conflicts or held records) or
     /// `run.rejected`; the webhook id `{tenant}:run:{run_id}:{type}` is unique, so a
     /// notification is written once whatever happens.
     async fn write_outbox(&mut self, run: &RunInfo, now: DateTime<Utc>) -> Result<()> {
-        let has = self
-            .store()
-            .query_opt(
-                "SELECT 1 FROM notify_endpoints WHERE tenant = $1",
-                &args![run.tenant.as_str()],
-            )
-            .await?;
-        if has.is_none() {
-            return Ok(());
-        }
         let event_type = match run.status_word() {
             "needs_attention" => "run.needs_attention",
             "rejected" => "run.rejected",
