@@ -56,6 +56,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .from_path(csv_path)?;
     let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
 
+    let conn = open_schema(db_path, pragmas)?;
+    if table == "statement_entries" {
+        seed_statements(&conn, cols, &rows)?;
+    }
+    if narrow {
+        return narrow_ceiling(&conn, &rows);
+    }
+    let sql = format!(
+        "INSERT INTO {table} ({cols}) VALUES ({}) ON CONFLICT DO NOTHING",
+        vec!["?"; cols.split(',').count()].join(", ")
+    );
+    // Every field converted to the value it binds as (the detail's hex decoded to its
+    // bytes) before the clock starts: only the database's work is timed.
+    let values: Vec<Vec<rusqlite::types::Value>> =
+        rows.iter().map(|r| r.iter().map(value).collect()).collect();
+    drop(rows);
+    let secs = twice(&conn, &sql, |stmt| {
+        for r in &values {
+            stmt.execute(params_from_iter(r.iter()))?;
+        }
+        Ok(())
+    })?;
+    print_secs(values.len(), secs);
+    Ok(())
+}
+
+/// A fresh database with the product's pragmas and migrations, and the run every row
+/// names.
+fn open_schema(
+    db_path: &str,
+    pragmas: &[String],
+) -> Result<Connection, Box<dyn std::error::Error>> {
     let conn = Connection::open(db_path)?;
     conn.execute_batch(
         "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
@@ -81,44 +113,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          VALUES (1, 'default', '', 'nacha', 'ceiling', '', 'completed')",
         [],
     )?;
-    if table == "statement_entries" {
-        // The statements the entries belong to (their ids are those of the export).
-        let at = cols
-            .split(',')
-            .position(|c| c.trim() == "statement_id")
-            .ok_or("the statement_entries columns must include statement_id")?;
-        let mut ids: Vec<&str> = rows.iter().filter_map(|r| r.get(at)).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
-            conn.execute(
-                "INSERT INTO statements (statement_id, tenant, statement_key, format, kind, \
-                 account, stmt_id, entries, fingerprint, detail, run_id, recorded_at) \
-                 VALUES (?1, 'default', 'ceiling:' || ?1, 'camt.053', 'final', 'A', 'S', 0, '', \
-                 '{}', 1, '')",
-                [id],
-            )?;
-        }
+    Ok(conn)
+}
+
+/// The statements the entries belong to (their ids are those of the export).
+fn seed_statements(
+    conn: &Connection,
+    cols: &str,
+    rows: &[csv::StringRecord],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let at = cols
+        .split(',')
+        .position(|c| c.trim() == "statement_id")
+        .ok_or("the statement_entries columns must include statement_id")?;
+    let mut ids: Vec<&str> = rows.iter().filter_map(|r| r.get(at)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        conn.execute(
+            "INSERT INTO statements (statement_id, tenant, statement_key, format, kind, \
+             account, stmt_id, entries, fingerprint, detail, run_id, recorded_at) \
+             VALUES (?1, 'default', 'ceiling:' || ?1, 'camt.053', 'final', 'A', 'S', 0, '', \
+             '{}', 1, '')",
+            [id],
+        )?;
     }
-    if narrow {
-        return narrow_ceiling(&conn, &rows);
-    }
-    let sql = format!(
-        "INSERT INTO {table} ({cols}) VALUES ({}) ON CONFLICT DO NOTHING",
-        vec!["?"; cols.split(',').count()].join(", ")
-    );
-    // Every field converted to the value it binds as (the detail's hex decoded to its
-    // bytes) before the clock starts: only the database's work is timed.
-    let values: Vec<Vec<rusqlite::types::Value>> =
-        rows.iter().map(|r| r.iter().map(value).collect()).collect();
-    drop(rows);
-    let secs = twice(&conn, &sql, |stmt| {
-        for r in &values {
-            stmt.execute(params_from_iter(r.iter()))?;
-        }
-        Ok(())
-    })?;
-    print_secs(values.len(), secs);
     Ok(())
 }
 

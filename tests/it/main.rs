@@ -6,6 +6,9 @@
 //! global thread pools): what must run in a process of its own (a crash, a fault point, a
 //! server) runs the `clearledger` binary as a child, so the modules share this process safely.
 
+// A test reads as one scenario, top to bottom; the crate's functions fit a screen.
+#![allow(clippy::too_many_lines)]
+
 #[macro_use]
 mod common;
 
