@@ -26,13 +26,13 @@ pub(crate) mod fault;
 pub mod findings;
 pub mod formats;
 pub(crate) mod hash;
-pub mod ingest;
+pub(crate) mod ingest;
 pub mod keys;
 pub mod ledger;
-pub mod money;
-pub mod operator;
+pub(crate) mod money;
+pub(crate) mod operator;
 pub mod reconcile;
-pub mod report;
+pub(crate) mod report;
 /// Deterministic pseudo-random numbers for `generate` and the test suites (not an API).
 #[doc(hidden)]
 pub mod rng;

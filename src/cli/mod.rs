@@ -29,28 +29,87 @@ macro_rules! errln {
     };
 }
 
-pub mod account;
-pub mod actions;
-pub mod apikey;
-pub mod check;
-pub mod db;
-pub mod events;
-pub mod generate;
-pub mod inbox;
-pub mod ingest;
-pub mod lookup;
-pub mod out;
-pub mod reconcile;
-pub mod report;
-pub mod runs;
-pub mod serve;
-pub mod signals;
-pub mod statements;
-pub mod tenant;
-pub mod webhook;
+pub(crate) mod account;
+pub(crate) mod actions;
+pub(crate) mod apikey;
+pub(crate) mod check;
+pub(crate) mod db;
+pub(crate) mod events;
+pub(crate) mod generate;
+pub(crate) mod inbox;
+pub(crate) mod ingest;
+pub(crate) mod lookup;
+pub(crate) mod out;
+pub(crate) mod reconcile;
+pub(crate) mod report;
+pub(crate) mod runs;
+pub(crate) mod serve;
+pub(crate) mod signals;
+pub(crate) mod statements;
+pub(crate) mod tenant;
+pub(crate) mod webhook;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
 use std::time::Duration;
+
+/// The program: parses the command line, sets up logging, the signal handlers and the
+/// runtime, and runs the command. `src/main.rs` calls it and nothing else.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A refused command line under `--log-format json` is a JSON event too.
+        Err(e) if e.use_stderr() && events::json_requested(std::env::args_os()) => {
+            events::init(LogFormat::Json);
+            let text = e.render().to_string();
+            out::err_line(tracing::Level::ERROR, format_args!("{}", text.trim_end()));
+            return ExitCode::from(exit::USAGE);
+        }
+        Err(e) => e.exit(),
+    };
+    events::init(cli.global.log_format);
+    signals::install(cli.global.log_format == LogFormat::Json);
+    // The server answers many requests at once: a runtime with a worker per core.
+    let mut builder = match cli.command {
+        Command::Serve(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let rt = match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            out::err_line(
+                tracing::Level::ERROR,
+                format_args!("clearledger: cannot start the runtime: {e}"),
+            );
+            return ExitCode::from(exit::INFRASTRUCTURE);
+        }
+    };
+    ExitCode::from(rt.block_on(dispatch(&cli)))
+}
+
+/// Runs the command: one file a subcommand.
+async fn dispatch(cli: &Cli) -> u8 {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Ingest(a) => ingest::run(g, a).await,
+        Command::Check(a) => check::run(g, a),
+        Command::Report(a) => report::run(g, a).await,
+        Command::Runs(a) => runs::run(g, a).await,
+        Command::Lookup(a) => lookup::run(g, a).await,
+        Command::Held(a) => actions::held(g, a).await,
+        Command::Resolve(a) => actions::resolve(g, a).await,
+        Command::Reverse(a) => actions::reverse(g, a).await,
+        Command::Tenant(a) => tenant::run(g, a).await,
+        Command::Statements(a) => statements::run(g, a).await,
+        Command::Account(a) => account::run(g, a).await,
+        Command::Reconcile(a) => reconcile::run(g, a).await,
+        Command::Serve(a) => serve::run(g, a).await,
+        Command::Apikey(a) => apikey::run(g, a).await,
+        Command::Webhook(a) => webhook::run(g, a).await,
+        Command::Db(a) => db::run(g, a).await,
+        Command::Generate(a) => generate::run(a),
+    }
+}
 
 /// Exit codes (also in the README and `--help`).
 pub mod exit {

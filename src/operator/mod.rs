@@ -8,8 +8,8 @@ mod accounts;
 mod actions;
 mod tenants;
 
-pub use accounts::{ACCOUNT_NAME_MAX, AccountMapping, check_account_name};
+pub use accounts::{AccountMapping, check_account_name};
 pub use actions::{
-    Actor, Decision, DecisionKind, HeldRecord, Resembles, Resolution, Reversal, ReverseTarget,
+    Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget,
 };
-pub use tenants::{TENANT_NAME_MAX, Tenant, TenantName, TenantNameError};
+pub use tenants::{Tenant, TenantName};

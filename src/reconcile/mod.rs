@@ -21,7 +21,7 @@
 //! - `synthetic.rs`: inputs for the benchmark and profiling.
 
 mod engine;
-pub mod generate;
+pub(crate) mod generate;
 pub mod rules;
 mod store;
 mod synthetic;

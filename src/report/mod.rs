@@ -1,7 +1,7 @@
 //! Pure output: per-record reports (CSV, JSON lines), findings, run summaries.
 
-pub mod recon;
-pub mod summary;
+pub(crate) mod recon;
+pub(crate) mod summary;
 
 use crate::findings::{Finding, Position};
 use crate::keys::Outcome;

@@ -12,13 +12,13 @@
 //! - SIGTERM or SIGINT: the listener stops accepting, requests in flight finish (a run in
 //!   flight commits or rolls back whole), then the process exits 0.
 
-pub mod files;
-pub mod metrics;
-pub mod openapi;
-pub mod pool;
-pub mod problem;
-pub mod reads;
-pub mod store;
+pub(crate) mod files;
+pub(crate) mod metrics;
+pub(crate) mod openapi;
+pub(crate) mod pool;
+pub(crate) mod problem;
+pub(crate) mod reads;
+pub(crate) mod store;
 pub mod webhooks;
 
 use crate::ledger::{DbOptions, LedgerError};

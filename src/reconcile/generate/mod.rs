@@ -71,13 +71,11 @@ use std::io::{self, Write};
 
 /// Our account: every payment's debtor, the statements' account.
 pub const ACCOUNT: &str = "DE89370400440532013000";
-/// The ledger account our payments move (`account map --ledger-account`).
-pub const LEDGER_ACCOUNT: &str = "acct:DE89370400440532013000";
+// The ledger account our payments move (`account map --ledger-account`) is
+// `acct:DE89370400440532013000`.
 /// Our bank (the debtor agent, the statements' servicer).
 pub const BANK_BIC: &str = "COBADEFFXXX";
-/// The period: every payment and every entry is dated within it.
-pub const FROM: &str = "2026-11-01";
-pub const TO: &str = "2026-11-30";
+// The period: every payment and every entry is dated within 2026-11-01 to 2026-11-30.
 const MONTH: &str = "2026-11";
 const DAYS: u32 = 30;
 
@@ -498,6 +496,7 @@ impl Scenario {
     }
 
     /// Breaks of each kind.
+    #[cfg(test)]
     pub fn breaks_per_kind(&self) -> u64 {
         self.k
     }
