@@ -18,7 +18,7 @@
 /// Aborts the process if `CLEARLEDGER_FAULT` names this point; `stop:NAME` stops it
 /// instead (SIGSTOP, as a debugger or a frozen VM would), and it goes on after SIGCONT, so
 /// that a test can change the world under a process held at a known point.
-pub fn point(name: &str) {
+pub(crate) fn point(name: &str) {
     let Ok(v) = std::env::var("CLEARLEDGER_FAULT") else {
         return;
     };
@@ -34,6 +34,6 @@ pub fn point(name: &str) {
 }
 
 /// `CLEARLEDGER_FAULT` names this point (for faults the caller carries out itself).
-pub fn armed(name: &str) -> bool {
+pub(crate) fn armed(name: &str) -> bool {
     std::env::var("CLEARLEDGER_FAULT").is_ok_and(|v| v == name)
 }

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 /// Bytes hashed on the caller's thread before a hashing thread is started: small files
 /// (every test, most real files) never pay for one.
-pub const INLINE_MAX: u64 = 1 << 20;
+pub(crate) const INLINE_MAX: u64 = 1 << 20;
 /// Chunks queued for the hashing thread: bounds the memory held to this many chunks.
 const QUEUED_MAX: usize = 8;
 /// Bytes gathered before a chunk is handed over: small updates (an XML reader consumes a
@@ -26,7 +26,7 @@ const CHUNK: usize = 1 << 20;
 type Worker = (SyncSender<Vec<u8>>, Receiver<Vec<u8>>, JoinHandle<[u8; 32]>);
 
 /// Hashes what it is fed, in order.
-pub struct StreamHasher {
+pub(crate) struct StreamHasher {
     inline: Option<Sha256>,
     fed: u64,
     /// A hashing thread could not be started: hash inline to the end.
@@ -43,7 +43,7 @@ impl Default for StreamHasher {
 }
 
 impl StreamHasher {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamHasher {
             inline: Some(Sha256::new()),
             fed: 0,
@@ -53,7 +53,7 @@ impl StreamHasher {
         }
     }
 
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.fed += bytes.len() as u64;
         if self.worker.is_none() && !self.no_thread && self.fed > INLINE_MAX {
             self.start_worker();
@@ -122,7 +122,7 @@ impl StreamHasher {
     }
 
     /// The digest of everything fed so far; the hasher starts over.
-    pub fn finish(&mut self) -> [u8; 32] {
+    pub(crate) fn finish(&mut self) -> [u8; 32] {
         self.hand_over();
         let out = match self.worker.take() {
             Some((tx, _, handle)) => {
@@ -137,14 +137,14 @@ impl StreamHasher {
 }
 
 /// Hashes and counts every byte read through it (or none: [`HashingReader::counting`]).
-pub struct HashingReader<R> {
+pub(crate) struct HashingReader<R> {
     inner: R,
     hasher: Option<StreamHasher>,
     bytes: u64,
 }
 
 impl<R: std::io::Read> HashingReader<R> {
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         HashingReader {
             inner,
             hasher: Some(StreamHasher::new()),
@@ -152,7 +152,7 @@ impl<R: std::io::Read> HashingReader<R> {
         }
     }
     /// Counts without hashing (the bytes were hashed before).
-    pub fn counting(inner: R) -> Self {
+    pub(crate) fn counting(inner: R) -> Self {
         HashingReader {
             inner,
             hasher: None,
@@ -161,7 +161,7 @@ impl<R: std::io::Read> HashingReader<R> {
     }
     /// Reads what is left to the end (hashed and counted): a parser that stopped early
     /// still leaves the digest and size of the whole input.
-    pub fn drain(&mut self) -> std::io::Result<()> {
+    pub(crate) fn drain(&mut self) -> std::io::Result<()> {
         let mut buf = vec![0u8; 64 << 10];
         loop {
             match std::io::Read::read(self, &mut buf) {
@@ -173,7 +173,7 @@ impl<R: std::io::Read> HashingReader<R> {
         }
     }
     /// The digest (if hashing) and the bytes read.
-    pub fn finish(mut self) -> (Option<[u8; 32]>, u64) {
+    pub(crate) fn finish(mut self) -> (Option<[u8; 32]>, u64) {
         (self.hasher.as_mut().map(StreamHasher::finish), self.bytes)
     }
 }

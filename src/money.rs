@@ -24,12 +24,12 @@ use rust_decimal::Decimal;
 
 /// A currency a posting may carry: an active ISO 4217 code with minor units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Currency(iso_currency::Currency);
+pub(crate) struct Currency(iso_currency::Currency);
 
 /// Why a code is not a currency a posting may carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum CurrencyError {
+pub(crate) enum CurrencyError {
     /// Not an ISO 4217 alphabetic code (nor any code ever listed).
     #[error("not an ISO 4217 currency code")]
     Unknown,
@@ -45,7 +45,7 @@ pub enum CurrencyError {
 
 impl Currency {
     /// `EUR` → EUR. Codes are upper case, as ISO 4217 writes them (`eur` is unknown).
-    pub fn parse(code: &str) -> Result<Self, CurrencyError> {
+    pub(crate) fn parse(code: &str) -> Result<Self, CurrencyError> {
         let c = iso_currency::Currency::from_code(code).ok_or(CurrencyError::Unknown)?;
         if let Some(by) = c.is_superseded() {
             return Err(CurrencyError::Superseded { by: by.code() });
@@ -56,11 +56,11 @@ impl Currency {
         Ok(Currency(c))
     }
     /// The alphabetic code, e.g. `EUR`.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         self.0.code()
     }
     /// Digits after the decimal point: JPY 0, EUR 2, BHD 3, CLF 4.
-    pub fn exponent(self) -> u32 {
+    pub(crate) fn exponent(self) -> u32 {
         // `parse` admits only codes with an exponent.
         u32::from(self.0.exponent().unwrap_or(0))
     }
@@ -69,7 +69,7 @@ impl Currency {
 /// Minor-unit exponent of any code the table knows with minor units, superseded ones
 /// included (a posting stored before its currency was withdrawn still shows right);
 /// `None` for an unknown code or one without minor units.
-pub fn minor_exponent(code: &str) -> Option<u32> {
+pub(crate) fn minor_exponent(code: &str) -> Option<u32> {
     iso_currency::Currency::from_code(code)
         .and_then(|c| c.exponent())
         .map(u32::from)
@@ -77,7 +77,7 @@ pub fn minor_exponent(code: &str) -> Option<u32> {
 
 /// `123456` USD → `1234.56`, exactly. A code without a known exponent shows the minor
 /// units as they are stored: `123456 (minor units)`.
-pub fn format_minor(amount_minor: i64, currency: &str) -> String {
+pub(crate) fn format_minor(amount_minor: i64, currency: &str) -> String {
     match minor_exponent(currency) {
         Some(exp) => Decimal::new(amount_minor, exp).to_string(),
         None => format!("{amount_minor} (minor units)"),

@@ -41,7 +41,7 @@ pub enum AccountCommand {
     },
 }
 
-pub async fn run(g: &GlobalOpts, a: &AccountArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &AccountArgs) -> u8 {
     match &a.command {
         AccountCommand::Map {
             bank_account,

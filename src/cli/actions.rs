@@ -84,7 +84,7 @@ fn require_reason(reason: &str) -> Option<u8> {
     None
 }
 
-pub async fn held(g: &GlobalOpts, a: &HeldArgs) -> u8 {
+pub(crate) async fn held(g: &GlobalOpts, a: &HeldArgs) -> u8 {
     with_ledger(g, async |ledger| {
         if let Some(code) = require_tenant(g, ledger).await {
             return code;
@@ -158,7 +158,7 @@ fn print_held(shown: &[&HeldRecord], all: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-pub async fn resolve(g: &GlobalOpts, a: &ResolveArgs) -> u8 {
+pub(crate) async fn resolve(g: &GlobalOpts, a: &ResolveArgs) -> u8 {
     if let Some(c) = require_reason(&a.reason) {
         return c;
     }
@@ -320,7 +320,7 @@ fn decided_text(a: &ResolveArgs, decision: &Decision, run: &RunInfo, found_poste
     }
 }
 
-pub async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
+pub(crate) async fn reverse(g: &GlobalOpts, a: &ReverseArgs) -> u8 {
     if let Some(c) = require_reason(&a.reason) {
         return c;
     }
@@ -437,7 +437,7 @@ fn reverse_json(run: &RunInfo, what: &str) -> serde_json::Value {
 }
 
 /// "; USD 1,234.56 (4 postings)" per currency.
-pub fn totals_text(run: &RunInfo) -> String {
+pub(crate) fn totals_text(run: &RunInfo) -> String {
     run.totals
         .iter()
         .map(|t| {

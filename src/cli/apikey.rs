@@ -42,7 +42,7 @@ pub enum ApiKeyCommand {
     },
 }
 
-pub async fn run(g: &GlobalOpts, a: &ApiKeyArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &ApiKeyArgs) -> u8 {
     with_ledger(g, async |ledger| match &a.command {
         ApiKeyCommand::Create { label, json } => {
             if let Some(code) = require_tenant(g, ledger).await {

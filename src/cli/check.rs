@@ -23,7 +23,7 @@ pub struct CheckArgs {
 }
 
 /// Exit code: 0 no findings, 1 warnings only, 3 errors (or unreadable).
-pub fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
+pub(crate) fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
     let opts = a.nacha.options();
     let mut code = exit::OK;
     for file in &a.files {

@@ -36,7 +36,7 @@ pub struct BackupArgs {
     pub json: bool,
 }
 
-pub async fn run(g: &GlobalOpts, a: &DbArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &DbArgs) -> u8 {
     match &a.command {
         DbCommand::Migrate => migrate(g).await,
         DbCommand::Backup(b) => backup(g, b).await,

@@ -23,13 +23,13 @@ use tracing::Level;
 use tracing_subscriber::EnvFilter;
 
 /// The target of every event the CLI itself writes (messages, findings, files).
-pub const TARGET: &str = "clearledger::output";
+pub(crate) const TARGET: &str = "clearledger::output";
 
 static JSON: AtomicBool = AtomicBool::new(false);
 
 /// Sets the process's log format and installs the `tracing` subscriber that writes it on
 /// standard error. Called once, first thing in `main`.
-pub fn init(format: LogFormat) {
+pub(crate) fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -60,13 +60,13 @@ pub fn init(format: LogFormat) {
 }
 
 /// Whether standard error carries JSON events (`--log-format json`).
-pub fn json() -> bool {
+pub(crate) fn json() -> bool {
     JSON.load(Ordering::Relaxed)
 }
 
 /// Whether the command line asks for JSON logs, read from the arguments themselves: for
 /// a command line clap refused, whose options were therefore not parsed.
-pub fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+pub(crate) fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
     let mut prev_is_flag = false;
     for a in args {
         if a == "--log-format=json" || (prev_is_flag && a == "json") {
@@ -89,7 +89,7 @@ macro_rules! event_at {
 }
 
 /// A line of text as an event: its `clearledger: ` prefix left out (the target says who).
-pub fn message(level: Level, args: fmt::Arguments) {
+pub(crate) fn message(level: Level, args: fmt::Arguments) {
     let text = args.to_string();
     let text = text.strip_prefix("clearledger: ").unwrap_or(&text);
     event_at!(level, "{text}");
@@ -97,7 +97,7 @@ pub fn message(level: Level, args: fmt::Arguments) {
 
 /// One finding of `file`: its text line, or (JSON) a `finding` event with every position
 /// as a field, at level `error` or `warn` by its severity.
-pub fn finding(file: &str, f: &Finding) {
+pub(crate) fn finding(file: &str, f: &Finding) {
     let line = finding_line(file, f);
     if !json() {
         super::out::err_line(Level::ERROR, format_args!("{line}"));
@@ -127,7 +127,7 @@ pub fn finding(file: &str, f: &Finding) {
 
 /// A run's counts, as a file event carries them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FileCounts {
+pub(crate) struct FileCounts {
     pub records: i64,
     pub posted: i64,
     /// A dry run: what would post (`posted` is then 0).
@@ -140,7 +140,7 @@ pub struct FileCounts {
 }
 
 impl FileCounts {
-    pub fn of_run(r: &crate::ledger::RunInfo) -> Self {
+    pub(crate) fn of_run(r: &crate::ledger::RunInfo) -> Self {
         FileCounts {
             records: r.records,
             posted: r.posted,
@@ -157,7 +157,7 @@ impl FileCounts {
 /// What became of one file an ingest took: one event per file (JSON logs only; the text
 /// format says it in its own lines).
 #[derive(Debug, Clone, Copy)]
-pub struct FileEvent<'a> {
+pub(crate) struct FileEvent<'a> {
     /// `ingested`, `dry_run`, `rejected`, `failed` (plain mode); `archived`, `quarantined`,
     /// `failed` (inbox mode: `failed` leaves the file in the inbox).
     pub event: &'static str,
@@ -187,7 +187,7 @@ impl FileEvent<'_> {
     }
 
     /// The event's text, for a human reading the log.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let run = self
             .run_id
             .map(|id| format!(" (run {id})"))
@@ -230,7 +230,7 @@ impl FileEvent<'_> {
 }
 
 /// Writes a file's event (JSON logs; nothing in text mode).
-pub fn file(e: &FileEvent) {
+pub(crate) fn file(e: &FileEvent) {
     if !json() {
         return;
     }
@@ -259,7 +259,7 @@ pub fn file(e: &FileEvent) {
 }
 
 /// The end of an inbox pass (JSON logs): what it took, as its text summary says.
-pub fn inbox_pass(
+pub(crate) fn inbox_pass(
     inbox: &str,
     taken: u64,
     archived: u64,

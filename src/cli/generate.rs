@@ -133,7 +133,7 @@ fn write_to(
     written(res, output.is_none())
 }
 
-pub fn run(a: &GenerateArgs) -> u8 {
+pub(crate) fn run(a: &GenerateArgs) -> u8 {
     match &a.kind {
         GenerateKind::Recon {
             payments,

@@ -78,7 +78,7 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-pub async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Path) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger, inbox: &Path) -> u8 {
     let (Some(archive), Some(quarantine)) = (&a.archive, &a.quarantine) else {
         errln!("clearledger: --inbox needs --archive and --quarantine");
         return exit::USAGE;

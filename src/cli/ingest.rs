@@ -98,7 +98,7 @@ impl Format {
     }
 }
 
-pub async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &IngestArgs) -> u8 {
     with_ledger(g, async |ledger| {
         // Once, before any file (or the inbox) is read: an unknown tenant is a usage error.
         if let Some(code) = require_tenant(g, ledger).await {
@@ -172,7 +172,7 @@ async fn ingest_files(g: &GlobalOpts, a: &IngestArgs, ledger: &mut Ledger) -> u8
 
 /// How one file ended, for the caller (plain or inbox mode).
 #[derive(Debug)]
-pub struct FileResult {
+pub(crate) struct FileResult {
     /// The file as named in messages (`-` for standard input).
     pub file: String,
     /// Exit code this file alone would give.
@@ -203,7 +203,7 @@ pub struct FileResult {
 
 impl FileResult {
     /// The file's log event; `event` and `to` as the caller (the inbox) names them.
-    pub fn event<'a>(&'a self, event: &'static str, to: Option<&'a str>) -> FileEvent<'a> {
+    pub(crate) fn event<'a>(&'a self, event: &'static str, to: Option<&'a str>) -> FileEvent<'a> {
         FileEvent {
             event,
             file: &self.file,
@@ -271,7 +271,7 @@ fn progress_bar(g: &GlobalOpts, name: &str) -> Option<indicatif::ProgressBar> {
 }
 
 /// Ingests one file: one run, its summary printed, its report rows written to `writer`.
-pub async fn ingest_one(
+pub(crate) async fn ingest_one(
     g: &GlobalOpts,
     a: &IngestArgs,
     ledger: &mut Ledger,

@@ -39,7 +39,7 @@ pub struct LookupArgs {
     pub json: bool,
 }
 
-pub async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &LookupArgs) -> u8 {
     if let Some(r) = a.bank_ref.as_ref().or(a.account_servicer_ref.as_ref()) {
         return with_ledger(g, async |ledger| statement_entries(g, a, ledger, r).await).await;
     }

@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 /// Writes `args` and a newline on standard output, flushed.
-pub fn line(args: fmt::Arguments) -> io::Result<()> {
+pub(crate) fn line(args: fmt::Arguments) -> io::Result<()> {
     let mut o = io::stdout().lock();
     o.write_fmt(args)?;
     o.write_all(b"\n")?;
@@ -20,7 +20,7 @@ pub fn line(args: fmt::Arguments) -> io::Result<()> {
 /// Writes `args` and a newline on standard error; a failure is ignored. Under
 /// `--log-format json` the line is an event instead (`level`, the text as `message`
 /// without its `clearledger: ` prefix): see [`super::events`].
-pub fn err_line(level: tracing::Level, args: fmt::Arguments) {
+pub(crate) fn err_line(level: tracing::Level, args: fmt::Arguments) {
     if super::events::json() {
         super::events::message(level, args);
         return;
@@ -30,12 +30,12 @@ pub fn err_line(level: tracing::Level, args: fmt::Arguments) {
 }
 
 /// The reader of standard output went away (EPIPE).
-pub fn closed(e: &io::Error) -> bool {
+pub(crate) fn closed(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
 /// What failed, for a message: standard output closed, or the write's error.
-pub fn describe(e: &io::Error) -> String {
+pub(crate) fn describe(e: &io::Error) -> String {
     if closed(e) {
         "standard output closed".to_string()
     } else {
@@ -46,7 +46,7 @@ pub fn describe(e: &io::Error) -> String {
 /// The exit code once standard output failed in a command that committed nothing, `code`
 /// being the one it had earned so far: a closed pipe ends quietly with `code`; anything
 /// else (a full disk) is said on standard error and is an infrastructure failure.
-pub fn stdout_failed(e: &io::Error, code: u8) -> u8 {
+pub(crate) fn stdout_failed(e: &io::Error, code: u8) -> u8 {
     if closed(e) {
         code
     } else {

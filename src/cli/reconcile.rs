@@ -60,7 +60,7 @@ fn parse_date(s: &str) -> Result<NaiveDate, String> {
         .map_err(|_| format!("expected a date YYYY-MM-DD, found {s:?}"))
 }
 
-pub async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
     if let Some(code) = check_args(a) {
         return code;
     }
@@ -198,7 +198,7 @@ fn reconciled(
 }
 
 /// Writes the report and the summary; the exit code (1 when an item needs attention).
-pub fn print(
+pub(crate) fn print(
     g: &GlobalOpts,
     r: &Reconciliation,
     report: Option<&std::path::Path>,

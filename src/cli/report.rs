@@ -23,7 +23,7 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &ReportArgs) -> u8 {
     with_ledger(g, async |ledger| print(g, a, ledger).await).await
 }
 

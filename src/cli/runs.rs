@@ -17,7 +17,7 @@ pub struct RunsArgs {
     pub json: bool,
 }
 
-pub async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &RunsArgs) -> u8 {
     with_ledger(g, async |ledger| {
         if let Some(code) = require_tenant(g, ledger).await {
             return code;

@@ -44,7 +44,7 @@ pub struct ServeArgs {
 }
 
 /// `90s`, `15m`, `24h`, `7d`, or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => s.split_at(i),
         None => (s, "s"),
@@ -69,7 +69,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
-pub async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
     let listener = match tokio::net::TcpListener::bind(&a.listen).await {
         Ok(l) => l,
         Err(e) => {

@@ -38,7 +38,7 @@ extern "C" fn on_sigbus(_: libc::c_int) {
 
 /// Installs the SIGBUS handler (once, at start, before any database is opened); `json`:
 /// its message is a JSON event.
-pub fn install(json: bool) {
+pub(crate) fn install(json: bool) {
     if json {
         let text = String::from_utf8_lossy(MESSAGE);
         let text = text.trim_end().trim_start_matches("clearledger: ");
@@ -60,7 +60,7 @@ pub fn install(json: bool) {
 
 /// Stops the process (SIGSTOP) until a SIGCONT: the test fault `stop:NAME`
 /// (`crate::fault`).
-pub fn stop_self() {
+pub(crate) fn stop_self() {
     // SAFETY: raise(3) with a standard signal, no handler involved.
     unsafe {
         libc::raise(libc::SIGSTOP);

@@ -18,7 +18,7 @@ pub struct StatementsArgs {
     pub json: bool,
 }
 
-pub async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
     with_ledger(g, async |ledger| {
         if let Some(code) = require_tenant(g, ledger).await {
             return code;

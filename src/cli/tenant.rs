@@ -30,7 +30,7 @@ pub enum TenantCommand {
     },
 }
 
-pub async fn run(g: &GlobalOpts, a: &TenantArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &TenantArgs) -> u8 {
     match &a.command {
         TenantCommand::Add { name, json } => {
             // Refused before the database is opened: a usage error needs no ledger.

@@ -48,7 +48,7 @@ fn provider_ok(p: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-pub async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
+pub(crate) async fn run(g: &GlobalOpts, a: &WebhookArgs) -> u8 {
     if let Some(code) = check_args(&a.command) {
         return code;
     }

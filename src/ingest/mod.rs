@@ -30,11 +30,11 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 /// Records per chunk sent from the parser to the writer.
-pub const CHUNK_RECORDS: usize = 2_000;
+pub(crate) const CHUNK_RECORDS: usize = 2_000;
 
 /// Where the bytes come from.
 #[derive(Debug, Clone)]
-pub enum Input {
+pub(crate) enum Input {
     Path(PathBuf),
     Stdin,
     /// A file received over HTTP, spooled to `path`; its runs are named `name`.
@@ -45,7 +45,7 @@ pub enum Input {
 }
 
 impl Input {
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Input::Path(p) => p.display().to_string(),
             Input::Stdin => "-".to_string(),
@@ -71,7 +71,7 @@ impl Input {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum IngestError {
+pub(crate) enum IngestError {
     /// The input could not be read (missing, unreadable, a directory): nothing posted.
     #[error("{path}: cannot read: {source}")]
     Read {
@@ -91,7 +91,7 @@ pub enum IngestError {
 }
 
 #[derive(Debug, Clone)]
-pub struct IngestOptions {
+pub(crate) struct IngestOptions {
     pub tenant: String,
     pub dry_run: bool,
     pub validate: nacha::ValidateOptions,
@@ -110,7 +110,9 @@ pub struct IngestOptions {
 /// to before it.
 #[derive(Clone)]
 #[allow(clippy::type_complexity)]
-pub struct OnCommit(pub std::sync::Arc<dyn Fn(FileDone) -> Box<dyn CommitHook> + Send + Sync>);
+pub(crate) struct OnCommit(
+    pub std::sync::Arc<dyn Fn(FileDone) -> Box<dyn CommitHook> + Send + Sync>,
+);
 
 impl std::fmt::Debug for OnCommit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,7 +122,7 @@ impl std::fmt::Debug for OnCommit {
 
 /// What a file came to beyond its run, just before the run's commit: what a summary of
 /// the file needs besides the run itself.
-pub struct FileDone {
+pub(crate) struct FileDone {
     /// The file's name as given.
     pub file: String,
     pub findings: Vec<Finding>,
@@ -144,7 +146,7 @@ pub(crate) fn arm_answer(ledger: &mut Ledger, opts: &IngestOptions, done: FileDo
 
 /// The stages of one file's run, in order, as a progress display names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Reading the file: parsing, validating, and applying each chunk to the open run.
     Parsing,
     /// The whole file read: the completion mark, COMMIT, the run read back (PostgreSQL:
@@ -155,7 +157,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Stage::Parsing => "parsing",
             Stage::Committing => "committing",
@@ -166,18 +168,18 @@ impl Stage {
 
 /// Where an ingest tells its progress (the CLI's progress bar): the input's length when
 /// known, the bytes read so far, and each stage as it begins.
-pub trait Progress: Send + Sync {
+pub(crate) trait Progress: Send + Sync {
     fn set_length(&self, bytes: u64);
     fn read(&self, bytes: u64);
     fn stage(&self, stage: Stage);
 }
 
 /// A [`Progress`] shared by the writer and the parser thread.
-pub type ProgressSink = std::sync::Arc<dyn Progress>;
+pub(crate) type ProgressSink = std::sync::Arc<dyn Progress>;
 
 /// How a file's ingest ended.
 #[derive(Debug)]
-pub enum IngestOutcome {
+pub(crate) enum IngestOutcome {
     /// Committed. `findings` are warnings only. `fast_path`: an exact re-upload, replayed
     /// from the earlier run without parsing (see [`ingest_file`]).
     Completed {
@@ -208,7 +210,7 @@ pub enum IngestOutcome {
 
 /// Ingests one file (NACHA or ISO 20022). `now` is the clock (passed in so runs are reproducible in
 /// tests); `progress` is told the bytes read so far and each [`Stage`].
-pub async fn ingest_file(
+pub(crate) async fn ingest_file(
     ledger: &mut Ledger,
     input: &Input,
     opts: &IngestOptions,

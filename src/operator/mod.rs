@@ -9,7 +9,5 @@ mod actions;
 mod tenants;
 
 pub use accounts::{AccountMapping, check_account_name};
-pub use actions::{
-    Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget,
-};
+pub use actions::{Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget};
 pub use tenants::{Tenant, TenantName};

@@ -33,7 +33,7 @@ impl ReportFormat {
 }
 
 /// The columns of the per-record report, in order.
-pub const REPORT_COLUMNS: &[&str] = &[
+pub(crate) const REPORT_COLUMNS: &[&str] = &[
     "run_id",
     "file_id",
     "record_no",
@@ -56,7 +56,7 @@ pub const REPORT_COLUMNS: &[&str] = &[
 
 /// Writes report rows; a dry run's `posted` rows are written as `would_post`, and its
 /// rows carry no run id (empty, `null`).
-pub struct ReportWriter {
+pub(crate) struct ReportWriter {
     inner: Inner,
     dry_run: bool,
 }
@@ -68,7 +68,7 @@ enum Inner {
 }
 
 impl ReportWriter {
-    pub fn new(
+    pub(crate) fn new(
         format: ReportFormat,
         out: Box<dyn Write + Send>,
         dry_run: bool,
@@ -87,7 +87,7 @@ impl ReportWriter {
         Ok(ReportWriter { inner, dry_run })
     }
 
-    pub fn write(&mut self, row: &ReportRow) -> io::Result<()> {
+    pub(crate) fn write(&mut self, row: &ReportRow) -> io::Result<()> {
         let outcome = match (self.dry_run, row.outcome) {
             (true, Outcome::Posted) => "would_post",
             (true, Outcome::Recorded) => "would_record",
@@ -148,14 +148,14 @@ impl ReportWriter {
     }
 
     /// Writes out what is buffered: after each run's rows, so that a failure is the run's.
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         match &mut self.inner {
             Inner::Csv(w) => w.flush(),
             Inner::Jsonl(w) => w.flush(),
         }
     }
 
-    pub fn finish(self) -> io::Result<()> {
+    pub(crate) fn finish(self) -> io::Result<()> {
         match self.inner {
             Inner::Csv(mut w) => w.flush(),
             Inner::Jsonl(mut w) => w.flush(),
@@ -164,7 +164,7 @@ impl ReportWriter {
 }
 
 /// One finding as a line of text, naming the file and every position.
-pub fn finding_line(path: &str, f: &Finding) -> String {
+pub(crate) fn finding_line(path: &str, f: &Finding) -> String {
     let mut s = format!(
         "{path}:{}: {} [{}] ",
         f.position.line(),
@@ -199,7 +199,7 @@ pub fn finding_line(path: &str, f: &Finding) -> String {
 /// A finding in `--json` output. `record_index` is a record file's (NACHA) physical
 /// record, `path` an XML document's element path; each is null where it does not apply.
 #[derive(Debug, Serialize)]
-pub struct JsonFinding<'a> {
+pub(crate) struct JsonFinding<'a> {
     pub severity: &'static str,
     pub code: &'static str,
     pub line: u64,

@@ -7,7 +7,7 @@ use crate::reconcile::ItemRow;
 use std::io::{self, Write};
 
 /// The columns of the reconciliation report, in order.
-pub const RECON_COLUMNS: &[&str] = &[
+pub(crate) const RECON_COLUMNS: &[&str] = &[
     "run_id",
     "item_no",
     "outcome",
@@ -31,7 +31,7 @@ pub const RECON_COLUMNS: &[&str] = &[
 ];
 
 /// Writes `items` to `out`; a dry run's rows carry no run id.
-pub fn write_items(
+pub(crate) fn write_items(
     format: ReportFormat,
     out: Box<dyn Write + Send>,
     items: &[ItemRow],

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// What a summary is made of.
 #[derive(Debug, Clone, Copy)]
-pub struct Summary<'a> {
+pub(crate) struct Summary<'a> {
     /// The input's name (a path, `-`, or an upload's name).
     pub file: &'a str,
     pub run: &'a RunInfo,
@@ -24,12 +24,12 @@ pub struct Summary<'a> {
 }
 
 /// Records per second, rounded (0 for no time).
-pub fn rate(n: f64, secs: f64) -> f64 {
+pub(crate) fn rate(n: f64, secs: f64) -> f64 {
     if secs > 0.0 { (n / secs).round() } else { 0.0 }
 }
 
 /// A committed file.
-pub fn completed(s: &Summary<'_>) -> Value {
+pub(crate) fn completed(s: &Summary<'_>) -> Value {
     let run = s.run;
     let mut v = json!({
         "file": s.file, "status": run.status_word(), "run_id": run.run_id, "file_id": run.file_id,
@@ -58,7 +58,7 @@ pub fn completed(s: &Summary<'_>) -> Value {
 
 /// A rejected file: nothing of it posted; `run_id` is the journaled rejection (none for a
 /// dry run).
-pub fn rejected(s: &Summary<'_>) -> Value {
+pub(crate) fn rejected(s: &Summary<'_>) -> Value {
     let run = s.run;
     let errors = s
         .findings

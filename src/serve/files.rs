@@ -46,11 +46,11 @@ use std::io::Write;
 use std::sync::Arc;
 
 /// The longest `Idempotency-Key` accepted (the draft sets none; Stripe: 255).
-pub const IDEMPOTENCY_KEY_MAX: usize = 255;
-pub const ROUTE: &str = "/v1/files";
+pub(crate) const IDEMPOTENCY_KEY_MAX: usize = 255;
+pub(crate) const ROUTE: &str = "/v1/files";
 
 #[derive(Debug, serde::Deserialize, Default)]
-pub struct FileQuery {
+pub(crate) struct FileQuery {
     /// The name the run is given (`source_name`, shown by `runs`); the multipart part's
     /// file name when not given.
     pub name: Option<String>,
@@ -136,7 +136,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
     Ok(key.to_string())
 }
 
-pub async fn post_file(
+pub(crate) async fn post_file(
     State(app): State<Shared>,
     Caller(caller): Caller,
     Query(q): Query<FileQuery>,
@@ -363,7 +363,7 @@ fn failed(app: &App, e: IngestError) -> Response {
 
 /// How long a repeat is told to wait: half as long as the first has run so far, 1 to 30 s
 /// (a big file's clients do not send it again every second while it is ingested).
-pub fn retry_after(running_for: std::time::Duration) -> u64 {
+pub(crate) fn retry_after(running_for: std::time::Duration) -> u64 {
     (running_for.as_secs() / 2).clamp(1, 30)
 }
 
@@ -495,7 +495,7 @@ fn answer(s: &Summary<'_>, rejected: bool) -> Answer {
 }
 
 /// An upload on disk, hashed.
-pub struct Spooled {
+pub(crate) struct Spooled {
     pub file: tempfile::NamedTempFile,
     pub name: String,
     pub sha256: String,

@@ -70,7 +70,7 @@ fn post_webhook() -> Value {
 }
 
 /// The document.
-pub fn document() -> Value {
+pub(crate) fn document() -> Value {
     let auth = json!([{"bearer": []}]);
     json!({
         "openapi": "3.1.0",

@@ -6,10 +6,10 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-pub const PROBLEM_JSON: &str = "application/problem+json";
+pub(crate) const PROBLEM_JSON: &str = "application/problem+json";
 
 #[derive(Debug, Clone)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub status: StatusCode,
     pub code: &'static str,
     pub title: &'static str,
@@ -20,7 +20,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn new(
+    pub(crate) fn new(
         status: StatusCode,
         code: &'static str,
         title: &'static str,
@@ -36,12 +36,12 @@ impl Problem {
         }
     }
 
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.extra.insert(key.to_string(), value.into());
         self
     }
 
-    pub fn header(mut self, name: HeaderName, value: &str) -> Self {
+    pub(crate) fn header(mut self, name: HeaderName, value: &str) -> Self {
         if let Ok(v) = HeaderValue::from_str(value) {
             self.headers.push((name, v));
         }
@@ -50,7 +50,7 @@ impl Problem {
 
     /// The JSON body. The members RFC 9457 defines (and `code`) are always the problem's
     /// own: an extension of the same name is dropped.
-    pub fn body(&self) -> Vec<u8> {
+    pub(crate) fn body(&self) -> Vec<u8> {
         let mut o = self.extra.clone();
         for (k, v) in [
             ("type", json!(format!("/problems/{}", self.code))),
@@ -64,16 +64,16 @@ impl Problem {
         serde_json::to_vec(&Value::Object(o)).unwrap_or_default()
     }
 
-    pub fn not_found(what: impl Into<String>) -> Self {
+    pub(crate) fn not_found(what: impl Into<String>) -> Self {
         Problem::new(StatusCode::NOT_FOUND, "not_found", "Not found", what.into())
     }
 
-    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
         Problem::new(StatusCode::BAD_REQUEST, code, "Bad request", detail)
     }
 
     /// The database failed: nothing of the request committed; safe to retry.
-    pub fn unavailable(e: &crate::ledger::LedgerError) -> Self {
+    pub(crate) fn unavailable(e: &crate::ledger::LedgerError) -> Self {
         Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "database_unavailable",
@@ -88,7 +88,7 @@ impl Problem {
 /// query parameter, a method the route does not take, a timeout) comes as plain text or
 /// empty; it is rewritten here, its text kept as `detail`. Answers that are problem+json
 /// already, and successes, pass as they are.
-pub async fn as_problem(res: Response) -> Response {
+pub(crate) async fn as_problem(res: Response) -> Response {
     let status = res.status();
     let is_problem = res
         .headers()

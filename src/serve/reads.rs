@@ -17,7 +17,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 /// The most runs `GET /v1/runs` lists at once.
-pub const RUNS_LIMIT_MAX: i64 = 1000;
+pub(crate) const RUNS_LIMIT_MAX: i64 = 1000;
 
 /// Runs `read` on a connection; a database failure is `503`.
 async fn read<T, F>(app: &Shared, read: F) -> Result<T, Response>
@@ -32,12 +32,12 @@ where
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct RunsQuery {
+pub(crate) struct RunsQuery {
     pub file_id: Option<String>,
     pub limit: Option<i64>,
 }
 
-pub async fn runs(
+pub(crate) async fn runs(
     State(app): State<Shared>,
     Caller(k): Caller,
     Query(q): Query<RunsQuery>,
@@ -65,7 +65,11 @@ fn run_not_found(id: i64) -> Response {
     Problem::not_found(format!("no run {id} for this API key's tenant")).into_response()
 }
 
-pub async fn run(State(app): State<Shared>, Caller(k): Caller, Path(id): Path<i64>) -> Response {
+pub(crate) async fn run(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Path(id): Path<i64>,
+) -> Response {
     let tenant = k.tenant;
     let res = read(&app, move |l| {
         async move {
@@ -91,14 +95,14 @@ pub async fn run(State(app): State<Shared>, Caller(k): Caller, Path(id): Path<i6
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct RecordsQuery {
+pub(crate) struct RecordsQuery {
     pub outcome: Option<String>,
 }
 
 /// The per-record report of a run: JSON lines (`application/x-ndjson`), or CSV when the
 /// `Accept` header asks for `text/csv`. Streamed as it is read: a run of a million records
 /// is never held in memory.
-pub async fn records(
+pub(crate) async fn records(
     State(app): State<Shared>,
     Caller(k): Caller,
     Path(id): Path<i64>,
@@ -236,7 +240,7 @@ impl std::io::Write for ChannelWriter {
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct PostingsQuery {
+pub(crate) struct PostingsQuery {
     pub trace: Option<String>,
     pub uetr: Option<String>,
     pub end_to_end_id: Option<String>,
@@ -245,7 +249,7 @@ pub struct PostingsQuery {
     pub key: Option<String>,
 }
 
-pub async fn postings(
+pub(crate) async fn postings(
     State(app): State<Shared>,
     Caller(k): Caller,
     Query(q): Query<PostingsQuery>,
@@ -294,7 +298,7 @@ pub async fn postings(
     }
 }
 
-pub async fn held(State(app): State<Shared>, Caller(k): Caller) -> Response {
+pub(crate) async fn held(State(app): State<Shared>, Caller(k): Caller) -> Response {
     let tenant = k.tenant;
     match read(&app, move |l| async move { l.held(&tenant).await }.boxed()).await {
         Ok(h) => Json(json!({ "held": h })).into_response(),
@@ -303,11 +307,11 @@ pub async fn held(State(app): State<Shared>, Caller(k): Caller) -> Response {
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct StatementsQuery {
+pub(crate) struct StatementsQuery {
     pub account: Option<String>,
 }
 
-pub async fn statements(
+pub(crate) async fn statements(
     State(app): State<Shared>,
     Caller(k): Caller,
     Query(q): Query<StatementsQuery>,
@@ -323,7 +327,7 @@ pub async fn statements(
     }
 }
 
-pub async fn reconciliation(
+pub(crate) async fn reconciliation(
     State(app): State<Shared>,
     Caller(k): Caller,
     Path(id): Path<i64>,
@@ -343,6 +347,6 @@ pub async fn reconciliation(
     }
 }
 
-pub async fn openapi() -> Response {
+pub(crate) async fn openapi() -> Response {
     Json(super::openapi::document()).into_response()
 }

@@ -5,10 +5,10 @@
 use crate::formats::xml::Pos;
 
 /// Leaves kept per block: a transaction has a few dozen.
-pub const LEAVES_PER_BLOCK_MAX: usize = 10_000;
+pub(crate) const LEAVES_PER_BLOCK_MAX: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockKind {
+pub(crate) enum BlockKind {
     Group,
     PaymentInfo,
     Transaction,
@@ -16,7 +16,7 @@ pub enum BlockKind {
 
 /// One block: its absolute path (with indices) and its leaves.
 #[derive(Debug, Clone, Default)]
-pub struct Block {
+pub(crate) struct Block {
     pub path: String,
     pub pos: Pos,
     /// (relative path, text, position). Attributes appear as `path@Name`.
@@ -24,20 +24,20 @@ pub struct Block {
 }
 
 impl Block {
-    pub fn get(&self, rel: &str) -> Option<&str> {
+    pub(crate) fn get(&self, rel: &str) -> Option<&str> {
         self.leaves
             .iter()
             .find(|(p, _, _)| p == rel)
             .map(|(_, v, _)| v.as_str())
     }
-    pub fn get_pos(&self, rel: &str) -> Option<(&str, Pos)> {
+    pub(crate) fn get_pos(&self, rel: &str) -> Option<(&str, Pos)> {
         self.leaves
             .iter()
             .find(|(p, _, _)| p == rel)
             .map(|(_, v, pos)| (v.as_str(), *pos))
     }
     /// The first of several relative paths present.
-    pub fn first<'a, 'r>(&'a self, rels: &[&'r str]) -> Option<(&'r str, &'a str, Pos)> {
+    pub(crate) fn first<'a, 'r>(&'a self, rels: &[&'r str]) -> Option<(&'r str, &'a str, Pos)> {
         rels.iter()
             .find_map(|r| self.get_pos(r).map(|(v, p)| (*r, v, p)))
     }
@@ -58,7 +58,7 @@ pub(super) struct Frame {
 
 impl Frame {
     /// Counts one more child called `name`; returns its 1-based index among its namesakes.
-    pub fn child(&mut self, name: &str) -> u32 {
+    pub(super) fn child(&mut self, name: &str) -> u32 {
         self.had_child = true;
         let names = &self.child_names;
         if let Some(c) = self
@@ -85,7 +85,7 @@ pub(super) struct Stack {
 }
 
 impl Stack {
-    pub fn push(&mut self, name: &str, pos: Pos, index: u32) {
+    pub(super) fn push(&mut self, name: &str, pos: Pos, index: u32) {
         if self.depth == self.frames.len() {
             self.frames.push(Frame {
                 name: String::new(),
@@ -109,13 +109,13 @@ impl Stack {
         self.depth += 1;
     }
 
-    pub fn pop(&mut self) {
+    pub(super) fn pop(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
 
     /// The absolute path of the open elements, with indices: a transaction and a payment
     /// information always show theirs, other elements past their first.
-    pub fn path(&self) -> String {
+    pub(super) fn path(&self) -> String {
         let mut s = String::new();
         for f in &**self {
             s.push('/');
@@ -172,7 +172,7 @@ pub(super) struct OpenBlocks {
 impl OpenBlocks {
     /// A leaf of the innermost open block (none open: dropped), its path relative to the
     /// block and ending in `suffix` (`@Ccy` for an attribute).
-    pub fn add_leaf(&mut self, stack: &[Frame], suffix: &str, value: String, pos: Pos) {
+    pub(super) fn add_leaf(&mut self, stack: &[Frame], suffix: &str, value: String, pos: Pos) {
         let target = match (self.block.as_mut(), self.pmtinf.as_mut()) {
             (Some((_, at, b)), _) => Some((*at, b)),
             (None, Some((at, b))) => Some((*at, b)),

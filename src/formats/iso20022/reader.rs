@@ -18,10 +18,10 @@ use std::rc::Rc;
 use std::sync::{Mutex, mpsc};
 
 /// The namespace of the TCH RTP envelope (`<Message xmlns="urn:tch">`).
-pub const RTP_NAMESPACE: &str = "urn:tch";
+pub(crate) const RTP_NAMESPACE: &str = "urn:tch";
 
 /// What the walk reports, in document order.
-pub enum WalkEvent<'a> {
+pub(crate) enum WalkEvent<'a> {
     /// A `Document` element with its namespace (empty if none).
     Document {
         namespace: String,
@@ -44,7 +44,7 @@ pub enum WalkEvent<'a> {
 /// The walk's outcome: the bytes and lines consumed (to the end of the document, or to
 /// where a fatal finding stopped the walk), and that fatal finding (syntax error,
 /// DOCTYPE, a limit).
-pub struct WalkEnd {
+pub(crate) struct WalkEnd {
     pub bytes: u64,
     /// Lines in the bytes read (1-based line of the last byte).
     pub lines: u64,
@@ -63,12 +63,15 @@ pub(crate) struct CutPlan {
 
 /// How many threads read an ISO 20022 file's transactions (default: the cores this process
 /// may run on; `0` or `1`: the walk reads in order on its own thread).
-pub const WORKERS_VAR: &str = "CLEARLEDGER_XML_WORKERS";
+pub(crate) const WORKERS_VAR: &str = "CLEARLEDGER_XML_WORKERS";
 
 /// Walks `source`, calling `on` for each document, block and end. Stops at the first
 /// fatal problem, reported in the result. On a machine of more than one core, the
 /// transactions are read by workers ([`super::cut`]): the events are the same.
-pub fn walk<R: BufRead>(source: R, on: &mut dyn FnMut(WalkEvent<'_>)) -> io::Result<WalkEnd> {
+pub(crate) fn walk<R: BufRead>(
+    source: R,
+    on: &mut dyn FnMut(WalkEvent<'_>),
+) -> io::Result<WalkEnd> {
     let workers = std::env::var(WORKERS_VAR)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())

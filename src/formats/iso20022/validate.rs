@@ -1,13 +1,13 @@
 //! Field rules a bank's intake applies to ISO 20022 payments.
 
 /// ISO date YYYY-MM-DD.
-pub fn is_iso_date(text: &str) -> bool {
+pub(crate) fn is_iso_date(text: &str) -> bool {
     chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() && text.len() == 10
 }
 
 /// BIC: 4 letters (institution), 2 letters (country), 2 letters or digits (location),
 /// optionally 3 letters or digits (branch).
-pub fn is_bic(text: &str) -> bool {
+pub(crate) fn is_bic(text: &str) -> bool {
     let b = text.as_bytes();
     (b.len() == 8 || b.len() == 11)
         && b[..6].iter().all(u8::is_ascii_uppercase)
@@ -48,7 +48,7 @@ pub fn is_iban(text: &str) -> bool {
 }
 
 /// UETR: an RFC 4122 UUID, lowercase hex, version 4 (SWIFT gpi).
-pub fn is_uetr(text: &str) -> bool {
+pub(crate) fn is_uetr(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, &c)| {

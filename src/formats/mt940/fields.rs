@@ -92,7 +92,7 @@ pub(crate) struct RawAmount<'a> {
 }
 
 impl RawAmount<'_> {
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         format!("{},{}", show(self.int), show(self.frac))
     }
 }
@@ -217,10 +217,10 @@ pub(crate) enum Mark {
 }
 
 impl Mark {
-    pub fn credit(self) -> bool {
+    pub(super) fn credit(self) -> bool {
         matches!(self, Mark::Credit | Mark::ReversalDebit)
     }
-    pub fn reversal(self) -> bool {
+    pub(super) fn reversal(self) -> bool {
         matches!(self, Mark::ReversalCredit | Mark::ReversalDebit)
     }
 }

@@ -25,7 +25,7 @@ use crate::findings::{
 use chrono::NaiveDate;
 
 /// Addenda kept per entry: CTX allows 9,999; past that the file is wrong.
-pub const ADDENDA_PER_ENTRY_MAX: usize = 9_999;
+pub(super) const ADDENDA_PER_ENTRY_MAX: usize = 9_999;
 
 /// The file header's fields that identify the file, trimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -45,13 +45,13 @@ use std::io::{self, Read};
 
 /// Longest run of trailing blanks accepted after a 94-byte record, so that a line of
 /// blanks cannot make the reader buffer without bound.
-pub const TRAILING_BLANKS_MAX: usize = 4096;
+pub(super) const TRAILING_BLANKS_MAX: usize = 4096;
 /// Bytes the reader wants buffered before framing a record: a record, its blanks and CRLF.
 const LOOKAHEAD: usize = RECORD_LEN + TRAILING_BLANKS_MAX + 2;
 /// Size of one read from the source.
 const READ_CHUNK: usize = 256 * 1024;
 /// Longest line, in bytes, framed by UTF-8 characters: 94 characters of at most 4 bytes.
-pub const UTF8_LINE_MAX: usize = RECORD_LEN * 4;
+pub(super) const UTF8_LINE_MAX: usize = RECORD_LEN * 4;
 // The buffer always holds a UTF-8 line and its separator when not at the end of input.
 const _: () = assert!(UTF8_LINE_MAX < LOOKAHEAD);
 /// The UTF-8 byte-order mark some editors write at the start of a text file.
@@ -63,7 +63,7 @@ const NON_ASCII_STANDIN: u8 = b'?';
 
 /// One framed record: always exactly 94 bytes (trimmed records are padded with blanks).
 #[derive(Debug)]
-pub struct RawRecord<'a> {
+pub(super) struct RawRecord<'a> {
     pub bytes: &'a [u8],
     pub position: RecordPosition,
     /// The columns that held a non-ASCII byte or character (each multi-byte character is
@@ -140,7 +140,7 @@ fn non_ascii_finding(
 }
 
 /// Pulls records from a byte source. Not an `Iterator`: each record borrows the reader.
-pub struct RecordReader<R> {
+pub(super) struct RecordReader<R> {
     source: R,
     buf: Vec<u8>,
     start: usize,
@@ -169,7 +169,7 @@ pub struct RecordReader<R> {
 }
 
 impl<R: Read> RecordReader<R> {
-    pub fn new(source: R) -> Self {
+    pub(super) fn new(source: R) -> Self {
         RecordReader {
             source,
             buf: vec![0; READ_CHUNK + LOOKAHEAD],
@@ -190,12 +190,12 @@ impl<R: Read> RecordReader<R> {
     }
 
     /// Bytes read from the source so far.
-    pub fn bytes_read(&self) -> u64 {
+    pub(super) fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
 
     /// The position just past the last byte read: where "missing" findings point.
-    pub fn end_position(&self) -> RecordPosition {
+    pub(super) fn end_position(&self) -> RecordPosition {
         RecordPosition {
             record_index: self.record_index,
             line: self.line,
@@ -204,13 +204,13 @@ impl<R: Read> RecordReader<R> {
     }
 
     /// Framing findings gathered since the last call.
-    pub fn take_findings(&mut self) -> Vec<Finding> {
+    pub(super) fn take_findings(&mut self) -> Vec<Finding> {
         std::mem::take(&mut self.findings)
     }
 
     /// `blank_line` warnings not kept since the last call (past [`FINDINGS_MAX`] of them
     /// in a row): the sink counts them as dropped, after the findings taken with them.
-    pub fn take_dropped(&mut self) -> u64 {
+    pub(super) fn take_dropped(&mut self) -> u64 {
         std::mem::take(&mut self.blank_lines_dropped)
     }
 
@@ -256,7 +256,7 @@ impl<R: Read> RecordReader<R> {
     }
 
     /// The next record, or `None` at the end of the input.
-    pub fn next_record(&mut self) -> io::Result<Option<RawRecord<'_>>> {
+    pub(super) fn next_record(&mut self) -> io::Result<Option<RawRecord<'_>>> {
         loop {
             self.fill()?;
             if self.start == self.end {

@@ -12,57 +12,57 @@ pub enum Direction {
 }
 
 /// SEC codes the reader knows (NACHA Operating Rules, Appendix Three).
-pub const SEC_CODES: &[&[u8; 3]] = &[
+pub(super) const SEC_CODES: &[&[u8; 3]] = &[
     b"ACK", b"ADV", b"ARC", b"ATX", b"BOC", b"CCD", b"CIE", b"COR", b"CTX", b"DNE", b"ENR", b"IAT",
     b"MTE", b"POP", b"POS", b"PPD", b"RCK", b"SHR", b"TEL", b"TRC", b"TRX", b"WEB", b"XCK",
 ];
 
 /// Service class codes: 200 mixed, 220 credits only, 225 debits only, 280 ADV.
-pub const SERVICE_CLASS_CODES: &[&[u8; 3]] = &[b"200", b"220", b"225", b"280"];
+pub(super) const SERVICE_CLASS_CODES: &[&[u8; 3]] = &[b"200", b"220", b"225", b"280"];
 
 // The field tests below read every byte without stopping early: for fields of 1 to 20
 // bytes a branch per byte costs more than the bytes (`check` runs them on every entry).
 
-pub fn is_digits(b: &[u8]) -> bool {
+pub(super) fn is_digits(b: &[u8]) -> bool {
     !b.is_empty() && b.iter().fold(true, |ok, c| ok & c.is_ascii_digit())
 }
 
-pub fn is_blank(b: &[u8]) -> bool {
+pub(super) fn is_blank(b: &[u8]) -> bool {
     b.iter().fold(true, |ok, &c| ok & (c == b' '))
 }
 
 /// Blank or all zeros (blanks and zeros mixed): what the ACH operators' edits treat as
 /// a mandatory field left empty.
-pub fn is_blank_or_zeros(b: &[u8]) -> bool {
+pub(super) fn is_blank_or_zeros(b: &[u8]) -> bool {
     b.iter().all(|&c| c == b' ' || c == b'0')
 }
 
 /// The IAT indicator (batch header columns 5-20) of an IAT notification of change, whose
 /// SEC code is COR.
-pub const IATCOR: &[u8] = b"IATCOR";
+pub(super) const IATCOR: &[u8] = b"IATCOR";
 
 /// Transaction type codes of an IAT addenda 10 (NACHA Operating Rules, Appendix Three;
 /// moov-io/ach's list): the payment's purpose (annuity, business, deposit, loan,
 /// miscellaneous, mortgage, pension, remittance, rent/lease, salary, tax), or the SEC code
 /// the entry would carry were it domestic.
-pub const IAT_TRANSACTION_TYPE_CODES: &[&[u8; 3]] = &[
+pub(super) const IAT_TRANSACTION_TYPE_CODES: &[&[u8; 3]] = &[
     b"ANN", b"BUS", b"DEP", b"LOA", b"MIS", b"MOR", b"PEN", b"REM", b"RLS", b"SAL", b"TAX", b"ARC",
     b"BOC", b"IAT", b"MTE", b"POP", b"POS", b"RCK", b"SHR", b"TEL", b"WEB",
 ];
 
 /// A transaction code that returns an entry or notifies of a change (x1, x6; 56 for
 /// loans): the only ones a notification of change may carry.
-pub fn is_return_or_change_code(code: u8) -> bool {
+pub(super) fn is_return_or_change_code(code: u8) -> bool {
     transaction_direction(code).is_some() && matches!(code % 10, 1 | 6)
 }
 
 /// A card expiration date MMYY: four digits, month 01-12.
-pub fn is_mmyy(b: &[u8]) -> bool {
+pub(super) fn is_mmyy(b: &[u8]) -> bool {
     b.len() == 4 && is_digits(b) && matches!(parse_u64(&b[..2]), Some(1..=12))
 }
 
 /// Value of an all-digit field (at most 19 digits); `None` if any byte is not a digit.
-pub fn parse_u64(b: &[u8]) -> Option<u64> {
+pub(super) fn parse_u64(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > 19 {
         return None;
     }
@@ -79,7 +79,7 @@ pub fn parse_u64(b: &[u8]) -> Option<u64> {
 }
 
 /// Value of an all-digit field of any width, for wide totals (ADV: 20 digits).
-pub fn parse_u128(b: &[u8]) -> Option<u128> {
+pub(super) fn parse_u128(b: &[u8]) -> Option<u128> {
     if !is_digits(b) || b.len() > 38 {
         return None;
     }
@@ -90,7 +90,7 @@ pub fn parse_u128(b: &[u8]) -> Option<u128> {
 }
 
 /// The check digit of an 8-digit routing number prefix (ABA weights 3, 7, 1).
-pub fn routing_check_digit(first8: &[u8]) -> Option<u8> {
+pub(super) fn routing_check_digit(first8: &[u8]) -> Option<u8> {
     if first8.len() != 8 || !is_digits(first8) {
         return None;
     }
@@ -107,7 +107,7 @@ pub fn routing_check_digit(first8: &[u8]) -> Option<u8> {
 /// 2x checking, 3x savings, 4x general ledger, 5x loan; x1-x4 credits, x6-x9 debits
 /// (x1/x6 returns and NOCs, x3/x8 prenotes, x4/x9 zero-dollar with remittance);
 /// 55 is a loan debit (reversal) and 56 a loan return debit.
-pub fn transaction_direction(code: u8) -> Option<Direction> {
+pub(super) fn transaction_direction(code: u8) -> Option<Direction> {
     match code {
         21..=24 | 31..=34 | 41..=44 | 51..=54 => Some(Direction::Credit),
         26..=29 | 36..=39 | 46..=49 | 55 | 56 => Some(Direction::Debit),
@@ -116,7 +116,7 @@ pub fn transaction_direction(code: u8) -> Option<Direction> {
 }
 
 /// Direction of an ADV transaction code: 81, 83, 85, 87 credits; 82, 84, 86, 88 debits.
-pub fn adv_transaction_direction(code: u8) -> Option<Direction> {
+pub(super) fn adv_transaction_direction(code: u8) -> Option<Direction> {
     match code {
         81 | 83 | 85 | 87 => Some(Direction::Credit),
         82 | 84 | 86 | 88 => Some(Direction::Debit),
@@ -125,7 +125,7 @@ pub fn adv_transaction_direction(code: u8) -> Option<Direction> {
 }
 
 /// Return reason codes R01-R53, dishonored R61-R70, contested R71-R77, IAT R80-R85.
-pub fn is_return_reason_code(b: &[u8]) -> bool {
+pub(super) fn is_return_reason_code(b: &[u8]) -> bool {
     if b.len() != 3 || b[0] != b'R' {
         return false;
     }
@@ -136,7 +136,7 @@ pub fn is_return_reason_code(b: &[u8]) -> bool {
 }
 
 /// Change codes of a notification of change: C01-C14, refused NOCs C61-C69.
-pub fn is_change_code(b: &[u8]) -> bool {
+pub(super) fn is_change_code(b: &[u8]) -> bool {
     if b.len() != 3 || b[0] != b'C' {
         return false;
     }
@@ -146,10 +146,10 @@ pub fn is_change_code(b: &[u8]) -> bool {
     }
 }
 
-pub use crate::formats::century;
+pub(super) use crate::formats::century;
 
 /// A YYMMDD date; `None` if not six digits or not a calendar date.
-pub fn parse_yymmdd(b: &[u8]) -> Option<NaiveDate> {
+pub(super) fn parse_yymmdd(b: &[u8]) -> Option<NaiveDate> {
     if b.len() != 6 {
         return None;
     }
@@ -160,7 +160,7 @@ pub fn parse_yymmdd(b: &[u8]) -> Option<NaiveDate> {
 }
 
 /// An HHMM time of day.
-pub fn is_hhmm(b: &[u8]) -> bool {
+pub(super) fn is_hhmm(b: &[u8]) -> bool {
     b.len() == 4
         && matches!(parse_u64(&b[0..2]), Some(0..=23))
         && matches!(parse_u64(&b[2..4]), Some(0..=59))

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 /// An amount as written, exactly: digits with at most one point, at most 18 digits, no
 /// sign. `Err` says what is wrong.
-pub fn parse_amount_syntax(text: &str) -> Result<Decimal, String> {
+pub(crate) fn parse_amount_syntax(text: &str) -> Result<Decimal, String> {
     let t = text.trim();
     let ok_chars = !t.is_empty()
         && t.chars().all(|c| c.is_ascii_digit() || c == '.')
@@ -25,7 +25,7 @@ pub fn parse_amount_syntax(text: &str) -> Result<Decimal, String> {
 /// An amount in minor units of `currency`, exactly: [`parse_amount_syntax`], and no more
 /// fraction digits than the currency has (JPY and PYG none; trailing zeros are fine).
 /// `Err` says what is wrong.
-pub fn parse_amount(text: &str, currency: Currency) -> Result<i64, String> {
+pub(crate) fn parse_amount(text: &str, currency: Currency) -> Result<i64, String> {
     let d = parse_amount_syntax(text)?;
     let exp = currency.exponent();
     if d.normalize().scale() > exp {
@@ -39,7 +39,7 @@ pub fn parse_amount(text: &str, currency: Currency) -> Result<i64, String> {
 }
 
 /// A decimal total (CtrlSum) in the smallest unit that shows all its digits, as a Decimal.
-pub fn parse_decimal(text: &str) -> Option<Decimal> {
+pub(crate) fn parse_decimal(text: &str) -> Option<Decimal> {
     let t = text.trim();
     if t.is_empty() || t.starts_with('-') || t.starts_with('+') {
         return None;

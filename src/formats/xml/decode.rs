@@ -13,13 +13,13 @@
 use std::io::{self, BufRead};
 
 /// Bytes of the file looked at for a byte-order mark and the XML declaration.
-pub const HEAD_BYTES_MAX: usize = 1024;
+pub(crate) const HEAD_BYTES_MAX: usize = 1024;
 /// Input bytes decoded per refill: bounds the decoded buffer (at most 3 bytes of UTF-8 per
 /// input byte for ISO-8859-1, per 2 for UTF-16).
 const DECODE_CHUNK_MAX: usize = 16 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     Utf8,
     Latin1,
     Windows1252,
@@ -28,12 +28,12 @@ pub enum Encoding {
 }
 
 /// The encodings read, for a finding's `expected`.
-pub const READ: &str =
+pub(crate) const READ: &str =
     "XML in UTF-8 (or US-ASCII), UTF-16 with a byte-order mark, ISO-8859-1 or windows-1252";
 
 /// What the start of a document says of its encoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sniffed {
+pub(crate) struct Sniffed {
     pub encoding: Encoding,
     /// A declared encoding the byte-order mark contradicts, with the mark's name
     /// (`("UTF-8", "ISO-8859-1")`): the mark wins (XML 1.0, appendix F), read as the mark
@@ -49,7 +49,7 @@ pub struct Sniffed {
 /// `UTF-8` (and `US-ASCII`, its subset), a UTF-16 mark with `UTF-16` and the `UTF-16LE`
 /// or `UTF-16BE` of its byte order. `Err` carries the declared name not read (a document
 /// without a byte-order mark).
-pub fn sniff(head: &[u8]) -> Result<Sniffed, String> {
+pub(crate) fn sniff(head: &[u8]) -> Result<Sniffed, String> {
     let bom = if head.starts_with(b"\xFF\xFE") {
         Some((Encoding::Utf16Le, "UTF-16LE"))
     } else if head.starts_with(b"\xFE\xFF") {
@@ -142,7 +142,7 @@ const CP1252_HIGH: [char; 32] = [
 ];
 
 /// Decodes `inner` (in `encoding`, not UTF-8) to UTF-8.
-pub struct Decoder<R> {
+pub(crate) struct Decoder<R> {
     inner: R,
     encoding: Encoding,
     out: Vec<u8>,
@@ -154,7 +154,7 @@ pub struct Decoder<R> {
 }
 
 impl<R: BufRead> Decoder<R> {
-    pub fn new(inner: R, encoding: Encoding) -> Self {
+    pub(crate) fn new(inner: R, encoding: Encoding) -> Self {
         Decoder {
             inner,
             encoding,

@@ -156,7 +156,7 @@ impl Scenario {
         d
     }
 
-    pub fn write_camt053(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_camt053(&self, out: &mut dyn Write) -> io::Result<()> {
         let seed = self.seed;
         writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
         writeln!(

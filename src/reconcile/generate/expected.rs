@@ -141,7 +141,7 @@ impl Scenario {
     /// One JSON object a line: `outcome`, `our`, `their`, `matched_by` (the level that
     /// ties the members; `null` for an item of one side), and for a duplicate or a return
     /// `refers_to` (the EndToEndId of the payment it repeats or returns).
-    pub fn write_expected(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_expected(&self, out: &mut dyn Write) -> io::Result<()> {
         fn list(out: &mut dyn Write, v: &[String]) -> io::Result<()> {
             out.write_all(b"[")?;
             for (i, s) in v.iter().enumerate() {
@@ -170,7 +170,7 @@ impl Scenario {
     }
 
     /// The number of items per outcome, in report order (every outcome named).
-    pub fn counts(&self) -> Vec<(Outcome, u64)> {
+    pub(crate) fn counts(&self) -> Vec<(Outcome, u64)> {
         let mut c = [0u64; Outcome::ALL.len()];
         let _ = self.items(&mut |e| {
             if let Some(i) = Outcome::ALL.iter().position(|&x| x == e.outcome) {
@@ -181,7 +181,7 @@ impl Scenario {
         Outcome::ALL.iter().copied().zip(c).collect()
     }
 
-    pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
         let body: Vec<String> = self
             .counts()
             .into_iter()

@@ -70,29 +70,29 @@ use std::fmt;
 use std::io::{self, Write};
 
 /// Our account: every payment's debtor, the statements' account.
-pub const ACCOUNT: &str = "DE89370400440532013000";
+pub(crate) const ACCOUNT: &str = "DE89370400440532013000";
 // The ledger account our payments move (`account map --ledger-account`) is
 // `acct:DE89370400440532013000`.
 /// Our bank (the debtor agent, the statements' servicer).
-pub const BANK_BIC: &str = "COBADEFFXXX";
+pub(crate) const BANK_BIC: &str = "COBADEFFXXX";
 // The period: every payment and every entry is dated within 2026-11-01 to 2026-11-30.
 const MONTH: &str = "2026-11";
 const DAYS: u32 = 30;
 
 /// The fewest payments a scenario has (so that every break fits, a few of each).
-pub const MIN_PAYMENTS: u64 = 200;
+pub(crate) const MIN_PAYMENTS: u64 = 200;
 /// The most (slots are numbered in 32 bits, amounts stay far from any limit).
-pub const MAX_PAYMENTS: u64 = 100_000_000;
+pub(crate) const MAX_PAYMENTS: u64 = 100_000_000;
 
-pub const PACS008: &str = "ours-pacs008.xml";
-pub const PAIN001: &str = "ours-pain001.xml";
-pub const PACS004: &str = "ours-pacs004.xml";
-pub const CAMT053: &str = "bank-camt053.xml";
-pub const RULES: &str = "rules.toml";
-pub const EXPECTED: &str = "expected.jsonl";
-pub const SUMMARY: &str = "expected-summary.json";
+pub(crate) const PACS008: &str = "ours-pacs008.xml";
+pub(crate) const PAIN001: &str = "ours-pain001.xml";
+pub(crate) const PACS004: &str = "ours-pacs004.xml";
+pub(crate) const CAMT053: &str = "bank-camt053.xml";
+pub(crate) const RULES: &str = "rules.toml";
+pub(crate) const EXPECTED: &str = "expected.jsonl";
+pub(crate) const SUMMARY: &str = "expected-summary.json";
 /// Every file written, in the order `write` knows them.
-pub const FILES: [&str; 7] = [PACS008, PAIN001, PACS004, CAMT053, RULES, EXPECTED, SUMMARY];
+pub(crate) const FILES: [&str; 7] = [PACS008, PAIN001, PACS004, CAMT053, RULES, EXPECTED, SUMMARY];
 
 /// What a slot is. Slots are in date order (slot `s` is of day `1 + 30 s / slots`); a
 /// group (a head and the members after it) is of one day.
@@ -203,7 +203,7 @@ impl fmt::Display for Amt {
 }
 
 /// A planned scenario: the role of every slot; everything else is drawn per slot.
-pub struct Scenario {
+pub(crate) struct Scenario {
     seed: u64,
     payments: u64,
     /// Breaks of each kind.
@@ -219,7 +219,7 @@ pub struct Scenario {
 impl Scenario {
     /// Plans `payments` payments (pacs.008 and pain.001 transfers) for `seed`; refuses a
     /// count outside [`MIN_PAYMENTS`]..=[`MAX_PAYMENTS`].
-    pub fn new(payments: u64, seed: u64) -> Result<Scenario, String> {
+    pub(crate) fn new(payments: u64, seed: u64) -> Result<Scenario, String> {
         if !(MIN_PAYMENTS..=MAX_PAYMENTS).contains(&payments) {
             return Err(format!(
                 "--payments: expected {MIN_PAYMENTS} to {MAX_PAYMENTS}, found {payments}"
@@ -458,7 +458,7 @@ impl Scenario {
     }
 
     /// Writes the file named `name` (one of [`FILES`]).
-    pub fn write(&self, name: &str, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write(&self, name: &str, out: &mut dyn Write) -> io::Result<()> {
         match name {
             PACS008 => self.write_pacs008(out),
             PAIN001 => self.write_pain001(out),
@@ -474,7 +474,7 @@ impl Scenario {
         }
     }
 
-    pub fn write_rules(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_rules(&self, out: &mut dyn Write) -> io::Result<()> {
         write!(
             out,
             "# The rules to reconcile a generated scenario with (clearledger generate recon).\n\

@@ -18,7 +18,7 @@ impl Scenario {
         (n, sum)
     }
 
-    pub fn write_pacs008(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_pacs008(&self, out: &mut dyn Write) -> io::Result<()> {
         let (n, sum) = self.payments_of(Role::in_pacs008);
         let seed = self.seed;
         writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
@@ -57,7 +57,7 @@ impl Scenario {
         writeln!(out, "</FIToFICstmrCdtTrf></Document>")
     }
 
-    pub fn write_pain001(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_pain001(&self, out: &mut dyn Write) -> io::Result<()> {
         let (n, sum) = self.payments_of(|r| matches!(r, Role::BatchHead | Role::BatchMember));
         let seed = self.seed;
         writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
@@ -99,7 +99,7 @@ impl Scenario {
         writeln!(out, "</CstmrCdtTrfInitn></Document>")
     }
 
-    pub fn write_pacs004(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_pacs004(&self, out: &mut dyn Write) -> io::Result<()> {
         let (n, sum) = self.payments_of(|r| r == Role::ReturnMatched);
         let seed = self.seed;
         writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;

@@ -11,6 +11,4 @@ pub use http::{
     Answer, ApiKey, IdemScope, MetricTotals, NewApiKey, RepeatDecision, Seal, SealHook,
     StoredResponse,
 };
-pub use webhooks::{
-    OutboxMessage, Received, notify_on_commit,
-};
+pub use webhooks::{OutboxMessage, Received, notify_on_commit};
