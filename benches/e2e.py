@@ -25,14 +25,14 @@ that peak RSS does not grow with the file, and the rate at 5 M against the rate 
 
 With NACHA among the formats, the reference file of the shared corpus (100 k entries) is checked
 against achkit, the Python peer, which the script installs from PyPI into a virtual environment
-in its work directory. Every ratio issue #16 sets a target for ends the output, in one table
-("Issue #16 targets, this run"), met or missed.
+in its work directory. Every ratio with a performance target (README, Performance) ends the output, in one table
+("Targets, this run"), met or missed.
 
 A camt.053 file's ceiling is the same measure on its own rows: the statement entries the
-first ingest recorded, inserted into `statement_entries` with its indexes (issue #13: a statement
+first ingest recorded, inserted into `statement_entries` with its indexes (the target: a statement
 ingest at >= 0.7x that ceiling).
 
-Reconciliation (`--formats recon`, issue #14): `clearledger generate recon --payments N` writes
+Reconciliation (`--formats recon`): `clearledger generate recon --payments N` writes
 our payments and the bank's camt.053 with planted breaks; both are ingested (not timed), then
 `reconcile` is timed, as a dry run (read + match + report) and recorded (its items and members
 written), beside the same run's plain SQL join of the two tables on the identifier
@@ -51,7 +51,7 @@ BIN = os.path.join(ROOT, "target", "release", "clearledger")
 CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
 SCAN = os.path.join(ROOT, "target", "release", "examples", "scan_ceiling")
 REFERENCE = os.path.join(ROOT, "..", "shared", "corpus", "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
-# Issue #16's targets, gathered as the run measures them and printed together at the end:
+# The performance targets, gathered as the run measures them and printed together at the end:
 # (what, figure, target, "≥" or "≤").
 TARGETS = []
 
@@ -204,7 +204,7 @@ def one_format(fmt, n, work, postgres_url):
     ceil = json.loads(out)
     c_fresh, c_conf = n / ceil["fresh_secs"], n / ceil["conflicts_secs"]
     fresh(raw)
-    # Issue #16: the same posting rows into a narrow table (keys, amount, accounts, date,
+    # The same posting rows into a narrow table (keys, amount, accounts, date,
     # 32-byte fingerprint; the two unique indexes only): what a row costs at the least.
     narrow = None
     if table == "postings":
@@ -240,7 +240,7 @@ RECON_IBAN = "DE89370400440532013000"
 
 
 def recon(n, work):
-    """Reconcile n payments against their statement, beside a plain SQL join (issue #14)."""
+    """Reconcile n payments against their statement, beside a plain SQL join."""
     d = os.path.join(work, "recon")
     shutil.rmtree(d, ignore_errors=True)
     subprocess.run([BIN, "generate", "recon", "--payments", str(n), "--seed", "11", "--out-dir", d], check=True,
@@ -264,7 +264,7 @@ def recon(n, work):
     # The ceiling: the two tables joined on the identifier, every pair produced (counted):
     # the EndToEndIds out of the postings' detail, indexed, joined to the entries' column.
     # (Joined directly, SQLite's planner loops over one table per row of the other.)
-    # The detail is compact since issue #16 (no SQL function reads it): the identifiers are
+    # The detail is stored compact (no SQL function reads it): the identifiers are
     # read out first, untimed, so the ceiling is the index and the join alone (a higher
     # ceiling than the json_extract scan it timed before).
     con = sqlite3.connect(db)
@@ -351,7 +351,7 @@ def postgres(fmt, n, mb, f, csv_path, work, admin):
     types = {"record_no": "bigint", "amount_minor": "bigint", "run_id": "bigint", "statement_id": "bigint",
              "entry_no": "bigint", "credit": "bigint", "reversal": "bigint"}
     if table == "postings":
-        # Compact since issue #16 (migrations/postgres/0013): the detail and the fingerprint.
+        # Compact (migrations/postgres/0013): the detail and the fingerprint.
         types["detail"] = types["fingerprint"] = "bytea"
     unnest = ", ".join(f"a.a{k}::{types.get(c, 'text')}[]" for k, c in enumerate(cols))
     batches = (n + 9999) // 10000
@@ -441,7 +441,7 @@ def reference(work):
 def summary():
     if not TARGETS:
         return
-    print("\n### Issue #16 targets, this run\n")
+    print("\n### Targets, this run\n")
     print("| figure | this run | target | |")
     print("|---|---|---|---|")
     for what, figure, goal, sense in TARGETS:
