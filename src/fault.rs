@@ -23,9 +23,9 @@ pub(crate) fn point(name: &str) {
         return;
     };
     if v.strip_prefix("stop:") == Some(name) {
-        crate::cli::signals::stop_self();
+        stop_self();
     } else if v == name {
-        crate::cli::out::err_line(
+        crate::stderr::line(
             tracing::Level::ERROR,
             format_args!("clearledger: fault point {name} reached (CLEARLEDGER_FAULT): aborting"),
         );
@@ -36,4 +36,13 @@ pub(crate) fn point(name: &str) {
 /// `CLEARLEDGER_FAULT` names this point (for faults the caller carries out itself).
 pub(crate) fn armed(name: &str) -> bool {
     std::env::var("CLEARLEDGER_FAULT").is_ok_and(|v| v == name)
+}
+
+/// Stops the process (SIGSTOP) until a SIGCONT: the fault `stop:NAME`.
+#[allow(unsafe_code)]
+fn stop_self() {
+    // SAFETY: raise(3) with a standard signal, no handler involved.
+    unsafe {
+        libc::raise(libc::SIGSTOP);
+    }
 }

@@ -37,3 +37,4 @@ pub(crate) mod report;
 #[doc(hidden)]
 pub mod rng;
 pub mod serve;
+pub(crate) mod stderr;

@@ -17,15 +17,11 @@
 use super::LogFormat;
 use crate::findings::{Finding, Severity};
 use crate::report::finding_line;
-use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::Level;
 use tracing_subscriber::EnvFilter;
 
-/// The target of every event the CLI itself writes (messages, findings, files).
-pub(crate) const TARGET: &str = "clearledger::output";
-
-static JSON: AtomicBool = AtomicBool::new(false);
+use crate::stderr::event_at;
+pub(crate) use crate::stderr::{TARGET, json, message};
 
 /// Sets the process's log format and installs the `tracing` subscriber that writes it on
 /// standard error. Called once, first thing in `main`.
@@ -38,7 +34,7 @@ pub(crate) fn init(format: LogFormat) {
         .log_internal_errors(false);
     match format {
         LogFormat::Json => {
-            JSON.store(true, Ordering::Relaxed);
+            crate::stderr::set_json();
             let filter = match format!("{TARGET}=info").parse() {
                 Ok(d) => filter.add_directive(d),
                 Err(_) => filter,
@@ -59,11 +55,6 @@ pub(crate) fn init(format: LogFormat) {
     }
 }
 
-/// Whether standard error carries JSON events (`--log-format json`).
-pub(crate) fn json() -> bool {
-    JSON.load(Ordering::Relaxed)
-}
-
 /// Whether the command line asks for JSON logs, read from the arguments themselves: for
 /// a command line clap refused, whose options were therefore not parsed.
 pub(crate) fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
@@ -75,24 +66,6 @@ pub(crate) fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>)
         prev_is_flag = a == "--log-format";
     }
     false
-}
-
-/// Writes one event of [`TARGET`] at a level chosen at run time.
-macro_rules! event_at {
-    ($level:expr, $($rest:tt)+) => {
-        match $level {
-            Level::ERROR => tracing::error!(target: TARGET, $($rest)+),
-            Level::WARN => tracing::warn!(target: TARGET, $($rest)+),
-            _ => tracing::info!(target: TARGET, $($rest)+),
-        }
-    };
-}
-
-/// A line of text as an event: its `clearledger: ` prefix left out (the target says who).
-pub(crate) fn message(level: Level, args: fmt::Arguments) {
-    let text = args.to_string();
-    let text = text.strip_prefix("clearledger: ").unwrap_or(&text);
-    event_at!(level, "{text}");
 }
 
 /// One finding of `file`: its text line, or (JSON) a `finding` event with every position

@@ -17,17 +17,8 @@ pub(crate) fn line(args: fmt::Arguments) -> io::Result<()> {
     o.flush()
 }
 
-/// Writes `args` and a newline on standard error; a failure is ignored. Under
-/// `--log-format json` the line is an event instead (`level`, the text as `message`
-/// without its `clearledger: ` prefix): see [`super::events`].
-pub(crate) fn err_line(level: tracing::Level, args: fmt::Arguments) {
-    if super::events::json() {
-        super::events::message(level, args);
-        return;
-    }
-    let mut e = io::stderr().lock();
-    let _ = e.write_fmt(args).and_then(|()| e.write_all(b"\n"));
-}
+/// Writes one line on standard error, as `--log-format` wants it.
+pub(crate) use crate::stderr::line as err_line;
 
 /// The reader of standard output went away (EPIPE).
 pub(crate) fn closed(e: &io::Error) -> bool {

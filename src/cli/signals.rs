@@ -11,7 +11,7 @@
 //! WAL before it updates the index), so the message says the outcome is unknown and that a
 //! rerun is safe: the natural keys find whatever committed.
 //!
-//! The one module allowed `unsafe` (Cargo.toml denies it elsewhere): three libc calls.
+//! A module allowed `unsafe` (Cargo.toml denies it elsewhere; `src/fault.rs` is the other).
 #![allow(unsafe_code)]
 
 /// What the handler writes on standard error.
@@ -55,14 +55,5 @@ pub(crate) fn install(json: bool) {
         sa.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
-    }
-}
-
-/// Stops the process (SIGSTOP) until a SIGCONT: the test fault `stop:NAME`
-/// (`crate::fault`).
-pub(crate) fn stop_self() {
-    // SAFETY: raise(3) with a standard signal, no handler involved.
-    unsafe {
-        libc::raise(libc::SIGSTOP);
     }
 }

@@ -2,8 +2,8 @@
 //! BAI2, MT940/MT942) emit, and the checks every format shares. A reader turns its bytes
 //! into [`Statement`]s (one per account and period: a camt `Stmt`/`Rpt`/`Ntfctn`, a BAI2
 //! account group `03`…`49`, an MT940 message, its pages joined) and findings; keys and
-//! storage are not its business (`crate::model` keys a statement, `crate::ledger` stores
-//! it).
+//! storage are not its business (`crate::keys` keys a statement, the statements feature
+//! stores it).
 //!
 //! Money is integer minor units of the currency's ISO 4217 exponent (`crate::money`),
 //! never a float; an entry's amount is unsigned, its direction [`Entry::credit`].
