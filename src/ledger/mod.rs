@@ -19,13 +19,13 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
+pub(crate) mod bulk;
 mod classify;
 mod hooks;
 mod postgres;
 mod protocol;
 pub(crate) mod sql;
 mod sqlite;
-mod statements;
 pub(crate) mod store;
 
 /// What a feature's own SQL is written with (`store.rs`): statements with `$n`
@@ -170,9 +170,6 @@ use crate::findings::Finding;
 use crate::keys::{FileIdentity, Outcome};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-pub use statements::{
-    OpenStatements, StatementRun, StatementStart, StoredEntry, StoredStatement, continuity,
-};
 
 pub(crate) trait Context<T> {
     fn ctx(self, context: &'static str) -> Result<T>;
@@ -300,7 +297,7 @@ impl Counts {
             Outcome::Duplicate => self.duplicates += 1,
             Outcome::Conflict => self.conflicts += 1,
             Outcome::Held => self.held += 1,
-            // Statement entries are counted by `statements.rs`, never as postings.
+            // Statement entries are counted by their own feature, never as postings.
             Outcome::Recorded | Outcome::Provisional | Outcome::Confirmed => {}
         }
         Ok(())
