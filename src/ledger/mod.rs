@@ -19,11 +19,14 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
+mod apply;
 pub(crate) mod bulk;
 mod classify;
 mod hooks;
+mod migrate;
 mod postgres;
 mod protocol;
+mod reads;
 pub(crate) mod sql;
 mod sqlite;
 pub(crate) mod store;

@@ -259,66 +259,6 @@ pub(crate) fn journal_args<'a>(
     ]
 }
 
-/// The per-record report of a run, one row per record in record order: what posted, and
-/// every journal row with what it matched. A duplicate's key, accounts and amount are its
-/// original's. Binds: run id, tenant.
-pub(crate) fn report() -> String {
-    let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
-    // A decision on a held record, as one text (`Decision::describe`).
-    let decision = "(SELECT d.decision || ' by ' || d.decided_by || ' at ' || d.decided_at || ' (run ' || \
-         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
-         AND d.operation = j.operation AND d.posting_key = j.posting_key)";
-    // A compensation names the posting it compensates in the original_* columns.
-    format!(
-        "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
-         p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
-         c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
-         NULL AS differences, NULL AS reason, \
-         CASE WHEN p.operation = 'correction' THEN 'correction' WHEN p.compensates IS NULL THEN 'record' \
-         ELSE 'compensation' END AS kind, NULL AS decision \
-         FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
-         WHERE p.run_id = $1 AND p.tenant = $2 \
-         UNION ALL \
-         SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
-         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason, \
-         CASE WHEN o.operation = 'correction' THEN 'correction' WHEN o.compensates IS NULL THEN 'record' \
-         ELSE 'compensation' END, \
-         CASE WHEN j.outcome = 'held' THEN {decision} END \
-         FROM journal j JOIN runs r ON r.run_id = j.run_id \
-         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
-         WHERE j.run_id = $1 AND j.tenant = $2 \
-         UNION ALL {STATEMENT_REPORT} \
-         ORDER BY 3",
-        seen("posting_key"),
-        seen("trace_number"),
-        seen("amount_minor"),
-        seen("currency"),
-        seen("debit_account"),
-        seen("credit_account"),
-    )
-}
-
-/// The report rows of a statement run: its entries recorded, and its journal
-/// with the entries they matched. `file_id` is the statement's key, `posting_key` the
-/// entry's, `trace_number` the bank's reference; the account is the debit or the credit
-/// account as the entry debits or credits it.
-const STATEMENT_REPORT: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
-     CASE WHEN e.status = 'provisional' THEN 'provisional' ELSE 'recorded' END, e.entry_key, e.bank_ref, \
-     e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
-     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, NULL, NULL, NULL, NULL, NULL, \
-     'statement_entry', NULL \
-     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
-     WHERE e.run_id = $1 AND e.tenant = $2 \
-     UNION ALL \
-     SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
-     j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
-     CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
-     j.differences, j.reason, 'statement_entry', NULL \
-     FROM statement_journal j LEFT JOIN statement_entries o ON o.entry_id = j.original_entry_id \
-     LEFT JOIN statements os ON os.statement_id = o.statement_id \
-     LEFT JOIN statements s ON s.statement_id = o.statement_id \
-     WHERE j.run_id = $1 AND j.tenant = $2";
-
 /// A report row, its text moved out of the row read (each is read once).
 pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
     Ok(ReportRow {

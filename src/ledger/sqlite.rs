@@ -166,7 +166,7 @@ mod report_cells {
     }
 }
 
-/// A report row (`sql::report`'s columns) read into `rr`, reusing its buffers: a re-upload's
+/// A report row (the report query's columns, in [`ReportRow`]'s order) read into `rr`, reusing its buffers: a re-upload's
 /// report is a million rows of a dozen texts each.
 fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
     use report_cells::{get, int, opt_text, text};

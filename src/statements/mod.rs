@@ -26,6 +26,7 @@ mod rules;
 mod store;
 
 pub use reads::{StoredEntry, StoredStatement, continuity};
+pub(crate) use store::REPORT_ROWS;
 
 use crate::findings::Finding;
 use crate::keys::StatementRecord;

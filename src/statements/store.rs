@@ -50,6 +50,28 @@ const ENTRIES_BY_KEY: Forms<'static> = Forms {
      JOIN statement_entries e ON e.tenant = $1 AND e.account = $2 AND e.entry_key = k.entry_key",
 };
 
+/// The report rows of a statement run (`report::read` adds them to every run's report, in
+/// the columns of `ledger::ReportRow`): its entries recorded, and its journal with the
+/// entries they matched. `file_id` is the statement's key, `posting_key` the
+/// entry's, `trace_number` the bank's reference; the account is the debit or the credit
+/// account as the entry debits or credits it.
+pub(crate) const REPORT_ROWS: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
+     CASE WHEN e.status = 'provisional' THEN 'provisional' ELSE 'recorded' END, e.entry_key, e.bank_ref, \
+     e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
+     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, NULL, NULL, NULL, NULL, NULL, \
+     'statement_entry', NULL \
+     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
+     WHERE e.run_id = $1 AND e.tenant = $2 \
+     UNION ALL \
+     SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
+     j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
+     CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
+     j.differences, j.reason, 'statement_entry', NULL \
+     FROM statement_journal j LEFT JOIN statement_entries o ON o.entry_id = j.original_entry_id \
+     LEFT JOIN statements os ON os.statement_id = o.statement_id \
+     LEFT JOIN statements s ON s.statement_id = o.statement_id \
+     WHERE j.run_id = $1 AND j.tenant = $2";
+
 /// A provisional entry confirmed by a booked one. Binds: entry_id.
 pub(super) const CONFIRM_ENTRY: &str =
     "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1";
