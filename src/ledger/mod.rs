@@ -1,9 +1,10 @@
-//! The store. One protocol (`protocol.rs`) and its SQL (`sql.rs`), written once, over a
-//! small backend interface (`store.rs`) with SQLite (`sqlite.rs`, through rusqlite) and
-//! PostgreSQL (`postgres.rs`, through sqlx) behind it. Both arbitrate with `INSERT … ON
-//! CONFLICT DO NOTHING` against the same unique indexes: SQLite one prepared statement per
-//! record (its change count says what inserted), PostgreSQL a chunk of arrays through
-//! `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
+//! The exactly-once core; it names no feature. One protocol (`protocol.rs`, the run;
+//! `apply.rs`, the insert-first pass; `reads.rs`; `migrate.rs`) and its SQL (`sql.rs`),
+//! written once, over a small backend interface (`store.rs`, and `bulk.rs` for a feature's
+//! many rows) with SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`,
+//! through sqlx) behind it. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against
+//! the same unique indexes: SQLite one prepared statement per record (its change count says
+//! what inserted), PostgreSQL a chunk of arrays through `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
 //!
 //! The contract (docs/principles.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file

@@ -1,4 +1,4 @@
-//! Every statement both backends run, written once (`$n` placeholders; see `store.rs`),
+//! Every statement of the core both backends run, written once (`$n` placeholders; see `store.rs`),
 //! and the decoding of what they return.
 
 use super::store::{Arg, Row, args};
