@@ -1,5 +1,5 @@
-//! Every statement of the core both backends run, written once (`$n` placeholders; see `store.rs`),
-//! and the decoding of what they return.
+//! Every statement of the core both backends run, written once (`$n` placeholders; see
+//! `store.rs`), and the decoding of what they return.
 
 use super::store::{Arg, Row, args};
 use super::{
