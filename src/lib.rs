@@ -11,6 +11,8 @@
 //!   thread and calls the ledger;
 //! - [`ledger`]: the store: one protocol and its SQL written once, SQLite (rusqlite) and
 //!   PostgreSQL (sqlx) behind a small interface;
+//! - [`statements`]: bank statements recorded in the ledger (the bank's side): their
+//!   recording rules, their tables' SQL, their reads; a feature over [`ledger`];
 //! - [`reconcile`]: two-sided reconciliation, pure: postings and statement entries in,
 //!   items with outcomes and explanations out;
 //! - [`report`]: outcomes in, CSV / JSON lines / text out;
@@ -37,4 +39,5 @@ pub(crate) mod report;
 #[doc(hidden)]
 pub mod rng;
 pub mod serve;
+pub mod statements;
 pub(crate) mod stderr;

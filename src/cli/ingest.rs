@@ -480,7 +480,7 @@ impl OneFile<'_> {
         findings: &'s [Finding],
         bytes: u64,
         fast_path: bool,
-        statements: Option<&'s crate::ledger::StatementRun>,
+        statements: Option<&'s crate::statements::StatementRun>,
     ) -> crate::report::summary::Summary<'s> {
         crate::report::summary::Summary {
             file: &self.name,

@@ -3,8 +3,8 @@
 //! per account).
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
-use crate::ledger::continuity;
 use crate::money::format_minor;
+use crate::statements::continuity;
 use clap::Args;
 use serde_json::json;
 

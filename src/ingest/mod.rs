@@ -132,7 +132,7 @@ pub(crate) struct FileDone {
     /// The exact re-upload fast path answered it.
     pub fast_path: bool,
     /// A statement file's counts; `None` for payments.
-    pub statements: Option<crate::ledger::StatementRun>,
+    pub statements: Option<crate::statements::StatementRun>,
     /// The file was refused (journaled, nothing posted).
     pub rejected: bool,
 }
@@ -188,7 +188,7 @@ pub(crate) enum IngestOutcome {
         bytes: u64,
         fast_path: bool,
         /// A statement file's counts; `None` for payments.
-        statements: Option<Box<crate::ledger::StatementRun>>,
+        statements: Option<Box<crate::statements::StatementRun>>,
     },
     /// Dry run: classified, nothing kept. `rows` is the would-be report (its `run_id` 0:
     /// a dry run has no run).

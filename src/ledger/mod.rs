@@ -1,9 +1,10 @@
-//! The store. One protocol (`protocol.rs`) and its SQL (`sql.rs`), written once, over a
-//! small backend interface (`store.rs`) with SQLite (`sqlite.rs`, through rusqlite) and
-//! PostgreSQL (`postgres.rs`, through sqlx) behind it. Both arbitrate with `INSERT … ON
-//! CONFLICT DO NOTHING` against the same unique indexes: SQLite one prepared statement per
-//! record (its change count says what inserted), PostgreSQL a chunk of arrays through
-//! `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
+//! The exactly-once core; it names no feature. One protocol (`protocol.rs`, the run;
+//! `apply.rs`, the insert-first pass; `reads.rs`; `migrate.rs`) and its SQL (`sql.rs`),
+//! written once, over a small backend interface (`store.rs`, and `bulk.rs` for a feature's
+//! many rows) with SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`,
+//! through sqlx) behind it. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against
+//! the same unique indexes: SQLite one prepared statement per record (its change count says
+//! what inserted), PostgreSQL a chunk of arrays through `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
 //!
 //! The contract (docs/principles.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file
@@ -19,13 +20,16 @@
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
 //! rates did not drop (README, Architecture).
 
+mod apply;
+pub(crate) mod bulk;
 mod classify;
 mod hooks;
+mod migrate;
 mod postgres;
 mod protocol;
+mod reads;
 pub(crate) mod sql;
 mod sqlite;
-mod statements;
 pub(crate) mod store;
 
 /// What a feature's own SQL is written with (`store.rs`): statements with `$n`
@@ -170,9 +174,6 @@ use crate::findings::Finding;
 use crate::keys::{FileIdentity, Outcome};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-pub use statements::{
-    OpenStatements, StatementRun, StatementStart, StoredEntry, StoredStatement, continuity,
-};
 
 pub(crate) trait Context<T> {
     fn ctx(self, context: &'static str) -> Result<T>;
@@ -300,7 +301,7 @@ impl Counts {
             Outcome::Duplicate => self.duplicates += 1,
             Outcome::Conflict => self.conflicts += 1,
             Outcome::Held => self.held += 1,
-            // Statement entries are counted by `statements.rs`, never as postings.
+            // Statement entries are counted by their own feature, never as postings.
             Outcome::Recorded | Outcome::Provisional | Outcome::Confirmed => {}
         }
         Ok(())

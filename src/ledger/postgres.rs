@@ -13,6 +13,7 @@
 //!   runs whose keys overlap in different orders) fails the run as retryable.
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
+use super::bulk;
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
@@ -371,109 +372,47 @@ impl PgStore {
         Ok(inserted.into_iter().map(|n| n as u64).collect())
     }
 
-    /// A chunk of statement entries as arrays through `unnest`, `ON CONFLICT DO NOTHING`
-    /// against (tenant, account, entry_key); returns the entry numbers that inserted.
-    pub async fn insert_statement_entries(
+    /// [`super::Store::insert_new`]: a statement a chunk of [`ROWS_PER_STATEMENT`] rows,
+    /// each column one array (a fixed handful of binds, whatever the count); the values
+    /// `insert` returns for the rows it inserted.
+    pub async fn insert_new(
         &mut self,
-        tenant: &str,
-        account: &str,
-        statement_id: i64,
-        run_id: i64,
-        at: &str,
-        rows: &[super::statements::EntryRow<'_>],
+        insert: &str,
+        fixed: &[Arg<'_>],
+        columns: &[bulk::Column<'_>],
+        context: &'static str,
     ) -> Result<Vec<i64>> {
-        if rows.is_empty() {
-            return Ok(Vec::new());
+        let rows = columns.first().map_or(0, bulk::Column::len);
+        let mut inserted = Vec::new();
+        for from in (0..rows).step_by(ROWS_PER_STATEMENT) {
+            let to = (from + ROWS_PER_STATEMENT).min(rows);
+            let q = fixed.iter().fold(sqlx::query(insert), |q, a| bind(q, *a));
+            let q = columns.iter().fold(q, |q, c| match c {
+                bulk::Column::Int(v) => q.bind(&v[from..to]),
+                bulk::Column::Text(v) => q.bind(&v[from..to]),
+            });
+            for r in q.fetch_all(&mut self.conn).await.ctx(context)? {
+                inserted.push(r.try_get::<i64, _>(0).ctx(context)?);
+            }
         }
-        let col = |f: &dyn Fn(&super::statements::EntryRow<'_>) -> Option<String>| -> Vec<Option<String>> {
-            rows.iter().map(f).collect()
-        };
-        let keys = col(&|e| Some(e.entry_key.to_string()));
-        let nos: Vec<i64> = rows.iter().map(|e| e.entry_no).collect();
-        let amounts: Vec<i64> = rows.iter().map(|e| e.amount_minor).collect();
-        let currencies = col(&|e| Some(e.currency.to_string()));
-        let credits: Vec<i64> = rows.iter().map(|e| e.credit).collect();
-        let reversals: Vec<i64> = rows.iter().map(|e| e.reversal).collect();
-        let statuses = col(&|e| Some(e.status.to_string()));
-        let bookings = col(&|e| e.booking_date.clone());
-        let values = col(&|e| e.value_date.clone());
-        let bank_refs = col(&|e| e.bank_ref.map(str::to_string));
-        let customer_refs = col(&|e| e.customer_ref.map(str::to_string));
-        let e2e = col(&|e| e.end_to_end_id.map(str::to_string));
-        let codes = col(&|e| e.bank_tx_code.map(str::to_string));
-        let fps = col(&|e| Some(e.fingerprint.to_string()));
-        let details = col(&|e| Some(e.detail.to_string()));
-        let refs = col(&|e| e.refs.map(str::to_string));
-        let inserted: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO statement_entries (tenant, account, entry_key, statement_id, run_id, entry_no, \
-             amount_minor, currency, credit, reversal, status, booking_date, value_date, bank_ref, \
-             customer_ref, end_to_end_id, bank_tx_code, fingerprint, detail, recorded_at, refs) \
-             SELECT $1, $2, u.k, $3, $4, u.n, u.a, u.c, u.cr, u.rv, u.st, u.bd, u.vd, u.br, u.cu, u.ee, \
-             u.tc, u.fp, u.dt, $5, u.rf \
-             FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::bigint[], $11::bigint[], \
-             $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
-             $19::text[], $20::text[], $21::text[]) AS u(k, n, a, c, cr, rv, st, bd, vd, br, cu, ee, tc, fp, dt, rf) \
-             ON CONFLICT DO NOTHING RETURNING entry_no",
-        )
-        .bind(tenant)
-        .bind(account)
-        .bind(statement_id)
-        .bind(run_id)
-        .bind(at)
-        .bind(&keys)
-        .bind(&nos)
-        .bind(&amounts)
-        .bind(&currencies)
-        .bind(&credits)
-        .bind(&reversals)
-        .bind(&statuses)
-        .bind(&bookings)
-        .bind(&values)
-        .bind(&bank_refs)
-        .bind(&customer_refs)
-        .bind(&e2e)
-        .bind(&codes)
-        .bind(&fps)
-        .bind(&details)
-        .bind(&refs)
-        .fetch_all(&mut self.conn)
-        .await
-        .ctx("recording statement entries")?;
         Ok(inserted)
     }
 
-    /// The entries of an account recorded before under these keys: one `unnest` join.
-    pub async fn statement_entries_by_key(
+    /// [`super::Store::rows_by_keys`]: one statement, the keys one `text[]` joined
+    /// through `unnest`.
+    pub async fn rows_by_keys(
         &mut self,
-        tenant: &str,
-        account: &str,
+        select: &str,
+        fixed: &[Arg<'_>],
         keys: &[&str],
-    ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
-        let rows = sqlx::query(
-            "SELECT e.entry_key, e.entry_id, e.fingerprint, e.status, e.detail \
-             FROM unnest($3::text[]) AS k(entry_key) \
-             JOIN statement_entries e ON e.tenant = $1 AND e.account = $2 AND e.entry_key = k.entry_key",
-        )
-        .bind(tenant)
-        .bind(account)
-        .bind(keys)
-        .fetch_all(&mut self.conn)
-        .await
-        .ctx("reading the entries recorded before")?;
-        let mut out = HashMap::with_capacity(rows.len());
-        for r in &rows {
-            use sqlx::Row as _;
-            out.insert(
-                r.try_get::<String, _>(0).ctx("reading a row")?,
-                super::statements::ExistingEntry {
-                    entry_id: r.try_get(1).ctx("reading a row")?,
-                    fingerprint: r.try_get(2).ctx("reading a row")?,
-                    status: r.try_get(3).ctx("reading a row")?,
-                    detail: r.try_get(4).ctx("reading a row")?,
-                },
-            );
-        }
-        Ok(out)
+    ) -> Result<Vec<Row>> {
+        let q = fixed.iter().fold(sqlx::query(select), |q, a| bind(q, *a));
+        let rows = q
+            .bind(keys)
+            .fetch_all(&mut self.conn)
+            .await
+            .ctx("running a query")?;
+        rows.iter().map(cells).collect()
     }
 
     /// One statement for the chunk's keys, joined from arrays through `unnest`: a fixed

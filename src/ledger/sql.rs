@@ -1,5 +1,5 @@
-//! Every statement both backends run, written once (`$n` placeholders; see `store.rs`),
-//! and the decoding of what they return.
+//! Every statement of the core both backends run, written once (`$n` placeholders; see
+//! `store.rs`), and the decoding of what they return.
 
 use super::store::{Arg, Row, args};
 use super::{
@@ -146,19 +146,6 @@ pub(crate) const APPLIED_MIGRATIONS: &str = "SELECT version, checksum FROM schem
 pub(crate) const RECORD_MIGRATION: &str = "INSERT INTO schema_migrations (version, description, checksum, applied_at) \
      VALUES ($1, $2, $3, $4)";
 
-// ---- tenants --------------------------------------------------------------------------
-
-/// Every known tenant, oldest first (migrations/*/0006_tenants.sql).
-pub(crate) const KNOWN_TENANTS: &str =
-    "SELECT name, created_at FROM tenants ORDER BY created_at, name";
-
-/// One tenant by name. Binds: name.
-pub(crate) const TENANT_BY_NAME: &str = "SELECT name, created_at FROM tenants WHERE name = $1";
-
-/// A new tenant, insert-first: the primary key decides. Binds: name, created_at.
-pub(crate) const ADD_TENANT: &str =
-    "INSERT INTO tenants (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
-
 // ---- findings -------------------------------------------------------------------------
 
 pub(crate) const INSERT_FINDINGS: &str = "INSERT INTO findings (run_id, seq, severity, code, record_index, line, \
@@ -271,66 +258,6 @@ pub(crate) fn journal_args<'a>(
         held.map(|(_, detail)| detail),
     ]
 }
-
-/// The per-record report of a run, one row per record in record order: what posted, and
-/// every journal row with what it matched. A duplicate's key, accounts and amount are its
-/// original's. Binds: run id, tenant.
-pub(crate) fn report() -> String {
-    let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
-    // A decision on a held record, as one text (`Decision::describe`).
-    let decision = "(SELECT d.decision || ' by ' || d.decided_by || ' at ' || d.decided_at || ' (run ' || \
-         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
-         AND d.operation = j.operation AND d.posting_key = j.posting_key)";
-    // A compensation names the posting it compensates in the original_* columns.
-    format!(
-        "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
-         p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
-         c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
-         NULL AS differences, NULL AS reason, \
-         CASE WHEN p.operation = 'correction' THEN 'correction' WHEN p.compensates IS NULL THEN 'record' \
-         ELSE 'compensation' END AS kind, NULL AS decision \
-         FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
-         WHERE p.run_id = $1 AND p.tenant = $2 \
-         UNION ALL \
-         SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
-         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason, \
-         CASE WHEN o.operation = 'correction' THEN 'correction' WHEN o.compensates IS NULL THEN 'record' \
-         ELSE 'compensation' END, \
-         CASE WHEN j.outcome = 'held' THEN {decision} END \
-         FROM journal j JOIN runs r ON r.run_id = j.run_id \
-         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
-         WHERE j.run_id = $1 AND j.tenant = $2 \
-         UNION ALL {STATEMENT_REPORT} \
-         ORDER BY 3",
-        seen("posting_key"),
-        seen("trace_number"),
-        seen("amount_minor"),
-        seen("currency"),
-        seen("debit_account"),
-        seen("credit_account"),
-    )
-}
-
-/// The report rows of a statement run: its entries recorded, and its journal
-/// with the entries they matched. `file_id` is the statement's key, `posting_key` the
-/// entry's, `trace_number` the bank's reference; the account is the debit or the credit
-/// account as the entry debits or credits it.
-const STATEMENT_REPORT: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
-     CASE WHEN e.status = 'provisional' THEN 'provisional' ELSE 'recorded' END, e.entry_key, e.bank_ref, \
-     e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
-     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, NULL, NULL, NULL, NULL, NULL, \
-     'statement_entry', NULL \
-     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
-     WHERE e.run_id = $1 AND e.tenant = $2 \
-     UNION ALL \
-     SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
-     j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
-     CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
-     j.differences, j.reason, 'statement_entry', NULL \
-     FROM statement_journal j LEFT JOIN statement_entries o ON o.entry_id = j.original_entry_id \
-     LEFT JOIN statements os ON os.statement_id = o.statement_id \
-     LEFT JOIN statements s ON s.statement_id = o.statement_id \
-     WHERE j.run_id = $1 AND j.tenant = $2";
 
 /// A report row, its text moved out of the row read (each is read once).
 pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
@@ -480,124 +407,9 @@ pub(crate) fn like_escape(s: &str) -> String {
         .replace('_', "\\_")
 }
 
-// ---- operator actions (actions.rs) ----------------------------------------------------
+// ---- decisions ------------------------------------------------------------------------
 
-/// A run recording an operator's action (`resolve`, `reverse`). Binds: tenant, file_id,
-/// format, source_name, started_at, kind, reason, actor.
-pub(crate) const INSERT_ACTION_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, \
-     status, kind, reason, actor) VALUES ($1, $2, '', $3, $4, $5, 'running', $6, $7, $8) RETURNING run_id";
-
-/// An action's completion mark. Binds: finished_at, records, posted, duplicates,
-/// posted_amount_minor, run_id.
-pub(crate) const COMPLETE_ACTION_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
-     posted = $3, duplicates = $4, conflicts = 0, held = 0, posted_amount_minor = $5, errors = 0, warnings = 0 \
-     WHERE run_id = $6";
-
-/// An action run's totals, from what it posted. Binds: run_id.
-pub(crate) const ACTION_RUN_TOTALS: &str = "INSERT INTO run_totals (run_id, currency, posted, amount_minor) \
-     SELECT run_id, currency, count(*), sum(amount_minor) FROM postings WHERE run_id = $1 GROUP BY run_id, currency";
-
-/// The columns of a held record as `held` and `resolve` read it, from `j` (journal), `r`
-/// (its run), `o` (the posting it resembles, if any), `d` (a decision on its key, if any).
-const HELD_COLUMNS: &str = "j.run_id, j.record_no, r.file_id, r.format, j.operation, j.posting_key, j.trace_number, \
-     j.debit_account, j.credit_account, j.amount_minor, j.currency, j.fingerprint, j.effective_date, j.detail, \
-     j.reason, r.started_at, o.posting_id, o.file_id, o.record_no, o.run_id, \
-     d.decision, d.reason, d.decided_by, d.decided_at, d.run_id, d.posting_id, d.held_run_id, d.held_record_no, \
-     (SELECT p.posting_id FROM postings p WHERE p.tenant = j.tenant AND p.operation = j.operation \
-      AND p.posting_key = j.posting_key)";
-
-const HELD_FROM: &str = "FROM journal j JOIN runs r ON r.run_id = j.run_id \
-     LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
-     LEFT JOIN decisions d ON d.tenant = j.tenant AND d.operation = j.operation AND d.posting_key = j.posting_key";
-
-/// Every held record of the tenant, in run and record order (the open ones are those
-/// without a decision and whose key did not post since). Binds: tenant.
-pub(crate) fn held_of_tenant() -> String {
-    format!(
-        "SELECT {HELD_COLUMNS} {HELD_FROM} WHERE j.tenant = $1 AND j.outcome = 'held' ORDER BY j.run_id, j.record_no"
-    )
-}
-
-/// One record of a run as the journal has it, held or not. Binds: tenant, run_id,
-/// record_no.
-pub(crate) fn journal_record() -> String {
-    format!(
-        "SELECT {HELD_COLUMNS}, j.outcome {HELD_FROM} WHERE j.tenant = $1 AND j.run_id = $2 AND j.record_no = $3"
-    )
-}
-
-/// Held records of a file's record, for `lookup --file-id F --record-no N`. Binds:
-/// tenant, file_id, record_no.
-pub(crate) fn held_of_source() -> String {
-    format!(
-        "SELECT {HELD_COLUMNS} {HELD_FROM} WHERE j.tenant = $1 AND r.file_id = $2 AND j.record_no = $3 \
-         AND j.outcome = 'held' ORDER BY j.run_id"
-    )
-}
-
-/// The decision, insert-first: its primary key (tenant, operation, key) decides which of
-/// two concurrent decisions stands. Binds: tenant, operation, posting_key, held_run_id,
-/// held_record_no, decision, reason, decided_by, decided_at, run_id.
-pub(crate) const INSERT_DECISION: &str = "INSERT INTO decisions (tenant, operation, posting_key, held_run_id, \
-     held_record_no, decision, reason, decided_by, decided_at, run_id) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING run_id";
-
-pub(crate) const SET_DECISION_POSTING: &str = "UPDATE decisions SET posting_id = $1 \
-     WHERE tenant = $2 AND operation = $3 AND posting_key = $4";
-
+/// The decision on a held record's key, if one was made: the classification reads it (a
+/// rejected key never posts); `resolve` writes it. Binds: tenant, operation, posting_key.
 pub(crate) const DECISION_OF_KEY: &str = "SELECT decision, reason, decided_by, decided_at, run_id, posting_id, \
      held_run_id, held_record_no FROM decisions WHERE tenant = $1 AND operation = $2 AND posting_key = $3";
-
-/// A held record posted by decision, under its own key, behind the same unique indexes.
-/// Binds: POSTING_COLUMNS' order.
-pub(crate) fn insert_decided_posting() -> String {
-    format!(
-        "INSERT INTO postings ({POSTING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-         ON CONFLICT DO NOTHING RETURNING posting_id"
-    )
-}
-
-/// A posting by natural key, or by its source: what took a decided posting's place.
-/// Binds: tenant, operation, posting_key, file_id, record_no.
-pub(crate) const POSTING_IN_THE_WAY: &str = "SELECT posting_id, fingerprint, run_id, posting_key FROM postings \
-     WHERE tenant = $1 AND ((operation = $2 AND posting_key = $3) OR (file_id = $4 AND record_no = $5)) \
-     ORDER BY posting_id LIMIT 1";
-
-/// Compensations of the postings `{cond}` selects from `p` (its binds from `$4`): accounts
-/// swapped, key `{posting_key}:compensate`, source `compensate:{file_id}` and the same
-/// record number, the same unique indexes; one per posting (`postings_compensates`).
-/// Binds: tenant, run_id, posted_at.
-pub(crate) fn insert_compensations(cond: &str) -> String {
-    format!(
-        "INSERT INTO postings ({POSTING_COLUMNS}, compensates) \
-         SELECT p.tenant, p.operation, p.posting_key || ':compensate', 'compensate:' || p.file_id, p.record_no, \
-         p.trace_number, p.credit_account, p.debit_account, p.amount_minor, p.currency, p.effective_date, \
-         p.fingerprint, p.detail, $2, $3, p.posting_id \
-         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id \
-         ON CONFLICT DO NOTHING"
-    )
-}
-
-/// The postings `{cond}` selects that this run did not compensate because an earlier
-/// compensation did: journaled as duplicates of it. Binds: tenant, run_id, then `{cond}`'s
-/// (from `$3`).
-pub(crate) fn journal_compensated(cond: &str) -> String {
-    format!(
-        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-         SELECT $2, p.record_no, $1, 'duplicate', c.posting_id \
-         FROM postings p JOIN postings c ON c.compensates = p.posting_id \
-         WHERE p.tenant = $1 AND {cond} AND c.run_id <> $2"
-    )
-}
-
-/// How many postings `{cond}` selects, a file id
-/// and a run of theirs. Binds: tenant, then `{cond}`'s (from `$2`).
-pub(crate) fn count_targets(cond: &str) -> String {
-    format!(
-        "SELECT count(*), min(p.file_id), min(p.run_id), count(p.compensates) FROM postings p \
-         WHERE p.tenant = $1 AND {cond}"
-    )
-}
-
-/// What a compensating run posted: count and sum. Binds: run_id.
-pub(crate) const POSTED_BY_RUN: &str = "SELECT count(*), CAST(coalesce(sum(amount_minor), 0) AS BIGINT) FROM postings WHERE run_id = $1";

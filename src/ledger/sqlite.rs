@@ -25,6 +25,7 @@
 //! (or waits for the busy timeout). The CLI runs the ledger on its own runtime thread,
 //! with parsing on another thread, so nothing else waits on it.
 
+use super::bulk::Column;
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
 use super::store::{Arg, Begin, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
@@ -165,7 +166,7 @@ mod report_cells {
     }
 }
 
-/// A report row (`sql::report`'s columns) read into `rr`, reusing its buffers: a re-upload's
+/// A report row (the report query's columns, in [`ReportRow`]'s order) read into `rr`, reusing its buffers: a re-upload's
 /// report is a million rows of a dozen texts each.
 fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
     use report_cells::{get, int, opt_text, text};
@@ -433,80 +434,50 @@ impl SqliteStore {
         }
     }
 
-    /// The entries of an account recorded before under these keys, one lookup a key.
-    pub async fn statement_entries_by_key(
+    /// [`super::Store::rows_by_keys`]: `select` once a key.
+    pub async fn rows_by_keys(
         &mut self,
-        tenant: &str,
-        account: &str,
+        select: &str,
+        fixed: &[Arg<'_>],
         keys: &[&str],
-    ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
-        let mut out = HashMap::new();
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        let mut binds = fixed.to_vec();
         for k in keys {
-            let rows = self
-                .query(
-                    super::statements::ENTRY_BY_KEY,
-                    &[Arg::Text(tenant), Arg::Text(account), Arg::Text(k)],
-                )
-                .await?;
-            if let Some(r) = rows.first() {
-                out.insert(
-                    k.to_string(),
-                    super::statements::ExistingEntry {
-                        entry_id: r.int(0)?,
-                        fingerprint: r.text(1)?,
-                        status: r.text(2)?,
-                        detail: r.text(3)?,
-                    },
-                );
-            }
+            binds.truncate(fixed.len());
+            binds.push(Arg::Text(k));
+            out.extend(self.query(select, &binds).await?);
         }
         Ok(out)
     }
 
-    /// A statement's entries, one prepared statement a row (`ON CONFLICT DO NOTHING`):
-    /// the `entry_no`s inserted, in the order given.
-    pub async fn insert_statement_entries(
+    /// [`super::Store::insert_new`]: one prepared statement a row (`ON CONFLICT DO
+    /// NOTHING`); the `key` values of the rows inserted, in the order given.
+    pub async fn insert_new(
         &mut self,
-        tenant: &str,
-        account: &str,
-        statement_id: i64,
-        run_id: i64,
-        at: &str,
-        rows: &[super::statements::EntryRow<'_>],
+        insert: &str,
+        fixed: &[Arg<'_>],
+        columns: &[Column<'_>],
+        key: usize,
+        context: &'static str,
     ) -> Result<Vec<i64>> {
-        let mut insert = self
+        let mut st = self
             .conn
-            .prepare_cached(&placeholders(super::statements::INSERT_ENTRY))
-            .ctx("preparing the statement entry insert")?;
-        let mut inserted = Vec::with_capacity(rows.len());
-        for e in rows {
-            let n = insert
-                .execute(rusqlite::params![
-                    tenant,
-                    account,
-                    e.entry_key,
-                    statement_id,
-                    run_id,
-                    e.entry_no,
-                    e.amount_minor,
-                    e.currency,
-                    e.credit,
-                    e.reversal,
-                    e.status,
-                    e.booking_date.as_deref(),
-                    e.value_date.as_deref(),
-                    e.bank_ref,
-                    e.customer_ref,
-                    e.end_to_end_id,
-                    e.bank_tx_code,
-                    e.fingerprint,
-                    e.detail,
-                    at,
-                    e.refs,
-                ])
-                .ctx("recording statement entries")?;
-            if n == 1 {
-                inserted.push(e.entry_no);
+            .prepare_cached(&placeholders(insert))
+            .ctx(context)?;
+        let rows = columns.first().map_or(0, Column::len);
+        let mut inserted = Vec::with_capacity(rows);
+        let mut binds = fixed.to_vec();
+        for i in 0..rows {
+            binds.truncate(fixed.len());
+            binds.extend(columns.iter().map(|c| c.arg(i)));
+            let n = st
+                .execute(rusqlite::params_from_iter(&binds))
+                .ctx(context)?;
+            if n == 1
+                && let Arg::Int(v) = columns[key].arg(i)
+            {
+                inserted.push(v);
             }
         }
         Ok(inserted)

@@ -269,28 +269,6 @@ impl Store {
             Store::Postgres(_) => Err(super::LedgerError::BackupUnsupported),
         }
     }
-    /// Inserts a chunk of statement entries, the unique index on (tenant, account, key)
-    /// deciding; returns the entry numbers that inserted.
-    pub async fn insert_statement_entries(
-        &mut self,
-        tenant: &str,
-        account: &str,
-        statement_id: i64,
-        run_id: i64,
-        at: &str,
-        rows: &[super::statements::EntryRow<'_>],
-    ) -> Result<Vec<i64>> {
-        delegate!(self, s => s.insert_statement_entries(tenant, account, statement_id, run_id, at, rows).await)
-    }
-    /// The entries of an account recorded before under these keys.
-    pub async fn statement_entries_by_key(
-        &mut self,
-        tenant: &str,
-        account: &str,
-        keys: &[&str],
-    ) -> Result<HashMap<String, super::statements::ExistingEntry>> {
-        delegate!(self, s => s.statement_entries_by_key(tenant, account, keys).await)
-    }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
     pub async fn analyze(&mut self) -> Result<()> {
         match self {

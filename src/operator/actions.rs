@@ -11,9 +11,10 @@
 //!   `compensates` naming the posting it reverses (unique). Reversing again inserts
 //!   nothing: every posting is journaled as a duplicate of its compensation.
 
+use super::sql;
 use crate::ledger::store::{Arg, Begin, Row, args};
 use crate::ledger::ts;
-use crate::ledger::{During, Ledger, LedgerError, Result, RunInfo, sql};
+use crate::ledger::{During, Ledger, LedgerError, Result, RunInfo};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -564,7 +565,10 @@ impl Ledger {
     ) -> Result<Option<Decision>> {
         let row = self
             .store()
-            .query_opt(sql::DECISION_OF_KEY, &args![tenant, operation, posting_key])
+            .query_opt(
+                crate::ledger::sql::DECISION_OF_KEY,
+                &args![tenant, operation, posting_key],
+            )
             .await?;
         row.map(|r| {
             Ok(Decision {

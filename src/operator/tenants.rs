@@ -2,7 +2,7 @@
 //! tenant only once it was created (`clearledger tenant add NAME`), so a mistyped
 //! `--tenant` is refused instead of quietly starting a ledger of its own.
 
-use crate::ledger::sql;
+use super::sql;
 use crate::ledger::store::args;
 use crate::ledger::ts;
 use crate::ledger::{Ledger, Result};

@@ -827,7 +827,7 @@ impl Ledger {
             Arg::OptText(None),
         ];
         self.store()
-            .query_one(crate::ledger::sql::INSERT_ACTION_RUN, &a)
+            .query_one(crate::operator::sql::INSERT_ACTION_RUN, &a)
             .await?
             .int(0)
     }
@@ -952,10 +952,10 @@ impl Ledger {
             run_id
         ];
         self.store()
-            .execute(crate::ledger::sql::COMPLETE_ACTION_RUN, &a)
+            .execute(crate::operator::sql::COMPLETE_ACTION_RUN, &a)
             .await?;
         self.store()
-            .execute(crate::ledger::sql::ACTION_RUN_TOTALS, &args![run_id])
+            .execute(crate::operator::sql::ACTION_RUN_TOTALS, &args![run_id])
             .await?;
         Ok(())
     }
@@ -1022,7 +1022,7 @@ impl Ledger {
             Arg::Int(run_id),
             Arg::Text(at),
         ];
-        let insert = crate::ledger::sql::insert_decided_posting();
+        let insert = crate::operator::sql::insert_decided_posting();
         let posted = self
             .store()
             .query_opt(&insert, &a)

@@ -1,5 +1,7 @@
-//! Pure output: per-record reports (CSV, JSON lines), findings, run summaries.
+//! Pure output: per-record reports (CSV, JSON lines), findings, run summaries; and the
+//! read of a run's report rows from the ledger (`read.rs`).
 
+mod read;
 pub(crate) mod recon;
 pub(crate) mod summary;
 

@@ -4,7 +4,8 @@
 
 use super::JsonFinding;
 use crate::findings::{Finding, Severity};
-use crate::ledger::{RunInfo, StatementRun};
+use crate::ledger::RunInfo;
+use crate::statements::StatementRun;
 use serde_json::{Value, json};
 
 /// What a summary is made of.

@@ -10,7 +10,8 @@ use clearledger::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, Statement, StatementKind,
 };
 use clearledger::keys::statement_record;
-use clearledger::ledger::{self, DbOptions, StatementRun, StatementStart};
+use clearledger::ledger::{self, DbOptions};
+use clearledger::statements::{StatementRun, StatementStart};
 use common::TestDb;
 
 on_both_backends!(

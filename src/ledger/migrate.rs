@@ -1,0 +1,114 @@
+//! The embedded migrations (`migrations/{sqlite,postgres}/`), applied once at open, in one
+//! write transaction; migration 0013's conversion of the stored postings.
+
+use super::classify::{migrations_to_apply, ts};
+use super::sql;
+use super::store::{Begin, args};
+use super::{During, Ledger, Result};
+use crate::keys;
+use chrono::Utc;
+
+/// The migration after whose script existing postings are compacted (`compact_details`).
+const COMPACT_DETAIL_MIGRATION: i64 = 13;
+
+impl Ledger {
+    /// Applies the embedded migrations inside one write transaction, so that processes
+    /// opening a new database at the same moment apply them once: the first takes the
+    /// lock and migrates, the others wait and find the work done.
+    ///
+    /// A database already up to date is seen so without any lock (a plain read, which a
+    /// SQLite writer does not block), so `runs`, `report` and `lookup` never wait behind an
+    /// ingest; only a database with migrations pending takes the write lock.
+    pub(crate) async fn migrate(&mut self) -> Result<()> {
+        if self.up_to_date().await? {
+            return Ok(());
+        }
+        self.store
+            .begin(Begin::Migrate)
+            .await
+            .during("locking the database to migrate")?;
+        let res = self.apply_migrations().await;
+        self.end(res).await
+    }
+
+    /// Whether every embedded migration is recorded, unchanged (a changed one is an error);
+    /// `false` when the migrations table is not there yet (or cannot be read: the locked
+    /// path then says why).
+    async fn up_to_date(&mut self) -> Result<bool> {
+        let s = &mut self.store;
+        let Ok(rows) = s.query(sql::APPLIED_MIGRATIONS, &[]).await else {
+            return Ok(false);
+        };
+        let applied = rows
+            .iter()
+            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(migrations_to_apply(s.migrator(), &applied)?.is_empty())
+    }
+
+    async fn apply_migrations(&mut self) -> Result<()> {
+        let s = &mut self.store;
+        s.execute(s.migrations_table_ddl(), &[]).await?;
+        let applied = s
+            .query(sql::APPLIED_MIGRATIONS, &[])
+            .await?
+            .iter()
+            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        for m in migrations_to_apply(s.migrator(), &applied)? {
+            s.script(&m.sql).await.during("applying a migration")?;
+            let applied_at = ts(&Utc::now());
+            let a = args![
+                m.version,
+                m.description.as_ref(),
+                m.checksum.as_ref(),
+                applied_at.as_str()
+            ];
+            s.execute(sql::RECORD_MIGRATION, &a)
+                .await
+                .during("recording a migration")?;
+            if m.version == COMPACT_DETAIL_MIGRATION {
+                compact_details(s).await?;
+            }
+            tracing::info!(version = m.version, description = %m.description, "migration applied");
+        }
+        Ok(())
+    }
+}
+
+/// Migration 0013's conversion (migrations/*/0013_compact_detail.sql): every posting's
+/// JSON `detail` rewritten in the compact form (`keys::detail`), in the migration's
+/// transaction, a thousand postings at a time in posting order. A JSON text the compact
+/// form would not give back byte for byte is left as it is (it reads as itself).
+async fn compact_details(s: &mut super::store::Store) -> Result<()> {
+    let (mut after, mut converted) = (0i64, 0u64);
+    loop {
+        let rows = s
+            .query(
+                "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
+                 ORDER BY posting_id LIMIT 1000",
+                &args![after],
+            )
+            .await
+            .during("reading postings to compact")?;
+        let Some(last) = rows.last() else { break };
+        after = last.int(0)?;
+        for r in &rows {
+            let stored = r.detail(1)?;
+            if stored.first() != Some(&b'{') {
+                continue;
+            }
+            let json = super::detail_json(r.int(0)?, stored)?;
+            let compact = keys::detail::encode_json(&json);
+            s.execute(
+                "UPDATE postings SET detail = $1 WHERE posting_id = $2",
+                &args![compact.as_slice(), r.int(0)?],
+            )
+            .await
+            .during("compacting postings")?;
+            converted += 1;
+        }
+    }
+    tracing::info!(postings = converted, "posting details compacted");
+    Ok(())
+}

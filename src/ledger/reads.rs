@@ -1,0 +1,180 @@
+//! Every write has a read (docs/principles.md §8): runs by id, tenant or file, a run's
+//! findings, postings by trace number, UETR, EndToEndId, source or key.
+
+use super::sql;
+use super::store::{Arg, args};
+use super::{CurrencyTotal, Ledger, LedgerError, Lookup, Posting, Result, RunInfo, StoredFinding};
+use crate::keys;
+
+impl Ledger {
+    /// Run `run_id` as it stands, whichever tenant's: for the core and the commit hooks,
+    /// which read the run inside its transaction.
+    pub(crate) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+        let row = self
+            .store
+            .query_one(&sql::run_by_id(), &args![run_id])
+            .await?;
+        self.with_totals(sql::run_info(&row)?).await
+    }
+
+    /// The run with its per-currency totals.
+    async fn with_totals(&mut self, mut run: RunInfo) -> Result<RunInfo> {
+        let rows = self
+            .store
+            .query(sql::RUN_TOTALS, &args![run.run_id])
+            .await?;
+        run.totals = rows
+            .iter()
+            .map(|r| {
+                Ok(CurrencyTotal {
+                    currency: r.text(0)?,
+                    posted: r.int(1)? as u64,
+                    amount_minor: r.int(2)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(run)
+    }
+
+    pub async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
+        let row = self
+            .store
+            .query_opt(&sql::run_of_tenant(), &args![run_id, tenant])
+            .await?;
+        match row {
+            Some(r) => Ok(Some(self.with_totals(sql::run_info(&r)?).await?)),
+            None => Ok(None),
+        }
+    }
+
+    pub async fn runs(
+        &mut self,
+        tenant: &str,
+        file_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
+        let rows = match file_id {
+            Some(f) => {
+                let a = args![tenant, f, limit];
+                self.store.query(&sql::runs_of_tenant(true), &a).await?
+            }
+            None => {
+                let a = args![tenant, limit];
+                self.store.query(&sql::runs_of_tenant(false), &a).await?
+            }
+        };
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in &rows {
+            runs.push(self.with_totals(sql::run_info(r)?).await?);
+        }
+        Ok(runs)
+    }
+
+    pub async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
+        let rows = self
+            .store
+            .query(sql::FINDINGS_OF_RUN, &args![run_id, tenant])
+            .await?;
+        rows.iter().map(sql::stored_finding).collect()
+    }
+
+    /// Every write has a read (docs/principles.md §8): the postings a lookup names.
+    pub async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
+        let source_cond: String;
+        let e2e_ids: String;
+        let (cond, binds): (&str, Vec<String>) = match lookup {
+            Lookup::TraceNumber(t) => {
+                let (lo, hi) = sql::key_prefix_range(&format!("uetr:{t}"));
+                (sql::LOOKUP_BY_TRACE.as_str(), vec![t.clone(), lo, hi])
+            }
+            // Keys hold the UETR in lower case.
+            Lookup::Uetr(u) => {
+                let own = format!("uetr:{}", u.trim().to_ascii_lowercase());
+                let (lo, hi) = sql::key_prefix_range(&own);
+                (sql::LOOKUP_BY_UETR.as_str(), vec![own, lo, hi])
+            }
+            Lookup::EndToEndId(e) => {
+                let ids = self.postings_by_e2e(tenant, e).await?;
+                e2e_ids = if ids.is_empty() {
+                    "p.tenant = $1 AND FALSE".to_string()
+                } else {
+                    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    format!("p.tenant = $1 AND p.posting_id IN ({})", ids.join(", "))
+                };
+                (e2e_ids.as_str(), vec![])
+            }
+            Lookup::Source { file_id, .. } => {
+                // A NACHA file named in any spelling of its routing numbers.
+                let spellings = keys::file_id_spellings(file_id);
+                let list: Vec<String> = (0..spellings.len())
+                    .map(|i| format!("${}", i + 2))
+                    .collect();
+                source_cond = format!(
+                    "p.tenant = $1 AND p.file_id IN ({}) AND p.record_no = ${}",
+                    list.join(", "),
+                    spellings.len() + 2
+                );
+                (source_cond.as_str(), spellings)
+            }
+            Lookup::PostingKey(k) => ("p.tenant = $1 AND p.posting_key = $2", vec![k.clone()]),
+        };
+        let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
+        a.extend(binds.iter().map(|b| Arg::Text(b)));
+        if let Lookup::Source { record_no, .. } = lookup {
+            a.push(Arg::Int(*record_no));
+        }
+        let rows = self.store.query(&sql::lookup(cond), &a).await?;
+        rows.iter().map(sql::posting).collect()
+    }
+}
+
+impl Ledger {
+    /// The postings whose fields name `e2e` as their EndToEndId or original EndToEndId:
+    /// a scan of the tenant's stored details for the field's bytes (compact or JSON form),
+    /// then each candidate's fields read to keep the exact matches. An operator's tool,
+    /// not a hot path.
+    async fn postings_by_e2e(&mut self, tenant: &str, e2e: &str) -> Result<Vec<i64>> {
+        let json = |key: &str| format!("\"{key}\":{}", serde_json::Value::String(e2e.to_string()));
+        let needles = [
+            keys::detail::needle("end_to_end_id", e2e),
+            keys::detail::needle("original_end_to_end_id", e2e),
+            json("end_to_end_id").into_bytes(),
+            json("original_end_to_end_id").into_bytes(),
+        ];
+        let postgres = matches!(self.store, super::store::Store::Postgres(_));
+        let found = |n: usize| {
+            if postgres {
+                format!("position(${n} in p.detail) > 0")
+            } else {
+                format!("instr(p.detail, ${n}) > 0")
+            }
+        };
+        let sql = format!(
+            "SELECT p.posting_id, p.detail FROM postings p WHERE p.tenant = $1 AND ({} OR {} OR {} OR {}) \
+             ORDER BY p.posting_id",
+            found(2),
+            found(3),
+            found(4),
+            found(5)
+        );
+        let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
+        a.extend(needles.iter().map(|n| Arg::Bytes(n)));
+        let mut ids = Vec::new();
+        for r in self.store.query(&sql, &a).await? {
+            let id = r.int(0)?;
+            let stored = r.detail(1)?;
+            let get = |key| {
+                keys::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
+                    posting_id: id,
+                    source,
+                })
+            };
+            if get("end_to_end_id")?.as_deref() == Some(e2e)
+                || get("original_end_to_end_id")?.as_deref() == Some(e2e)
+            {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
+    }
+}

@@ -1,0 +1,63 @@
+//! The per-record report of a run as the ledger holds it: its query, over the postings and
+//! journal of the core, the decisions on held records and the statement tables, and its
+//! read. The rows stream through the store's report path (`ledger::Store::report_rows`),
+//! which decodes the columns of [`ReportRow`] in this query's order.
+
+use crate::ledger::store::args;
+use crate::ledger::{Ledger, ReportRow, Result};
+use crate::statements::REPORT_ROWS;
+
+impl Ledger {
+    /// Calls `row` for each record of a run, in record order (also inside an open run). The
+    /// row is lent: on SQLite its buffers are reused for the next one (no allocation per row).
+    pub async fn report_rows(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
+    ) -> Result<std::io::Result<()>> {
+        self.store().fault_drop("pg_drop_before_report").await;
+        self.store()
+            .report_rows(&report(), &args![run_id, tenant], row)
+            .await
+    }
+}
+
+/// The per-record report of a run, one row per record in record order: what posted, and
+/// every journal row with what it matched. A duplicate's key, accounts and amount are its
+/// original's. Binds: run id, tenant.
+fn report() -> String {
+    let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
+    // A decision on a held record, as one text (`Decision::describe`).
+    let decision = "(SELECT d.decision || ' by ' || d.decided_by || ' at ' || d.decided_at || ' (run ' || \
+         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
+         AND d.operation = j.operation AND d.posting_key = j.posting_key)";
+    // A compensation names the posting it compensates in the original_* columns.
+    format!(
+        "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
+         p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
+         c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
+         NULL AS differences, NULL AS reason, \
+         CASE WHEN p.operation = 'correction' THEN 'correction' WHEN p.compensates IS NULL THEN 'record' \
+         ELSE 'compensation' END AS kind, NULL AS decision \
+         FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
+         WHERE p.run_id = $1 AND p.tenant = $2 \
+         UNION ALL \
+         SELECT j.run_id, r.file_id, j.record_no, j.outcome, {}, {}, {}, {}, {}, {}, \
+         o.file_id, o.record_no, o.run_id, o.posted_at, j.differences, j.reason, \
+         CASE WHEN o.operation = 'correction' THEN 'correction' WHEN o.compensates IS NULL THEN 'record' \
+         ELSE 'compensation' END, \
+         CASE WHEN j.outcome = 'held' THEN {decision} END \
+         FROM journal j JOIN runs r ON r.run_id = j.run_id \
+         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
+         WHERE j.run_id = $1 AND j.tenant = $2 \
+         UNION ALL {REPORT_ROWS} \
+         ORDER BY 3",
+        seen("posting_key"),
+        seen("trace_number"),
+        seen("amount_minor"),
+        seen("currency"),
+        seen("debit_account"),
+        seen("credit_account"),
+    )
+}

@@ -1,0 +1,196 @@
+//! Bank statements: the bank's side of the ledger, in tables of their own
+//! (`statements`, `statement_entries`, `statement_journal`: migrations/*/0007), recorded
+//! in a run's one transaction like any file, behind unique indexes on the natural keys
+//! `keys::statement_record` derives.
+//!
+//! Per entry, insert-first into `statement_entries` (unique on tenant, account, key):
+//! - inserted: `recorded` (a booked entry) or `provisional` (pending, or of an intraday
+//!   statement);
+//! - not inserted, same fingerprint: `duplicate` — unless the stored entry is provisional
+//!   and this one booked: then it is `confirmed` and the stored entry becomes booked (the
+//!   end-of-day statement absorbs the intraday one: counted once, never twice);
+//! - not inserted, other fingerprint: `conflict`, naming the fields that differ;
+//! - a statement already recorded with other content (a corrected statement): its entries
+//!   whose key is new are `held`, never recorded. A copy (`CpyDplctInd`) is recorded like
+//!   any statement: of a statement recorded before, it is all duplicates.
+//!
+//! A feature over the core (`ledger`), read through its API: a statement run opens,
+//! records and commits like any run (`mod.rs`); `rules.rs` decides each entry's outcome;
+//! `store.rs` holds the SQL of the statement tables and hands their rows to the core's
+//! bulk paths (`ledger::bulk`); `reads.rs` reads them back (`clearledger statements`,
+//! `lookup --bank-ref`, the continuity of an account's statements). The file is read by
+//! `ingest::statements`.
+
+mod reads;
+mod rules;
+mod store;
+
+pub use reads::{StoredEntry, StoredStatement, continuity};
+pub(crate) use store::REPORT_ROWS;
+
+use crate::findings::Finding;
+use crate::keys::StatementRecord;
+use crate::ledger::store::{Begin, args};
+use crate::ledger::{During, Ledger, Result, RunInfo, sql, ts};
+use chrono::{DateTime, Utc};
+
+/// A statement file about to be recorded.
+#[derive(Debug, Clone)]
+pub struct StatementStart<'a> {
+    pub tenant: &'a str,
+    pub format: &'static str,
+    pub sha256: &'a str,
+    pub source_name: &'a str,
+    pub started_at: DateTime<Utc>,
+    /// Warnings found while reading (an error would have rejected the file).
+    pub findings: &'a [Finding],
+}
+
+/// What a statement run did.
+#[derive(Debug, Clone)]
+pub struct StatementRun {
+    pub run: RunInfo,
+    pub statements: u64,
+    /// Statements new to the ledger / already recorded with the same content / with other
+    /// content.
+    pub statements_new: u64,
+    pub statements_duplicate: u64,
+    pub statements_conflict: u64,
+    pub entries: u64,
+    pub recorded: u64,
+    pub provisional: u64,
+    pub confirmed: u64,
+    pub duplicates: u64,
+    pub conflicts: u64,
+    pub held: u64,
+}
+
+/// A statement run in progress, inside its transaction.
+pub struct OpenStatements {
+    run_id: i64,
+    at: String,
+    counts: StatementRun,
+}
+
+impl OpenStatements {
+    /// The run's id (inside its transaction: a dry run reads its report rows, then rolls
+    /// back).
+    pub fn run_id(&self) -> i64 {
+        self.run_id
+    }
+    /// The counts so far.
+    pub fn counts(&self) -> &StatementRun {
+        &self.counts
+    }
+}
+
+impl Ledger {
+    /// Records the statements of one file: one run, one transaction.
+    pub async fn record_statements(
+        &mut self,
+        start: &StatementStart<'_>,
+        records: &[StatementRecord],
+    ) -> Result<StatementRun> {
+        let file_id = records.first().map(|r| r.statement_key.as_str());
+        let mut open = self.begin_statements(start, file_id).await?;
+        for r in records {
+            if let Err(e) = self.record_statement(&mut open, start, r).await {
+                let _ = self.store().rollback().await;
+                return Err(e);
+            }
+        }
+        self.commit_statements(open, start).await
+    }
+
+    /// Opens a statement run's transaction and records the run (`file_id`: the first
+    /// statement's key, `statement:{key}`).
+    pub async fn begin_statements(
+        &mut self,
+        start: &StatementStart<'_>,
+        first_key: Option<&str>,
+    ) -> Result<OpenStatements> {
+        self.store()
+            .begin(Begin::Write)
+            .await
+            .during("starting the statement transaction")?;
+        let at = ts(&start.started_at);
+        let file_id = first_key.map(|k| format!("statement:{k}"));
+        let a = args![
+            start.tenant,
+            file_id.as_deref(),
+            start.sha256,
+            start.format,
+            start.source_name,
+            at.as_str(),
+        ];
+        let run_id = match self.store().query_one(sql::INSERT_RUN, &a).await {
+            Ok(r) => r.int(0)?,
+            Err(e) => {
+                let _ = self.store().rollback().await;
+                return Err(e);
+            }
+        };
+        let counts = StatementRun {
+            run: RunInfo::placeholder(),
+            statements: 0,
+            statements_new: 0,
+            statements_duplicate: 0,
+            statements_conflict: 0,
+            entries: 0,
+            recorded: 0,
+            provisional: 0,
+            confirmed: 0,
+            duplicates: 0,
+            conflicts: 0,
+            held: 0,
+        };
+        Ok(OpenStatements { run_id, at, counts })
+    }
+
+    /// Rolls a statement run back: nothing of it remains.
+    pub async fn rollback_statements(&mut self, _open: OpenStatements) -> Result<()> {
+        self.store().rollback().await.during("rolling back the run")
+    }
+
+    /// Writes the completion mark and the findings, and commits.
+    pub async fn commit_statements(
+        &mut self,
+        open: OpenStatements,
+        start: &StatementStart<'_>,
+    ) -> Result<StatementRun> {
+        let (run_id, mut c) = (open.run_id, open.counts);
+        let res = self.complete_statements(run_id, &c, start).await;
+        if let Err(e) = res {
+            let _ = self.store().rollback().await;
+            return Err(e);
+        }
+        crate::fault::point("before_commit");
+        self.end_run(Ok(run_id)).await?;
+        crate::fault::point("after_commit");
+        c.run = self.committed(run_id, false).await?;
+        Ok(c)
+    }
+
+    async fn complete_statements(
+        &mut self,
+        run_id: i64,
+        c: &StatementRun,
+        start: &StatementStart<'_>,
+    ) -> Result<()> {
+        let finished = ts(&Utc::now());
+        let a = args![
+            finished.as_str(),
+            start.sha256,
+            c.entries as i64,
+            (c.recorded + c.provisional + c.confirmed) as i64,
+            c.duplicates as i64,
+            c.conflicts as i64,
+            c.held as i64,
+            0i64,
+            start.findings.len() as i64,
+            run_id,
+        ];
+        self.store().execute(sql::COMPLETE_RUN, &a).await?;
+        self.insert_findings_of(run_id, start.findings).await
+    }
+}
