@@ -118,10 +118,8 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
         source_name: r.text(5)?,
         started_at: r.text(6)?,
         finished_at: r.opt_text(7)?,
-        status: RunStatus::parse(&r.text(8)?).ok_or(super::LedgerError::Decode {
-            column: 8,
-            expected: "a run status",
-        })?,
+        status: RunStatus::parse(&r.text(8)?)
+            .ok_or(crate::ledger::store::bad(8, "a run status"))?,
         records: r.int(9)?,
         posted: r.int(10)?,
         duplicates: r.int(11)?,
@@ -130,10 +128,7 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
         posted_amount_minor: r.int(14)?,
         errors: r.int(15)?,
         warnings: r.int(16)?,
-        kind: RunKind::parse(&r.text(17)?).ok_or(super::LedgerError::Decode {
-            column: 17,
-            expected: "a run kind",
-        })?,
+        kind: RunKind::parse(&r.text(17)?).ok_or(crate::ledger::store::bad(17, "a run kind"))?,
         reason: r.opt_text(18)?,
         actor: r.opt_text(19)?,
         totals: Vec::new(),
@@ -338,10 +333,8 @@ pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
         run_id: r.int(0)?,
         file_id: r.take_text(1)?,
         record_no: r.int(2)?,
-        outcome: Outcome::parse(&r.take_text(3)?).ok_or(super::LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        })?,
+        outcome: Outcome::parse(&r.take_text(3)?)
+            .ok_or(crate::ledger::store::bad(3, "an outcome"))?,
         posting_key: r.take_text(4)?,
         trace_number: r.take_opt_text(5)?,
         amount_minor: r.int(6)?,

@@ -112,7 +112,7 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
 
 /// Cells of a report row read in place (into the row's reused buffers).
 mod report_cells {
-    use super::{Context, LedgerError, Result, ValueRef};
+    use super::{Context, Result, ValueRef};
 
     pub(super) fn get<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'a>> {
         r.get_ref(i).ctx("reading the report")
@@ -121,10 +121,7 @@ mod report_cells {
         match get(r, i)? {
             ValueRef::Null => Ok(None),
             ValueRef::Integer(v) => Ok(Some(v)),
-            _ => Err(LedgerError::Decode {
-                column: i,
-                expected: "an integer",
-            }),
+            _ => Err(crate::ledger::store::bad(i, "an integer")),
         }
     }
     fn put(dst: &mut String, t: &[u8]) {
@@ -140,10 +137,7 @@ mod report_cells {
                 put(dst, t);
                 Ok(())
             }
-            _ => Err(LedgerError::Decode {
-                column: i,
-                expected: "text",
-            }),
+            _ => Err(crate::ledger::store::bad(i, "text")),
         }
     }
     pub(super) fn opt_text(
@@ -155,10 +149,7 @@ mod report_cells {
             ValueRef::Null => *dst = None,
             ValueRef::Text(t) => put(dst.get_or_insert_with(String::new), t),
             _ => {
-                return Err(LedgerError::Decode {
-                    column: i,
-                    expected: "text",
-                });
+                return Err(crate::ledger::store::bad(i, "text"));
             }
         }
         Ok(())
@@ -169,28 +160,18 @@ mod report_cells {
 /// report is a million rows of a dozen texts each.
 fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
     use report_cells::{get, int, opt_text, text};
-    let required = |v: Option<i64>, column| {
-        v.ok_or(LedgerError::Decode {
-            column,
-            expected: "an integer",
-        })
-    };
+    let required =
+        |v: Option<i64>, column| v.ok_or(crate::ledger::store::bad(column, "an integer"));
     rr.run_id = required(int(r, 0)?, 0)?;
     text(&mut rr.file_id, r, 1)?;
     rr.record_no = required(int(r, 2)?, 2)?;
     let ValueRef::Text(outcome) = get(r, 3)? else {
-        return Err(LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        });
+        return Err(crate::ledger::store::bad(3, "an outcome"));
     };
     rr.outcome = std::str::from_utf8(outcome)
         .ok()
         .and_then(crate::keys::Outcome::parse)
-        .ok_or(LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        })?;
+        .ok_or(crate::ledger::store::bad(3, "an outcome"))?;
     text(&mut rr.posting_key, r, 4)?;
     opt_text(&mut rr.trace_number, r, 5)?;
     rr.amount_minor = required(int(r, 6)?, 6)?;

@@ -38,10 +38,7 @@ impl DecisionKind {
         match s {
             "post" => Ok(DecisionKind::Post),
             "reject" => Ok(DecisionKind::Reject),
-            _ => Err(LedgerError::Decode {
-                column: 0,
-                expected: "a decision",
-            }),
+            _ => Err(crate::ledger::store::bad(0, "a decision")),
         }
     }
 }

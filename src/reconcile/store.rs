@@ -1074,11 +1074,8 @@ impl Ledger {
         else {
             return Ok(None);
         };
-        let summary: Summary =
-            serde_json::from_str(&r.text(0)?).map_err(|_| LedgerError::Decode {
-                column: 0,
-                expected: "a reconciliation summary",
-            })?;
+        let summary: Summary = serde_json::from_str(&r.text(0)?)
+            .map_err(|_| crate::ledger::store::bad(0, "a reconciliation summary"))?;
         let rows = self
             .store()
             .query(
@@ -1099,10 +1096,7 @@ impl Ledger {
 
 fn stored_item(r: &Row) -> Result<ItemRow> {
     let list = |i: usize| -> Result<Vec<String>> {
-        serde_json::from_str(&r.text(i)?).map_err(|_| LedgerError::Decode {
-            column: i,
-            expected: "a JSON list",
-        })
+        serde_json::from_str(&r.text(i)?).map_err(|_| crate::ledger::store::bad(i, "a JSON list"))
     };
     Ok(ItemRow {
         run_id: Some(r.int(0)?),

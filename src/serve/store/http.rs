@@ -349,10 +349,8 @@ impl Ledger {
             .await?;
         let Some(r) = row else { return Ok(None) };
         Ok(Some(StoredResponse {
-            status: u16::try_from(r.int(0)?).map_err(|_| LedgerError::Decode {
-                column: 0,
-                expected: "an HTTP status",
-            })?,
+            status: u16::try_from(r.int(0)?)
+                .map_err(|_| crate::ledger::store::bad(0, "an HTTP status"))?,
             content_type: r.text(1)?,
             location: r.opt_text(2)?,
             body: r.bytes(3)?,

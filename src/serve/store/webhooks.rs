@@ -641,10 +641,8 @@ impl Ledger {
             )
             .await?;
         Ok(match row {
-            Some(r) => PostingStatus::parse(&r.text(0)?).ok_or(LedgerError::Decode {
-                column: 0,
-                expected: "a posting status",
-            })?,
+            Some(r) => PostingStatus::parse(&r.text(0)?)
+                .ok_or(crate::ledger::store::bad(0, "a posting status"))?,
             None => PostingStatus::Posted,
         })
     }
