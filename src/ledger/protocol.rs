@@ -8,7 +8,7 @@ use super::classify::{
     migrations_to_apply, tally, ts,
 };
 use super::sql::{self, FindingRow};
-use super::store::{Arg, Begin, args};
+use super::store::{Arg, Begin, Columns, args, checked, col};
 use super::{
     Counts, CurrencyTotal, ExactUpload, Ledger, Lookup, OpenRun, Posting, Rejection, ReportRow,
     Result, RunFinish, RunInfo, RunStart, StoredFinding,
@@ -55,7 +55,7 @@ impl Ledger {
         };
         let applied = rows
             .iter()
-            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .map(sql::applied_migration)
             .collect::<Result<Vec<_>>>()?;
         Ok(migrations_to_apply(s.migrator(), &applied)?.is_empty())
     }
@@ -67,7 +67,7 @@ impl Ledger {
             .query(sql::APPLIED_MIGRATIONS, &[])
             .await?
             .iter()
-            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .map(sql::applied_migration)
             .collect::<Result<Vec<_>>>()?;
         for m in migrations_to_apply(s.migrator(), &applied)? {
             s.script(&m.sql).await.during("applying a migration")?;
@@ -215,7 +215,7 @@ impl Ledger {
             .query_one(sql::INSERT_RUN, &a)
             .await
             .during("recording the run")?
-            .int(0)?;
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         let a = args![tenant, file_id, file.format, run_id, started.as_str()];
         let claimed = self
             .store
@@ -230,7 +230,7 @@ impl Ledger {
                     self.store
                         .query_one(sql::FILE_CLAIMED_BY, &a)
                         .await?
-                        .int(0)?,
+                        .int(col!(sql::CLAIM, "first_run_id"))?,
                 )
             }
         };
@@ -281,7 +281,8 @@ impl Ledger {
             .await
             .during("reading the origin's other files")?;
         for r in &others {
-            if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str()) {
+            let file_id = r.text(col!(sql::OTHER_NACHA_FILE, "file_id"))?;
+            if keys::nacha_origin_of(&file_id).as_deref() == Some(file.origin.as_str()) {
                 return Ok(true);
             }
         }
@@ -295,7 +296,8 @@ impl Ledger {
             .query_opt(sql::ISO_V1_KEYS_BELOW, &[])
             .await
             .during("reading the keying rules")?;
-        row.map(|r| r.int(0)).transpose()
+        row.map(|r| r.int(col!(sql::META_VALUE, "value")))
+            .transpose()
     }
 
     /// Whether the tenant has rejected a held record (`OpenRun::rejections`).
@@ -438,21 +440,32 @@ impl Ledger {
         run: &OpenRun,
         chunk: &[PostingRecord],
     ) -> Result<std::collections::HashMap<u64, String>> {
+        const DECISION: Columns = Columns(&[
+            "decision",
+            "reason",
+            "decided_by",
+            "decided_at",
+            "run_id",
+            "posting_id",
+            "held_run_id",
+            "held_record_no",
+        ]);
         let mut rejected = std::collections::HashMap::new();
         if !run.rejections {
             return Ok(rejected);
         }
         for r in chunk {
             let a = args![run.tenant.as_str(), r.operation, r.posting_key.as_str()];
-            if let Some(d) = self.store.query_opt(sql::DECISION_OF_KEY, &a).await?
-                && d.text(0)? == "reject"
+            let decision_of_key = checked!(DECISION, sql::DECISION_OF_KEY);
+            if let Some(d) = self.store.query_opt(decision_of_key, &a).await?
+                && d.text(col!(DECISION, "decision"))? == "reject"
             {
                 let what = format!(
                     "reject by {} at {} (run {}): {}",
-                    d.text(2)?,
-                    d.text(3)?,
-                    d.int(4)?,
-                    d.text(1)?
+                    d.text(col!(DECISION, "decided_by"))?,
+                    d.text(col!(DECISION, "decided_at"))?,
+                    d.int(col!(DECISION, "run_id"))?,
+                    d.text(col!(DECISION, "reason"))?
                 );
                 rejected.insert(r.record_no, what);
             }
@@ -738,9 +751,9 @@ impl Ledger {
             .iter()
             .map(|r| {
                 Ok(CurrencyTotal {
-                    currency: r.text(0)?,
-                    posted: r.int(1)? as u64,
-                    amount_minor: r.int(2)?,
+                    currency: r.text(col!(sql::RUN_TOTAL, "currency"))?,
+                    posted: r.int(col!(sql::RUN_TOTAL, "posted"))? as u64,
+                    amount_minor: r.int(col!(sql::RUN_TOTAL, "amount_minor"))?,
                 })
             })
             .collect::<Result<_>>()?;
@@ -759,13 +772,13 @@ impl Ledger {
             .query_opt(sql::FIND_EXACT_UPLOAD, &args![tenant, sha256])
             .await?;
         let Some(r) = row else { return Ok(None) };
-        let format = match r.text(1)?.as_str() {
+        let format = match r.text(col!(sql::EXACT_UPLOAD, "format"))?.as_str() {
             "iso20022" => "iso20022",
             _ => "nacha",
         };
         Ok(Some(ExactUpload {
-            file: FileIdentity::stored(format, r.text(0)?),
-            first_run_id: r.int(2)?,
+            file: FileIdentity::stored(format, r.text(col!(sql::EXACT_UPLOAD, "file_id"))?),
+            first_run_id: r.int(col!(sql::EXACT_UPLOAD, "first_run_id"))?,
         }))
     }
 
@@ -804,7 +817,11 @@ impl Ledger {
             start.source_name.as_str(),
             started.as_str(),
         ];
-        let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_RUN, &a)
+            .await?
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         // Every record of the earlier run: what it posted, and what it found duplicated.
         let a = args![run_id, prior.first_run_id, tenant];
         let replayed = self
@@ -855,7 +872,7 @@ impl Ledger {
             .store
             .query_one(sql::INSERT_REJECTED_RUN, &a)
             .await?
-            .int(0)?;
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         self.insert_findings(run_id, &rej.findings).await?;
         Ok(run_id)
     }
@@ -972,27 +989,32 @@ impl Ledger {
 /// form would not give back byte for byte is left as it is (it reads as itself).
 async fn compact_details(s: &mut super::store::Store) -> Result<()> {
     let (mut after, mut converted) = (0i64, 0u64);
+    const TO_COMPACT: Columns = Columns(&["posting_id", "detail"]);
+    let (posting_id, detail) = (col!(TO_COMPACT, "posting_id"), col!(TO_COMPACT, "detail"));
     loop {
         let rows = s
             .query(
-                "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
-                 ORDER BY posting_id LIMIT 1000",
+                checked!(
+                    TO_COMPACT,
+                    "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
+                     ORDER BY posting_id LIMIT 1000"
+                ),
                 &args![after],
             )
             .await
             .during("reading postings to compact")?;
         let Some(last) = rows.last() else { break };
-        after = last.int(0)?;
+        after = last.int(posting_id)?;
         for r in &rows {
-            let stored = r.detail(1)?;
+            let stored = r.detail(detail)?;
             if stored.first() != Some(&b'{') {
                 continue;
             }
-            let json = super::detail_json(r.int(0)?, stored)?;
+            let json = super::detail_json(r.int(posting_id)?, stored)?;
             let compact = keys::detail::encode_json(&json);
             s.execute(
                 "UPDATE postings SET detail = $1 WHERE posting_id = $2",
-                &args![compact.as_slice(), r.int(0)?],
+                &args![compact.as_slice(), r.int(posting_id)?],
             )
             .await
             .during("compacting postings")?;
@@ -1009,6 +1031,7 @@ impl Ledger {
     /// then each candidate's fields read to keep the exact matches. An operator's tool,
     /// not a hot path.
     async fn postings_by_e2e(&mut self, tenant: &str, e2e: &str) -> Result<Vec<i64>> {
+        const BY_E2E: Columns = Columns(&["posting_id", "detail"]);
         let json = |key: &str| format!("\"{key}\":{}", serde_json::Value::String(e2e.to_string()));
         let needles = [
             keys::detail::needle("end_to_end_id", e2e),
@@ -1035,9 +1058,9 @@ impl Ledger {
         let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
         a.extend(needles.iter().map(|n| Arg::Bytes(n)));
         let mut ids = Vec::new();
-        for r in self.store.query(&sql, &a).await? {
-            let id = r.int(0)?;
-            let stored = r.detail(1)?;
+        for r in self.store.query(BY_E2E.checked(&sql), &a).await? {
+            let id = r.int(col!(BY_E2E, "posting_id"))?;
+            let stored = r.detail(col!(BY_E2E, "detail"))?;
             let get = |key| {
                 keys::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
                     posting_id: id,

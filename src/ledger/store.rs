@@ -127,9 +127,8 @@ pub(crate) use col;
 /// compile time ([`Columns::check`]).
 macro_rules! checked {
     ($cols:expr, $sql:expr) => {{
-        const SQL: &str = $sql;
-        const _: () = $cols.check(SQL);
-        SQL
+        const _: () = $cols.check($sql);
+        $sql
     }};
 }
 pub(crate) use checked;
@@ -141,7 +140,7 @@ impl Columns {
         let mut i = 0;
         while i < self.0.len() {
             let (n, _) = sqltext::entry(self.0[i]);
-            if sqltext::same(n, name.as_bytes()) {
+            if sqltext::same(n, name.as_bytes()) && !name.is_empty() {
                 if matches!(found, Found::At(_)) {
                     return Found::Twice;
                 }
@@ -214,26 +213,41 @@ mod sqltext {
         }
         s
     }
-    /// Whether `a` and `b` are the same text, any run of white space one space.
-    pub(super) const fn same(a: &[u8], b: &[u8]) -> bool {
-        let (a, b) = (trim(a), trim(b));
+    /// Whether `p` starts an ellipsis (`…`) at `j`.
+    const fn ellipsis_at(p: &[u8], j: usize) -> bool {
+        j + 2 < p.len() && p[j] == 0xE2 && p[j + 1] == 0x80 && p[j + 2] == 0xA6
+    }
+    /// Whether `a` is the text `p`, any run of white space one space, an ellipsis (`…`) in
+    /// `p` standing for any text (what SQL built at run time puts there: `IN ($5, $6)`).
+    pub(super) const fn same(a: &[u8], p: &[u8]) -> bool {
+        let (a, p) = (trim(a), trim(p));
         let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            if is_space(a[i]) && is_space(b[j]) {
+        let mut star: Option<(usize, usize)> = None; // after the ellipsis; where `a` resumes
+        while i < a.len() {
+            if ellipsis_at(p, j) {
+                j += 3;
+                star = Some((j, i));
+            } else if j < p.len() && is_space(a[i]) && is_space(p[j]) {
                 while i < a.len() && is_space(a[i]) {
                     i += 1;
                 }
-                while j < b.len() && is_space(b[j]) {
+                while j < p.len() && is_space(p[j]) {
                     j += 1;
                 }
-            } else if a[i] == b[j] {
+            } else if j < p.len() && a[i] == p[j] {
                 i += 1;
                 j += 1;
+            } else if let Some((after, from)) = star {
+                star = Some((after, from + 1));
+                (i, j) = (from + 1, after);
             } else {
                 return false;
             }
         }
-        i == a.len() && j == b.len()
+        while ellipsis_at(p, j) {
+            j += 3;
+        }
+        j == p.len()
     }
     /// An entry of a list: its name, and the expression it labels (`"name: expr"`), if any.
     pub(super) const fn entry(e: &str) -> (&[u8], Option<&[u8]>) {
@@ -603,12 +617,13 @@ impl Store {
     }
     /// Whether the connection enforces foreign keys (SQLite's `PRAGMA foreign_keys`).
     pub async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+        const FOREIGN_KEYS: Columns = Columns(&["foreign_keys"]);
         match self {
             Store::Sqlite(s) => Ok(s
                 .query("PRAGMA foreign_keys", &[])
                 .await?
                 .first()
-                .map(|r| r.int(0))
+                .map(|r| r.int(col!(FOREIGN_KEYS, "foreign_keys")))
                 .transpose()?
                 == Some(1)),
             Store::Postgres(_) => Ok(true),
