@@ -329,6 +329,28 @@ const OURS: Columns = Columns(&[
     "compensates",
 ]);
 
+/// A posting a late return may return (`late_returns`): its key, amount, whether it
+/// credited a mapped account, its date.
+const RETURNED_ORIGINAL: Columns = Columns(&[
+    "key: operation || ':' || posting_key",
+    "amount_minor",
+    "on_credit: CAST(CASE WHEN credit_account IN (…) THEN 1 ELSE 0 END AS BIGINT)",
+    "effective_date",
+]);
+
+/// The ledger's balance per currency over the mapped accounts, and the statements'
+/// closing balances (`balances`).
+const LEDGER_BALANCE: Columns = Columns(&[
+    "currency",
+    "credits: CAST(coalesce(sum(CASE WHEN credit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
+    "debits: CAST(coalesce(sum(CASE WHEN debit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
+]);
+const CLOSING_BALANCE: Columns = Columns(&[
+    "balance_currency",
+    "closing_minor",
+    "closing_date: coalesce(to_date, stmt_date)",
+]);
+
 /// A reconciliation found by its identity, or by its account and period.
 const RECON_RUN: Columns = Columns(&["run_id"]);
 
@@ -614,12 +636,6 @@ impl Ledger {
         inputs: &Inputs,
         items: &mut [Item],
     ) -> Result<HashMap<String, String>> {
-        const ORIGINAL: Columns = Columns(&[
-            "key: operation || ':' || posting_key",
-            "amount_minor",
-            "on_credit: CAST(CASE WHEN credit_account IN (…) THEN 1 ELSE 0 END AS BIGINT)",
-            "effective_date",
-        ]);
         let mut found = HashMap::new();
         let list = placeholders(5, mapped.len());
         let sql = format!(
@@ -653,23 +669,12 @@ impl Ledger {
                 a.extend(mapped.iter().map(|m| Arg::Text(m)));
                 for r in self
                     .store()
-                    .query(ORIGINAL.checked(&sql), &a)
+                    .query(RETURNED_ORIGINAL.checked(&sql), &a)
                     .await
                     .during("looking up a return's original")?
                 {
-                    // The original moved the other way (or the entry says it is a return).
-                    let signed = if r.int(col!(ORIGINAL, "on_credit"))? != 0 {
-                        r.int(col!(ORIGINAL, "amount_minor"))?
-                    } else {
-                        -r.int(col!(ORIGINAL, "amount_minor"))?
-                    };
-                    if e.is_return || signed.signum() == -e.amount_minor.signum() {
-                        hit = Some((
-                            r.text(col!(ORIGINAL, "key"))?,
-                            r.opt_text(col!(ORIGINAL, "effective_date"))?,
-                            name,
-                            v.to_string(),
-                        ));
+                    if let Some((key, date)) = returned_original(&r, e)? {
+                        hit = Some((key, date, name, v.to_string()));
                         break;
                     }
                 }
@@ -741,16 +746,6 @@ impl Ledger {
         req: &ReconcileRequest<'_>,
         mapped: &[String],
     ) -> Result<Vec<BalanceRow>> {
-        const LEDGER: Columns = Columns(&[
-            "currency",
-            "credits: CAST(coalesce(sum(CASE WHEN credit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
-            "debits: CAST(coalesce(sum(CASE WHEN debit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
-        ]);
-        const CLOSING: Columns = Columns(&[
-            "balance_currency",
-            "closing_minor",
-            "closing_date: coalesce(to_date, stmt_date)",
-        ]);
         let n = mapped.len();
         let list = placeholders(3, n);
         let sql = format!(
@@ -768,18 +763,18 @@ impl Ledger {
         let mut by: BTreeMap<String, BalanceRow> = BTreeMap::new();
         for r in self
             .store()
-            .query(LEDGER.checked(&sql), &a)
+            .query(LEDGER_BALANCE.checked(&sql), &a)
             .await
             .during("summing the ledger balance")?
         {
-            let c = r.text(col!(LEDGER, "currency"))?;
+            let c = r.text(col!(LEDGER_BALANCE, "currency"))?;
             by.insert(
                 c.clone(),
                 BalanceRow {
                     currency: c,
                     ledger_balance_minor: r
-                        .int(col!(LEDGER, "credits"))?
-                        .saturating_sub(r.int(col!(LEDGER, "debits"))?),
+                        .int(col!(LEDGER_BALANCE, "credits"))?
+                        .saturating_sub(r.int(col!(LEDGER_BALANCE, "debits"))?),
                     statement_closing_minor: None,
                     statement_date: None,
                     drift_minor: None,
@@ -790,7 +785,7 @@ impl Ledger {
             .store()
             .query(
                 checked!(
-                    CLOSING,
+                    CLOSING_BALANCE,
                     "SELECT balance_currency, closing_minor, coalesce(to_date, stmt_date) FROM statements \
                      WHERE tenant = $1 AND account = $2 AND kind = 'final' AND closing_minor IS NOT NULL \
                      AND balance_currency IS NOT NULL AND ($3 = '' OR coalesce(to_date, stmt_date) <= $3) \
@@ -801,7 +796,7 @@ impl Ledger {
             .await
             .during("reading the statements' closing balances")?;
         for r in rows {
-            let c = r.text(col!(CLOSING, "balance_currency"))?;
+            let c = r.text(col!(CLOSING_BALANCE, "balance_currency"))?;
             let b = by.entry(c.clone()).or_insert(BalanceRow {
                 currency: c,
                 ledger_balance_minor: 0,
@@ -810,8 +805,8 @@ impl Ledger {
                 drift_minor: None,
             });
             // The last one (ordered by date) stays.
-            b.statement_closing_minor = r.opt_int(col!(CLOSING, "closing_minor"))?;
-            b.statement_date = r.opt_text(col!(CLOSING, "closing_date"))?;
+            b.statement_closing_minor = r.opt_int(col!(CLOSING_BALANCE, "closing_minor"))?;
+            b.statement_date = r.opt_text(col!(CLOSING_BALANCE, "closing_date"))?;
         }
         for b in by.values_mut() {
             b.drift_minor = b
@@ -1611,6 +1606,23 @@ fn item_row(
         correction_key: None,
         item_key: it.key.clone(),
     }
+}
+
+/// The key and date of a posting `late_returns` found for entry `e`, if it is the one `e`
+/// returns: it moved the other way (or the entry says it is a return).
+fn returned_original(r: &Row, e: &Theirs) -> Result<Option<(String, Option<String>)>> {
+    let signed = if r.int(col!(RETURNED_ORIGINAL, "on_credit"))? != 0 {
+        r.int(col!(RETURNED_ORIGINAL, "amount_minor"))?
+    } else {
+        -r.int(col!(RETURNED_ORIGINAL, "amount_minor"))?
+    };
+    if !e.is_return && signed.signum() != -e.amount_minor.signum() {
+        return Ok(None);
+    }
+    Ok(Some((
+        r.text(col!(RETURNED_ORIGINAL, "key"))?,
+        r.opt_text(col!(RETURNED_ORIGINAL, "effective_date"))?,
+    )))
 }
 
 /// A statement entry as the cascade sees it, and its status.
