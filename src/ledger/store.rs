@@ -153,7 +153,8 @@ impl Columns {
 
     /// Panics unless the column list of `sql` (after `SELECT [DISTINCT]` up to the `FROM`
     /// of the outer query, after `RETURNING`, or the whole text if it is a bare list) is
-    /// these columns, in this order; every name once. Run at compile time
+    /// these columns, in this order; every name once. The panic names the entry (or the
+    /// SQL's column) that does not match (a `const fn` formats nothing more). Run at compile time
     /// (`const _: () = COLUMNS.check(SQL);`), or in a test for SQL built at run time.
     pub const fn check(&self, sql: &str) {
         let mut items = sqltext::Items::of(sql.as_bytes());
