@@ -8,7 +8,7 @@ use super::classify::{
     Held, JournalRow, Originals, Seen, TraceCandidate, classify, conflicting_ids, legacy_of, tally,
 };
 use super::sql;
-use super::store::{Arg, args};
+use super::store::{Arg, Columns, args, checked, col};
 use super::{During, Ledger, OpenRun, Result};
 use crate::keys::{self, Outcome, PostingRecord};
 
@@ -106,21 +106,32 @@ impl Ledger {
         run: &OpenRun,
         chunk: &[PostingRecord],
     ) -> Result<std::collections::HashMap<u64, String>> {
+        const DECISION: Columns = Columns(&[
+            "decision",
+            "reason",
+            "decided_by",
+            "decided_at",
+            "run_id",
+            "posting_id",
+            "held_run_id",
+            "held_record_no",
+        ]);
         let mut rejected = std::collections::HashMap::new();
         if !run.rejections {
             return Ok(rejected);
         }
         for r in chunk {
             let a = args![run.tenant.as_str(), r.operation, r.posting_key.as_str()];
-            if let Some(d) = self.store.query_opt(sql::DECISION_OF_KEY, &a).await?
-                && d.text(0)? == "reject"
+            let decision_of_key = checked!(DECISION, sql::DECISION_OF_KEY);
+            if let Some(d) = self.store.query_opt(decision_of_key, &a).await?
+                && d.text(col!(DECISION, "decision"))? == "reject"
             {
                 let what = format!(
                     "reject by {} at {} (run {}): {}",
-                    d.text(2)?,
-                    d.text(3)?,
-                    d.int(4)?,
-                    d.text(1)?
+                    d.text(col!(DECISION, "decided_by"))?,
+                    d.text(col!(DECISION, "decided_at"))?,
+                    d.int(col!(DECISION, "run_id"))?,
+                    d.text(col!(DECISION, "reason"))?
                 );
                 rejected.insert(r.record_no, what);
             }

@@ -3,6 +3,7 @@
 //! The SQL is in `sql.rs` and the backends; the decisions live here, once.
 
 use super::OpenRun;
+use super::store::Columns;
 use crate::keys::{Outcome, PostingRecord, differing_fields};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -74,6 +75,18 @@ pub(crate) struct TraceCandidate {
 /// The SELECT list [`TraceCandidate`]s are decoded from (both backends).
 pub(crate) const TRACE_CANDIDATE_COLUMNS: &str =
     "posting_id, run_id, fingerprint, detail, trace_number, file_id, record_no, effective_date";
+/// `TRACE_CANDIDATE_COLUMNS` by name (SQLite reads them in place; PostgreSQL by name).
+pub(crate) const TRACE_CANDIDATE: Columns = Columns(&[
+    "posting_id",
+    "run_id",
+    "fingerprint",
+    "detail",
+    "trace_number",
+    "file_id",
+    "record_no",
+    "effective_date",
+]);
+const _: () = TRACE_CANDIDATE.check(TRACE_CANDIDATE_COLUMNS);
 
 /// Re-sent entries held back from insertion, by record_no: the posting each one equals
 /// and the reason.

@@ -3,7 +3,7 @@
 
 use super::classify::{migrations_to_apply, ts};
 use super::sql;
-use super::store::{Begin, args};
+use super::store::{Begin, Columns, args, checked, col};
 use super::{During, Ledger, Result};
 use crate::keys;
 use chrono::Utc;
@@ -41,7 +41,7 @@ impl Ledger {
         };
         let applied = rows
             .iter()
-            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .map(sql::applied_migration)
             .collect::<Result<Vec<_>>>()?;
         Ok(migrations_to_apply(s.migrator(), &applied)?.is_empty())
     }
@@ -53,7 +53,7 @@ impl Ledger {
             .query(sql::APPLIED_MIGRATIONS, &[])
             .await?
             .iter()
-            .map(|r| Ok((r.int(0)?, r.bytes(1)?)))
+            .map(sql::applied_migration)
             .collect::<Result<Vec<_>>>()?;
         for m in migrations_to_apply(s.migrator(), &applied)? {
             s.script(&m.sql).await.during("applying a migration")?;
@@ -82,27 +82,32 @@ impl Ledger {
 /// form would not give back byte for byte is left as it is (it reads as itself).
 async fn compact_details(s: &mut super::store::Store) -> Result<()> {
     let (mut after, mut converted) = (0i64, 0u64);
+    const TO_COMPACT: Columns = Columns(&["posting_id", "detail"]);
+    let (posting_id, detail) = (col!(TO_COMPACT, "posting_id"), col!(TO_COMPACT, "detail"));
     loop {
         let rows = s
             .query(
-                "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
-                 ORDER BY posting_id LIMIT 1000",
+                checked!(
+                    TO_COMPACT,
+                    "SELECT posting_id, detail FROM postings WHERE posting_id > $1 \
+                     ORDER BY posting_id LIMIT 1000"
+                ),
                 &args![after],
             )
             .await
             .during("reading postings to compact")?;
         let Some(last) = rows.last() else { break };
-        after = last.int(0)?;
+        after = last.int(posting_id)?;
         for r in &rows {
-            let stored = r.detail(1)?;
+            let stored = r.detail(detail)?;
             if stored.first() != Some(&b'{') {
                 continue;
             }
-            let json = super::detail_json(r.int(0)?, stored)?;
+            let json = super::detail_json(r.int(posting_id)?, stored)?;
             let compact = keys::detail::encode_json(&json);
             s.execute(
                 "UPDATE postings SET detail = $1 WHERE posting_id = $2",
-                &args![compact.as_slice(), r.int(0)?],
+                &args![compact.as_slice(), r.int(posting_id)?],
             )
             .await
             .during("compacting postings")?;

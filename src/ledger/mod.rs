@@ -137,10 +137,11 @@ pub enum LedgerError {
         "the idempotency key was completed by another request meanwhile; nothing of this run committed"
     )]
     IdempotencyKeyTaken,
-    /// A column of an unexpected type (a database not written by this program?).
+    /// A column of an unexpected type (a database not written by this program?), by its
+    /// name in the statement's column list (`store::Columns`).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
-        column: usize,
+        column: std::borrow::Cow<'static, str>,
         expected: &'static str,
     },
     /// A posting's stored fields (`postings.detail`) that neither form reads (a database
@@ -156,7 +157,7 @@ pub enum LedgerError {
 /// A record's hex fingerprint as a posting row stores it (32 bytes).
 pub(crate) fn fingerprint_bytes(hex: &str) -> Result<[u8; 32]> {
     crate::keys::fingerprint_bytes(hex).ok_or(LedgerError::Decode {
-        column: 0,
+        column: std::borrow::Cow::Borrowed("fingerprint"),
         expected: "a hex SHA-256 fingerprint",
     })
 }

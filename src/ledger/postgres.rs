@@ -195,8 +195,9 @@ fn cells(r: &PgRow) -> Result<Row> {
             out.push(Cell::Null);
             continue;
         }
+        let column = || std::borrow::Cow::Owned(col.name().to_string());
         let bad = |_| LedgerError::Decode {
-            column: i,
+            column: column(),
             expected: "a value of the column's type",
         };
         let name = col.type_info().name();
@@ -212,8 +213,8 @@ fn cells(r: &PgRow) -> Result<Row> {
                         _ => None,
                     },
                 };
-                Cell::Int(v.ok_or(LedgerError::Decode {
-                    column: i,
+                Cell::Int(v.ok_or_else(|| LedgerError::Decode {
+                    column: column(),
                     expected: "an integer",
                 })?)
             }

@@ -6,7 +6,7 @@
 
 use super::classify::ts;
 use super::sql::{self, FindingRow};
-use super::store::{Arg, Begin, args};
+use super::store::{Arg, Begin, args, col};
 use super::{
     Counts, ExactUpload, Ledger, OpenRun, Rejection, Result, RunFinish, RunInfo, RunStart,
 };
@@ -145,7 +145,7 @@ impl Ledger {
             .query_one(sql::INSERT_RUN, &a)
             .await
             .during("recording the run")?
-            .int(0)?;
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         let a = args![tenant, file_id, file.format, run_id, started.as_str()];
         let claimed = self
             .store
@@ -160,7 +160,7 @@ impl Ledger {
                     self.store
                         .query_one(sql::FILE_CLAIMED_BY, &a)
                         .await?
-                        .int(0)?,
+                        .int(col!(sql::CLAIM, "first_run_id"))?,
                 )
             }
         };
@@ -211,7 +211,8 @@ impl Ledger {
             .await
             .during("reading the origin's other files")?;
         for r in &others {
-            if keys::nacha_origin_of(&r.text(0)?).as_deref() == Some(file.origin.as_str()) {
+            let file_id = r.text(col!(sql::OTHER_NACHA_FILE, "file_id"))?;
+            if keys::nacha_origin_of(&file_id).as_deref() == Some(file.origin.as_str()) {
                 return Ok(true);
             }
         }
@@ -225,7 +226,8 @@ impl Ledger {
             .query_opt(sql::ISO_V1_KEYS_BELOW, &[])
             .await
             .during("reading the keying rules")?;
-        row.map(|r| r.int(0)).transpose()
+        row.map(|r| r.int(col!(sql::META_VALUE, "value")))
+            .transpose()
     }
 
     /// Whether the tenant has rejected a held record (`OpenRun::rejections`).
@@ -391,13 +393,13 @@ impl Ledger {
             .query_opt(sql::FIND_EXACT_UPLOAD, &args![tenant, sha256])
             .await?;
         let Some(r) = row else { return Ok(None) };
-        let format = match r.text(1)?.as_str() {
+        let format = match r.text(col!(sql::EXACT_UPLOAD, "format"))?.as_str() {
             "iso20022" => "iso20022",
             _ => "nacha",
         };
         Ok(Some(ExactUpload {
-            file: FileIdentity::stored(format, r.text(0)?),
-            first_run_id: r.int(2)?,
+            file: FileIdentity::stored(format, r.text(col!(sql::EXACT_UPLOAD, "file_id"))?),
+            first_run_id: r.int(col!(sql::EXACT_UPLOAD, "first_run_id"))?,
         }))
     }
 
@@ -436,7 +438,11 @@ impl Ledger {
             start.source_name.as_str(),
             started.as_str(),
         ];
-        let run_id = self.store.query_one(sql::INSERT_RUN, &a).await?.int(0)?;
+        let run_id = self
+            .store
+            .query_one(sql::INSERT_RUN, &a)
+            .await?
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         // Every record of the earlier run: what it posted, and what it found duplicated.
         let a = args![run_id, prior.first_run_id, tenant];
         let replayed = self
@@ -487,7 +493,7 @@ impl Ledger {
             .store
             .query_one(sql::INSERT_REJECTED_RUN, &a)
             .await?
-            .int(0)?;
+            .int(col!(sql::NEW_RUN, "run_id"))?;
         self.insert_findings(run_id, &rej.findings).await?;
         Ok(run_id)
     }

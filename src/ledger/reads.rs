@@ -2,7 +2,7 @@
 //! findings, postings by trace number, UETR, EndToEndId, source or key.
 
 use super::sql;
-use super::store::{Arg, args};
+use super::store::{Arg, Columns, args, col};
 use super::{CurrencyTotal, Ledger, LedgerError, Lookup, Posting, Result, RunInfo, StoredFinding};
 use crate::keys;
 
@@ -27,9 +27,9 @@ impl Ledger {
             .iter()
             .map(|r| {
                 Ok(CurrencyTotal {
-                    currency: r.text(0)?,
-                    posted: r.int(1)? as u64,
-                    amount_minor: r.int(2)?,
+                    currency: r.text(col!(sql::RUN_TOTAL, "currency"))?,
+                    posted: r.int(col!(sql::RUN_TOTAL, "posted"))? as u64,
+                    amount_minor: r.int(col!(sql::RUN_TOTAL, "amount_minor"))?,
                 })
             })
             .collect::<Result<_>>()?;
@@ -149,6 +149,7 @@ impl Ledger {
                 format!("instr(p.detail, ${n}) > 0")
             }
         };
+        const BY_E2E: Columns = Columns(&["posting_id", "detail"]);
         let sql = format!(
             "SELECT p.posting_id, p.detail FROM postings p WHERE p.tenant = $1 AND ({} OR {} OR {} OR {}) \
              ORDER BY p.posting_id",
@@ -160,9 +161,9 @@ impl Ledger {
         let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
         a.extend(needles.iter().map(|n| Arg::Bytes(n)));
         let mut ids = Vec::new();
-        for r in self.store.query(&sql, &a).await? {
-            let id = r.int(0)?;
-            let stored = r.detail(1)?;
+        for r in self.store.query(BY_E2E.checked(&sql), &a).await? {
+            let id = r.int(col!(BY_E2E, "posting_id"))?;
+            let stored = r.detail(col!(BY_E2E, "detail"))?;
             let get = |key| {
                 keys::detail::get(stored, key).map_err(|source| LedgerError::BadDetail {
                     posting_id: id,

@@ -1,7 +1,7 @@
 //! Every statement of the core both backends run, written once (`$n` placeholders; see
 //! `store.rs`), and the decoding of what they return.
 
-use super::store::{Arg, Row, args};
+use super::store::{Arg, Columns, Row, args, bad, col};
 use super::{
     Posting, RepeatCounts, ReportRow, Result, RunInfo, RunKind, RunStatus, StoredFinding,
     classify::JournalRow,
@@ -15,10 +15,39 @@ pub(crate) const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, s
      finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings, kind, \
      reason, actor";
 
+/// `RUN_COLUMNS` by name, for `run_info`.
+pub(crate) const RUN: Columns = Columns(&[
+    "run_id",
+    "tenant",
+    "file_id",
+    "sha256",
+    "format",
+    "source_name",
+    "started_at",
+    "finished_at",
+    "status",
+    "records",
+    "posted",
+    "duplicates",
+    "conflicts",
+    "held",
+    "posted_amount_minor",
+    "errors",
+    "warnings",
+    "kind",
+    "reason",
+    "actor",
+]);
+const _: () = RUN.check(RUN_COLUMNS);
+
 /// A new run, `running` until its completion mark. Binds: tenant, file_id, sha256,
 /// format, source_name, started_at.
 pub(crate) const INSERT_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, status) \
      VALUES ($1, $2, $3, $4, $5, $6, 'running') RETURNING run_id";
+
+/// What a run's insert returns (`INSERT_RUN`, `INSERT_REJECTED_RUN`).
+pub(crate) const NEW_RUN: Columns = Columns(&["run_id"]);
+const _: () = NEW_RUN.check(INSERT_RUN);
 
 /// The claim: insert-first; the primary key decides who saw the file identity first.
 /// Binds: tenant, file_id, format, run_id, first_seen_at.
@@ -28,15 +57,24 @@ pub(crate) const CLAIM_FILE: &str = "INSERT INTO files (tenant, file_id, format,
 pub(crate) const FILE_CLAIMED_BY: &str =
     "SELECT first_run_id FROM files WHERE tenant = $1 AND file_id = $2";
 
+/// The run that claimed a file identity (`CLAIM_FILE`, `FILE_CLAIMED_BY`).
+pub(crate) const CLAIM: Columns = Columns(&["first_run_id"]);
+const _: () = CLAIM.check(CLAIM_FILE);
+const _: () = CLAIM.check(FILE_CLAIMED_BY);
+
 /// The tenant's other NACHA file identities whose origin may be this one (two LIKE
 /// patterns, one per spelling; confirmed by `keys::nacha_origin_of`). Binds: tenant,
 /// file_id, pattern, pattern.
 pub(crate) const OTHER_NACHA_FILES: &str = "SELECT file_id FROM files WHERE tenant = $1 AND format = 'nacha' \
      AND file_id <> $2 AND (file_id LIKE $3 ESCAPE '\\' OR file_id LIKE $4 ESCAPE '\\')";
+pub(crate) const OTHER_NACHA_FILE: Columns = Columns(&["file_id"]);
+const _: () = OTHER_NACHA_FILE.check(OTHER_NACHA_FILES);
 
 /// Where the earlier ISO 20022 keying rule ends (migrations/*/0004_key_rules.sql).
 pub(crate) const ISO_V1_KEYS_BELOW: &str =
     "SELECT value FROM ledger_meta WHERE name = 'iso_v1_keys_below'";
+pub(crate) const META_VALUE: Columns = Columns(&["value"]);
+const _: () = META_VALUE.check(ISO_V1_KEYS_BELOW);
 
 /// The completion mark. Binds: finished_at, sha256, records, posted, duplicates,
 /// conflicts, held, posted_amount_minor, warnings, run_id.
@@ -50,6 +88,8 @@ pub(crate) const INSERT_RUN_TOTALS: &str =
 
 pub(crate) const RUN_TOTALS: &str =
     "SELECT currency, posted, amount_minor FROM run_totals WHERE run_id = $1 ORDER BY currency";
+pub(crate) const RUN_TOTAL: Columns = Columns(&["currency", "posted", "amount_minor"]);
+const _: () = RUN_TOTAL.check(RUN_TOTALS);
 
 /// The claim's fingerprint of the bytes, once its run completes. Binds: sha256,
 /// tenant, file_id, run_id.
@@ -72,6 +112,7 @@ pub(crate) const COMPLETE_REPLAY: &str = "UPDATE runs SET status = 'completed', 
 pub(crate) const INSERT_REJECTED_RUN: &str = "INSERT INTO runs (tenant, file_id, sha256, format, source_name, started_at, \
      finished_at, status, records, errors, warnings) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', $8, $9, $10) RETURNING run_id";
+const _: () = NEW_RUN.check(INSERT_REJECTED_RUN);
 
 /// The earliest completed run of exactly these bytes whose records all posted or were
 /// duplicates. Binds: tenant, sha256.
@@ -79,6 +120,8 @@ pub(crate) const FIND_EXACT_UPLOAD: &str = "SELECT f.file_id, f.format, f.first_
      JOIN runs r ON r.run_id = f.first_run_id \
      WHERE f.tenant = $1 AND f.sha256 = $2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
      ORDER BY f.first_run_id LIMIT 1";
+pub(crate) const EXACT_UPLOAD: Columns = Columns(&["file_id", "format", "first_run_id"]);
+const _: () = EXACT_UPLOAD.check(FIND_EXACT_UPLOAD);
 
 /// An exact re-upload's journal, set-based: every record of the earlier run is a
 /// duplicate of what it posted, or of what it had itself found duplicated. The postings
@@ -109,33 +152,29 @@ pub(crate) fn runs_of_tenant(by_file: bool) -> String {
 }
 
 pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
+    let status = col!(RUN, "status");
+    let kind = col!(RUN, "kind");
     Ok(RunInfo {
-        run_id: r.int(0)?,
-        tenant: r.text(1)?,
-        file_id: r.opt_text(2)?,
-        sha256: r.text(3)?,
-        format: r.text(4)?,
-        source_name: r.text(5)?,
-        started_at: r.text(6)?,
-        finished_at: r.opt_text(7)?,
-        status: RunStatus::parse(&r.text(8)?).ok_or(super::LedgerError::Decode {
-            column: 8,
-            expected: "a run status",
-        })?,
-        records: r.int(9)?,
-        posted: r.int(10)?,
-        duplicates: r.int(11)?,
-        conflicts: r.int(12)?,
-        held: r.int(13)?,
-        posted_amount_minor: r.int(14)?,
-        errors: r.int(15)?,
-        warnings: r.int(16)?,
-        kind: RunKind::parse(&r.text(17)?).ok_or(super::LedgerError::Decode {
-            column: 17,
-            expected: "a run kind",
-        })?,
-        reason: r.opt_text(18)?,
-        actor: r.opt_text(19)?,
+        run_id: r.int(col!(RUN, "run_id"))?,
+        tenant: r.text(col!(RUN, "tenant"))?,
+        file_id: r.opt_text(col!(RUN, "file_id"))?,
+        sha256: r.text(col!(RUN, "sha256"))?,
+        format: r.text(col!(RUN, "format"))?,
+        source_name: r.text(col!(RUN, "source_name"))?,
+        started_at: r.text(col!(RUN, "started_at"))?,
+        finished_at: r.opt_text(col!(RUN, "finished_at"))?,
+        status: RunStatus::parse(&r.text(status)?).ok_or_else(|| bad(status, "a run status"))?,
+        records: r.int(col!(RUN, "records"))?,
+        posted: r.int(col!(RUN, "posted"))?,
+        duplicates: r.int(col!(RUN, "duplicates"))?,
+        conflicts: r.int(col!(RUN, "conflicts"))?,
+        held: r.int(col!(RUN, "held"))?,
+        posted_amount_minor: r.int(col!(RUN, "posted_amount_minor"))?,
+        errors: r.int(col!(RUN, "errors"))?,
+        warnings: r.int(col!(RUN, "warnings"))?,
+        kind: RunKind::parse(&r.text(kind)?).ok_or_else(|| bad(kind, "a run kind"))?,
+        reason: r.opt_text(col!(RUN, "reason"))?,
+        actor: r.opt_text(col!(RUN, "actor"))?,
         totals: Vec::new(),
     })
 }
@@ -143,6 +182,16 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
 // ---- migrations -----------------------------------------------------------------------
 
 pub(crate) const APPLIED_MIGRATIONS: &str = "SELECT version, checksum FROM schema_migrations";
+const APPLIED_MIGRATION: Columns = Columns(&["version", "checksum"]);
+const _: () = APPLIED_MIGRATION.check(APPLIED_MIGRATIONS);
+
+/// An applied migration: its version and checksum.
+pub(crate) fn applied_migration(r: &Row) -> Result<(i64, Vec<u8>)> {
+    Ok((
+        r.int(col!(APPLIED_MIGRATION, "version"))?,
+        r.bytes(col!(APPLIED_MIGRATION, "checksum"))?,
+    ))
+}
 pub(crate) const RECORD_MIGRATION: &str = "INSERT INTO schema_migrations (version, description, checksum, applied_at) \
      VALUES ($1, $2, $3, $4)";
 
@@ -201,19 +250,34 @@ pub(crate) const FINDINGS_OF_RUN: &str = "SELECT f.run_id, f.seq, f.severity, f.
      f.byte_offset, f.field, f.columns, f.expected, f.found \
      FROM findings f JOIN runs r ON r.run_id = f.run_id WHERE f.run_id = $1 AND r.tenant = $2 ORDER BY f.seq";
 
+const FINDING: Columns = Columns(&[
+    "run_id",
+    "seq",
+    "severity",
+    "code",
+    "record_index",
+    "line",
+    "byte_offset",
+    "field",
+    "columns",
+    "expected",
+    "found",
+]);
+const _: () = FINDING.check(FINDINGS_OF_RUN);
+
 pub(crate) fn stored_finding(r: &Row) -> Result<StoredFinding> {
     Ok(StoredFinding {
-        run_id: r.int(0)?,
-        seq: r.int(1)?,
-        severity: r.text(2)?,
-        code: r.text(3)?,
-        record_index: r.int(4)?,
-        line: r.int(5)?,
-        byte_offset: r.int(6)?,
-        field: r.opt_text(7)?,
-        columns: r.opt_text(8)?,
-        expected: r.text(9)?,
-        found: r.text(10)?,
+        run_id: r.int(col!(FINDING, "run_id"))?,
+        seq: r.int(col!(FINDING, "seq"))?,
+        severity: r.text(col!(FINDING, "severity"))?,
+        code: r.text(col!(FINDING, "code"))?,
+        record_index: r.int(col!(FINDING, "record_index"))?,
+        line: r.int(col!(FINDING, "line"))?,
+        byte_offset: r.int(col!(FINDING, "byte_offset"))?,
+        field: r.opt_text(col!(FINDING, "field"))?,
+        columns: r.opt_text(col!(FINDING, "columns"))?,
+        expected: r.text(col!(FINDING, "expected"))?,
+        found: r.text(col!(FINDING, "found"))?,
     })
 }
 
@@ -259,30 +323,52 @@ pub(crate) fn journal_args<'a>(
     ]
 }
 
+/// The report's columns (`crate::report::read`), by the names of its first SELECT (a
+/// UNION's): the backends stream its rows.
+pub(crate) const REPORT: Columns = Columns(&[
+    "run_id",
+    "file_id",
+    "record_no",
+    "outcome",
+    "posting_key",
+    "trace_number",
+    "amount_minor",
+    "currency",
+    "debit_account",
+    "credit_account",
+    "original_file_id",
+    "original_record_no",
+    "original_run_id",
+    "original_posted_at",
+    "differences",
+    "reason",
+    "kind",
+    "decision",
+]);
+
 /// A report row, its text moved out of the row read (each is read once).
 pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
+    let outcome = col!(REPORT, "outcome");
     Ok(ReportRow {
-        run_id: r.int(0)?,
-        file_id: r.take_text(1)?,
-        record_no: r.int(2)?,
-        outcome: Outcome::parse(&r.take_text(3)?).ok_or(super::LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        })?,
-        posting_key: r.take_text(4)?,
-        trace_number: r.take_opt_text(5)?,
-        amount_minor: r.int(6)?,
-        currency: r.take_text(7)?,
-        debit_account: r.take_text(8)?,
-        credit_account: r.take_text(9)?,
-        original_file_id: r.take_opt_text(10)?,
-        original_record_no: r.opt_int(11)?,
-        original_run_id: r.opt_int(12)?,
-        original_posted_at: r.take_opt_text(13)?,
-        differences: r.take_opt_text(14)?,
-        reason: r.take_opt_text(15)?,
-        kind: r.take_text(16)?,
-        decision: r.take_opt_text(17)?,
+        run_id: r.int(col!(REPORT, "run_id"))?,
+        file_id: r.take_text(col!(REPORT, "file_id"))?,
+        record_no: r.int(col!(REPORT, "record_no"))?,
+        outcome: Outcome::parse(&r.take_text(outcome)?)
+            .ok_or_else(|| bad(outcome, "an outcome"))?,
+        posting_key: r.take_text(col!(REPORT, "posting_key"))?,
+        trace_number: r.take_opt_text(col!(REPORT, "trace_number"))?,
+        amount_minor: r.int(col!(REPORT, "amount_minor"))?,
+        currency: r.take_text(col!(REPORT, "currency"))?,
+        debit_account: r.take_text(col!(REPORT, "debit_account"))?,
+        credit_account: r.take_text(col!(REPORT, "credit_account"))?,
+        original_file_id: r.take_opt_text(col!(REPORT, "original_file_id"))?,
+        original_record_no: r.opt_int(col!(REPORT, "original_record_no"))?,
+        original_run_id: r.opt_int(col!(REPORT, "original_run_id"))?,
+        original_posted_at: r.take_opt_text(col!(REPORT, "original_posted_at"))?,
+        differences: r.take_opt_text(col!(REPORT, "differences"))?,
+        reason: r.take_opt_text(col!(REPORT, "reason"))?,
+        kind: r.take_text(col!(REPORT, "kind"))?,
+        decision: r.take_opt_text(col!(REPORT, "decision"))?,
     })
 }
 
@@ -291,7 +377,7 @@ pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
 /// Postings by one of the lookup conditions: `{cond}` names the tenant (`$1`) and binds from
 /// `$2` (the tenant's term is the condition's: `LOOKUP_BY_TRACE` keeps it in its subqueries).
 pub(crate) fn lookup(cond: &str) -> String {
-    format!(
+    let sql = format!(
         "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
          p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
          p.run_id, p.posted_at, \
@@ -301,7 +387,9 @@ pub(crate) fn lookup(cond: &str) -> String {
         repeats_of("duplicate"),
         repeats_of("conflict"),
         repeats_of("held"),
-    )
+    );
+    POSTING.checked(&sql);
+    sql
 }
 
 /// The operations whose postings may be keyed by a UETR (`uetr:{UETR}:…`): the ISO 20022
@@ -374,28 +462,51 @@ fn repeats_of(outcome: &str) -> String {
     )
 }
 
+/// `lookup`'s columns.
+const POSTING: Columns = Columns(&[
+    "posting_id",
+    "tenant",
+    "operation",
+    "posting_key",
+    "file_id",
+    "record_no",
+    "trace_number",
+    "debit_account",
+    "credit_account",
+    "amount_minor",
+    "currency",
+    "effective_date",
+    "fingerprint",
+    "run_id",
+    "posted_at",
+    "repeats",
+    "repeat_duplicates",
+    "repeat_conflicts",
+    "repeat_held",
+]);
+
 pub(crate) fn posting(r: &Row) -> Result<Posting> {
     Ok(Posting {
-        posting_id: r.int(0)?,
-        tenant: r.text(1)?,
-        operation: r.text(2)?,
-        posting_key: r.text(3)?,
-        file_id: r.text(4)?,
-        record_no: r.int(5)?,
-        trace_number: r.opt_text(6)?,
-        debit_account: r.text(7)?,
-        credit_account: r.text(8)?,
-        amount_minor: r.int(9)?,
-        currency: r.text(10)?,
-        effective_date: r.opt_text(11)?,
-        fingerprint: r.fingerprint(12)?,
-        run_id: r.int(13)?,
-        posted_at: r.text(14)?,
-        repeats: r.int(15)?,
+        posting_id: r.int(col!(POSTING, "posting_id"))?,
+        tenant: r.text(col!(POSTING, "tenant"))?,
+        operation: r.text(col!(POSTING, "operation"))?,
+        posting_key: r.text(col!(POSTING, "posting_key"))?,
+        file_id: r.text(col!(POSTING, "file_id"))?,
+        record_no: r.int(col!(POSTING, "record_no"))?,
+        trace_number: r.opt_text(col!(POSTING, "trace_number"))?,
+        debit_account: r.text(col!(POSTING, "debit_account"))?,
+        credit_account: r.text(col!(POSTING, "credit_account"))?,
+        amount_minor: r.int(col!(POSTING, "amount_minor"))?,
+        currency: r.text(col!(POSTING, "currency"))?,
+        effective_date: r.opt_text(col!(POSTING, "effective_date"))?,
+        fingerprint: r.fingerprint(col!(POSTING, "fingerprint"))?,
+        run_id: r.int(col!(POSTING, "run_id"))?,
+        posted_at: r.text(col!(POSTING, "posted_at"))?,
+        repeats: r.int(col!(POSTING, "repeats"))?,
         repeats_by_outcome: RepeatCounts {
-            duplicate: r.int(16)?,
-            conflict: r.int(17)?,
-            held: r.int(18)?,
+            duplicate: r.int(col!(POSTING, "repeat_duplicates"))?,
+            conflict: r.int(col!(POSTING, "repeat_conflicts"))?,
+            held: r.int(col!(POSTING, "repeat_held"))?,
         },
     })
 }

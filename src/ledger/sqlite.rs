@@ -26,8 +26,10 @@
 //! with parsing on another thread, so nothing else waits on it.
 
 use super::bulk::Column;
-use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
-use super::store::{Arg, Begin, Cell, Row};
+use super::classify::{
+    Original, Originals, TRACE_CANDIDATE, TRACE_CANDIDATE_COLUMNS, TraceCandidate,
+};
+use super::store::{Arg, Begin, Cell, Columns, Row, checked, col};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::keys::PostingRecord;
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -113,20 +115,22 @@ fn cells(row: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<Row> {
 
 /// Cells of a report row read in place (into the row's reused buffers).
 mod report_cells {
-    use super::{Context, LedgerError, Result, ValueRef};
+    use super::{Context, Result, ValueRef};
+    use crate::ledger::store::{Col, bad};
 
-    pub(super) fn get<'a>(r: &'a rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'a>> {
-        r.get_ref(i).ctx("reading the report")
+    pub(super) fn get<'a>(r: &'a rusqlite::Row<'_>, c: Col) -> Result<ValueRef<'a>> {
+        r.get_ref(c.index).ctx("reading the report")
     }
-    pub(super) fn int(r: &rusqlite::Row<'_>, i: usize) -> Result<Option<i64>> {
-        match get(r, i)? {
+    pub(super) fn int(r: &rusqlite::Row<'_>, c: Col) -> Result<Option<i64>> {
+        match get(r, c)? {
             ValueRef::Null => Ok(None),
             ValueRef::Integer(v) => Ok(Some(v)),
-            _ => Err(LedgerError::Decode {
-                column: i,
-                expected: "an integer",
-            }),
+            _ => Err(bad(c, "an integer")),
         }
+    }
+    /// [`int`], not null.
+    pub(super) fn required(r: &rusqlite::Row<'_>, c: Col) -> Result<i64> {
+        int(r, c)?.ok_or_else(|| bad(c, "an integer"))
     }
     fn put(dst: &mut String, t: &[u8]) {
         dst.clear();
@@ -135,31 +139,21 @@ mod report_cells {
             Err(_) => dst.push_str(&String::from_utf8_lossy(t)),
         }
     }
-    pub(super) fn text(dst: &mut String, r: &rusqlite::Row<'_>, i: usize) -> Result<()> {
-        match get(r, i)? {
+    pub(super) fn text(dst: &mut String, r: &rusqlite::Row<'_>, c: Col) -> Result<()> {
+        match get(r, c)? {
             ValueRef::Text(t) => {
                 put(dst, t);
                 Ok(())
             }
-            _ => Err(LedgerError::Decode {
-                column: i,
-                expected: "text",
-            }),
+            _ => Err(bad(c, "text")),
         }
     }
-    pub(super) fn opt_text(
-        dst: &mut Option<String>,
-        r: &rusqlite::Row<'_>,
-        i: usize,
-    ) -> Result<()> {
-        match get(r, i)? {
+    pub(super) fn opt_text(dst: &mut Option<String>, r: &rusqlite::Row<'_>, c: Col) -> Result<()> {
+        match get(r, c)? {
             ValueRef::Null => *dst = None,
             ValueRef::Text(t) => put(dst.get_or_insert_with(String::new), t),
             _ => {
-                return Err(LedgerError::Decode {
-                    column: i,
-                    expected: "text",
-                });
+                return Err(bad(c, "text"));
             }
         }
         Ok(())
@@ -169,43 +163,42 @@ mod report_cells {
 /// A report row (the report query's columns, in [`ReportRow`]'s order) read into `rr`, reusing its buffers: a re-upload's
 /// report is a million rows of a dozen texts each.
 fn report_row_into(rr: &mut ReportRow, r: &rusqlite::Row<'_>) -> Result<()> {
-    use report_cells::{get, int, opt_text, text};
-    let required = |v: Option<i64>, column| {
-        v.ok_or(LedgerError::Decode {
-            column,
-            expected: "an integer",
-        })
+    use crate::ledger::store::{bad, col};
+    use report_cells::{get, int, opt_text, required, text};
+    use sql::REPORT;
+    rr.run_id = required(r, col!(REPORT, "run_id"))?;
+    text(&mut rr.file_id, r, col!(REPORT, "file_id"))?;
+    rr.record_no = required(r, col!(REPORT, "record_no"))?;
+    let outcome = col!(REPORT, "outcome");
+    let ValueRef::Text(text_of_outcome) = get(r, outcome)? else {
+        return Err(bad(outcome, "an outcome"));
     };
-    rr.run_id = required(int(r, 0)?, 0)?;
-    text(&mut rr.file_id, r, 1)?;
-    rr.record_no = required(int(r, 2)?, 2)?;
-    let ValueRef::Text(outcome) = get(r, 3)? else {
-        return Err(LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        });
-    };
-    rr.outcome = std::str::from_utf8(outcome)
+    rr.outcome = std::str::from_utf8(text_of_outcome)
         .ok()
         .and_then(crate::keys::Outcome::parse)
-        .ok_or(LedgerError::Decode {
-            column: 3,
-            expected: "an outcome",
-        })?;
-    text(&mut rr.posting_key, r, 4)?;
-    opt_text(&mut rr.trace_number, r, 5)?;
-    rr.amount_minor = required(int(r, 6)?, 6)?;
-    text(&mut rr.currency, r, 7)?;
-    text(&mut rr.debit_account, r, 8)?;
-    text(&mut rr.credit_account, r, 9)?;
-    opt_text(&mut rr.original_file_id, r, 10)?;
-    rr.original_record_no = int(r, 11)?;
-    rr.original_run_id = int(r, 12)?;
-    opt_text(&mut rr.original_posted_at, r, 13)?;
-    opt_text(&mut rr.differences, r, 14)?;
-    opt_text(&mut rr.reason, r, 15)?;
-    text(&mut rr.kind, r, 16)?;
-    opt_text(&mut rr.decision, r, 17)?;
+        .ok_or_else(|| bad(outcome, "an outcome"))?;
+    text(&mut rr.posting_key, r, col!(REPORT, "posting_key"))?;
+    opt_text(&mut rr.trace_number, r, col!(REPORT, "trace_number"))?;
+    rr.amount_minor = required(r, col!(REPORT, "amount_minor"))?;
+    text(&mut rr.currency, r, col!(REPORT, "currency"))?;
+    text(&mut rr.debit_account, r, col!(REPORT, "debit_account"))?;
+    text(&mut rr.credit_account, r, col!(REPORT, "credit_account"))?;
+    opt_text(
+        &mut rr.original_file_id,
+        r,
+        col!(REPORT, "original_file_id"),
+    )?;
+    rr.original_record_no = int(r, col!(REPORT, "original_record_no"))?;
+    rr.original_run_id = int(r, col!(REPORT, "original_run_id"))?;
+    opt_text(
+        &mut rr.original_posted_at,
+        r,
+        col!(REPORT, "original_posted_at"),
+    )?;
+    opt_text(&mut rr.differences, r, col!(REPORT, "differences"))?;
+    opt_text(&mut rr.reason, r, col!(REPORT, "reason"))?;
+    text(&mut rr.kind, r, col!(REPORT, "kind"))?;
+    opt_text(&mut rr.decision, r, col!(REPORT, "decision"))?;
     Ok(())
 }
 
@@ -415,6 +408,8 @@ impl SqliteStore {
     /// referencing row: done once, when migrations are applied). The tables with rows that
     /// reference a missing row, in the order SQLite reports them, with their counts.
     fn check_foreign_keys(&mut self) -> Result<()> {
+        // The pragma's columns, as SQLite documents them.
+        const FOREIGN_KEY_CHECK: Columns = Columns(&["table", "rowid", "parent", "fkid"]);
         let mut st = self
             .conn
             .prepare("PRAGMA foreign_key_check")
@@ -422,7 +417,9 @@ impl SqliteStore {
         let mut rows = st.query([]).ctx("checking foreign keys after migrating")?;
         let mut tables: Vec<(String, u64)> = Vec::new();
         while let Some(r) = rows.next().ctx("checking foreign keys after migrating")? {
-            let table: String = r.get(0).ctx("checking foreign keys after migrating")?;
+            let table: String = r
+                .get(col!(FOREIGN_KEY_CHECK, "table").index)
+                .ctx("checking foreign keys after migrating")?;
             match tables.iter_mut().find(|(t, _)| *t == table) {
                 Some((_, n)) => *n += 1,
                 None => tables.push((table, 1)),
@@ -532,12 +529,14 @@ impl SqliteStore {
 
     /// One index probe per distinct key.
     pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+        const ORIGINAL: Columns = Columns(&["posting_id", "run_id", "fingerprint", "file_id"]);
         let mut find = self
             .conn
-            .prepare_cached(
+            .prepare_cached(checked!(
+                ORIGINAL,
                 "SELECT posting_id, run_id, fingerprint, file_id \
-                 FROM postings WHERE tenant = ?1 AND operation = ?2 AND posting_key = ?3",
-            )
+                 FROM postings WHERE tenant = ?1 AND operation = ?2 AND posting_key = ?3"
+            ))
             .ctx("preparing the originals' lookup")?;
         let mut originals = Originals::new();
         for &(operation, posting_key) in keys {
@@ -548,10 +547,12 @@ impl SqliteStore {
             let found = find
                 .query_row(rusqlite::params![tenant, operation, posting_key], |row| {
                     Ok(Original {
-                        posting_id: row.get(0)?,
-                        run_id: row.get(1)?,
-                        fingerprint: stored_fingerprint(row.get_ref(2)?),
-                        file_id: row.get(3)?,
+                        posting_id: row.get(col!(ORIGINAL, "posting_id").index)?,
+                        run_id: row.get(col!(ORIGINAL, "run_id").index)?,
+                        fingerprint: stored_fingerprint(
+                            row.get_ref(col!(ORIGINAL, "fingerprint").index)?,
+                        ),
+                        file_id: row.get(col!(ORIGINAL, "file_id").index)?,
                         detail: String::new(),
                     })
                 })
@@ -583,18 +584,24 @@ impl SqliteStore {
             }
             let rows = find
                 .query_map(rusqlite::params![tenant, trace, date, operation], |row| {
-                    let date: Option<String> = row.get(7)?;
-                    let posting_id: i64 = row.get(0)?;
+                    let date: Option<String> =
+                        row.get(col!(TRACE_CANDIDATE, "effective_date").index)?;
+                    let posting_id: i64 = row.get(col!(TRACE_CANDIDATE, "posting_id").index)?;
                     Ok(TraceCandidate {
                         original: Original {
                             posting_id,
-                            run_id: row.get(1)?,
-                            fingerprint: stored_fingerprint(row.get_ref(2)?),
-                            detail: stored_detail(posting_id, row.get_ref(3)?)?,
-                            file_id: row.get(5)?,
+                            run_id: row.get(col!(TRACE_CANDIDATE, "run_id").index)?,
+                            fingerprint: stored_fingerprint(
+                                row.get_ref(col!(TRACE_CANDIDATE, "fingerprint").index)?,
+                            ),
+                            detail: stored_detail(
+                                posting_id,
+                                row.get_ref(col!(TRACE_CANDIDATE, "detail").index)?,
+                            )?,
+                            file_id: row.get(col!(TRACE_CANDIDATE, "file_id").index)?,
                         },
-                        trace_number: row.get(4)?,
-                        record_no: row.get(6)?,
+                        trace_number: row.get(col!(TRACE_CANDIDATE, "trace_number").index)?,
+                        record_no: row.get(col!(TRACE_CANDIDATE, "record_no").index)?,
                         effective_date: date.and_then(|d| d.parse().ok()),
                     })
                 })
@@ -607,14 +614,20 @@ impl SqliteStore {
     }
 
     pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+        const DETAIL: Columns = Columns(&["detail"]);
         let mut detail = self
             .conn
-            .prepare_cached("SELECT detail FROM postings WHERE posting_id = ?1")
+            .prepare_cached(checked!(
+                DETAIL,
+                "SELECT detail FROM postings WHERE posting_id = ?1"
+            ))
             .ctx("preparing the originals' fields")?;
         let mut out = HashMap::with_capacity(ids.len());
         for &id in ids {
             let d = detail
-                .query_row([id], |row| stored_detail(id, row.get_ref(0)?))
+                .query_row([id], |row| {
+                    stored_detail(id, row.get_ref(col!(DETAIL, "detail").index)?)
+                })
                 .ctx("reading the originals' fields")?;
             out.insert(id, d);
         }

@@ -3,7 +3,7 @@
 //! `clearledger account list`. Insert-first, so the primary key decides: mapping a pair
 //! twice, or from two processes at once, leaves one row.
 
-use crate::ledger::store::args;
+use crate::ledger::store::{Columns, args, col};
 use crate::ledger::ts;
 use crate::ledger::{Ledger, Result};
 use chrono::{DateTime, Utc};
@@ -56,6 +56,11 @@ const MAPPING: &str = "SELECT bank_account, ledger_account, created_at FROM acco
 const MAPPINGS: &str = "SELECT bank_account, ledger_account, created_at FROM account_map \
      WHERE tenant = $1 AND ($2 = '' OR bank_account = $2) ORDER BY bank_account, ledger_account";
 
+/// A pair as `MAPPING` and `MAPPINGS` read it.
+const PAIR: Columns = Columns(&["bank_account", "ledger_account", "created_at"]);
+const _: () = PAIR.check(MAPPING);
+const _: () = PAIR.check(MAPPINGS);
+
 impl Ledger {
     /// Maps `ledger_account` to `bank_account` for `tenant`: the pair as stored, and whether
     /// this call added it (false: it was mapped before; nothing changed).
@@ -99,8 +104,8 @@ impl Ledger {
 /// A row of `MAPPING` / `MAPPINGS`.
 fn mapping(r: &crate::ledger::store::Row) -> Result<AccountMapping> {
     Ok(AccountMapping {
-        bank_account: r.text(0)?,
-        ledger_account: r.text(1)?,
-        created_at: r.text(2)?,
+        bank_account: r.text(col!(PAIR, "bank_account"))?,
+        ledger_account: r.text(col!(PAIR, "ledger_account"))?,
+        created_at: r.text(col!(PAIR, "created_at"))?,
     })
 }

@@ -12,7 +12,7 @@
 //!   nothing: every posting is journaled as a duplicate of its compensation.
 
 use super::sql;
-use crate::ledger::store::{Arg, Begin, Row, args};
+use crate::ledger::store::{Arg, Begin, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result, RunInfo};
 use chrono::{DateTime, Utc};
@@ -39,10 +39,7 @@ impl DecisionKind {
         match s {
             "post" => Ok(DecisionKind::Post),
             "reject" => Ok(DecisionKind::Reject),
-            _ => Err(LedgerError::Decode {
-                column: 0,
-                expected: "a decision",
-            }),
+            _ => Err(bad(col!(DECISION, "decision"), "a decision")),
         }
     }
 }
@@ -114,6 +111,67 @@ pub struct HeldRecord {
     detail: Option<String>,
 }
 
+/// A held record as `sql::held_of_tenant` and `sql::held_of_source` read it (`HELD_COLUMNS`):
+/// the journal row (`j`), its run (`r`), the posting it resembles (`o`), a decision on its
+/// key (`d`), and the posting its key has now.
+const HELD_NAMES: [&str; 29] = [
+    "j.run_id",
+    "j.record_no",
+    "r.file_id",
+    "format",
+    "operation",
+    "posting_key",
+    "trace_number",
+    "debit_account",
+    "credit_account",
+    "amount_minor",
+    "currency",
+    "fingerprint",
+    "effective_date",
+    "detail",
+    "j.reason",
+    "started_at",
+    "o.posting_id",
+    "o.file_id",
+    "o.record_no",
+    "o.run_id",
+    "decision",
+    "d.reason",
+    "decided_by",
+    "decided_at",
+    "d.run_id",
+    "d.posting_id",
+    "held_run_id",
+    "held_record_no",
+    "posted_as: (SELECT p.posting_id FROM postings p …)",
+];
+const HELD: Columns = Columns(&HELD_NAMES);
+
+/// `HELD`, and the record's outcome (`sql::journal_record`).
+const JOURNAL_RECORD: Columns = Columns(&{
+    let mut all = [""; 30];
+    let mut i = 0;
+    while i < HELD_NAMES.len() {
+        all[i] = HELD_NAMES[i];
+        i += 1;
+    }
+    all[29] = "outcome";
+    all
+});
+
+/// A decision as `sql::DECISION_OF_KEY` reads it.
+const DECISION: Columns = Columns(&[
+    "decision",
+    "reason",
+    "decided_by",
+    "decided_at",
+    "run_id",
+    "posting_id",
+    "held_run_id",
+    "held_record_no",
+]);
+const _: () = DECISION.check(crate::ledger::sql::DECISION_OF_KEY);
+
 impl HeldRecord {
     /// Waiting for a decision: none made on its key, and the key not posted since.
     pub fn is_open(&self) -> bool {
@@ -122,48 +180,48 @@ impl HeldRecord {
 
     /// The held record from a row of `HELD_COLUMNS`.
     fn of(r: &Row) -> Result<Self> {
-        let resembles = match r.opt_int(16)? {
+        let resembles = match r.opt_int(col!(HELD, "o.posting_id"))? {
             Some(posting_id) => Some(Resembles {
                 posting_id,
-                file_id: r.text(17)?,
-                record_no: r.int(18)?,
-                run_id: r.int(19)?,
+                file_id: r.text(col!(HELD, "o.file_id"))?,
+                record_no: r.int(col!(HELD, "o.record_no"))?,
+                run_id: r.int(col!(HELD, "o.run_id"))?,
             }),
             None => None,
         };
-        let decision = match r.opt_text(20)? {
+        let decision = match r.opt_text(col!(HELD, "decision"))? {
             Some(d) => Some(Decision {
                 decision: DecisionKind::parse(&d)?,
-                reason: r.text(21)?,
-                decided_by: r.text(22)?,
-                decided_at: r.text(23)?,
-                run_id: r.int(24)?,
-                posting_id: r.opt_int(25)?,
-                held_run_id: r.int(26)?,
-                held_record_no: r.int(27)?,
+                reason: r.text(col!(HELD, "d.reason"))?,
+                decided_by: r.text(col!(HELD, "decided_by"))?,
+                decided_at: r.text(col!(HELD, "decided_at"))?,
+                run_id: r.int(col!(HELD, "d.run_id"))?,
+                posting_id: r.opt_int(col!(HELD, "d.posting_id"))?,
+                held_run_id: r.int(col!(HELD, "held_run_id"))?,
+                held_record_no: r.int(col!(HELD, "held_record_no"))?,
             }),
             None => None,
         };
         Ok(HeldRecord {
-            run_id: r.int(0)?,
-            record_no: r.int(1)?,
-            file_id: r.opt_text(2)?,
-            format: r.text(3)?,
-            operation: r.text(4)?,
-            posting_key: r.text(5)?,
-            trace_number: r.opt_text(6)?,
-            debit_account: r.text(7)?,
-            credit_account: r.text(8)?,
-            amount_minor: r.int(9)?,
-            currency: r.text(10)?,
-            fingerprint: r.text(11)?,
-            effective_date: r.opt_text(12)?,
-            detail: r.opt_text(13)?,
-            reason: r.opt_text(14)?,
-            held_at: r.text(15)?,
+            run_id: r.int(col!(HELD, "j.run_id"))?,
+            record_no: r.int(col!(HELD, "j.record_no"))?,
+            file_id: r.opt_text(col!(HELD, "r.file_id"))?,
+            format: r.text(col!(HELD, "format"))?,
+            operation: r.text(col!(HELD, "operation"))?,
+            posting_key: r.text(col!(HELD, "posting_key"))?,
+            trace_number: r.opt_text(col!(HELD, "trace_number"))?,
+            debit_account: r.text(col!(HELD, "debit_account"))?,
+            credit_account: r.text(col!(HELD, "credit_account"))?,
+            amount_minor: r.int(col!(HELD, "amount_minor"))?,
+            currency: r.text(col!(HELD, "currency"))?,
+            fingerprint: r.text(col!(HELD, "fingerprint"))?,
+            effective_date: r.opt_text(col!(HELD, "effective_date"))?,
+            detail: r.opt_text(col!(HELD, "detail"))?,
+            reason: r.opt_text(col!(HELD, "j.reason"))?,
+            held_at: r.text(col!(HELD, "started_at"))?,
             resembles,
             decision,
-            posted_as: r.opt_int(28)?,
+            posted_as: r.opt_int(col!(HELD, "posted_as"))?,
         })
     }
 }
@@ -230,7 +288,7 @@ impl Ledger {
     pub async fn held(&mut self, tenant: &str) -> Result<Vec<HeldRecord>> {
         let rows = self
             .store()
-            .query(&sql::held_of_tenant(), &args![tenant])
+            .query(HELD.checked(&sql::held_of_tenant()), &args![tenant])
             .await?;
         rows.iter().map(HeldRecord::of).collect()
     }
@@ -244,7 +302,10 @@ impl Ledger {
     ) -> Result<Vec<HeldRecord>> {
         let rows = self
             .store()
-            .query(&sql::held_of_source(), &args![tenant, file_id, record_no])
+            .query(
+                HELD.checked(&sql::held_of_source()),
+                &args![tenant, file_id, record_no],
+            )
             .await?;
         rows.iter().map(HeldRecord::of).collect()
     }
@@ -298,15 +359,19 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                &sql::journal_record(),
+                JOURNAL_RECORD.checked(&sql::journal_record()),
                 &args![who.tenant, run_id, record_no],
             )
             .await?;
         let Some(row) = row else {
+            const POSTED: Columns = Columns(&["posting_id"]);
             let posted = self
                 .store()
                 .query_opt(
-                    "SELECT posting_id FROM postings WHERE run_id = $1 AND record_no = $2 AND tenant = $3",
+                    checked!(
+                        POSTED,
+                        "SELECT posting_id FROM postings WHERE run_id = $1 AND record_no = $2 AND tenant = $3"
+                    ),
                     &args![run_id, record_no, who.tenant],
                 )
                 .await?;
@@ -317,7 +382,7 @@ impl Ledger {
                 None => Resolution::NotFound,
             }));
         };
-        let outcome = row.text(29)?;
+        let outcome = row.text(col!(JOURNAL_RECORD, "outcome"))?;
         if outcome != "held" {
             return Ok(Err(Resolution::NotHeld { outcome }));
         }
@@ -462,9 +527,12 @@ impl Ledger {
             who.by,
         ];
         self.store()
-            .query_one(sql::INSERT_ACTION_RUN, &a)
+            .query_one(
+                checked!(crate::ledger::sql::NEW_RUN, sql::INSERT_ACTION_RUN),
+                &a,
+            )
             .await?
-            .int(0)
+            .int(col!(crate::ledger::sql::NEW_RUN, "run_id"))
     }
 
     /// Posts the held record, insert-first: `Ok(Some(posting_id))` when it posted,
@@ -497,12 +565,16 @@ impl Ledger {
             run_id,
             at,
         ];
+        const INSERTED: Columns = Columns(&["posting_id"]);
         let inserted = self
             .store()
-            .query_opt(&sql::insert_decided_posting(), &a)
+            .query_opt(INSERTED.checked(&sql::insert_decided_posting()), &a)
             .await
             .during("posting the held record")?;
-        inserted.map(|r| r.int(0)).transpose().map(Ok)
+        inserted
+            .map(|r| r.int(col!(INSERTED, "posting_id")))
+            .transpose()
+            .map(Ok)
     }
 
     /// Insert-first lost: what took the held record's place. The same key with the same
@@ -522,12 +594,17 @@ impl Ledger {
             file_id.as_str(),
             held.record_no,
         ];
-        let other = self.store().query_one(sql::POSTING_IN_THE_WAY, &a).await?;
+        const IN_THE_WAY: Columns =
+            Columns(&["posting_id", "fingerprint", "run_id", "posting_key"]);
+        let other = self
+            .store()
+            .query_one(checked!(IN_THE_WAY, sql::POSTING_IN_THE_WAY), &a)
+            .await?;
         let (id, fingerprint, other_run, key) = (
-            other.int(0)?,
-            other.fingerprint(1)?,
-            other.int(2)?,
-            other.text(3)?,
+            other.int(col!(IN_THE_WAY, "posting_id"))?,
+            other.fingerprint(col!(IN_THE_WAY, "fingerprint"))?,
+            other.int(col!(IN_THE_WAY, "run_id"))?,
+            other.text(col!(IN_THE_WAY, "posting_key"))?,
         );
         if key != held.posting_key {
             return Ok(Err(Resolution::Refused {
@@ -566,20 +643,20 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                crate::ledger::sql::DECISION_OF_KEY,
+                checked!(DECISION, crate::ledger::sql::DECISION_OF_KEY),
                 &args![tenant, operation, posting_key],
             )
             .await?;
         row.map(|r| {
             Ok(Decision {
-                decision: DecisionKind::parse(&r.text(0)?)?,
-                reason: r.text(1)?,
-                decided_by: r.text(2)?,
-                decided_at: r.text(3)?,
-                run_id: r.int(4)?,
-                posting_id: r.opt_int(5)?,
-                held_run_id: r.int(6)?,
-                held_record_no: r.int(7)?,
+                decision: DecisionKind::parse(&r.text(col!(DECISION, "decision"))?)?,
+                reason: r.text(col!(DECISION, "reason"))?,
+                decided_by: r.text(col!(DECISION, "decided_by"))?,
+                decided_at: r.text(col!(DECISION, "decided_at"))?,
+                run_id: r.int(col!(DECISION, "run_id"))?,
+                posting_id: r.opt_int(col!(DECISION, "posting_id"))?,
+                held_run_id: r.int(col!(DECISION, "held_run_id"))?,
+                held_record_no: r.int(col!(DECISION, "held_record_no"))?,
             })
         })
         .transpose()
@@ -587,6 +664,13 @@ impl Ledger {
 
     /// Compensates the postings of `target` (docs/principles.md §10): one run, one transaction.
     pub async fn reverse(&mut self, who: &Actor<'_>, target: &ReverseTarget) -> Result<Reversal> {
+        const TARGETS: Columns = Columns(&[
+            "targets: count(*)",
+            "file_id: min(p.file_id)",
+            "run_id: min(p.run_id)",
+            "compensations: count(p.compensates)",
+        ]);
+        const FORMAT: Columns = Columns(&["format"]);
         let (cond, binds) = match self.target_condition(who, target).await? {
             Ok(found) => found,
             Err(answer) => return Ok(answer),
@@ -595,26 +679,29 @@ impl Ledger {
         a.extend(binds.iter().map(Bind::arg));
         let counted = self
             .store()
-            .query_one(&sql::count_targets(&cond(2)), &a)
+            .query_one(TARGETS.checked(&sql::count_targets(&cond(2))), &a)
             .await?;
         // A run's postings have distinct record numbers, and a key posts once: the
         // compensations' report rows (by record number) cannot collide.
-        let targets = counted.int(0)?;
+        let targets = counted.int(col!(TARGETS, "targets"))?;
         if targets == 0 {
             return Ok(Reversal::NothingToReverse);
         }
-        if counted.int(3)? > 0 {
+        if counted.int(col!(TARGETS, "compensations"))? > 0 {
             return Ok(Reversal::OfCompensation);
         }
-        let (file_id, format_of) = (counted.opt_text(1)?, counted.int(2)?);
+        let (file_id, format_of) = (
+            counted.opt_text(col!(TARGETS, "file_id"))?,
+            counted.int(col!(TARGETS, "run_id"))?,
+        );
         let format = self
             .store()
             .query_one(
-                "SELECT format FROM runs WHERE run_id = $1",
+                checked!(FORMAT, "SELECT format FROM runs WHERE run_id = $1"),
                 &args![format_of],
             )
             .await?
-            .text(0)?;
+            .text(col!(FORMAT, "format"))?;
         self.store()
             .begin(Begin::Write)
             .await
@@ -657,15 +744,22 @@ impl Ledger {
                 posting_key,
                 operation: None,
             } => {
+                const OPERATION: Columns = Columns(&["operation"]);
                 let ops = self
                     .store()
                     .query(
-                        "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
-                         ORDER BY operation",
+                        checked!(
+                            OPERATION,
+                            "SELECT DISTINCT operation FROM postings WHERE tenant = $1 AND posting_key = $2 \
+                             ORDER BY operation"
+                        ),
                         &args![who.tenant, posting_key.as_str()],
                     )
                     .await?;
-                let ops: Vec<String> = ops.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
+                let ops: Vec<String> = ops
+                    .iter()
+                    .map(|r| r.text(col!(OPERATION, "operation")))
+                    .collect::<Result<_>>()?;
                 match ops.as_slice() {
                     [] => return Ok(Err(Reversal::NothingToReverse)),
                     [op] => by_key(posting_key, op),
@@ -707,9 +801,12 @@ impl Ledger {
         ];
         let run_id = self
             .store()
-            .query_one(sql::INSERT_ACTION_RUN, &a)
+            .query_one(
+                checked!(crate::ledger::sql::NEW_RUN, sql::INSERT_ACTION_RUN),
+                &a,
+            )
             .await?
-            .int(0)?;
+            .int(col!(crate::ledger::sql::NEW_RUN, "run_id"))?;
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id), Arg::Text(&at)];
         a.extend(binds.iter().map(Bind::arg));
         self.store()
@@ -723,11 +820,18 @@ impl Ledger {
             .execute(&sql::journal_compensated(&cond(3)), &a)
             .await
             .during("journaling what was compensated before")? as i64;
+        const POSTED: Columns = Columns(&[
+            "posted: count(*)",
+            "amount_minor: CAST(coalesce(sum(amount_minor), 0) AS BIGINT)",
+        ]);
         let done = self
             .store()
-            .query_one(sql::POSTED_BY_RUN, &args![run_id])
+            .query_one(checked!(POSTED, sql::POSTED_BY_RUN), &args![run_id])
             .await?;
-        let (posted, amount) = (done.int(0)?, done.int(1)?);
+        let (posted, amount) = (
+            done.int(col!(POSTED, "posted"))?,
+            done.int(col!(POSTED, "amount_minor"))?,
+        );
         if posted + duplicates != targets {
             // A posting neither compensated now nor before: something else holds its
             // compensation's key or source. Nothing is committed.

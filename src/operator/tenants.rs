@@ -3,7 +3,7 @@
 //! `--tenant` is refused instead of quietly starting a ledger of its own.
 
 use super::sql;
-use crate::ledger::store::args;
+use crate::ledger::store::{Columns, args, col};
 use crate::ledger::ts;
 use crate::ledger::{Ledger, Result};
 use chrono::{DateTime, Utc};
@@ -65,6 +65,11 @@ impl TenantName {
     }
 }
 
+/// A tenant as `sql::KNOWN_TENANTS` and `sql::TENANT_BY_NAME` read it.
+const TENANT: Columns = Columns(&["name", "created_at"]);
+const _: () = TENANT.check(sql::KNOWN_TENANTS);
+const _: () = TENANT.check(sql::TENANT_BY_NAME);
+
 impl Ledger {
     /// Every known tenant, oldest first.
     pub async fn known_tenants(&mut self) -> Result<Vec<Tenant>> {
@@ -72,8 +77,8 @@ impl Ledger {
         rows.iter()
             .map(|r| {
                 Ok(Tenant {
-                    name: r.text(0)?,
-                    created_at: r.text(1)?,
+                    name: r.text(col!(TENANT, "name"))?,
+                    created_at: r.text(col!(TENANT, "created_at"))?,
                 })
             })
             .collect()
@@ -106,8 +111,8 @@ impl Ledger {
             .query_one(sql::TENANT_BY_NAME, &args![name.as_str()])
             .await?;
         let tenant = Tenant {
-            name: row.text(0)?,
-            created_at: row.text(1)?,
+            name: row.text(col!(TENANT, "name"))?,
+            created_at: row.text(col!(TENANT, "created_at"))?,
         };
         Ok((tenant, added))
     }

@@ -16,7 +16,7 @@
 //! reported again: nothing is created. Otherwise the run says what changed since the
 //! previous reconciliation of the same account and period (per item key).
 
-use crate::ledger::store::{Arg, Begin, Row, args};
+use crate::ledger::store::{Arg, Begin, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result};
 use crate::reconcile::{
@@ -288,6 +288,90 @@ fn placeholders(from: usize, n: usize) -> String {
 const ITEM_COLUMNS: &str = "run_id, item_no, item_key, outcome, matched_by, tolerance, currency, our_amount_minor, \
      their_amount_minor, delta_minor, delta_days, our_keys, our_dates, their_keys, their_dates, refers_to, corrections, \
      explanation, previous_outcome, correction_key";
+const ITEM: Columns = Columns(&[
+    "run_id",
+    "item_no",
+    "item_key",
+    "outcome",
+    "matched_by",
+    "tolerance",
+    "currency",
+    "our_amount_minor",
+    "their_amount_minor",
+    "delta_minor",
+    "delta_days",
+    "our_keys",
+    "our_dates",
+    "their_keys",
+    "their_dates",
+    "refers_to",
+    "corrections",
+    "explanation",
+    "previous_outcome",
+    "correction_key",
+]);
+const _: () = ITEM.check(ITEM_COLUMNS);
+
+/// The postings a reconciliation reads (`read_ours`, decoded by `our_side`).
+const OURS: Columns = Columns(&[
+    "posting_id",
+    "operation",
+    "posting_key",
+    "file_id",
+    "trace_number",
+    "debit_account",
+    "credit_account",
+    "amount_minor",
+    "currency",
+    "effective_date",
+    "fingerprint",
+    "detail",
+    "compensates",
+]);
+
+/// A posting a late return may return (`late_returns`): its key, amount, whether it
+/// credited a mapped account, its date.
+const RETURNED_ORIGINAL: Columns = Columns(&[
+    "key: operation || ':' || posting_key",
+    "amount_minor",
+    "on_credit: CAST(CASE WHEN credit_account IN (…) THEN 1 ELSE 0 END AS BIGINT)",
+    "effective_date",
+]);
+
+/// The ledger's balance per currency over the mapped accounts, and the statements'
+/// closing balances (`balances`).
+const LEDGER_BALANCE: Columns = Columns(&[
+    "currency",
+    "credits: CAST(coalesce(sum(CASE WHEN credit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
+    "debits: CAST(coalesce(sum(CASE WHEN debit_account IN (…) THEN amount_minor ELSE 0 END), 0) AS BIGINT)",
+]);
+const CLOSING_BALANCE: Columns = Columns(&[
+    "balance_currency",
+    "closing_minor",
+    "closing_date: coalesce(to_date, stmt_date)",
+]);
+
+/// A reconciliation found by its identity, or by its account and period.
+const RECON_RUN: Columns = Columns(&["run_id"]);
+
+/// The statement entries a reconciliation reads (`read_theirs`, decoded by `their_side`).
+const THEIRS: Columns = Columns(&[
+    "entry_id",
+    "entry_key",
+    "amount_minor",
+    "currency",
+    "credit",
+    "reversal",
+    "status",
+    "booking_date",
+    "value_date",
+    "bank_ref",
+    "customer_ref",
+    "end_to_end_id",
+    "fingerprint",
+    "detail",
+    "refs",
+]);
 
 /// What a reconciliation read of both sides, before the engine judges them.
 struct Read {
@@ -518,10 +602,10 @@ impl Ledger {
         let mut ours: Vec<Ours> = Vec::new();
         let mut hash_in: Vec<(u8, i64, String)> = Vec::new();
         self.store()
-            .each_row(&sql, &a, &mut |r| {
-                let id = r.int(0)?;
-                hash_in.push((b'o', id, r.fingerprint(10)?));
-                if let Some(c) = r.opt_int(12)? {
+            .each_row(OURS.checked(&sql), &a, &mut |r| {
+                let id = r.int(col!(OURS, "posting_id"))?;
+                hash_in.push((b'o', id, r.fingerprint(col!(OURS, "fingerprint"))?));
+                if let Some(c) = r.opt_int(col!(OURS, "compensates"))? {
                     cancelled.insert(c);
                     cancelled.insert(id);
                 }
@@ -585,18 +669,12 @@ impl Ledger {
                 a.extend(mapped.iter().map(|m| Arg::Text(m)));
                 for r in self
                     .store()
-                    .query(&sql, &a)
+                    .query(RETURNED_ORIGINAL.checked(&sql), &a)
                     .await
                     .during("looking up a return's original")?
                 {
-                    // The original moved the other way (or the entry says it is a return).
-                    let signed = if r.int(2)? != 0 {
-                        r.int(1)?
-                    } else {
-                        -r.int(1)?
-                    };
-                    if e.is_return || signed.signum() == -e.amount_minor.signum() {
-                        hit = Some((r.text(0)?, r.opt_text(3)?, name, v.to_string()));
+                    if let Some((key, date)) = returned_original(&r, e)? {
+                        hit = Some((key, date, name, v.to_string()));
                         break;
                     }
                 }
@@ -635,7 +713,7 @@ impl Ledger {
         let hi = req
             .to
             .map(|t| (t + Days::new(u64::from(rules.days_after))).to_string());
-        let sql = "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
+        const SQL: &str = "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
              value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
              WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
              AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
@@ -648,9 +726,13 @@ impl Ledger {
         ];
         let mut out = Vec::new();
         self.store()
-            .each_row(sql, &a, &mut |r| {
+            .each_row(checked!(THEIRS, SQL), &a, &mut |r| {
                 let (t, status) = their_side(r)?;
-                hash_in.push((b't', t.id, format!("{}:{status}", r.text(12)?)));
+                hash_in.push((
+                    b't',
+                    t.id,
+                    format!("{}:{status}", r.text(col!(THEIRS, "fingerprint"))?),
+                ));
                 out.push(t);
                 Ok(())
             })
@@ -681,16 +763,18 @@ impl Ledger {
         let mut by: BTreeMap<String, BalanceRow> = BTreeMap::new();
         for r in self
             .store()
-            .query(&sql, &a)
+            .query(LEDGER_BALANCE.checked(&sql), &a)
             .await
             .during("summing the ledger balance")?
         {
-            let c = r.text(0)?;
+            let c = r.text(col!(LEDGER_BALANCE, "currency"))?;
             by.insert(
                 c.clone(),
                 BalanceRow {
                     currency: c,
-                    ledger_balance_minor: r.int(1)?.saturating_sub(r.int(2)?),
+                    ledger_balance_minor: r
+                        .int(col!(LEDGER_BALANCE, "credits"))?
+                        .saturating_sub(r.int(col!(LEDGER_BALANCE, "debits"))?),
                     statement_closing_minor: None,
                     statement_date: None,
                     drift_minor: None,
@@ -700,16 +784,19 @@ impl Ledger {
         let rows = self
             .store()
             .query(
-                "SELECT balance_currency, closing_minor, coalesce(to_date, stmt_date) FROM statements \
-                 WHERE tenant = $1 AND account = $2 AND kind = 'final' AND closing_minor IS NOT NULL \
-                 AND balance_currency IS NOT NULL AND ($3 = '' OR coalesce(to_date, stmt_date) <= $3) \
-                 ORDER BY coalesce(to_date, stmt_date), statement_id",
+                checked!(
+                    CLOSING_BALANCE,
+                    "SELECT balance_currency, closing_minor, coalesce(to_date, stmt_date) FROM statements \
+                     WHERE tenant = $1 AND account = $2 AND kind = 'final' AND closing_minor IS NOT NULL \
+                     AND balance_currency IS NOT NULL AND ($3 = '' OR coalesce(to_date, stmt_date) <= $3) \
+                     ORDER BY coalesce(to_date, stmt_date), statement_id"
+                ),
                 &args![req.tenant, req.bank_account, cut.as_deref().unwrap_or("")],
             )
             .await
             .during("reading the statements' closing balances")?;
         for r in rows {
-            let c = r.text(0)?;
+            let c = r.text(col!(CLOSING_BALANCE, "balance_currency"))?;
             let b = by.entry(c.clone()).or_insert(BalanceRow {
                 currency: c,
                 ledger_balance_minor: 0,
@@ -718,8 +805,8 @@ impl Ledger {
                 drift_minor: None,
             });
             // The last one (ordered by date) stays.
-            b.statement_closing_minor = r.opt_int(1)?;
-            b.statement_date = r.opt_text(2)?;
+            b.statement_closing_minor = r.opt_int(col!(CLOSING_BALANCE, "closing_minor"))?;
+            b.statement_date = r.opt_text(col!(CLOSING_BALANCE, "closing_date"))?;
         }
         for b in by.values_mut() {
             b.drift_minor = b
@@ -736,11 +823,14 @@ impl Ledger {
     ) -> Result<Option<i64>> {
         self.store()
             .query_opt(
-                "SELECT run_id FROM reconciliations WHERE tenant = $1 AND identity = $2",
+                checked!(
+                    RECON_RUN,
+                    "SELECT run_id FROM reconciliations WHERE tenant = $1 AND identity = $2"
+                ),
                 &args![tenant, identity],
             )
             .await?
-            .map(|r| r.int(0))
+            .map(|r| r.int(col!(RECON_RUN, "run_id")))
             .transpose()
     }
 
@@ -755,25 +845,35 @@ impl Ledger {
         let Some(r) = self
             .store()
             .query_opt(
-                "SELECT run_id FROM reconciliations WHERE tenant = $1 AND bank_account = $2 \
-                 AND coalesce(from_date, '') = $3 AND coalesce(to_date, '') = $4 ORDER BY run_id DESC LIMIT 1",
+                checked!(
+                    RECON_RUN,
+                    "SELECT run_id FROM reconciliations WHERE tenant = $1 AND bank_account = $2 \
+                     AND coalesce(from_date, '') = $3 AND coalesce(to_date, '') = $4 ORDER BY run_id DESC LIMIT 1"
+                ),
                 &args![req.tenant, req.bank_account, from.as_str(), to.as_str()],
             )
             .await?
         else {
             return Ok(None);
         };
-        let run_id = r.int(0)?;
+        let run_id = r.int(col!(RECON_RUN, "run_id"))?;
+        const OUTCOME: Columns = Columns(&["item_key", "outcome"]);
         let rows = self
             .store()
             .query(
-                "SELECT item_key, outcome FROM recon_items WHERE run_id = $1",
+                checked!(
+                    OUTCOME,
+                    "SELECT item_key, outcome FROM recon_items WHERE run_id = $1"
+                ),
                 &args![run_id],
             )
             .await?;
         let mut m = HashMap::with_capacity(rows.len());
         for r in rows {
-            m.insert(r.text(0)?, r.text(1)?);
+            m.insert(
+                r.text(col!(OUTCOME, "item_key"))?,
+                r.text(col!(OUTCOME, "outcome"))?,
+            );
         }
         Ok(Some((run_id, m)))
     }
@@ -826,10 +926,14 @@ impl Ledger {
             Arg::OptText(None),
             Arg::OptText(None),
         ];
+        use crate::ledger::sql::NEW_RUN;
         self.store()
-            .query_one(crate::operator::sql::INSERT_ACTION_RUN, &a)
+            .query_one(
+                checked!(NEW_RUN, crate::operator::sql::INSERT_ACTION_RUN),
+                &a,
+            )
             .await?
-            .int(0)
+            .int(col!(NEW_RUN, "run_id"))
     }
 
     /// Claims the run's identity (the unique index decides); `false`: another process
@@ -1039,14 +1143,18 @@ impl Ledger {
         item_no: i64,
         key: &str,
     ) -> Result<()> {
+        const ORIGINAL: Columns = Columns(&["posting_id"]);
         let original = self
             .store()
             .query_one(
-                "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3",
+                checked!(
+                    ORIGINAL,
+                    "SELECT posting_id FROM postings WHERE tenant = $1 AND operation = $2 AND posting_key = $3"
+                ),
                 &args![req.tenant, crate::keys::OPERATION_CORRECTION, key],
             )
             .await?
-            .int(0)?;
+            .int(col!(ORIGINAL, "posting_id"))?;
         self.store()
             .execute(
                 "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
@@ -1064,21 +1172,23 @@ impl Ledger {
         tenant: &str,
         run_id: i64,
     ) -> Result<Option<Reconciliation>> {
+        const SUMMARY: Columns = Columns(&["summary"]);
         let Some(r) = self
             .store()
             .query_opt(
-                "SELECT summary FROM reconciliations WHERE tenant = $1 AND run_id = $2",
+                checked!(
+                    SUMMARY,
+                    "SELECT summary FROM reconciliations WHERE tenant = $1 AND run_id = $2"
+                ),
                 &args![tenant, run_id],
             )
             .await?
         else {
             return Ok(None);
         };
-        let summary: Summary =
-            serde_json::from_str(&r.text(0)?).map_err(|_| LedgerError::Decode {
-                column: 0,
-                expected: "a reconciliation summary",
-            })?;
+        let summary = col!(SUMMARY, "summary");
+        let summary: Summary = serde_json::from_str(&r.text(summary)?)
+            .map_err(|_| bad(summary, "a reconciliation summary"))?;
         let rows = self
             .store()
             .query(
@@ -1098,33 +1208,30 @@ impl Ledger {
 }
 
 fn stored_item(r: &Row) -> Result<ItemRow> {
-    let list = |i: usize| -> Result<Vec<String>> {
-        serde_json::from_str(&r.text(i)?).map_err(|_| LedgerError::Decode {
-            column: i,
-            expected: "a JSON list",
-        })
+    let list = |c: Col| -> Result<Vec<String>> {
+        serde_json::from_str(&r.text(c)?).map_err(|_| bad(c, "a JSON list"))
     };
     Ok(ItemRow {
-        run_id: Some(r.int(0)?),
-        item_no: r.int(1)?,
-        item_key: r.text(2)?,
-        outcome: r.text(3)?,
-        matched_by: r.opt_text(4)?,
-        tolerance: r.opt_text(5)?,
-        currency: r.text(6)?,
-        our_amount_minor: r.int(7)?,
-        their_amount_minor: r.int(8)?,
-        delta_minor: r.int(9)?,
-        delta_days: r.opt_int(10)?,
-        our_keys: list(11)?,
-        our_dates: list(12)?,
-        their_keys: list(13)?,
-        their_dates: list(14)?,
-        refers_to: r.opt_text(15)?,
-        corrections: list(16)?,
-        explanation: r.text(17)?,
-        previous_outcome: r.opt_text(18)?,
-        correction_key: r.opt_text(19)?,
+        run_id: Some(r.int(col!(ITEM, "run_id"))?),
+        item_no: r.int(col!(ITEM, "item_no"))?,
+        item_key: r.text(col!(ITEM, "item_key"))?,
+        outcome: r.text(col!(ITEM, "outcome"))?,
+        matched_by: r.opt_text(col!(ITEM, "matched_by"))?,
+        tolerance: r.opt_text(col!(ITEM, "tolerance"))?,
+        currency: r.text(col!(ITEM, "currency"))?,
+        our_amount_minor: r.int(col!(ITEM, "our_amount_minor"))?,
+        their_amount_minor: r.int(col!(ITEM, "their_amount_minor"))?,
+        delta_minor: r.int(col!(ITEM, "delta_minor"))?,
+        delta_days: r.opt_int(col!(ITEM, "delta_days"))?,
+        our_keys: list(col!(ITEM, "our_keys"))?,
+        our_dates: list(col!(ITEM, "our_dates"))?,
+        their_keys: list(col!(ITEM, "their_keys"))?,
+        their_dates: list(col!(ITEM, "their_dates"))?,
+        refers_to: r.opt_text(col!(ITEM, "refers_to"))?,
+        corrections: list(col!(ITEM, "corrections"))?,
+        explanation: r.text(col!(ITEM, "explanation"))?,
+        previous_outcome: r.opt_text(col!(ITEM, "previous_outcome"))?,
+        correction_key: r.opt_text(col!(ITEM, "correction_key"))?,
     })
 }
 
@@ -1504,34 +1611,53 @@ fn item_row(
     }
 }
 
+/// The key and date of a posting `late_returns` found for entry `e`, if it is the one `e`
+/// returns: it moved the other way (or the entry says it is a return).
+fn returned_original(r: &Row, e: &Theirs) -> Result<Option<(String, Option<String>)>> {
+    let signed = if r.int(col!(RETURNED_ORIGINAL, "on_credit"))? != 0 {
+        r.int(col!(RETURNED_ORIGINAL, "amount_minor"))?
+    } else {
+        -r.int(col!(RETURNED_ORIGINAL, "amount_minor"))?
+    };
+    if !e.is_return && signed.signum() != -e.amount_minor.signum() {
+        return Ok(None);
+    }
+    Ok(Some((
+        r.text(col!(RETURNED_ORIGINAL, "key"))?,
+        r.opt_text(col!(RETURNED_ORIGINAL, "effective_date"))?,
+    )))
+}
+
 /// A statement entry as the cascade sees it, and its status.
 fn their_side(r: &Row) -> Result<(Theirs, String)> {
-    let id = r.int(0)?;
-    let status = r.text(6)?;
-    let amount = r.int(2)?;
-    let credit = r.int(4)? != 0;
+    let id = r.int(col!(THEIRS, "entry_id"))?;
+    let status = r.text(col!(THEIRS, "status"))?;
+    let amount = r.int(col!(THEIRS, "amount_minor"))?;
+    let credit = r.int(col!(THEIRS, "credit"))? != 0;
     let refs: EntryRefs = r
-        .opt_text(14)?
+        .opt_text(col!(THEIRS, "refs"))?
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
-    let detail: EntryDetail = serde_json::from_str(&r.text(13)?).unwrap_or_default();
+    let detail: EntryDetail =
+        serde_json::from_str(&r.text(col!(THEIRS, "detail"))?).unwrap_or_default();
     let sign = if credit { 1 } else { -1 };
-    let is_return = r.int(5)? != 0
+    let is_return = r.int(col!(THEIRS, "reversal"))? != 0
         || refs.return_reason.is_some()
         || (!refs.details.is_empty() && refs.details.iter().all(|d| d.return_reason.is_some()));
     let t = Theirs {
         id,
-        key: r.text(1)?,
+        key: r.text(col!(THEIRS, "entry_key"))?,
         amount_minor: sign * amount,
-        currency: r.text(3)?,
-        date: date(r.opt_text(7)?.as_deref()).or(date(r.opt_text(8)?.as_deref())),
+        currency: r.text(col!(THEIRS, "currency"))?,
+        date: date(r.opt_text(col!(THEIRS, "booking_date"))?.as_deref())
+            .or(date(r.opt_text(col!(THEIRS, "value_date"))?.as_deref())),
         provisional: status == "provisional",
         is_return,
         uetr: non_empty(refs.uetr).map(|u| u.to_lowercase()),
-        end_to_end_id: non_empty(r.opt_text(11)?),
+        end_to_end_id: non_empty(r.opt_text(col!(THEIRS, "end_to_end_id"))?),
         instr_id: non_empty(refs.instr_id),
-        bank_ref: non_empty(r.opt_text(9)?),
-        customer_ref: non_empty(r.opt_text(10)?),
+        bank_ref: non_empty(r.opt_text(col!(THEIRS, "bank_ref"))?),
+        customer_ref: non_empty(r.opt_text(col!(THEIRS, "customer_ref"))?),
         batch_ref: non_empty(refs.batch_ref),
         remittance: detail.remittance,
         details: refs
@@ -1551,8 +1677,8 @@ fn their_side(r: &Row) -> Result<(Theirs, String)> {
 /// A posting as the cascade sees it, from the mapped account's side; `None` for one
 /// between two mapped accounts (it never reaches the bank).
 fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Option<Ours>> {
-    let debit = r.text(5)?;
-    let credit = r.text(6)?;
+    let debit = r.text(col!(OURS, "debit_account"))?;
+    let credit = r.text(col!(OURS, "credit_account"))?;
     let (on_debit, on_credit) = (
         mapped.contains(debit.as_str()),
         mapped.contains(credit.as_str()),
@@ -1560,11 +1686,14 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
     if on_debit == on_credit {
         return Ok(None);
     }
-    let amount = r.int(7)?;
-    let operation = r.text(1)?;
-    let posting_key = r.text(2)?;
-    let file_id = r.text(3)?;
-    let mut d = PostingDetail::read(r.int(0)?, r.detail(11)?)?;
+    let amount = r.int(col!(OURS, "amount_minor"))?;
+    let operation = r.text(col!(OURS, "operation"))?;
+    let posting_key = r.text(col!(OURS, "posting_key"))?;
+    let file_id = r.text(col!(OURS, "file_id"))?;
+    let mut d = PostingDetail::read(
+        r.int(col!(OURS, "posting_id"))?,
+        r.detail(col!(OURS, "detail"))?,
+    )?;
     // Another bank account's correction (a ledger account may be mapped to several) is
     // that reconciliation's, never this one's.
     if operation == crate::keys::OPERATION_CORRECTION
@@ -1573,7 +1702,7 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
         return Ok(None);
     }
     let mut o = Ours {
-        id: r.int(0)?,
+        id: r.int(col!(OURS, "posting_id"))?,
         key: format!("{operation}:{posting_key}"),
         ledger_account: if on_debit {
             debit.clone()
@@ -1581,11 +1710,11 @@ fn our_side(r: &Row, mapped: &HashSet<&str>, bank_account: &str) -> Result<Optio
             credit.clone()
         },
         amount_minor: if on_credit { amount } else { -amount },
-        currency: r.text(8)?,
-        date: date(r.opt_text(9)?.as_deref()),
+        currency: r.text(col!(OURS, "currency"))?,
+        date: date(r.opt_text(col!(OURS, "effective_date"))?.as_deref()),
         // ISO postings keep their UETR or EndToEndId in the trace column: not a trace.
         trace: if operation == crate::keys::OPERATION_ACH_ENTRY {
-            non_empty(r.opt_text(4)?)
+            non_empty(r.opt_text(col!(OURS, "trace_number"))?)
         } else {
             None
         },

@@ -1,7 +1,7 @@
 //! The per-record report of a run as the ledger holds it: its query, over the postings and
 //! journal of the core, the decisions on held records and the statement tables, and its
 //! read. The rows stream through the store's report path (`ledger::Store::report_rows`),
-//! which decodes the columns of [`ReportRow`] in this query's order.
+//! which decodes the columns of [`ReportRow`] by the names of `ledger::sql::REPORT`.
 
 use crate::ledger::store::args;
 use crate::ledger::{Ledger, ReportRow, Result};
@@ -33,7 +33,7 @@ fn report() -> String {
          CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
          AND d.operation = j.operation AND d.posting_key = j.posting_key)";
     // A compensation names the posting it compensates in the original_* columns.
-    format!(
+    let sql = format!(
         "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \
          p.amount_minor, p.currency, p.debit_account, p.credit_account, c.file_id AS original_file_id, \
          c.record_no AS original_record_no, c.run_id AS original_run_id, c.posted_at AS original_posted_at, \
@@ -59,5 +59,7 @@ fn report() -> String {
         seen("currency"),
         seen("debit_account"),
         seen("credit_account"),
-    )
+    );
+    crate::ledger::sql::REPORT.checked(&sql);
+    sql
 }

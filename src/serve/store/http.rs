@@ -9,6 +9,7 @@
 //! server releases when the connection ends, a crash included.
 
 use crate::ingest::FileDone;
+use crate::ledger::store::{Columns, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{Arg, Store, args};
 use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Result};
@@ -205,15 +206,34 @@ fn same_digest(a: &str, b: &str) -> bool {
 }
 
 const API_KEY_COLUMNS: &str = "api_key_id, tenant, prefix, label, created_at, revoked_at";
+const API_KEY: Columns = Columns(&[
+    "api_key_id",
+    "tenant",
+    "prefix",
+    "label",
+    "created_at",
+    "revoked_at",
+]);
+const _: () = API_KEY.check(API_KEY_COLUMNS);
+/// `API_KEY`, and the hash of the key's secret (`authenticate`).
+const API_KEY_AND_SECRET: Columns = Columns(&[
+    "api_key_id",
+    "tenant",
+    "prefix",
+    "label",
+    "created_at",
+    "revoked_at",
+    "secret_sha256",
+]);
 
 fn api_key(r: &crate::ledger::Row) -> Result<ApiKey> {
     Ok(ApiKey {
-        api_key_id: r.int(0)?,
-        tenant: r.text(1)?,
-        prefix: r.text(2)?,
-        label: r.opt_text(3)?,
-        created_at: r.text(4)?,
-        revoked_at: r.opt_text(5)?,
+        api_key_id: r.int(col!(API_KEY, "api_key_id"))?,
+        tenant: r.text(col!(API_KEY, "tenant"))?,
+        prefix: r.text(col!(API_KEY, "prefix"))?,
+        label: r.opt_text(col!(API_KEY, "label"))?,
+        created_at: r.text(col!(API_KEY, "created_at"))?,
+        revoked_at: r.opt_text(col!(API_KEY, "revoked_at"))?,
     })
 }
 
@@ -315,15 +335,15 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                &format!(
+                API_KEY_AND_SECRET.checked(&format!(
                     "SELECT {API_KEY_COLUMNS}, secret_sha256 FROM api_keys \
                      WHERE prefix = $1 AND revoked_at IS NULL"
-                ),
+                )),
                 &args![prefix],
             )
             .await?;
         let Some(row) = row else { return Ok(None) };
-        let stored = row.text(6)?;
+        let stored = row.text(col!(API_KEY_AND_SECRET, "secret_sha256"))?;
         if !same_digest(&stored, &secret_hash(presented)) {
             return Ok(None);
         }
@@ -336,29 +356,36 @@ impl Ledger {
         scope: &IdemScope,
         now: DateTime<Utc>,
     ) -> Result<Option<StoredResponse>> {
+        const STORED_RESPONSE: Columns = Columns(&[
+            "status",
+            "content_type",
+            "location",
+            "body",
+            "fingerprint",
+            "run_id",
+            "created_at",
+        ]);
         let at = ts(&now);
         let row = self
             .store()
             .query_opt(
-                &format!(
+                STORED_RESPONSE.checked(&format!(
                     "SELECT status, content_type, location, body, fingerprint, run_id, created_at \
                      FROM idempotency_keys WHERE {SCOPE_IS} AND expires_at > $6"
-                ),
+                )),
                 &scope.args_with(&[Arg::Text(&at)]),
             )
             .await?;
         let Some(r) = row else { return Ok(None) };
+        let status = col!(STORED_RESPONSE, "status");
         Ok(Some(StoredResponse {
-            status: u16::try_from(r.int(0)?).map_err(|_| LedgerError::Decode {
-                column: 0,
-                expected: "an HTTP status",
-            })?,
-            content_type: r.text(1)?,
-            location: r.opt_text(2)?,
-            body: r.bytes(3)?,
-            fingerprint: r.text(4)?,
-            run_id: r.opt_int(5)?,
-            created_at: r.text(6)?,
+            status: u16::try_from(r.int(status)?).map_err(|_| bad(status, "an HTTP status"))?,
+            content_type: r.text(col!(STORED_RESPONSE, "content_type"))?,
+            location: r.opt_text(col!(STORED_RESPONSE, "location"))?,
+            body: r.bytes(col!(STORED_RESPONSE, "body"))?,
+            fingerprint: r.text(col!(STORED_RESPONSE, "fingerprint"))?,
+            run_id: r.opt_int(col!(STORED_RESPONSE, "run_id"))?,
+            created_at: r.text(col!(STORED_RESPONSE, "created_at"))?,
         }))
     }
 
@@ -397,32 +424,57 @@ impl Ledger {
     /// records of completed runs by outcome; repeats by channel (a file's duplicates and
     /// conflicts, HTTP replays of a stored response, webhook deliveries seen before).
     pub async fn metric_totals(&mut self) -> Result<MetricTotals> {
+        const RUNS: Columns = Columns(&["kind", "status", "runs: count(*)"]);
+        const RECORDS: Columns = Columns(&[
+            "posted: CAST(coalesce(sum(posted), 0) AS BIGINT)",
+            "duplicates: CAST(coalesce(sum(duplicates), 0) AS BIGINT)",
+            "conflicts: CAST(coalesce(sum(conflicts), 0) AS BIGINT)",
+            "held: CAST(coalesce(sum(held), 0) AS BIGINT)",
+        ]);
+        const REPLAYS: Columns = Columns(&["replays: count(*)"]);
         let runs = self
             .store()
             .query(
-                "SELECT kind, status, count(*) FROM runs GROUP BY kind, status ORDER BY kind, status",
+                checked!(
+                    RUNS,
+                    "SELECT kind, status, count(*) FROM runs GROUP BY kind, status ORDER BY kind, status"
+                ),
                 &[],
             )
             .await?
             .iter()
-            .map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?)))
+            .map(|r| {
+                Ok((
+                    r.text(col!(RUNS, "kind"))?,
+                    r.text(col!(RUNS, "status"))?,
+                    r.int(col!(RUNS, "runs"))?,
+                ))
+            })
             .collect::<Result<Vec<_>>>()?;
         let r = self
             .store()
             .query_one(
-                "SELECT CAST(coalesce(sum(posted), 0) AS BIGINT),                  CAST(coalesce(sum(duplicates), 0) AS BIGINT),                  CAST(coalesce(sum(conflicts), 0) AS BIGINT),                  CAST(coalesce(sum(held), 0) AS BIGINT) FROM runs WHERE status = 'completed'",
+                checked!(RECORDS, "SELECT CAST(coalesce(sum(posted), 0) AS BIGINT),                  CAST(coalesce(sum(duplicates), 0) AS BIGINT),                  CAST(coalesce(sum(conflicts), 0) AS BIGINT),                  CAST(coalesce(sum(held), 0) AS BIGINT) FROM runs WHERE status = 'completed'"),
                 &[],
             )
             .await?;
-        let (posted, duplicates, conflicts, held) = (r.int(0)?, r.int(1)?, r.int(2)?, r.int(3)?);
+        let (posted, duplicates, conflicts, held) = (
+            r.int(col!(RECORDS, "posted"))?,
+            r.int(col!(RECORDS, "duplicates"))?,
+            r.int(col!(RECORDS, "conflicts"))?,
+            r.int(col!(RECORDS, "held"))?,
+        );
         let replays = self
             .store()
             .query_one(
-                "SELECT count(*) FROM http_repeats WHERE decision = 'replayed'",
+                checked!(
+                    REPLAYS,
+                    "SELECT count(*) FROM http_repeats WHERE decision = 'replayed'"
+                ),
                 &[],
             )
             .await?
-            .int(0)?;
+            .int(col!(REPLAYS, "replays"))?;
         let webhook = self.webhook_repeat_count().await?;
         Ok(MetricTotals {
             runs,
@@ -450,15 +502,20 @@ impl Ledger {
         match &mut self.store() {
             Store::Sqlite(_) => Ok(true),
             Store::Postgres(_) => {
+                const TAKEN: Columns =
+                    Columns(&["taken: pg_try_advisory_lock(hashtextextended($1, 0))::int"]);
                 let name = scope.lock_name();
                 let row = self
                     .store()
                     .query_one(
-                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0))::int",
+                        checked!(
+                            TAKEN,
+                            "SELECT pg_try_advisory_lock(hashtextextended($1, 0))::int"
+                        ),
                         &[Arg::Text(&name)],
                     )
                     .await?;
-                Ok(row.int(0)? == 1)
+                Ok(row.int(col!(TAKEN, "taken"))? == 1)
             }
         }
     }

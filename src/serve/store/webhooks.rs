@@ -15,7 +15,7 @@
 //! stable `webhook-id`.
 
 use crate::ledger::args;
-use crate::ledger::store::Begin;
+use crate::ledger::store::{Begin, Columns, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Lookup, Result, RunInfo};
 use chrono::{DateTime, Utc};
@@ -180,12 +180,18 @@ fn event_lookup(payload: &[u8]) -> Option<Lookup> {
 }
 
 /// A `webhook_providers` row (provider, tenant, secret, created_at).
+/// A posting's status as `posting_status` holds it.
+const STATUS: Columns = Columns(&["status"]);
+
+/// A webhook provider as `webhook_provider(s)` read it.
+const PROVIDER: Columns = Columns(&["provider", "tenant", "secret", "created_at"]);
+
 fn provider_of(r: &crate::ledger::Row) -> Result<WebhookProvider> {
     Ok(WebhookProvider {
-        provider: r.text(0)?,
-        tenant: r.text(1)?,
-        secret: r.text(2)?,
-        created_at: r.text(3)?,
+        provider: r.text(col!(PROVIDER, "provider"))?,
+        tenant: r.text(col!(PROVIDER, "tenant"))?,
+        secret: r.text(col!(PROVIDER, "secret"))?,
+        created_at: r.text(col!(PROVIDER, "created_at"))?,
     })
 }
 
@@ -256,7 +262,7 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                "SELECT provider, tenant, secret, created_at FROM webhook_providers WHERE provider = $1",
+                checked!(PROVIDER, "SELECT provider, tenant, secret, created_at FROM webhook_providers WHERE provider = $1"),
                 &args![provider],
             )
             .await?;
@@ -267,8 +273,11 @@ impl Ledger {
         let rows = self
             .store()
             .query(
-                "SELECT provider, tenant, secret, created_at FROM webhook_providers \
-                 WHERE tenant = $1 ORDER BY provider",
+                checked!(
+                    PROVIDER,
+                    "SELECT provider, tenant, secret, created_at FROM webhook_providers \
+                 WHERE tenant = $1 ORDER BY provider"
+                ),
                 &args![tenant],
             )
             .await?;
@@ -308,14 +317,19 @@ impl Ledger {
         payload: &[u8],
         now: DateTime<Utc>,
     ) -> Result<Received> {
+        const NEW_EVENT: Columns = Columns(&["event_no"]);
+        const FIRST_EVENT: Columns = Columns(&["event_no", "payload_sha256"]);
         let at = ts(&now);
         let sha = sha256_hex(payload);
         let inserted = self
             .store()
             .query_opt(
-                "INSERT INTO webhook_events (tenant, provider, event_id, event_type, payload, \
+                checked!(
+                    NEW_EVENT,
+                    "INSERT INTO webhook_events (tenant, provider, event_id, event_type, payload, \
                  payload_sha256, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT DO NOTHING RETURNING event_no",
+                 ON CONFLICT DO NOTHING RETURNING event_no"
+                ),
                 &args![
                     tenant,
                     provider,
@@ -329,18 +343,24 @@ impl Ledger {
             .await?;
         if let Some(r) = inserted {
             return Ok(Received::New {
-                event_no: r.int(0)?,
+                event_no: r.int(col!(NEW_EVENT, "event_no"))?,
             });
         }
         let first = self
             .store()
             .query_one(
-                "SELECT event_no, payload_sha256 FROM webhook_events WHERE tenant = $1 AND \
-                 provider = $2 AND event_id = $3 AND event_type = $4",
+                checked!(
+                    FIRST_EVENT,
+                    "SELECT event_no, payload_sha256 FROM webhook_events WHERE tenant = $1 AND \
+                 provider = $2 AND event_id = $3 AND event_type = $4"
+                ),
                 &args![tenant, provider, event_id, event_type],
             )
             .await?;
-        let (event_no, same) = (first.int(0)?, first.text(1)? == sha);
+        let (event_no, same) = (
+            first.int(col!(FIRST_EVENT, "event_no"))?,
+            first.text(col!(FIRST_EVENT, "payload_sha256"))? == sha,
+        );
         self.store()
             .execute(
                 "INSERT INTO webhook_repeats (event_no, same_payload, seen_at) VALUES ($1, $2, $3)",
@@ -381,20 +401,26 @@ impl Ledger {
     }
 
     async fn count_attempt(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Attempt> {
+        const ATTEMPT: Columns = Columns(&["attempts", "outcome"]);
         let Some(r) = self
             .store()
             .query_opt(
-                "UPDATE webhook_events SET attempts = attempts + 1 \
-                 WHERE event_no = $1 AND processed_at IS NULL RETURNING attempts, outcome",
+                checked!(
+                    ATTEMPT,
+                    "UPDATE webhook_events SET attempts = attempts + 1 \
+                 WHERE event_no = $1 AND processed_at IS NULL RETURNING attempts, outcome"
+                ),
                 &args![event_no],
             )
             .await?
         else {
             return Ok(Attempt::Done);
         };
-        let attempts = r.int(0)?;
+        let attempts = r.int(col!(ATTEMPT, "attempts"))?;
         // A waiting event's attempts found no posting yet: its own horizon ends it.
-        if attempts <= APPLY_ATTEMPTS_MAX || r.opt_text(1)?.as_deref() == Some("waiting") {
+        if attempts <= APPLY_ATTEMPTS_MAX
+            || r.opt_text(col!(ATTEMPT, "outcome"))?.as_deref() == Some("waiting")
+        {
             return Ok(Attempt::Go);
         }
         let detail = format!(
@@ -417,23 +443,35 @@ impl Ledger {
     }
 
     async fn apply_in_tx(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Option<Applied>> {
+        const CLAIMED_EVENT: Columns =
+            Columns(&["tenant", "event_type", "payload", "received_at", "attempts"]);
         let at = ts(&now);
         // The claim: one worker's transaction holds the row until it commits; another
         // finds `processed_at` set and does nothing.
         let Some(ev) = self
             .store()
             .query_opt(
-                "UPDATE webhook_events SET attempts = attempts \
+                checked!(
+                    CLAIMED_EVENT,
+                    "UPDATE webhook_events SET attempts = attempts \
                  WHERE event_no = $1 AND processed_at IS NULL \
-                 RETURNING tenant, event_type, payload, received_at, attempts",
+                 RETURNING tenant, event_type, payload, received_at, attempts"
+                ),
                 &args![event_no],
             )
             .await?
         else {
             return Ok(None);
         };
-        let (tenant, event_type, payload) = (ev.text(0)?, ev.text(1)?, ev.bytes(2)?);
-        let (received_at, attempts) = (ev.text(3)?, ev.int(4)?);
+        let (tenant, event_type, payload) = (
+            ev.text(col!(CLAIMED_EVENT, "tenant"))?,
+            ev.text(col!(CLAIMED_EVENT, "event_type"))?,
+            ev.bytes(col!(CLAIMED_EVENT, "payload"))?,
+        );
+        let (received_at, attempts) = (
+            ev.text(col!(CLAIMED_EVENT, "received_at"))?,
+            ev.int(col!(CLAIMED_EVENT, "attempts"))?,
+        );
         if crate::fault::armed("webhook_apply_fails") {
             return Err(LedgerError::Internal(
                 "test fault webhook_apply_fails (CLEARLEDGER_FAULT)".into(),
@@ -567,11 +605,14 @@ impl Ledger {
         let from = self
             .store()
             .query_one(
-                "SELECT status FROM posting_status WHERE posting_id = $1",
+                checked!(
+                    STATUS,
+                    "SELECT status FROM posting_status WHERE posting_id = $1"
+                ),
                 &args![posting_id],
             )
             .await?
-            .text(0)?;
+            .text(col!(STATUS, "status"))?;
         let allowed: Vec<String> = to
             .allowed_from()
             .iter()
@@ -619,16 +660,19 @@ impl Ledger {
         now: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<i64>> {
+        const EVENT: Columns = Columns(&["event_no"]);
         let (c, n) = (ts(&cut), ts(&now));
         let rows = self
             .store()
             .query(
-                "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
-                 AND (next_attempt_at IS NULL OR next_attempt_at <= $2) ORDER BY event_no LIMIT $3",
+                checked!(EVENT, "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
+                 AND (next_attempt_at IS NULL OR next_attempt_at <= $2) ORDER BY event_no LIMIT $3"),
                 &args![c.as_str(), n.as_str(), limit],
             )
             .await?;
-        rows.iter().map(|r| r.int(0)).collect()
+        rows.iter()
+            .map(|r| r.int(col!(EVENT, "event_no")))
+            .collect()
     }
 
     /// A posting's status (`posted` when no event moved it).
@@ -636,15 +680,19 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                "SELECT status FROM posting_status WHERE posting_id = $1",
+                checked!(
+                    STATUS,
+                    "SELECT status FROM posting_status WHERE posting_id = $1"
+                ),
                 &args![posting_id],
             )
             .await?;
         Ok(match row {
-            Some(r) => PostingStatus::parse(&r.text(0)?).ok_or(LedgerError::Decode {
-                column: 0,
-                expected: "a posting status",
-            })?,
+            Some(r) => {
+                let status = col!(STATUS, "status");
+                PostingStatus::parse(&r.text(status)?)
+                    .ok_or_else(|| bad(status, "a posting status"))?
+            }
             None => PostingStatus::Posted,
         })
     }
@@ -669,18 +717,22 @@ impl Ledger {
     }
 
     pub async fn notify_endpoint(&mut self, tenant: &str) -> Result<Option<NotifyEndpoint>> {
+        const ENDPOINT: Columns = Columns(&["tenant", "url", "secret"]);
         let row = self
             .store()
             .query_opt(
-                "SELECT tenant, url, secret FROM notify_endpoints WHERE tenant = $1",
+                checked!(
+                    ENDPOINT,
+                    "SELECT tenant, url, secret FROM notify_endpoints WHERE tenant = $1"
+                ),
                 &args![tenant],
             )
             .await?;
         row.map(|r| {
             Ok(NotifyEndpoint {
-                tenant: r.text(0)?,
-                url: r.text(1)?,
-                secret: r.text(2)?,
+                tenant: r.text(col!(ENDPOINT, "tenant"))?,
+                url: r.text(col!(ENDPOINT, "url"))?,
+                secret: r.text(col!(ENDPOINT, "secret"))?,
             })
         })
         .transpose()
@@ -735,36 +787,46 @@ impl Ledger {
         lease: chrono::Duration,
         limit: i64,
     ) -> Result<Vec<OutboxMessage>> {
+        const DUE: Columns = Columns(&["message_id"]);
+        const MESSAGE: Columns = Columns(&[
+            "message_id",
+            "tenant",
+            "webhook_id",
+            "event_type",
+            "payload",
+            "created_at",
+            "attempts",
+        ]);
         let (at, until) = (ts(&now), ts(&(now + lease)));
         let due = self
             .store()
             .query(
-                "SELECT message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
-                 ORDER BY message_id LIMIT $2",
+                checked!(DUE, "SELECT message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
+                 ORDER BY message_id LIMIT $2"),
                 &args![at.as_str(), limit],
             )
             .await?;
         let mut out = Vec::new();
         for r in &due {
-            let id = r.int(0)?;
+            let id = r.int(col!(DUE, "message_id"))?;
             let claimed = self
                 .store()
                 .query_opt(
-                    "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1 \
+                    checked!(MESSAGE, "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1 \
                      WHERE message_id = $2 AND delivered_at IS NULL AND next_attempt_at <= $3 \
-                     RETURNING message_id, tenant, webhook_id, event_type, payload, created_at, attempts",
+                     RETURNING message_id, tenant, webhook_id, event_type, payload, created_at, attempts"),
                     &args![until.as_str(), id, at.as_str()],
                 )
                 .await?;
             if let Some(m) = claimed {
                 out.push(OutboxMessage {
-                    message_id: m.int(0)?,
-                    tenant: m.text(1)?,
-                    webhook_id: m.text(2)?,
-                    event_type: m.text(3)?,
-                    payload: m.bytes(4)?,
-                    created_at: m.text(5)?,
-                    attempts: m.int(6)?,
+                    message_id: m.int(col!(MESSAGE, "message_id"))?,
+                    tenant: m.text(col!(MESSAGE, "tenant"))?,
+                    webhook_id: m.text(col!(MESSAGE, "webhook_id"))?,
+                    event_type: m.text(col!(MESSAGE, "event_type"))?,
+                    payload: m.bytes(col!(MESSAGE, "payload"))?,
+                    created_at: m.text(col!(MESSAGE, "created_at"))?,
+                    attempts: m.int(col!(MESSAGE, "attempts"))?,
                 });
             }
         }
@@ -802,10 +864,14 @@ impl Ledger {
 
     /// Deliveries of an event already in the inbox (`/metrics`).
     pub(crate) async fn webhook_repeat_count(&mut self) -> Result<i64> {
+        const REPEATS: Columns = Columns(&["repeats: count(*)"]);
         self.store()
-            .query_one("SELECT count(*) FROM webhook_repeats", &[])
+            .query_one(
+                checked!(REPEATS, "SELECT count(*) FROM webhook_repeats"),
+                &[],
+            )
             .await?
-            .int(0)
+            .int(col!(REPEATS, "repeats"))
     }
 }
 
