@@ -773,6 +773,38 @@ impl Ledger {
         }))
     }
 
+    /// The reversal's own run, opened: the row its compensations are posted under.
+    async fn open_reverse_run(
+        &mut self,
+        who: &Actor<'_>,
+        target: &ReverseTarget,
+        file_id: Option<&str>,
+        format: &str,
+        at: &str,
+    ) -> Result<i64> {
+        let source = match target {
+            ReverseTarget::Run(id) => format!("reverse run {id}"),
+            ReverseTarget::Key { posting_key, .. } => format!("reverse {posting_key}"),
+        };
+        let a = args![
+            who.tenant,
+            file_id,
+            format,
+            source.as_str(),
+            at,
+            "reverse",
+            who.reason,
+            who.by,
+        ];
+        self.store()
+            .query_one(
+                checked!(crate::ledger::sql::NEW_RUN, sql::INSERT_ACTION_RUN),
+                &a,
+            )
+            .await?
+            .int(col!(crate::ledger::sql::NEW_RUN, "run_id"))
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn compensate(
         &mut self,
@@ -785,28 +817,9 @@ impl Ledger {
         targets: i64,
     ) -> Result<i64> {
         let at = ts(&who.at);
-        let source = match target {
-            ReverseTarget::Run(id) => format!("reverse run {id}"),
-            ReverseTarget::Key { posting_key, .. } => format!("reverse {posting_key}"),
-        };
-        let a = args![
-            who.tenant,
-            file_id,
-            format,
-            source.as_str(),
-            at.as_str(),
-            "reverse",
-            who.reason,
-            who.by,
-        ];
         let run_id = self
-            .store()
-            .query_one(
-                checked!(crate::ledger::sql::NEW_RUN, sql::INSERT_ACTION_RUN),
-                &a,
-            )
-            .await?
-            .int(col!(crate::ledger::sql::NEW_RUN, "run_id"))?;
+            .open_reverse_run(who, target, file_id, format, &at)
+            .await?;
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id), Arg::Text(&at)];
         a.extend(binds.iter().map(Bind::arg));
         self.store()
