@@ -22,6 +22,8 @@
 
 // A test reads as one scenario, top to bottom; production code fits a screen (Cargo.toml).
 #![cfg_attr(test, allow(clippy::too_many_lines))]
+// What is `pub` is what a library user calls; the rest is `pub(crate)`.
+#![warn(unreachable_pub)]
 
 pub mod cli;
 pub(crate) mod fault;

@@ -19,14 +19,14 @@ pub(crate) enum Column<'a> {
 
 impl<'a> Column<'a> {
     /// How many rows the column holds.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Column::Int(v) => v.len(),
             Column::Text(v) => v.len(),
         }
     }
     /// Row `i`'s value, bound alone (SQLite's statement a row).
-    pub fn arg(&self, i: usize) -> Arg<'a> {
+    pub(crate) fn arg(&self, i: usize) -> Arg<'a> {
         match self {
             Column::Int(v) => Arg::Int(v[i]),
             Column::Text(v) => Arg::OptText(v[i]),
@@ -50,7 +50,7 @@ impl Store {
     /// NOTHING` letting the unique indexes decide; returns the value of column `key` (an
     /// [`Column::Int`]) of each row that inserted. `insert.unnest` returns that value
     /// (`RETURNING`) for each row it inserted.
-    pub async fn insert_new(
+    pub(crate) async fn insert_new(
         &mut self,
         insert: &Forms<'_>,
         fixed: &[Arg<'_>],
@@ -69,7 +69,7 @@ impl Store {
 
     /// The rows `select` reads for each of `keys`: SQLite once a key (bound after
     /// `fixed`), PostgreSQL once for all (the keys bound as one `text[]`).
-    pub async fn rows_by_keys(
+    pub(crate) async fn rows_by_keys(
         &mut self,
         select: &Forms<'_>,
         fixed: &[Arg<'_>],

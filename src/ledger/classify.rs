@@ -129,7 +129,7 @@ impl<'a> JournalRow<'a> {
     /// The record as seen, where the journal must keep it: a conflict or a held record.
     /// A duplicate's content is its original's, so its journal row names only the original
     /// (migrations/*/0003_slim_journal.sql).
-    pub fn seen(&self) -> Option<&'a PostingRecord> {
+    pub(crate) fn seen(&self) -> Option<&'a PostingRecord> {
         (self.outcome != Outcome::Duplicate).then_some(self.r)
     }
 }

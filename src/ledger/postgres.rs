@@ -34,7 +34,7 @@ pub(crate) const ROWS_PER_STATEMENT: usize = 2_000;
 
 /// Timeouts of a PostgreSQL session, with their defaults in the CLI.
 #[derive(Debug, Clone, Copy)]
-pub struct PgTimeouts {
+pub(crate) struct PgTimeouts {
     /// Connecting (TCP, TLS, authentication).
     pub connect: Duration,
     /// Waiting for a lock held by another transaction (another worker's claim).
@@ -235,33 +235,33 @@ impl PgStore {
     /// `application_name=clearledger`, `jit=off` (our statements are short or index-driven;
     /// JIT compiled a 1 M-row report's query for a third of a second, and gains nothing back),
     /// `work_mem=64MB` (the report's sort of a 1 M-record run spills less).
-    pub async fn connect(url: &str, timeouts: PgTimeouts) -> Result<Self> {
+    pub(crate) async fn connect(url: &str, timeouts: PgTimeouts) -> Result<Self> {
         let conn = connect_with(&connect_options(url, timeouts)?, timeouts.connect).await?;
         Ok(PgStore { conn })
     }
 
     /// Sends Terminate and closes the socket; a failure (the server already gone) changes
     /// nothing for the caller.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         if let Err(e) = self.conn.close().await {
             tracing::debug!(error = %e, "closing the PostgreSQL connection");
         }
     }
 
-    pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+    pub(crate) async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let done = q.execute(&mut self.conn).await.ctx("running a statement")?;
         Ok(done.rows_affected())
     }
 
-    pub async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+    pub(crate) async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let rows = q.fetch_all(&mut self.conn).await.ctx("running a query")?;
         rows.iter().map(cells).collect()
     }
 
     /// Multi-row `VALUES`, [`ROWS_PER_STATEMENT`] rows a statement.
-    pub async fn insert_rows<const N: usize>(
+    pub(crate) async fn insert_rows<const N: usize>(
         &mut self,
         insert: &str,
         rows: &[[Arg<'_>; N]],
@@ -279,7 +279,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn script(&mut self, sql: &str) -> Result<()> {
+    pub(crate) async fn script(&mut self, sql: &str) -> Result<()> {
         self.conn
             .execute(sqlx::raw_sql(sql))
             .await
@@ -287,7 +287,7 @@ impl PgStore {
             .ctx("applying a migration")
     }
 
-    pub async fn begin(&mut self, why: Begin) -> Result<()> {
+    pub(crate) async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
             Begin::Write => {
                 self.execute("BEGIN ISOLATION LEVEL READ COMMITTED", &[])
@@ -312,7 +312,7 @@ impl PgStore {
     /// One statement per chunk, the rows as arrays through `unnest`: a handful of binds
     /// instead of 15 per row, the same ON CONFLICT arbitration. Columns borrowed from the
     /// records: no copy of the text per row.
-    pub async fn insert_postings(
+    pub(crate) async fn insert_postings(
         &mut self,
         run: &OpenRun,
         chunk: &[&PostingRecord],
@@ -376,7 +376,7 @@ impl PgStore {
     /// [`super::Store::insert_new`]: a statement a chunk of [`ROWS_PER_STATEMENT`] rows,
     /// each column one array (a fixed handful of binds, whatever the count); the values
     /// `insert` returns for the rows it inserted.
-    pub async fn insert_new(
+    pub(crate) async fn insert_new(
         &mut self,
         insert: &str,
         fixed: &[Arg<'_>],
@@ -401,7 +401,7 @@ impl PgStore {
 
     /// [`super::Store::rows_by_keys`]: one statement, the keys one `text[]` joined
     /// through `unnest`.
-    pub async fn rows_by_keys(
+    pub(crate) async fn rows_by_keys(
         &mut self,
         select: &str,
         fixed: &[Arg<'_>],
@@ -418,7 +418,11 @@ impl PgStore {
 
     /// One statement for the chunk's keys, joined from arrays through `unnest`: a fixed
     /// handful of binds, one probe of the natural-key index per key.
-    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+    pub(crate) async fn originals(
+        &mut self,
+        tenant: &str,
+        keys: &[(&str, &str)],
+    ) -> Result<Originals> {
         let operations: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let posting_keys: Vec<&str> = keys.iter().map(|k| k.1).collect();
         let rows = sqlx::query(
@@ -452,7 +456,7 @@ impl PgStore {
     }
 
     /// One statement for the chunk's (trace number, effective date) pairs.
-    pub async fn by_trace(
+    pub(crate) async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
@@ -506,7 +510,7 @@ impl PgStore {
             .collect()
     }
 
-    pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    pub(crate) async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         let rows =
             sqlx::query("SELECT posting_id, detail FROM postings WHERE posting_id = ANY($1)")
                 .bind(ids)
@@ -522,7 +526,7 @@ impl PgStore {
             .collect()
     }
 
-    pub async fn each_row(
+    pub(crate) async fn each_row(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
@@ -536,7 +540,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn report_rows(
+    pub(crate) async fn report_rows(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],

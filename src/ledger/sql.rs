@@ -213,7 +213,7 @@ pub(crate) struct FindingRow {
 }
 
 impl FindingRow {
-    pub fn of(seq: usize, f: &Finding) -> Self {
+    pub(crate) fn of(seq: usize, f: &Finding) -> Self {
         FindingRow {
             seq: seq as i64 + 1,
             record_index: f.position.record_index().unwrap_or(0) as i64,
@@ -229,7 +229,7 @@ impl FindingRow {
                 .or_else(|| f.position.column().map(|c| c.to_string())),
         }
     }
-    pub fn args<'a>(&'a self, run_id: i64, f: &'a Finding) -> [Arg<'a>; 11] {
+    pub(crate) fn args<'a>(&'a self, run_id: i64, f: &'a Finding) -> [Arg<'a>; 11] {
         args![
             run_id,
             self.seq,

@@ -262,7 +262,7 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 
 impl SqliteStore {
     /// Opens (creating if missing) the database at `url` (`sqlite://PATH`).
-    pub async fn connect(url: &str, busy_timeout: Duration) -> Result<Self> {
+    pub(crate) async fn connect(url: &str, busy_timeout: Duration) -> Result<Self> {
         let (path, flags) = parse_url(url)?;
         // Opening a database another process is creating can report SQLITE_BUSY at once
         // (switching to WAL needs an exclusive lock, and SQLite's busy handler is not
@@ -307,7 +307,7 @@ impl SqliteStore {
         Ok(c)
     }
 
-    pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+    pub(crate) async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         let mut st = self
             .conn
             .prepare_cached(&placeholders(sql))
@@ -318,7 +318,7 @@ impl SqliteStore {
         Ok(n as u64)
     }
 
-    pub async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+    pub(crate) async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
         let mut st = self
             .conn
             .prepare_cached(&placeholders(sql))
@@ -332,7 +332,7 @@ impl SqliteStore {
     }
 
     /// One prepared statement executed per row: SQLite's fastest bulk form.
-    pub async fn insert_rows<const N: usize>(
+    pub(crate) async fn insert_rows<const N: usize>(
         &mut self,
         insert: &str,
         rows: &[[Arg<'_>; N]],
@@ -348,11 +348,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub async fn script(&mut self, sql: &str) -> Result<()> {
+    pub(crate) async fn script(&mut self, sql: &str) -> Result<()> {
         self.conn.execute_batch(sql).ctx("applying a migration")
     }
 
-    pub async fn begin(&mut self, why: Begin) -> Result<()> {
+    pub(crate) async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
             Begin::Write => self
                 .conn
@@ -377,7 +377,7 @@ impl SqliteStore {
     /// missing (`PRAGMA foreign_key_check`) is [`LedgerError::ForeignKeyViolation`] and
     /// nothing is committed (the caller rolls back). Foreign keys are on again once the
     /// transaction has ended.
-    pub async fn commit(&mut self) -> Result<()> {
+    pub(crate) async fn commit(&mut self) -> Result<()> {
         if self.migrating {
             self.check_foreign_keys()?;
         }
@@ -386,7 +386,7 @@ impl SqliteStore {
         res.and(on)
     }
 
-    pub async fn rollback(&mut self) -> Result<()> {
+    pub(crate) async fn rollback(&mut self) -> Result<()> {
         let res = self.execute("ROLLBACK", &[]).await.map(|_| ());
         let on = self.foreign_keys_back_on();
         res.and(on)
@@ -432,7 +432,7 @@ impl SqliteStore {
     }
 
     /// [`super::Store::rows_by_keys`]: `select` once a key.
-    pub async fn rows_by_keys(
+    pub(crate) async fn rows_by_keys(
         &mut self,
         select: &str,
         fixed: &[Arg<'_>],
@@ -450,7 +450,7 @@ impl SqliteStore {
 
     /// [`super::Store::insert_new`]: one prepared statement a row (`ON CONFLICT DO
     /// NOTHING`); the `key` values of the rows inserted, in the order given.
-    pub async fn insert_new(
+    pub(crate) async fn insert_new(
         &mut self,
         insert: &str,
         fixed: &[Arg<'_>],
@@ -480,7 +480,7 @@ impl SqliteStore {
         Ok(inserted)
     }
 
-    pub async fn insert_postings(
+    pub(crate) async fn insert_postings(
         &mut self,
         run: &OpenRun,
         chunk: &[&PostingRecord],
@@ -528,7 +528,11 @@ impl SqliteStore {
     }
 
     /// One index probe per distinct key.
-    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+    pub(crate) async fn originals(
+        &mut self,
+        tenant: &str,
+        keys: &[(&str, &str)],
+    ) -> Result<Originals> {
         const ORIGINAL: Columns = Columns(&["posting_id", "run_id", "fingerprint", "file_id"]);
         let mut find = self
             .conn
@@ -566,7 +570,7 @@ impl SqliteStore {
     }
 
     /// One probe of the trace index per distinct (trace number, effective date).
-    pub async fn by_trace(
+    pub(crate) async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
@@ -613,7 +617,7 @@ impl SqliteStore {
         Ok(out)
     }
 
-    pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    pub(crate) async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         const DETAIL: Columns = Columns(&["detail"]);
         let mut detail = self
             .conn
@@ -634,7 +638,7 @@ impl SqliteStore {
         Ok(out)
     }
 
-    pub async fn each_row(
+    pub(crate) async fn each_row(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
@@ -654,7 +658,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub async fn report_rows(
+    pub(crate) async fn report_rows(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],

@@ -135,7 +135,7 @@ pub(crate) use checked;
 
 impl Columns {
     /// The position of the column named `name`.
-    pub const fn find(&self, name: &str) -> Found {
+    pub(crate) const fn find(&self, name: &str) -> Found {
         let mut found = Found::Missing;
         let mut i = 0;
         while i < self.0.len() {
@@ -156,7 +156,7 @@ impl Columns {
     /// these columns, in this order; every name once. The panic names the entry (or the
     /// SQL's column) that does not match (a `const fn` formats nothing more). Run at compile time
     /// (`const _: () = COLUMNS.check(SQL);`), or in a test for SQL built at run time.
-    pub const fn check(&self, sql: &str) {
+    pub(crate) const fn check(&self, sql: &str) {
         let mut items = sqltext::Items::of(sql.as_bytes());
         let mut i = 0;
         while i < self.0.len() {
@@ -184,7 +184,7 @@ impl Columns {
 impl Columns {
     /// `sql`, built at run time, checked as [`Self::check`] does in debug builds (every
     /// test); a release build reads it as is.
-    pub fn checked(self, sql: &str) -> &str {
+    pub(crate) fn checked(self, sql: &str) -> &str {
         #[cfg(debug_assertions)]
         self.check(sql);
         sql
@@ -463,39 +463,39 @@ impl Row {
     fn cell(&self, c: impl Column) -> Result<&Cell> {
         self.0.get(c.index()).ok_or_else(|| bad(c, "a column"))
     }
-    pub fn int(&self, c: impl Column) -> Result<i64> {
+    pub(crate) fn int(&self, c: impl Column) -> Result<i64> {
         match self.cell(c)? {
             Cell::Int(v) => Ok(*v),
             _ => Err(bad(c, "an integer")),
         }
     }
-    pub fn opt_int(&self, c: impl Column) -> Result<Option<i64>> {
+    pub(crate) fn opt_int(&self, c: impl Column) -> Result<Option<i64>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.int(c).map(Some),
         }
     }
-    pub fn text(&self, c: impl Column) -> Result<String> {
+    pub(crate) fn text(&self, c: impl Column) -> Result<String> {
         match self.cell(c)? {
             Cell::Text(v) => Ok(v.clone()),
             _ => Err(bad(c, "text")),
         }
     }
     /// [`Self::text`], moved out of the row (left empty): no copy of a row read once.
-    pub fn take_text(&mut self, c: impl Column) -> Result<String> {
+    pub(crate) fn take_text(&mut self, c: impl Column) -> Result<String> {
         match self.0.get_mut(c.index()) {
             Some(Cell::Text(v)) => Ok(std::mem::take(v)),
             _ => self.text(c),
         }
     }
     /// [`Self::opt_text`], moved out of the row.
-    pub fn take_opt_text(&mut self, c: impl Column) -> Result<Option<String>> {
+    pub(crate) fn take_opt_text(&mut self, c: impl Column) -> Result<Option<String>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.take_text(c).map(Some),
         }
     }
-    pub fn opt_text(&self, c: impl Column) -> Result<Option<String>> {
+    pub(crate) fn opt_text(&self, c: impl Column) -> Result<Option<String>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.text(c).map(Some),
@@ -503,7 +503,7 @@ impl Row {
     }
     /// A posting's stored fields (`postings.detail`): a BLOB in the compact form, or the
     /// JSON text of rows written before it (SQLite keeps both as stored).
-    pub fn detail(&self, c: impl Column) -> Result<&[u8]> {
+    pub(crate) fn detail(&self, c: impl Column) -> Result<&[u8]> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(v),
             Cell::Text(v) => Ok(v.as_bytes()),
@@ -512,14 +512,14 @@ impl Row {
     }
     /// A posting's fingerprint as hex: stored as 32 bytes (migration 0013), or as the hex
     /// text of rows written before it.
-    pub fn fingerprint(&self, c: impl Column) -> Result<String> {
+    pub(crate) fn fingerprint(&self, c: impl Column) -> Result<String> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(hex::encode(v)),
             Cell::Text(v) => Ok(v.clone()),
             _ => Err(bad(c, "a fingerprint")),
         }
     }
-    pub fn bytes(&self, c: impl Column) -> Result<Vec<u8>> {
+    pub(crate) fn bytes(&self, c: impl Column) -> Result<Vec<u8>> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(v.clone()),
             _ => Err(bad(c, "bytes")),
@@ -553,7 +553,7 @@ macro_rules! delegate {
 
 impl Store {
     /// The embedded migrations of this backend (`migrations/sqlite` or `migrations/postgres`).
-    pub fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+    pub(crate) fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
         static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
         match self {
@@ -562,7 +562,7 @@ impl Store {
         }
     }
     /// The `schema_migrations` table in the backend's types.
-    pub fn migrations_table_ddl(&self) -> &'static str {
+    pub(crate) fn migrations_table_ddl(&self) -> &'static str {
         match self {
             Store::Sqlite(_) => {
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, \
@@ -575,7 +575,7 @@ impl Store {
         }
     }
     /// Records per call of the bulk paths.
-    pub fn chunk_rows(&self) -> usize {
+    pub(crate) fn chunk_rows(&self) -> usize {
         match self {
             // One prepared statement per record: no reason to cut.
             Store::Sqlite(_) => usize::MAX,
@@ -585,7 +585,7 @@ impl Store {
     /// Serialises, until the transaction ends, every transaction that takes the same
     /// `name`: PostgreSQL's transaction-scoped advisory lock (bounded by `lock_timeout`).
     /// SQLite serialises every write transaction already: nothing to do.
-    pub async fn lock_name(&mut self, name: &str) -> Result<()> {
+    pub(crate) async fn lock_name(&mut self, name: &str) -> Result<()> {
         match self {
             Store::Sqlite(_) => Ok(()),
             Store::Postgres(s) => s
@@ -599,7 +599,7 @@ impl Store {
     }
     /// Ends the session: PostgreSQL gets its Terminate message (without it the server logs
     /// every invocation as a connection reset); SQLite closes the file.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         match self {
             Store::Sqlite(s) => drop(s),
             Store::Postgres(s) => s.close().await,
@@ -607,7 +607,7 @@ impl Store {
     }
     /// Test fault (see `crate::fault`): when `point` is armed, the PostgreSQL server ends
     /// this session; the next statement fails as after a lost connection.
-    pub async fn fault_drop(&mut self, point: &str) {
+    pub(crate) async fn fault_drop(&mut self, point: &str) {
         if let Store::Postgres(s) = self
             && crate::fault::armed(point)
         {
@@ -617,7 +617,7 @@ impl Store {
         }
     }
     /// Whether the connection enforces foreign keys (SQLite's `PRAGMA foreign_keys`).
-    pub async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+    pub(crate) async fn foreign_keys_enforced(&mut self) -> Result<bool> {
         const FOREIGN_KEYS: Columns = Columns(&["foreign_keys"]);
         match self {
             Store::Sqlite(s) => Ok(s
@@ -631,7 +631,7 @@ impl Store {
         }
     }
     /// A consistent copy of the database in the new file `path` (SQLite's `VACUUM INTO`).
-    pub async fn vacuum_into(&mut self, path: &str) -> Result<()> {
+    pub(crate) async fn vacuum_into(&mut self, path: &str) -> Result<()> {
         match self {
             Store::Sqlite(s) => s
                 .execute("VACUUM INTO $1", &[Arg::Text(path)])
@@ -641,7 +641,7 @@ impl Store {
         }
     }
     /// Refreshes the planner's statistics of the tables a run writes (PostgreSQL).
-    pub async fn analyze(&mut self) -> Result<()> {
+    pub(crate) async fn analyze(&mut self) -> Result<()> {
         match self {
             Store::Sqlite(_) => Ok(()),
             Store::Postgres(s) => s
@@ -650,22 +650,22 @@ impl Store {
                 .map(|_| ()),
         }
     }
-    pub async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+    pub(crate) async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         delegate!(self, s => s.execute(sql, args).await)
     }
-    pub async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+    pub(crate) async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
         delegate!(self, s => s.query(sql, args).await)
     }
-    pub async fn query_opt(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Option<Row>> {
+    pub(crate) async fn query_opt(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Option<Row>> {
         Ok(self.query(sql, args).await?.into_iter().next())
     }
-    pub async fn query_one(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Row> {
+    pub(crate) async fn query_one(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Row> {
         self.query_opt(sql, args)
             .await?
             .ok_or(super::LedgerError::NoRow)
     }
     /// Inserts every row of `rows` with `insert` (`INSERT INTO t (c1, …, cN)`).
-    pub async fn insert_rows<const N: usize>(
+    pub(crate) async fn insert_rows<const N: usize>(
         &mut self,
         insert: &str,
         rows: &[[Arg<'_>; N]],
@@ -677,21 +677,21 @@ impl Store {
         delegate!(self, s => s.insert_rows(insert, rows, context).await)
     }
     /// A script of several statements (a migration).
-    pub async fn script(&mut self, sql: &str) -> Result<()> {
+    pub(crate) async fn script(&mut self, sql: &str) -> Result<()> {
         delegate!(self, s => s.script(sql).await)
     }
-    pub async fn begin(&mut self, why: Begin) -> Result<()> {
+    pub(crate) async fn begin(&mut self, why: Begin) -> Result<()> {
         delegate!(self, s => s.begin(why).await)
     }
     /// Commits (SQLite: a migration's transaction checks its foreign keys first, and turns
     /// them on again after: `sqlite.rs`).
-    pub async fn commit(&mut self) -> Result<()> {
+    pub(crate) async fn commit(&mut self) -> Result<()> {
         match self {
             Store::Sqlite(s) => s.commit().await,
             Store::Postgres(s) => s.execute("COMMIT", &[]).await.map(|_| ()),
         }
     }
-    pub async fn rollback(&mut self) -> Result<()> {
+    pub(crate) async fn rollback(&mut self) -> Result<()> {
         match self {
             Store::Sqlite(s) => s.rollback().await,
             Store::Postgres(s) => s.execute("ROLLBACK", &[]).await.map(|_| ()),
@@ -699,7 +699,7 @@ impl Store {
     }
     /// Inserts the chunk's postings, the unique indexes deciding (`ON CONFLICT DO
     /// NOTHING`); returns the record numbers that inserted, ascending.
-    pub async fn insert_postings(
+    pub(crate) async fn insert_postings(
         &mut self,
         run: &OpenRun,
         chunk: &[&PostingRecord],
@@ -708,12 +708,16 @@ impl Store {
     }
     /// The postings under these `(operation, key)`s, by (operation, key); their detail is
     /// not read.
-    pub async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
+    pub(crate) async fn originals(
+        &mut self,
+        tenant: &str,
+        keys: &[(&str, &str)],
+    ) -> Result<Originals> {
         delegate!(self, s => s.originals(tenant, keys).await)
     }
     /// The postings of `operation` with one of these (trace number, effective date)
     /// pairs, detail included.
-    pub async fn by_trace(
+    pub(crate) async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
@@ -722,12 +726,12 @@ impl Store {
         delegate!(self, s => s.by_trace(tenant, operation, keys).await)
     }
     /// The stored detail of each posting in `ids`.
-    pub async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    pub(crate) async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         delegate!(self, s => s.details(ids).await)
     }
     /// Streams the rows of `sql` to `f`, one at a time (a large read in bounded memory);
     /// the first error `f` returns stops the read and is returned.
-    pub async fn each_row(
+    pub(crate) async fn each_row(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
@@ -736,7 +740,7 @@ impl Store {
         delegate!(self, s => s.each_row(sql, args, f).await)
     }
     /// Streams the rows of the report query `sql` (binds: run id, tenant) to `row`.
-    pub async fn report_rows(
+    pub(crate) async fn report_rows(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],

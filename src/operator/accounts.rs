@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 /// The longest account name `account map` accepts, in bytes.
-pub const ACCOUNT_NAME_MAX: usize = 200;
+pub(super) const ACCOUNT_NAME_MAX: usize = 200;
 
 /// One bank account ↔ ledger account pair, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -24,7 +24,7 @@ pub struct AccountMapping {
 /// Why a name cannot be an account's: empty, too long, or holding a blank or a control
 /// character (an account is an identifier as the files and the ledger spell it, e.g.
 /// `NL26VAYB8060476890`, `odfi:12104288:1234567890`).
-pub fn check_account_name(name: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_account_name(name: &str) -> std::result::Result<(), String> {
     if name.is_empty() {
         return Err("an account cannot be empty".into());
     }

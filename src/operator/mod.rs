@@ -9,6 +9,8 @@ mod actions;
 pub(crate) mod sql;
 mod tenants;
 
-pub use accounts::{AccountMapping, check_account_name};
-pub use actions::{Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget};
-pub use tenants::{Tenant, TenantName};
+pub(crate) use accounts::{AccountMapping, check_account_name};
+pub(crate) use actions::{
+    Actor, Decision, DecisionKind, HeldRecord, Resolution, Reversal, ReverseTarget,
+};
+pub(crate) use tenants::{Tenant, TenantName};

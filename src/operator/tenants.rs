@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// The longest tenant name `tenant add` accepts, in bytes (its characters are ASCII): long
 /// enough for a customer code or a domain-like name, short enough for a log line.
-pub const TENANT_NAME_MAX: usize = 64;
+pub(super) const TENANT_NAME_MAX: usize = 64;
 
 /// A tenant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -497,7 +497,7 @@ impl Scenario {
 
     /// Breaks of each kind.
     #[cfg(test)]
-    pub fn breaks_per_kind(&self) -> u64 {
+    pub(crate) fn breaks_per_kind(&self) -> u64 {
         self.k
     }
 }

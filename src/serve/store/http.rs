@@ -93,7 +93,7 @@ pub struct StoredResponse {
 /// The answer a run's request gets, built from the run as it stands inside its
 /// transaction, just before COMMIT.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub content_type: &'static str,
     pub location: Option<String>,
@@ -102,7 +102,7 @@ pub struct Answer {
 
 /// What a request's run writes at its COMMIT: the key's row and its response.
 #[derive(Debug, Clone)]
-pub struct Seal {
+pub(crate) struct Seal {
     pub scope: IdemScope,
     pub fingerprint: String,
     pub created_at: DateTime<Utc>,
@@ -111,13 +111,13 @@ pub struct Seal {
 }
 
 /// Makes a request's answer from the file's summary; `true` for a rejected file.
-pub type AnswerOf = fn(&Summary<'_>, bool) -> Answer;
+pub(super) type AnswerOf = fn(&Summary<'_>, bool) -> Answer;
 
 /// The commit hook of a request's run: the response, built from the run as it stands
 /// inside its transaction and from what the ingest learned of the file, is stored under
 /// the request's key, so the key's claim, the run's postings and the answer commit
 /// together or not at all (docs/principles.md §6).
-pub struct SealHook {
+pub(crate) struct SealHook {
     pub seal: Seal,
     pub done: FileDone,
     pub answer: AnswerOf,

@@ -7,8 +7,8 @@
 mod http;
 mod webhooks;
 
-pub use http::{
+pub(crate) use http::{
     Answer, ApiKey, IdemScope, MetricTotals, NewApiKey, RepeatDecision, Seal, SealHook,
     StoredResponse,
 };
-pub use webhooks::{OutboxMessage, Received, notify_on_commit};
+pub(crate) use webhooks::{OutboxMessage, Received, notify_on_commit};

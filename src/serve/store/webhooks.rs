@@ -24,11 +24,11 @@ use sha2::{Digest, Sha256};
 
 /// How long an event naming a posting the ledger does not hold waits for it (its file may
 /// be uploaded after the event came), tried again with backoff up to an hour apart.
-pub const WAIT_DAYS: i64 = 7;
+pub(super) const WAIT_DAYS: i64 = 7;
 
 /// Attempts that fail (an error, rolled back: not `waiting`) before an event ends
 /// `failed`.
-pub const APPLY_ATTEMPTS_MAX: i64 = 10;
+pub(super) const APPLY_ATTEMPTS_MAX: i64 = 10;
 
 enum Attempt {
     /// Applied already (by another worker, or given up).
@@ -202,7 +202,7 @@ fn sha256_hex(b: &[u8]) -> String {
 /// The commit hook that notifies: a run of a tenant with a notification endpoint writes
 /// its message to the outbox in its own transaction (docs/principles.md §12), sent after
 /// the commit. Every program that runs on a ledger registers it ([`notify_on_commit`]).
-pub struct OutboxHook;
+pub(super) struct OutboxHook;
 
 impl CommitHook for OutboxHook {
     fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
@@ -229,7 +229,7 @@ impl CommitHook for OutboxHook {
 }
 
 /// Registers the outbox's commit hook on `ledger`: from now on its runs notify.
-pub fn notify_on_commit(ledger: &mut Ledger) {
+pub(crate) fn notify_on_commit(ledger: &mut Ledger) {
     ledger.on_every_run(Box::new(OutboxHook));
 }
 
