@@ -294,8 +294,8 @@ impl SqliteStore {
         c.set_prepared_statement_cache_capacity(64);
         if !flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY) {
             // 16 KiB pages for a new ledger (an existing one keeps its own: the size is fixed
-            // by the first write, and changed only by a VACUUM outside WAL mode). Issue #16,
-            // measured with examples/sqlite_ceiling.rs on 1 M NACHA posting rows: a fresh
+            // by the first write, and changed only by a VACUUM outside WAL mode). Measured
+            // with examples/sqlite_ceiling.rs on 1 M NACHA posting rows: a fresh
             // insert 12.0 s with 4 KiB pages, 8.9 s with 8 KiB, 8.1 s with 16 KiB.
             c.execute_batch("PRAGMA page_size = 16384")?;
             let mode: String = c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
