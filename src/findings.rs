@@ -20,7 +20,8 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    /// `warning` or `error`, as reports and JSON spell it.
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
             Severity::Error => "error",
@@ -95,9 +96,13 @@ pub struct FilePosition {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Position {
+    /// A physical record of a fixed-width file (NACHA).
     Record(RecordPosition),
+    /// An element of an XML document (ISO 20022, camt).
     Xml(XmlPosition),
+    /// The file as a whole.
     File(FilePosition),
+    /// A line and column of a tag grammar (BAI2, MT940/MT942).
     Text(TextPosition),
 }
 
@@ -212,7 +217,8 @@ pub struct FieldSpec {
 }
 
 impl FieldSpec {
-    pub fn width(&self) -> usize {
+    /// The field's width in columns.
+    pub(crate) fn width(&self) -> usize {
         usize::from(self.end - self.start + 1)
     }
     /// The field's bytes in a record at least `end` bytes long (a framed record is).
@@ -221,6 +227,7 @@ impl FieldSpec {
         let start = usize::from(self.start - 1).min(end);
         &record[start..end]
     }
+    /// The column range as reports print it: `21-32`.
     pub fn columns(&self) -> String {
         format!("{}-{}", self.start, self.end)
     }
@@ -237,54 +244,97 @@ impl FieldSpec {
 #[non_exhaustive]
 pub enum FindingCode {
     // Any format.
+    /// The file holds nothing to read: no record, no element, or no byte at all.
     EmptyFile,
     /// The file is of a kind this build cannot read (gzip, PDF, BAI2, …).
     UnsupportedFormat,
     // NACHA (fixed-width records).
+    /// A NACHA record of a length that cannot be read as 94 bytes.
     RecordLength,
+    /// A NACHA record shorter than 94 bytes, padded back with blanks (a warning).
     TrimmedRecord,
+    /// A NACHA record longer than 94 bytes by trailing blanks only, which were dropped (a warning).
     LongRecord,
+    /// An empty line between records, skipped (a warning).
     BlankLine,
+    /// A byte outside ASCII where the format allows ASCII only (in a BAI2 text, a warning).
     NonAsciiByte,
     /// A UTF-8 byte-order mark before the first record (skipped, with a warning).
     ByteOrderMark,
     /// DOS end-of-file bytes (0x1A, Ctrl-Z) after the last record (skipped, with a warning).
     EndOfFileMarker,
+    /// A NACHA record whose type code is none of 1, 5, 6, 7, 8, 9.
     UnknownRecordType,
+    /// A NACHA field whose characters break its format (digits, letters, a date, a time).
     FieldFormat,
+    /// A camt field holding a value outside its list (an entry status, a credit/debit code, a count).
     InvalidValue,
+    /// A NACHA routing number whose check digit does not match its first eight digits.
     CheckDigit,
+    /// An entry's transaction code is not one the NACHA rules allow here.
     TransactionCode,
+    /// A batch's service class code is not one the NACHA rules allow here (200, 220, 225, 280).
     ServiceClass,
+    /// A batch's standard entry class (SEC) code is unknown, or wrong for the batch.
     SecCode,
+    /// No NACHA file header (type 1) in the file.
     MissingFileHeader,
+    /// The NACHA file header is not the first record.
     FileHeaderNotFirst,
+    /// A second NACHA file header in the same file.
     DuplicateFileHeader,
+    /// An entry or a batch control with no open batch (no batch header before it).
     RecordOutsideBatch,
+    /// A batch with no batch control (type 8) before the next batch header or the file control.
     BatchNotClosed,
+    /// No NACHA file control (type 9) at the end of the file.
     MissingFileControl,
+    /// A record other than padding (all 9s) after the NACHA file control.
     RecordAfterFileControl,
+    /// An addenda record with no entry detail right before it.
     AddendaOutsideEntry,
+    /// An entry's addenda record indicator disagrees with whether addenda follow it.
     AddendaIndicator,
+    /// An addenda type code not allowed in the batch's SEC code.
     AddendaType,
+    /// An entry with more addenda than its SEC code allows, or a count that disagrees with the addenda that follow.
     AddendaCount,
+    /// An addenda sequence number out of order (1, 2, 3, … per entry).
     AddendaSequence,
+    /// An addenda's entry detail sequence number is not the last 7 digits of its entry's trace number.
     AddendaEntrySequence,
+    /// A return addenda (99) whose reason code is not a known R code.
     ReturnReasonCode,
+    /// A notification-of-change addenda (98) whose change code is not a known C code.
     ChangeCode,
+    /// A debit entry in a credits-only batch (service class 220).
     DebitInCreditBatch,
+    /// A credit entry in a debits-only batch (service class 225).
     CreditInDebitBatch,
+    /// A batch or file control's entry/addenda count differs from the records counted.
     EntryAddendaCountMismatch,
+    /// A batch or file control's entry hash differs from the sum of the entries' receiving
+    /// routing numbers (their first eight digits).
     EntryHashMismatch,
+    /// A batch or file control's total debit amount differs from the entries' sum.
     TotalDebitMismatch,
+    /// A batch or file control's total credit amount differs from the entries' sum.
     TotalCreditMismatch,
+    /// A batch control's service class code differs from its batch header's.
     ServiceClassMismatch,
+    /// A batch control's company identification differs from its batch header's.
     CompanyIdMismatch,
+    /// A batch control's originating DFI identification differs from its batch header's.
     OdfiMismatch,
+    /// A batch control's batch number differs from its batch header's.
     BatchNumberMismatch,
+    /// A batch number not greater than the previous batch's.
     BatchNumberSequence,
+    /// The file control's batch count differs from the batches in the file.
     BatchCountMismatch,
+    /// The file control's block count differs from the file's blocks of ten records.
     BlockCountMismatch,
+    /// A BAI2 amount of more than 18 digits, past what 64-bit minor units hold.
     AmountOverflow,
     /// More findings than a file may keep ([`FindingSink`]).
     TooManyFindings,
@@ -292,23 +342,39 @@ pub enum FindingCode {
     /// A byte-order mark and an XML declaration naming another encoding (read as the
     /// mark says, with a warning).
     EncodingMismatch,
+    /// XML that is not well formed: a syntax error, an unresolved reference, a document cut short.
     XmlSyntax,
+    /// A DOCTYPE declaration: refused, with every entity and external reference it could bring.
     DoctypeForbidden,
+    /// Elements nested deeper than the reader allows.
     DepthLimit,
+    /// A text, a line or a record larger than the reader allows: reading stops there.
     SizeLimit,
+    /// An XML message of a kind or version no reader reads.
     UnsupportedMessage,
+    /// A required XML element is missing.
     MissingElement,
     /// A message (Document) holding no transaction: nothing to post.
     NoTransactions,
     /// An attribute written twice on one element (`Ccy="EUR" Ccy="JPY"`).
     DuplicateAttribute,
+    /// A stated number of transactions (`NbOfTxs`) differs from the transactions counted.
     NbOfTxsMismatch,
+    /// A stated control sum (`CtrlSum`) differs from the sum of the amounts.
     CtrlSumMismatch,
+    /// An amount written wrongly for its format (a sign, a stray character, more decimal
+    /// places than its currency has).
     AmountFormat,
+    /// A currency code that is not an active ISO 4217 code with minor units.
     CurrencyCode,
+    /// A date (or date and time) that is not valid in the format's notation.
     DateFormat,
+    /// A BIC that is not 4 letters, a 2-letter country, 2 letters or digits and an optional
+    /// 3-character branch.
     BicFormat,
+    /// An IBAN malformed or whose mod-97 check digits do not verify.
     IbanFormat,
+    /// A UETR that is not a lowercase UUID v4.
     UetrFormat,
     // Bank statements (camt.052/053/054, BAI2, MT940/MT942).
     /// A line or field that breaks the tag grammar (BAI2, MT940): the expected token.
@@ -430,8 +496,11 @@ impl fmt::Display for FindingCode {
 /// One problem found in a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
+    /// Whether the finding rejects the file ([`Severity::Error`]) or is only told.
     pub severity: Severity,
+    /// What is wrong.
     pub code: FindingCode,
+    /// Where in the file.
     pub position: Position,
     /// The field concerned, with its column range, when the finding is about one field
     /// of a fixed-width record.
@@ -443,7 +512,8 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
+    /// A finding of `severity`.
+    pub(crate) fn new(
         severity: Severity,
         code: FindingCode,
         position: impl Into<Position>,
@@ -460,7 +530,8 @@ impl Finding {
             found: found.into(),
         }
     }
-    pub fn error(
+    /// A finding that rejects the file.
+    pub(crate) fn error(
         code: FindingCode,
         position: impl Into<Position>,
         field: Option<FieldSpec>,
@@ -469,7 +540,8 @@ impl Finding {
     ) -> Self {
         Self::new(Severity::Error, code, position, field, expected, found)
     }
-    pub fn warning(
+    /// A finding told but accepted.
+    pub(crate) fn warning(
         code: FindingCode,
         position: impl Into<Position>,
         field: Option<FieldSpec>,
@@ -546,7 +618,8 @@ pub struct Replay {
 }
 
 impl FindingSink {
-    pub fn new() -> Self {
+    /// An empty sink.
+    pub(crate) fn new() -> Self {
         Self::default()
     }
     fn keep(&mut self, f: Finding, kind: PushKind) {
@@ -625,7 +698,8 @@ impl FindingSink {
     pub fn count_dropped_warnings(&mut self, n: u64) {
         self.dropped += n;
     }
-    pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
+    /// Pushes each of `findings` ([`FindingSink::push`]).
+    pub(crate) fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
         for f in findings {
             self.push(f);
         }
@@ -634,6 +708,7 @@ impl FindingSink {
     pub fn len(&self) -> usize {
         self.findings.len()
     }
+    /// Nothing kept and nothing dropped.
     pub fn is_empty(&self) -> bool {
         self.findings.is_empty() && self.dropped == 0
     }
@@ -652,7 +727,8 @@ impl FindingSink {
         let from = from.min(self.findings.len());
         &mut self.findings[from..]
     }
-    pub fn as_slice(&self) -> &[Finding] {
+    /// The findings kept so far.
+    pub(crate) fn as_slice(&self) -> &[Finding] {
         &self.findings
     }
     /// The findings kept; if some were dropped, one more error at `end` says how many.

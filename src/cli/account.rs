@@ -8,13 +8,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct AccountArgs {
+pub(crate) struct AccountArgs {
     #[command(subcommand)]
     pub command: AccountCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum AccountCommand {
+pub(crate) enum AccountCommand {
     /// Map ledger accounts (`odfi:…`, `rdfi:…`, `acct:…`, as postings name them) to a bank
     /// account (as its statements name it: an IBAN, `:25:`, a BAI2 account number). A pair
     /// mapped before is left as it is and is not an error.

@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct HeldArgs {
+pub(crate) struct HeldArgs {
     /// One JSON object per held record.
     #[arg(long)]
     pub json: bool,
@@ -22,7 +22,7 @@ pub struct HeldArgs {
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("decision").required(true).args(["post", "reject"])))]
-pub struct ResolveArgs {
+pub(crate) struct ResolveArgs {
     /// The run that held the record (`clearledger held` lists them).
     pub run_id: i64,
     /// The record's number in that run's file.
@@ -46,7 +46,7 @@ pub struct ResolveArgs {
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["run_id", "key"])))]
-pub struct ReverseArgs {
+pub(crate) struct ReverseArgs {
     /// The run whose postings to compensate.
     pub run_id: Option<i64>,
     /// Compensate the one posting with this key instead.

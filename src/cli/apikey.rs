@@ -8,13 +8,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct ApiKeyArgs {
+pub(crate) struct ApiKeyArgs {
     #[command(subcommand)]
     pub command: ApiKeyCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ApiKeyCommand {
+pub(crate) enum ApiKeyCommand {
     /// Create a key for --tenant and print it (the only time it is shown).
     Create {
         /// A note on whom the key is for (shown by `apikey list`).

@@ -11,7 +11,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Files to check (`-` reads standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

@@ -7,13 +7,13 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
-pub struct DbArgs {
+pub(crate) struct DbArgs {
     #[command(subcommand)]
     pub command: DbCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum DbCommand {
+pub(crate) enum DbCommand {
     /// Create the database if needed and apply every pending migration (also done
     /// automatically on first use by every other command). A PostgreSQL database that
     /// does not exist is created through the `postgres` maintenance database with the same
@@ -27,7 +27,7 @@ pub enum DbCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct BackupArgs {
+pub(crate) struct BackupArgs {
     /// Where to write the copy; must not exist yet.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,

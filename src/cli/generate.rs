@@ -6,13 +6,13 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     #[command(subcommand)]
     pub kind: GenerateKind,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum GenerateKind {
+pub(crate) enum GenerateKind {
     /// A valid NACHA PPD file (mixed credits and debits, every control total right).
     Nacha {
         /// Number of entry detail records. A NACHA file holds at most 9,999,990 records

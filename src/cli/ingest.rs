@@ -19,7 +19,7 @@ use std::time::Instant;
 const RUN_ATTEMPTS_MAX: u32 = 3;
 
 #[derive(Debug, Args)]
-pub struct IngestArgs {
+pub(crate) struct IngestArgs {
     /// Files to ingest, each in its own run (`-` reads standard input).
     #[arg(
         value_name = "FILE",
@@ -82,14 +82,14 @@ pub struct IngestArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Auto,
     Nacha,
     Iso20022,
 }
 
 impl Format {
-    pub fn file_format(self) -> Option<FileFormat> {
+    pub(crate) fn file_format(self) -> Option<FileFormat> {
         match self {
             Format::Auto => None,
             Format::Nacha => Some(FileFormat::Nacha),

@@ -7,7 +7,7 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("by").required(true).args(["trace", "file_id", "key", "uetr", "end_to_end_id", "bank_ref", "account_servicer_ref"])))]
-pub struct LookupArgs {
+pub(crate) struct LookupArgs {
     /// A bank statement entry by the bank's reference (camt `AcctSvcrRef`, BAI2 bank
     /// reference, MT940 `:61:` reference after `//`): every entry carrying it.
     #[arg(long, value_name = "REF")]

@@ -179,21 +179,21 @@ ENVIRONMENT:
 /// a record whose key was seen with other content is a conflict, never posted.
 #[derive(Debug, Parser)]
 #[command(name = "clearledger", version, after_help = AFTER_HELP)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalOpts,
+    pub(crate) global: GlobalOpts,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Args)]
-pub struct GlobalOpts {
+pub(crate) struct GlobalOpts {
     /// Database URL: sqlite://PATH (default sqlite://clearledger.db) or
     /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=require|verify-full]
     /// (password also from PGPASSWORD); also from CLEARLEDGER_DB or DATABASE_URL.
     /// Printed with its password as `***`.
     #[arg(long, global = true, env = "CLEARLEDGER_DB", hide_env_values = true)]
-    pub db: Option<String>,
+    pub(crate) db: Option<String>,
     /// Tenant the keys are scoped to: the same file under two tenants is two files. It
     /// must be known to the ledger (`clearledger tenant add NAME`; `default` always is).
     #[arg(
@@ -202,39 +202,39 @@ pub struct GlobalOpts {
         env = "CLEARLEDGER_TENANT",
         default_value = "default"
     )]
-    pub tenant: String,
+    pub(crate) tenant: String,
     /// How long to wait for a lock another process holds (SQLite: the write lock;
     /// PostgreSQL: `lock_timeout`, e.g. another worker's claim on the same file).
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 300)]
-    pub lock_timeout: u64,
+    pub(crate) lock_timeout: u64,
     /// PostgreSQL `statement_timeout` for any one statement.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 600)]
-    pub statement_timeout: u64,
+    pub(crate) statement_timeout: u64,
     /// PostgreSQL connect timeout.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10)]
-    pub connect_timeout: u64,
+    pub(crate) connect_timeout: u64,
     /// No progress bar, no text summary (errors still go to stderr).
     #[arg(long, short, global = true)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
 
 impl GlobalOpts {
-    pub fn db_url(&self) -> String {
+    pub(crate) fn db_url(&self) -> String {
         self.db
             .clone()
             .or_else(|| std::env::var("DATABASE_URL").ok().filter(|s| !s.is_empty()))
             .unwrap_or_else(|| "sqlite://clearledger.db".to_string())
     }
-    pub fn db_options(&self) -> crate::ledger::DbOptions {
+    pub(crate) fn db_options(&self) -> crate::ledger::DbOptions {
         crate::ledger::DbOptions {
             lock_timeout: Duration::from_secs(self.lock_timeout),
             statement_timeout: Duration::from_secs(self.statement_timeout),
@@ -244,7 +244,7 @@ impl GlobalOpts {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Ingest clearing files: post each record exactly once, report every record.
     Ingest(ingest::IngestArgs),
     /// Parse and validate files without a database; print every finding.
@@ -294,24 +294,24 @@ pub enum Command {
 /// Each flag is named after moov-io/ach's `ValidateOpts` field of the same effect; a
 /// relaxed rule still reports what it found, as a warning.
 #[derive(Debug, Clone, Args)]
-pub struct NachaRuleArgs {
+pub(crate) struct NachaRuleArgs {
     /// Accept an immediate destination that is not a valid routing number (vendors'
     /// return files carry placeholders): reported as a warning instead of rejecting.
     #[arg(long)]
-    pub bypass_destination_check: bool,
+    pub(crate) bypass_destination_check: bool,
     /// Accept a batch header whose company name or company entry description is blank
     /// or all zeros (ACH operator edits 2l, 2m): reported as a warning instead of
     /// rejecting.
     #[arg(long)]
-    pub skip_batch_header_company_validation: bool,
+    pub(crate) skip_batch_header_company_validation: bool,
     /// Accept a TEL entry whose individual name is blank or all zeros (ACH operator edit
     /// 3f): reported as a warning instead of rejecting.
     #[arg(long)]
-    pub allow_empty_individual_name: bool,
+    pub(crate) allow_empty_individual_name: bool,
 }
 
 impl NachaRuleArgs {
-    pub fn options(&self) -> crate::formats::nacha::ValidateOptions {
+    pub(crate) fn options(&self) -> crate::formats::nacha::ValidateOptions {
         crate::formats::nacha::ValidateOptions {
             bypass_destination_check: self.bypass_destination_check,
             skip_batch_header_company_validation: self.skip_batch_header_company_validation,
@@ -323,7 +323,7 @@ impl NachaRuleArgs {
 /// Opens the ledger, runs `body` on it and closes it whatever `body` returned (PostgreSQL
 /// then sees a Terminate message, not a reset connection). A ledger that cannot be opened
 /// is an infrastructure failure, or a configuration error ([`infra_error`]).
-pub async fn with_ledger(
+pub(crate) async fn with_ledger(
     g: &GlobalOpts,
     body: impl AsyncFnOnce(&mut crate::ledger::Ledger) -> u8,
 ) -> u8 {
@@ -346,7 +346,10 @@ const TENANTS_NAMED_MAX: usize = 20;
 /// ledger is opened and before anything else: `None` when the tenant is known; else the
 /// exit code, the message said (an unknown tenant is a usage error, naming the known ones;
 /// a database failure an infrastructure one).
-pub async fn require_tenant(g: &GlobalOpts, ledger: &mut crate::ledger::Ledger) -> Option<u8> {
+pub(crate) async fn require_tenant(
+    g: &GlobalOpts,
+    ledger: &mut crate::ledger::Ledger,
+) -> Option<u8> {
     match ledger.tenant_known(&g.tenant).await {
         Ok(true) => return None,
         Ok(false) => {}
@@ -385,7 +388,7 @@ fn unknown_tenant<'a>(tenant: &str, known: impl ExactSizeIterator<Item = &'a str
 /// mistake ([`crate::ledger::LedgerError::is_configuration`]) is [`exit::CONFIG`], said
 /// "not retryable" with what to fix; anything else [`exit::INFRASTRUCTURE`], "safe to
 /// retry". Only for a failure before anything was committed.
-pub fn infra_error(e: &crate::ledger::LedgerError) -> u8 {
+pub(crate) fn infra_error(e: &crate::ledger::LedgerError) -> u8 {
     match e.configuration_fix() {
         Some(fix) => {
             errln!("clearledger: configuration error (not retryable): {e}; {fix}");
@@ -399,7 +402,7 @@ pub fn infra_error(e: &crate::ledger::LedgerError) -> u8 {
 }
 
 /// "run 3", or "runs 3, 4".
-pub fn run_list(ids: &[i64]) -> String {
+pub(crate) fn run_list(ids: &[i64]) -> String {
     let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
     match ids.len() {
         1 => format!("run {}", ids[0]),
@@ -409,7 +412,7 @@ pub fn run_list(ids: &[i64]) -> String {
 
 /// Prints that `what` failed after run `run_id` committed, and returns the post-commit exit
 /// code.
-pub fn after_commit(what: &dyn std::fmt::Display, run_id: i64) -> u8 {
+pub(crate) fn after_commit(what: &dyn std::fmt::Display, run_id: i64) -> u8 {
     errln!(
         "clearledger: {what}; committed as run {run_id}; the report can be printed again with \
          `clearledger report {run_id}`"

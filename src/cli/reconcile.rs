@@ -17,7 +17,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct ReconcileArgs {
+pub(crate) struct ReconcileArgs {
     /// The bank account, as its statements name it (`clearledger statements` lists them);
     /// the ledger accounts mapped to it (`clearledger account map`) are our side.
     #[arg(long, value_name = "ACCOUNT")]

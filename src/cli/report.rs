@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A run id (number), or a file_id (every run of that file, oldest first).
     #[arg(value_name = "RUN_ID|FILE_ID")]
     pub id: String,

@@ -5,7 +5,7 @@ use crate::ledger;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct RunsArgs {
+pub(crate) struct RunsArgs {
     /// How many runs, newest first.
     #[arg(long, default_value_t = 20)]
     pub limit: i64,

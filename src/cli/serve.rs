@@ -7,7 +7,7 @@ use clap::Args;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on (port 0: any free port; the address bound is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct StatementsArgs {
+pub(crate) struct StatementsArgs {
     /// Only this account (IBAN, account id, BAI2 account number, MT940 `:25:`).
     #[arg(long, value_name = "ACCOUNT")]
     pub account: Option<String>,

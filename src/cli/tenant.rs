@@ -7,13 +7,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct TenantArgs {
+pub(crate) struct TenantArgs {
     #[command(subcommand)]
     pub command: TenantCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TenantCommand {
+pub(crate) enum TenantCommand {
     /// Add a tenant (1 to 64 characters of A-Z a-z 0-9 . _ -). Adding one that exists
     /// already changes nothing and is not an error.
     Add {

@@ -8,13 +8,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 #[derive(Debug, Args)]
-pub struct WebhookArgs {
+pub(crate) struct WebhookArgs {
     #[command(subcommand)]
     pub command: WebhookCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum WebhookCommand {
+pub(crate) enum WebhookCommand {
     /// Accept events at POST /v1/webhooks/PROVIDER for --tenant, signed with SECRET
     /// (Standard Webhooks; a `whsec_` secret is base64 after its prefix). Adding it again
     /// with another secret rotates the secret.

@@ -137,6 +137,7 @@ pub fn encode_json(json: &str) -> Vec<u8> {
 pub struct BadDetail {
     /// Byte offset in the stored value where reading stopped.
     pub at: usize,
+    /// What should have been there (a known key index, a length, UTF-8, a JSON object).
     pub expected: &'static str,
 }
 

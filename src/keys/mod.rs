@@ -40,7 +40,10 @@ pub const OPERATION_CORRECTION: &str = "correction";
 /// A file's identity: format and natural file id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileIdentity {
+    /// The reader's name: `nacha`, `iso20022`, or a statement format.
     pub format: &'static str,
+    /// The file's natural identity, the key its run claims (`nacha:{destination}:…`,
+    /// `iso:{kind}:{sender}:{MsgId}`).
     pub file_id: String,
     /// The party that assigned the file's identity (NACHA: the immediate origin,
     /// normalised; ISO 20022: the sender); empty when unknown.
@@ -66,6 +69,8 @@ impl FileIdentity {
         }
     }
 
+    /// A NACHA file's identity, from its file header (with the other spellings of its
+    /// routing numbers as aliases).
     pub fn nacha(h: &FileHeaderInfo) -> Self {
         let origin = nacha_party(&h.immediate_origin);
         let mut spellings = nacha_file_ids(
@@ -90,14 +95,27 @@ impl FileIdentity {
 /// A record ready for the ledger: one posting, keyed and fingerprinted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostingRecord {
+    /// The record's 1-based ordinal in its file (NACHA: among the entry detail records).
     pub record_no: u64,
+    /// What kind of movement the key is unique under: `ach.entry`, `pacs.008`, `pacs.004`,
+    /// `pain.001`.
     pub operation: &'static str,
+    /// The key of the payment's intent, unique within (tenant, operation)
+    /// (docs/principles.md §3, §4).
     pub posting_key: String,
+    /// NACHA: the entry's trace number; ISO 20022: the first identifier provided of the
+    /// UETR, the EndToEndId and their originals. `None` when there is none.
     pub trace_number: Option<String>,
+    /// The ledger account debited (`odfi:…`, `rdfi:…`, `acct:…`, `agent:…`, `party:…`).
     pub debit_account: String,
+    /// The ledger account credited, in the same notation.
     pub credit_account: String,
+    /// The amount in minor units of `currency` (cents for USD).
     pub amount_minor: i64,
+    /// The ISO 4217 currency code (`USD` for every NACHA entry).
     pub currency: String,
+    /// NACHA: the effective entry date; ISO 20022: the interbank settlement date (pain.001:
+    /// the requested execution date). `None` when the file gives none.
     pub effective_date: Option<NaiveDate>,
     /// Normalised fields, in a fixed order: what the fingerprint covers and what a
     /// conflict report compares.
@@ -122,7 +140,9 @@ pub struct PostingRecord {
 /// A record's key and fingerprint under a previous keying rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyKey {
+    /// The key under the earlier rule.
     pub posting_key: String,
+    /// The hex SHA-256 fingerprint under the earlier rule.
     pub fingerprint: String,
     /// A posting found by the legacy key is this record only if its `file_id` starts so
     /// (pacs: `iso:{kind}:{sender}:`): the earlier rule had no leg, so a posting of the same
@@ -264,7 +284,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    /// The outcome as reports and the journal spell it (`posted`, `duplicate`, …).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Posted => "posted",
             Outcome::Duplicate => "duplicate",
@@ -275,7 +296,8 @@ impl Outcome {
             Outcome::Confirmed => "confirmed",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
+    /// The outcome [`Outcome::as_str`] spells `s`; `None` for any other word.
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "posted" => Outcome::Posted,
             "duplicate" => Outcome::Duplicate,

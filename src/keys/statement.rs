@@ -12,10 +12,12 @@ pub struct StatementRecord {
     /// the camt.053 of the same day apart; the date keeps apart the statements of a bank
     /// that reuses `:20:` and `:28C:` (Rabobank's `:28C:0` every day).
     pub statement_key: String,
+    /// The statement as its reader gave it.
     pub statement: crate::formats::statement::Statement,
     /// SHA-256 of the statement's own fields and its entries' keys and fingerprints: a
     /// statement sent again with other content (a corrected statement) is a conflict.
     pub fingerprint: String,
+    /// Its entries keyed, in the statement's order.
     pub entries: Vec<EntryRecord>,
 }
 
@@ -30,6 +32,8 @@ pub struct EntryRecord {
     /// and an end-of-day statement of the same day count an entry the most times either
     /// saw it, never the sum. Unique per (tenant, account).
     pub entry_key: String,
+    /// Hex SHA-256 of the entry's fields but its bank reference: with the key, it tells a
+    /// repeat (same) from a corrected entry (other).
     pub fingerprint: String,
     /// The fields ([`ENTRY_FIELDS`]) as a JSON object (`detail_json`).
     pub detail: String,
@@ -138,12 +142,13 @@ pub fn entry_refs(e: &crate::formats::statement::Entry) -> Option<String> {
 /// (`…#2`), so every statement of a file is its own, and the same file sent again keys
 /// them alike.
 #[derive(Debug, Default)]
-pub struct StatementKeys {
+pub(crate) struct StatementKeys {
     seen: std::collections::HashMap<String, u32>,
 }
 
 impl StatementKeys {
-    pub fn record(&mut self, s: crate::formats::statement::Statement) -> StatementRecord {
+    /// Keys `s`, the next statement of the file.
+    pub(crate) fn record(&mut self, s: crate::formats::statement::Statement) -> StatementRecord {
         let mut r = statement_record(s);
         let n = self.seen.entry(r.statement_key.clone()).or_insert(0);
         *n += 1;

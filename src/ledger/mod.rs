@@ -38,6 +38,8 @@ pub(crate) use classify::ts;
 pub use hooks::{CommitHook, HookFuture};
 pub(crate) use store::{Arg, Row, Store, args};
 
+/// Why a ledger call failed. [`LedgerError::is_configuration`] tells a mistake only the
+/// operator can fix from a failure a retry may fix.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {
@@ -46,35 +48,51 @@ pub enum LedgerError {
     /// with (authentication, a missing database, a privilege).
     #[error("database error while {context}: {source}")]
     Database {
+        /// The step that failed ("claiming the file identity").
         context: &'static str,
+        /// PostgreSQL's (sqlx's) error.
         #[source]
         source: sqlx::Error,
     },
     /// The same, from SQLite.
     #[error("database error while {context}: {source}")]
     Sqlite {
+        /// The step that failed.
         context: &'static str,
+        /// SQLite's (rusqlite's) error.
         #[source]
         source: rusqlite::Error,
     },
+    /// A migration this database recorded as applied differs from the one this build
+    /// carries (its checksum): nothing is migrated.
     #[error("migration {version} was changed after it was applied to this database")]
-    MigrationChanged { version: i64 },
+    MigrationChanged {
+        /// The migration's number (`migrations/*/NNNN_…sql`).
+        version: i64,
+    },
     /// The URL names no backend (or a malformed SQLite URL). Holds the URL redacted
-    /// ([`redact_url`]): build it with [`LedgerError::unsupported_url`].
+    /// ([`redact_url`]): build it with `LedgerError::unsupported_url`.
     #[error("unsupported database URL {0:?}: expected sqlite://PATH or postgres://USER@HOST/DB")]
     UnsupportedUrl(String),
     /// `db migrate` could not create the missing PostgreSQL database `database`.
     #[error("cannot create the database {database:?}: {source}")]
     CreateDatabase {
+        /// The database's name, from the URL.
         database: String,
+        /// PostgreSQL's refusal.
         #[source]
         source: sqlx::Error,
     },
     /// `db backup` on PostgreSQL: not done by clearledger (pg_dump is).
     #[error("clearledger backs up SQLite ledgers only; back up PostgreSQL with pg_dump")]
     BackupUnsupported,
+    /// PostgreSQL did not answer within the connect timeout (`--connect-timeout`): safe
+    /// to retry.
     #[error("could not connect to the database within {after:?}")]
-    ConnectTimeout { after: std::time::Duration },
+    ConnectTimeout {
+        /// The timeout that passed.
+        after: std::time::Duration,
+    },
     /// A statement that returns a row returned none (a bug or a concurrent schema change).
     #[error("the database returned no row where one was expected")]
     NoRow,
@@ -96,16 +114,20 @@ pub enum LedgerError {
         run_id.map(|id| format!(" of run {id}")).unwrap_or_default()
     )]
     CommitUnknown {
+        /// The run whose COMMIT was under way, when known.
         run_id: Option<i64>,
+        /// The failure that cut the connection.
         source: Box<LedgerError>,
     },
     /// Run `run_id` committed; what failed came after (reading it back). Not "nothing
     /// committed": the CLI's post-commit exit code.
     #[error("{source}")]
     AfterCommit {
+        /// The run that committed.
         run_id: i64,
         /// The run journaled a rejected file (nothing of it posted).
         rejected: bool,
+        /// What failed after the commit.
         source: Box<LedgerError>,
     },
     /// A compensation could not be posted for every posting it was asked for (something
@@ -114,7 +136,12 @@ pub enum LedgerError {
         "{compensated} of {targets} postings could be compensated (another posting holds the key or \
          source of the rest); nothing was posted"
     )]
-    CompensationIncomplete { targets: i64, compensated: i64 },
+    CompensationIncomplete {
+        /// The postings asked to be compensated.
+        targets: i64,
+        /// Those that could be.
+        compensated: i64,
+    },
     /// Applying migrations left rows of `table` referencing rows that do not exist
     /// (SQLite's `PRAGMA foreign_key_check`, run before the migrations commit): nothing
     /// was migrated.
@@ -122,7 +149,12 @@ pub enum LedgerError {
         "migrating would leave {rows} row(s) of table {table} referencing missing rows \
          (PRAGMA foreign_key_check); nothing was migrated"
     )]
-    ForeignKeyViolation { table: String, rows: u64 },
+    ForeignKeyViolation {
+        /// The table holding the rows.
+        table: String,
+        /// How many of its rows reference a missing row.
+        rows: u64,
+    },
     /// A task of the HTTP server failed (a bug): what it did rolled back with its
     /// connection.
     #[error("internal error: {0}")]
@@ -141,14 +173,18 @@ pub enum LedgerError {
     /// name in the statement's column list (`store::Columns`).
     #[error("column {column} of a result: expected {expected}")]
     Decode {
+        /// The column's name.
         column: std::borrow::Cow<'static, str>,
+        /// What it should have held ("a run status").
         expected: &'static str,
     },
     /// A posting's stored fields (`postings.detail`) that neither form reads (a database
     /// damaged or not written by this program).
     #[error("posting {posting_id}: {source}")]
     BadDetail {
+        /// The posting whose fields are unreadable.
         posting_id: i64,
+        /// Where reading stopped, and what was expected there.
         #[source]
         source: crate::keys::detail::BadDetail,
     },
@@ -169,6 +205,7 @@ pub(crate) fn detail_json(posting_id: i64, stored: &[u8]) -> Result<String> {
         .map_err(|source| LedgerError::BadDetail { posting_id, source })
 }
 
+/// A ledger call's result.
 pub type Result<T> = std::result::Result<T, LedgerError>;
 
 use crate::findings::Finding;
@@ -216,9 +253,13 @@ impl<T> During<T> for Result<T> {
 /// What a run is about to ingest.
 #[derive(Debug, Clone)]
 pub struct RunStart {
+    /// The tenant the run's keys are scoped to (docs/principles.md §4).
     pub tenant: String,
+    /// The file's identity, which the run claims.
     pub file: FileIdentity,
+    /// The name the file came under (its path, an upload's name), as reports show it.
     pub source_name: String,
+    /// When the run began.
     pub started_at: DateTime<Utc>,
     /// Re-sent NACHA entries: `Some(days)` holds an entry equal to one posted from another
     /// file of the same origin with an effective date at most `days` apart
@@ -229,12 +270,18 @@ pub struct RunStart {
 /// An ingest in progress, inside its transaction.
 #[derive(Debug)]
 pub struct OpenRun {
+    /// The run's id, as it will be stored if the run commits.
     pub run_id: i64,
+    /// The tenant of [`RunStart::tenant`].
     pub tenant: String,
+    /// The identity claimed: [`RunStart::file`], or the earlier spelling of it the ledger
+    /// already knew.
     pub file: FileIdentity,
     /// The file identity was already claimed by an earlier completed run.
     pub prior_run_id: Option<i64>,
+    /// When the run began.
     pub started_at: DateTime<Utc>,
+    /// What the run's records came to so far.
     pub counts: Counts,
     /// The re-sent entry check, when it applies to this run: the window in days. Set only
     /// for a new NACHA file identity whose origin has other files in the tenant.
@@ -253,10 +300,15 @@ pub struct OpenRun {
 /// Per-outcome counts of a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
+    /// Records seen.
     pub records: u64,
+    /// Records posted by this run.
     pub posted: u64,
+    /// Records already posted with the same content: nothing new.
     pub duplicates: u64,
+    /// Records whose key was posted with other content: not posted.
     pub conflicts: u64,
+    /// Records held for an operator's decision: not posted.
     pub held: u64,
     /// The posted amounts added up across currencies: kept for older readers of `runs`;
     /// [`Counts::by_currency`] is the figure to use.
@@ -268,8 +320,11 @@ pub struct Counts {
 /// What a run posted in one currency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CurrencyTotal {
+    /// The ISO 4217 code.
     pub currency: String,
+    /// Postings in this currency.
     pub posted: u64,
+    /// Their amounts added up, in minor units of the currency.
     pub amount_minor: i64,
 }
 
@@ -312,14 +367,18 @@ impl Counts {
 /// An earlier, completed ingest of the same bytes.
 #[derive(Debug, Clone)]
 pub struct ExactUpload {
+    /// The identity the file was ingested under.
     pub file: FileIdentity,
+    /// The run that first ingested it.
     pub first_run_id: i64,
 }
 
 /// How a run ends.
 #[derive(Debug, Clone)]
 pub struct RunFinish {
+    /// Hex SHA-256 of the file's bytes: how a later upload of the same bytes is found.
     pub sha256: String,
+    /// When the run ended.
     pub finished_at: DateTime<Utc>,
     /// Warnings found while reading (errors would have rejected the file).
     pub findings: Vec<Finding>,
@@ -328,41 +387,70 @@ pub struct RunFinish {
 /// A file rejected by validation (or unreadable): journaled, nothing posted.
 #[derive(Debug, Clone)]
 pub struct Rejection {
+    /// The tenant the file was sent under.
     pub tenant: String,
+    /// The file's identity; `None` when it was rejected before one was read.
     pub file_id: Option<String>,
+    /// The reader's name (`nacha`, `iso20022`, a statement format).
     pub format: &'static str,
+    /// Hex SHA-256 of the file's bytes.
     pub sha256: String,
+    /// The name the file came under.
     pub source_name: String,
+    /// When the run began.
     pub started_at: DateTime<Utc>,
+    /// When it ended.
     pub finished_at: DateTime<Utc>,
+    /// Records the reader counted in the file.
     pub records: u64,
+    /// Every finding kept, the errors that rejected the file among them.
     pub findings: Vec<Finding>,
 }
 
 /// A run as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunInfo {
+    /// The run's id, unique in the ledger.
     pub run_id: i64,
+    /// The tenant it ran under.
     pub tenant: String,
+    /// The file's identity; `None` when the run has none (a file rejected before its
+    /// identity was read, say).
     pub file_id: Option<String>,
+    /// Hex SHA-256 of the file's bytes; empty for an operator's or a reconciliation's run.
     pub sha256: String,
+    /// The reader's name (`nacha`, `iso20022`, a statement format), or `reconciliation`.
     pub format: String,
+    /// The name the file came under, or what an operator's run did.
     pub source_name: String,
+    /// When the run began: UTC, RFC 3339 with microseconds.
     pub started_at: String,
+    /// When it ended, in the same form; `None` while it runs.
     pub finished_at: Option<String>,
+    /// Where the run stands.
     pub status: RunStatus,
+    /// Records seen.
     pub records: i64,
+    /// Records posted.
     pub posted: i64,
+    /// Records already posted with the same content.
     pub duplicates: i64,
+    /// Records whose key was posted with other content: not posted.
     pub conflicts: i64,
+    /// Records held for an operator's decision: not posted.
     pub held: i64,
+    /// The posted amounts added up across currencies, in minor units: kept for older
+    /// readers; [`RunInfo::totals`] is the figure to use.
     pub posted_amount_minor: i64,
+    /// Error findings (a rejected file has at least one).
     pub errors: i64,
+    /// Warning findings.
     pub warnings: i64,
     /// What the run was: an ingest, a decision on a held record, a compensation.
     pub kind: RunKind,
     /// An operator's run: why, and who (`--reason`, `--by`).
     pub reason: Option<String>,
+    /// Who ran an operator's run (`--by`); `None` otherwise.
     pub actor: Option<String>,
     /// What it posted per currency.
     pub totals: Vec<CurrencyTotal>,
@@ -413,6 +501,7 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// The kind as stored and printed: `ingest`, `resolve`, `reverse`, `reconcile`.
     pub fn as_str(self) -> &'static str {
         match self {
             RunKind::Ingest => "ingest",
@@ -421,7 +510,8 @@ impl RunKind {
             RunKind::Reconcile => "reconcile",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
+    /// The kind [`RunKind::as_str`] spells `s`; `None` for any other word.
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "ingest" => RunKind::Ingest,
             "resolve" => RunKind::Resolve,
@@ -451,19 +541,24 @@ pub enum RunStatus {
     /// Its transaction is open. A run that dies before its commit leaves nothing, not
     /// even this row.
     Running,
+    /// Committed: its postings and journal are in the ledger.
     Completed,
+    /// The file was rejected by validation (or unreadable): journaled with its findings,
+    /// nothing posted.
     Rejected,
 }
 
 impl RunStatus {
-    pub fn as_str(self) -> &'static str {
+    /// The status as stored and printed: `running`, `completed`, `rejected`.
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::Completed => "completed",
             RunStatus::Rejected => "rejected",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
+    /// The status [`RunStatus::as_str`] spells `s`; `None` for any other word.
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "running" => RunStatus::Running,
             "completed" => RunStatus::Completed,
@@ -481,82 +576,82 @@ impl std::fmt::Display for RunStatus {
 
 /// One line of the per-record report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ReportRow {
-    pub run_id: i64,
-    pub file_id: String,
-    pub record_no: i64,
-    pub outcome: Outcome,
-    pub posting_key: String,
-    pub trace_number: Option<String>,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub debit_account: String,
-    pub credit_account: String,
-    pub original_file_id: Option<String>,
-    pub original_record_no: Option<i64>,
-    pub original_run_id: Option<i64>,
-    pub original_posted_at: Option<String>,
-    pub differences: Option<String>,
-    pub reason: Option<String>,
+pub(crate) struct ReportRow {
+    pub(crate) run_id: i64,
+    pub(crate) file_id: String,
+    pub(crate) record_no: i64,
+    pub(crate) outcome: Outcome,
+    pub(crate) posting_key: String,
+    pub(crate) trace_number: Option<String>,
+    pub(crate) amount_minor: i64,
+    pub(crate) currency: String,
+    pub(crate) debit_account: String,
+    pub(crate) credit_account: String,
+    pub(crate) original_file_id: Option<String>,
+    pub(crate) original_record_no: Option<i64>,
+    pub(crate) original_run_id: Option<i64>,
+    pub(crate) original_posted_at: Option<String>,
+    pub(crate) differences: Option<String>,
+    pub(crate) reason: Option<String>,
     /// `record` (a record of a file, or a held one posted by decision), `compensation`
     /// (a reversing posting made by `clearledger reverse`; a NACHA return or a pacs.004 is
     /// a `record`), or `correction` (a correction `reconcile` posted).
-    pub kind: String,
+    pub(crate) kind: String,
     /// A held record's decision (`post by NAME at TIME (run N): REASON`), if one was made.
-    pub decision: Option<String>,
+    pub(crate) decision: Option<String>,
 }
 
 /// A finding as stored with its run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StoredFinding {
-    pub run_id: i64,
-    pub seq: i64,
-    pub severity: String,
-    pub code: String,
-    pub record_index: i64,
-    pub line: i64,
-    pub byte_offset: i64,
-    pub field: Option<String>,
-    pub columns: Option<String>,
-    pub expected: String,
-    pub found: String,
+pub(crate) struct StoredFinding {
+    pub(crate) run_id: i64,
+    pub(crate) seq: i64,
+    pub(crate) severity: String,
+    pub(crate) code: String,
+    pub(crate) record_index: i64,
+    pub(crate) line: i64,
+    pub(crate) byte_offset: i64,
+    pub(crate) field: Option<String>,
+    pub(crate) columns: Option<String>,
+    pub(crate) expected: String,
+    pub(crate) found: String,
 }
 
 /// A posting as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Posting {
-    pub posting_id: i64,
-    pub tenant: String,
-    pub operation: String,
-    pub posting_key: String,
-    pub file_id: String,
-    pub record_no: i64,
-    pub trace_number: Option<String>,
-    pub debit_account: String,
-    pub credit_account: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub effective_date: Option<String>,
-    pub fingerprint: String,
-    pub run_id: i64,
-    pub posted_at: String,
+pub(crate) struct Posting {
+    pub(crate) posting_id: i64,
+    pub(crate) tenant: String,
+    pub(crate) operation: String,
+    pub(crate) posting_key: String,
+    pub(crate) file_id: String,
+    pub(crate) record_no: i64,
+    pub(crate) trace_number: Option<String>,
+    pub(crate) debit_account: String,
+    pub(crate) credit_account: String,
+    pub(crate) amount_minor: i64,
+    pub(crate) currency: String,
+    pub(crate) effective_date: Option<String>,
+    pub(crate) fingerprint: String,
+    pub(crate) run_id: i64,
+    pub(crate) posted_at: String,
     /// How many times the key was seen again (journal rows naming it).
-    pub repeats: i64,
+    pub(crate) repeats: i64,
     /// The same, by what each sighting was.
-    pub repeats_by_outcome: RepeatCounts,
+    pub(crate) repeats_by_outcome: RepeatCounts,
 }
 
 /// Sightings of a posting again, by outcome (`Posting::repeats_by_outcome`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct RepeatCounts {
-    pub duplicate: i64,
-    pub conflict: i64,
-    pub held: i64,
+pub(crate) struct RepeatCounts {
+    pub(crate) duplicate: i64,
+    pub(crate) conflict: i64,
+    pub(crate) held: i64,
 }
 
 /// Ways to find a posting: every write has a read (docs/principles.md §8).
 #[derive(Debug, Clone)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     TraceNumber(String),
     /// Every posting whose key is the UETR's, or derived from it (`uetr:U`, each leg of a
     /// chain `uetr:U:{leg}`, their returns `…:return`); the UETR compared case-insensitively.
@@ -611,8 +706,10 @@ impl DbOptions {
 
 /// The backend a database URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
+    /// `sqlite:…`, through rusqlite.
     Sqlite,
+    /// `postgres://…` or `postgresql://…`, through sqlx.
     Postgres,
 }
 
@@ -620,7 +717,7 @@ impl Backend {
     /// `sqlite:…` or `postgres://…` / `postgresql://…`; `None` for any other scheme (a
     /// PostgreSQL URL without `//` would reach the server with its userinfo taken for a
     /// database name, and an error naming it, password included).
-    pub fn of_url(url: &str) -> Option<Backend> {
+    pub(crate) fn of_url(url: &str) -> Option<Backend> {
         if url.starts_with("sqlite:") {
             Some(Backend::Sqlite)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -860,7 +957,6 @@ impl LedgerError {
         }
     }
 
-    /// A failure worth retrying as a whole run: deadlock, serialization failure.
     /// A unique index refused an insert with an error (SQLSTATE 23505, SQLite's
     /// SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY) instead of `ON CONFLICT` classifying it:
     /// a path that escaped the insert-first protocol (docs/principles.md §7; a metric, target 0).
@@ -881,7 +977,9 @@ impl LedgerError {
         }
     }
 
-    pub fn is_retryable(&self) -> bool {
+    /// A failure worth retrying as a whole run: a PostgreSQL deadlock (`40P01`) or
+    /// serialization failure (`40001`).
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
             LedgerError::Database {
                 source: sqlx::Error::Database(d),

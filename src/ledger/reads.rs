@@ -36,7 +36,9 @@ impl Ledger {
         Ok(run)
     }
 
-    pub async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
+    /// Run `run_id` of `tenant`, with its per-currency totals; `None` if the tenant has no
+    /// such run.
+    pub(crate) async fn run(&mut self, tenant: &str, run_id: i64) -> Result<Option<RunInfo>> {
         let row = self
             .store
             .query_opt(&sql::run_of_tenant(), &args![run_id, tenant])
@@ -47,7 +49,8 @@ impl Ledger {
         }
     }
 
-    pub async fn runs(
+    /// The tenant's latest `limit` runs (of file `file_id` only, when given), newest first.
+    pub(crate) async fn runs(
         &mut self,
         tenant: &str,
         file_id: Option<&str>,
@@ -70,7 +73,12 @@ impl Ledger {
         Ok(runs)
     }
 
-    pub async fn findings(&mut self, tenant: &str, run_id: i64) -> Result<Vec<StoredFinding>> {
+    /// The findings stored with run `run_id` of `tenant`, in the order they were found.
+    pub(crate) async fn findings(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+    ) -> Result<Vec<StoredFinding>> {
         let rows = self
             .store
             .query(sql::FINDINGS_OF_RUN, &args![run_id, tenant])
@@ -79,7 +87,7 @@ impl Ledger {
     }
 
     /// Every write has a read (docs/principles.md §8): the postings a lookup names.
-    pub async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
+    pub(crate) async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
         let source_cond: String;
         let e2e_ids: String;
         let (cond, binds): (&str, Vec<String>) = match lookup {

@@ -14,14 +14,14 @@ use std::path::Path;
 
 /// Report file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Csv,
     Jsonl,
 }
 
 impl ReportFormat {
     /// `.jsonl`, `.ndjson` and `.json` mean JSON lines; anything else CSV.
-    pub fn from_path(p: &Path) -> Self {
+    pub(crate) fn from_path(p: &Path) -> Self {
         match p
             .extension()
             .and_then(|e| e.to_str())

@@ -10,7 +10,7 @@ use crate::statements::REPORT_ROWS;
 impl Ledger {
     /// Calls `row` for each record of a run, in record order (also inside an open run). The
     /// row is lent: on SQLite its buffers are reused for the next one (no allocation per row).
-    pub async fn report_rows(
+    pub(crate) async fn report_rows(
         &mut self,
         tenant: &str,
         run_id: i64,

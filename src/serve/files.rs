@@ -58,7 +58,7 @@ pub(crate) struct FileQuery {
 
 /// A journaled repeat, waiting for its write.
 #[derive(Debug)]
-pub struct RepeatEntry {
+pub(crate) struct RepeatEntry {
     pub scope: IdemScope,
     pub decision: RepeatDecision,
     pub fingerprint: String,
@@ -686,14 +686,14 @@ impl Sink {
 }
 
 /// Writes journaled repeats in order, on a task of its own (see the module's comment).
-pub struct Repeats {
+pub(crate) struct Repeats {
     tx: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<RepeatEntry>>>,
 }
 
 impl Repeats {
     /// The journal and the task that writes it; the task ends once [`Repeats::close`]
     /// was called and every entry is written.
-    pub fn start(app_pool: Arc<super::pool::Pool>) -> (Self, tokio::task::JoinHandle<()>) {
+    pub(crate) fn start(app_pool: Arc<super::pool::Pool>) -> (Self, tokio::task::JoinHandle<()>) {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RepeatEntry>();
         let task = tokio::spawn(async move {
             while let Some(e) = rx.recv().await {
@@ -744,7 +744,7 @@ impl Repeats {
         )
     }
 
-    pub fn send(&self, e: RepeatEntry) {
+    pub(crate) fn send(&self, e: RepeatEntry) {
         if let Ok(guard) = self.tx.lock()
             && let Some(tx) = guard.as_ref()
         {
@@ -753,7 +753,7 @@ impl Repeats {
     }
 
     /// No more entries: the task writes what it has and ends.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Ok(mut guard) = self.tx.lock() {
             guard.take();
         }

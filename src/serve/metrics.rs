@@ -25,7 +25,7 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 
 /// This server's counters (cheap to clone: each metric shares its value).
 #[derive(Clone)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     idempotency: Family<Labels, Counter>,
     unique_rejections: Counter,
     ingest_seconds: Histogram,
@@ -52,30 +52,30 @@ use crate::serve::store::MetricTotals as LedgerTotals;
 
 impl Metrics {
     /// `decision`: first, replayed, in_progress, mismatch, missing_key.
-    pub fn idempotency(&self, decision: &str) {
+    pub(crate) fn idempotency(&self, decision: &str) {
         self.idempotency
             .get_or_create(&labels(&[("decision", decision)]))
             .inc();
     }
-    pub fn unique_rejection(&self) {
+    pub(crate) fn unique_rejection(&self) {
         self.unique_rejections.inc();
     }
-    pub fn ingest_took(&self, seconds: f64) {
+    pub(crate) fn ingest_took(&self, seconds: f64) {
         self.ingest_seconds.observe(seconds);
     }
     /// `decision`: new, repeat, refused.
-    pub fn webhook(&self, decision: &str) {
+    pub(crate) fn webhook(&self, decision: &str) {
         self.webhooks
             .get_or_create(&labels(&[("decision", decision)]))
             .inc();
     }
 
-    pub fn outbox_delivered(&self) {
+    pub(crate) fn outbox_delivered(&self) {
         self.outbox_delivered.inc();
     }
 
     /// The text exposition of this server's counters and the ledger's totals.
-    pub fn render(&self, totals: &LedgerTotals) -> String {
+    pub(crate) fn render(&self, totals: &LedgerTotals) -> String {
         let mut r = Registry::default();
         r.register(
             "clearledger_idempotency_requests",

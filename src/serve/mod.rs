@@ -1,7 +1,7 @@
 //! `clearledger serve`: the ledger over HTTP, axum on tokio.
 //!
 //! The data path is the CLI's: an upload is spooled to a temporary file and goes through
-//! [`crate::ingest::ingest_file`] like any file, into the same ledger core; the HTTP layer
+//! `ingest::ingest_file` like any file, into the same ledger core; the HTTP layer
 //! adds only who is asking (an API key, one tenant), the `Idempotency-Key` contract
 //! (`files.rs`), a read for every write (`reads.rs`), and metrics (`metrics.rs`).
 //!
@@ -36,52 +36,52 @@ use std::time::Duration;
 
 /// How the server runs (`clearledger serve`'s flags).
 #[derive(Debug, Clone)]
-pub struct ServeConfig {
-    pub db_url: String,
-    pub db: DbOptions,
+pub(crate) struct ServeConfig {
+    pub(crate) db_url: String,
+    pub(crate) db: DbOptions,
     /// Ledger connections open at once.
-    pub connections: usize,
+    pub(crate) connections: usize,
     /// How long a stored response answers a repeat of its `Idempotency-Key`.
-    pub idempotency_window: Duration,
+    pub(crate) idempotency_window: Duration,
     /// The largest upload accepted, in bytes (`413` beyond).
-    pub max_upload_bytes: u64,
+    pub(crate) max_upload_bytes: u64,
     /// The longest pause between two pieces of an upload's body, and the time a read
     /// request may take (`408` beyond).
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// Where uploads are spooled while they are ingested (the system's temporary
     /// directory when `None`).
-    pub spool_dir: Option<std::path::PathBuf>,
+    pub(crate) spool_dir: Option<std::path::PathBuf>,
     /// A webhook event inserted but not applied for this long is applied by the sweeper.
-    pub sweep_after: Duration,
+    pub(crate) sweep_after: Duration,
     /// How often the sweeper looks.
-    pub sweep_interval: Duration,
+    pub(crate) sweep_interval: Duration,
     /// How often the outbox is looked at for messages due.
-    pub outbox_interval: Duration,
+    pub(crate) outbox_interval: Duration,
 }
 
 /// What every handler shares.
-pub struct App {
-    pub config: ServeConfig,
+pub(crate) struct App {
+    pub(crate) config: ServeConfig,
     /// The connections that write (uploads, webhook events, journals, the outbox).
-    pub pool: Arc<pool::Pool>,
+    pub(crate) pool: Arc<pool::Pool>,
     /// The connections that only read (the caller's key, every GET, `/metrics`): on SQLite
     /// a reader never waits for the write lock, so a long ingest holding it, with writers
     /// queued behind it, never keeps a read or a 409 waiting for a connection.
-    pub readers: Arc<pool::Pool>,
-    pub metrics: metrics::Metrics,
+    pub(crate) readers: Arc<pool::Pool>,
+    pub(crate) metrics: metrics::Metrics,
     /// The journal of repeats over HTTP, written by a task of its own.
-    pub repeats: files::Repeats,
+    pub(crate) repeats: files::Repeats,
     /// New webhook events, for the worker that applies them in order.
-    pub events: tokio::sync::mpsc::UnboundedSender<i64>,
+    pub(crate) events: tokio::sync::mpsc::UnboundedSender<i64>,
     /// The `Idempotency-Key`s whose first request is running in this process, with when
     /// it began: a repeat is `409`, its body dropped. Across processes on PostgreSQL, a
     /// session advisory lock says the same (`Ledger::try_lock_key`).
-    pub in_flight: Mutex<HashMap<IdemScope, std::time::Instant>>,
+    pub(crate) in_flight: Mutex<HashMap<IdemScope, std::time::Instant>>,
 }
 
-pub type Shared = Arc<App>;
+pub(crate) type Shared = Arc<App>;
 
-/// Every route of [`router`] (the OpenAPI document is checked against this list).
+/// Every route of `router` (the OpenAPI document is checked against this list).
 pub const ROUTES: &[&str] = &[
     "/v1/files",
     "/v1/webhooks/{provider}",
@@ -99,7 +99,7 @@ pub const ROUTES: &[&str] = &[
 
 /// The router, with every route and layer; `/metrics` only when `with_metrics` (else it
 /// has a listener of its own: `serve --metrics-listen`).
-pub fn router(app: Shared, with_metrics: bool) -> Router {
+pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
     let timeout = app.config.request_timeout;
     let reads = Router::new()
         .route("/v1/runs", get(reads::runs))
@@ -145,7 +145,7 @@ pub fn router(app: Shared, with_metrics: bool) -> Router {
 }
 
 /// Serves until `shutdown` resolves, then lets the requests in flight finish.
-pub async fn serve(
+pub(crate) async fn serve(
     config: ServeConfig,
     listener: tokio::net::TcpListener,
     metrics_listener: Option<tokio::net::TcpListener>,
@@ -221,7 +221,7 @@ async fn purge_expired(app: Shared) {
 }
 
 /// Resolves on SIGTERM or SIGINT.
-pub async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),
@@ -237,7 +237,7 @@ pub async fn shutdown_signal() {
 }
 
 /// The caller, from `Authorization: Bearer KEY`.
-pub struct Caller(pub ApiKey);
+pub(crate) struct Caller(pub(crate) ApiKey);
 
 impl FromRequestParts<Shared> for Caller {
     type Rejection = Response;

@@ -13,7 +13,7 @@ use futures_util::future::BoxFuture;
 use std::sync::Mutex;
 use tokio::sync::Semaphore;
 
-pub struct Pool {
+pub(crate) struct Pool {
     url: String,
     opts: DbOptions,
     idle: Mutex<Vec<Ledger>>,
@@ -21,7 +21,7 @@ pub struct Pool {
 }
 
 /// Whether the connection may be used again after the work that used it.
-pub trait Reusable {
+pub(crate) trait Reusable {
     fn connection_ok(&self) -> bool;
 }
 
@@ -37,7 +37,7 @@ impl<T> Reusable for Result<T, LedgerError> {
 impl Pool {
     /// A pool over `url`; the first connection is opened (and the migrations applied) here,
     /// so that a wrong URL fails the server's start, not its first request.
-    pub async fn open(url: &str, opts: DbOptions, size: usize) -> Result<Self, LedgerError> {
+    pub(crate) async fn open(url: &str, opts: DbOptions, size: usize) -> Result<Self, LedgerError> {
         let mut first = ledger::open(url, &opts).await?;
         super::store::notify_on_commit(&mut first);
         Ok(Pool {
@@ -49,7 +49,7 @@ impl Pool {
     }
 
     /// Runs `work` on a connection, on a blocking thread (see the module's comment).
-    pub async fn run<T, F>(&self, work: F) -> Result<T, LedgerError>
+    pub(crate) async fn run<T, F>(&self, work: F) -> Result<T, LedgerError>
     where
         T: Reusable + Send + 'static,
         F: for<'a> FnOnce(&'a mut Ledger) -> BoxFuture<'a, T> + Send + 'static,
@@ -91,7 +91,7 @@ impl Pool {
     }
 
     /// Closes the idle connections (PostgreSQL sees a Terminate, not a reset).
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let idle: Vec<Ledger> = self
             .idle
             .lock()

@@ -82,7 +82,9 @@ fn unauthorized(code: &'static str, detail: String) -> Response {
     .into_response()
 }
 
-pub async fn receive(
+/// `POST /v1/webhooks/{provider}`: the signature checked, the event inserted first and
+/// answered at once (`202` new, `200` a repeat).
+pub(crate) async fn receive(
     State(app): State<Shared>,
     Path(provider): Path<String>,
     headers: HeaderMap,
@@ -263,14 +265,14 @@ pub fn secret_ok(secret: &str) -> bool {
 }
 
 /// The worker: applies new events in the order they were received.
-pub async fn worker(app: Shared, mut rx: tokio::sync::mpsc::UnboundedReceiver<i64>) {
+pub(crate) async fn worker(app: Shared, mut rx: tokio::sync::mpsc::UnboundedReceiver<i64>) {
     while let Some(event_no) = rx.recv().await {
         apply(&app, event_no).await;
     }
 }
 
 /// The sweeper: every `interval`, the events older than `after` still unapplied.
-pub async fn sweeper(app: Shared, after: Duration, interval: Duration) {
+pub(crate) async fn sweeper(app: Shared, after: Duration, interval: Duration) {
     let after = chrono::Duration::from_std(after).unwrap_or(chrono::Duration::seconds(30));
     loop {
         let cut = Utc::now() - after;
@@ -323,7 +325,7 @@ async fn deliver(app: &App, client: &reqwest::Client, m: &OutboxMessage) -> Resu
 }
 
 /// The outbox's delivery loop.
-pub async fn outbox(app: Shared, interval: Duration) {
+pub(crate) async fn outbox(app: Shared, interval: Duration) {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()

@@ -121,7 +121,7 @@ pub struct Applied {
 
 /// A tenant's notification endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotifyEndpoint {
+pub(crate) struct NotifyEndpoint {
     pub tenant: String,
     pub url: String,
     pub secret: String,
@@ -258,7 +258,11 @@ impl Ledger {
             .filter(|p| p.tenant == tenant && p.secret == secret))
     }
 
-    pub async fn webhook_provider(&mut self, provider: &str) -> Result<Option<WebhookProvider>> {
+    /// The webhook provider named `provider`, whichever tenant's; `None` if unknown.
+    pub(crate) async fn webhook_provider(
+        &mut self,
+        provider: &str,
+    ) -> Result<Option<WebhookProvider>> {
         let row = self
             .store()
             .query_opt(
@@ -269,7 +273,8 @@ impl Ledger {
         row.as_ref().map(provider_of).transpose()
     }
 
-    pub async fn webhook_providers(&mut self, tenant: &str) -> Result<Vec<WebhookProvider>> {
+    /// The tenant's webhook providers, by name.
+    pub(crate) async fn webhook_providers(&mut self, tenant: &str) -> Result<Vec<WebhookProvider>> {
         let rows = self
             .store()
             .query(
@@ -716,7 +721,8 @@ impl Ledger {
         Ok(())
     }
 
-    pub async fn notify_endpoint(&mut self, tenant: &str) -> Result<Option<NotifyEndpoint>> {
+    /// The endpoint the tenant's notifications are delivered to; `None` if none is set.
+    pub(crate) async fn notify_endpoint(&mut self, tenant: &str) -> Result<Option<NotifyEndpoint>> {
         const ENDPOINT: Columns = Columns(&["tenant", "url", "secret"]);
         let row = self
             .store()
