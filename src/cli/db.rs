@@ -1,7 +1,7 @@
 //! `clearledger db migrate`, `clearledger db backup`.
 
 use super::{GlobalOpts, exit, infra_error, out};
-use crate::ledger::{self, Backend, redact_url};
+use crate::ledger::{self, Dialect, redact_url};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ async fn migrate(g: &GlobalOpts) -> u8 {
 
 async fn backup(g: &GlobalOpts, b: &BackupArgs) -> u8 {
     let url = g.db_url();
-    if Backend::of_url(&url) == Some(Backend::Postgres) {
+    if Dialect::of_url(&url) == Some(Dialect::Postgres) {
         errln!(
             "clearledger: db backup copies SQLite ledgers only; back up PostgreSQL with \
              pg_dump --format=custom --file={} '{}' (or base backups with WAL archiving)",

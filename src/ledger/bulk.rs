@@ -5,8 +5,7 @@
 //! `unnest`, with `RETURNING`. The same `ON CONFLICT DO NOTHING` arbitration either way
 //! (docs/principles.md §7).
 
-use super::Result;
-use super::store::{Arg, Row, Store};
+use super::store::Arg;
 
 /// One column of a bulk statement's rows, a value a row.
 #[derive(Debug, Clone)]
@@ -43,41 +42,4 @@ pub(crate) struct Forms<'a> {
     /// PostgreSQL: run once a chunk, each column (or the keys) bound as one array from
     /// `$F+1`, read through `unnest`.
     pub unnest: &'a str,
-}
-
-impl Store {
-    /// Inserts the rows of `columns` (all of one length) with `insert`, `ON CONFLICT DO
-    /// NOTHING` letting the unique indexes decide; returns the value of column `key` (an
-    /// [`Column::Int`]) of each row that inserted. `insert.unnest` returns that value
-    /// (`RETURNING`) for each row it inserted.
-    pub(crate) async fn insert_new(
-        &mut self,
-        insert: &Forms<'_>,
-        fixed: &[Arg<'_>],
-        columns: &[Column<'_>],
-        key: usize,
-        context: &'static str,
-    ) -> Result<Vec<i64>> {
-        match self {
-            Store::Sqlite(s) => {
-                s.insert_new(insert.each, fixed, columns, key, context)
-                    .await
-            }
-            Store::Postgres(s) => s.insert_new(insert.unnest, fixed, columns, context).await,
-        }
-    }
-
-    /// The rows `select` reads for each of `keys`: SQLite once a key (bound after
-    /// `fixed`), PostgreSQL once for all (the keys bound as one `text[]`).
-    pub(crate) async fn rows_by_keys(
-        &mut self,
-        select: &Forms<'_>,
-        fixed: &[Arg<'_>],
-        keys: &[&str],
-    ) -> Result<Vec<Row>> {
-        match self {
-            Store::Sqlite(s) => s.rows_by_keys(select.each, fixed, keys).await,
-            Store::Postgres(s) => s.rows_by_keys(select.unnest, fixed, keys).await,
-        }
-    }
 }

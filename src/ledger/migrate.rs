@@ -1,9 +1,10 @@
 //! The embedded migrations (`migrations/{sqlite,postgres}/`), applied once at open, in one
 //! write transaction; migration 0013's conversion of the stored postings.
 
+use super::backend::Begin;
 use super::classify::{migrations_to_apply, ts};
 use super::sql;
-use super::store::{Begin, Columns, args, checked, col};
+use super::store::{Columns, args, checked, col};
 use super::{During, Ledger, Result};
 use crate::keys;
 use chrono::Utc;
@@ -48,7 +49,8 @@ impl Ledger {
 
     async fn apply_migrations(&mut self) -> Result<()> {
         let s = &mut self.store;
-        s.execute(s.migrations_table_ddl(), &[]).await?;
+        let ddl = s.migrations_table_ddl();
+        s.execute(ddl, &[]).await?;
         let applied = s
             .query(sql::APPLIED_MIGRATIONS, &[])
             .await?
@@ -80,7 +82,7 @@ impl Ledger {
 /// JSON `detail` rewritten in the compact form (`keys::detail`), in the migration's
 /// transaction, a thousand postings at a time in posting order. A JSON text the compact
 /// form would not give back byte for byte is left as it is (it reads as itself).
-async fn compact_details(s: &mut super::store::Store) -> Result<()> {
+async fn compact_details(s: &mut super::Store) -> Result<()> {
     let (mut after, mut converted) = (0i64, 0u64);
     const TO_COMPACT: Columns = Columns(&["posting_id", "detail"]);
     let (posting_id, detail) = (col!(TO_COMPACT, "posting_id"), col!(TO_COMPACT, "detail"));

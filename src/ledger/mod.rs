@@ -1,10 +1,11 @@
 //! The exactly-once core; it names no feature. One protocol (`protocol.rs`, the run;
 //! `apply.rs`, the insert-first pass; `reads.rs`; `migrate.rs`) and its SQL (`sql.rs`),
-//! written once, over a small backend interface (`store.rs`, and `bulk.rs` for a feature's
-//! many rows) with SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`,
-//! through sqlx) behind it. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against
-//! the same unique indexes: SQLite one prepared statement per record (its change count says
-//! what inserted), PostgreSQL a chunk of arrays through `unnest` with `RETURNING`. The decisions on what did not insert live in `classify.rs`.
+//! written once against one trait (`backend.rs`; `bulk.rs` for a feature's many rows) that
+//! SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`, through sqlx)
+//! implement. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against the same unique
+//! indexes: SQLite one prepared statement per record (its change count says what inserted),
+//! PostgreSQL a chunk of arrays through `unnest` with `RETURNING`. The decisions on what did
+//! not insert live in `classify.rs`.
 //!
 //! The contract (docs/principles.md §6, §7):
 //! - [`Ledger::begin_run`] opens ONE transaction, records the run and claims the file
@@ -21,6 +22,7 @@
 //! rates did not drop (README, Architecture).
 
 mod apply;
+pub(crate) mod backend;
 pub(crate) mod bulk;
 mod classify;
 mod hooks;
@@ -32,11 +34,12 @@ pub(crate) mod sql;
 mod sqlite;
 pub(crate) mod store;
 
+pub(crate) use backend::{Dialect, Store};
 /// What a feature's own SQL is written with (`store.rs`): statements with `$n`
 /// placeholders run on either backend, rows read back by column.
 pub(crate) use classify::ts;
 pub use hooks::{CommitHook, HookFuture};
-pub(crate) use store::{Arg, Row, Store, args};
+pub(crate) use store::{Arg, Row, args};
 
 /// Why a ledger call failed. [`LedgerError::is_configuration`] tells a mistake only the
 /// operator can fix from a failure a retry may fix.
@@ -681,7 +684,7 @@ pub struct DbOptions {
 /// The ledger: one connection to the backend named by the URL, and the protocol
 /// (`protocol.rs`) on top of it. Calls are sequential.
 pub struct Ledger {
-    store: store::Store,
+    store: Store,
     /// What features write at a run's commit (`hooks.rs`).
     hooks: hooks::Hooks,
 }
@@ -704,30 +707,6 @@ impl DbOptions {
     }
 }
 
-/// The backend a database URL names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Backend {
-    /// `sqlite:…`, through rusqlite.
-    Sqlite,
-    /// `postgres://…` or `postgresql://…`, through sqlx.
-    Postgres,
-}
-
-impl Backend {
-    /// `sqlite:…` or `postgres://…` / `postgresql://…`; `None` for any other scheme (a
-    /// PostgreSQL URL without `//` would reach the server with its userinfo taken for a
-    /// database name, and an error naming it, password included).
-    pub(crate) fn of_url(url: &str) -> Option<Backend> {
-        if url.starts_with("sqlite:") {
-            Some(Backend::Sqlite)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Some(Backend::Postgres)
-        } else {
-            None
-        }
-    }
-}
-
 /// Opens the ledger named by `url` (`sqlite://PATH` or `postgres://…`), creating and
 /// migrating it on first use. A PostgreSQL database that does not exist is an error
 /// (`3D000`, a configuration error): [`open_creating`] creates it.
@@ -742,13 +721,13 @@ pub async fn open(url: &str, opts: &DbOptions) -> Result<Ledger> {
 }
 
 /// The store `url` names, connected.
-async fn connect(url: &str, opts: &DbOptions) -> Result<store::Store> {
-    Ok(match Backend::of_url(url) {
-        Some(Backend::Sqlite) => {
-            store::Store::Sqlite(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
+async fn connect(url: &str, opts: &DbOptions) -> Result<Store> {
+    Ok(match Dialect::of_url(url) {
+        Some(Dialect::Sqlite) => {
+            Store::new(sqlite::SqliteStore::connect(url, opts.lock_timeout).await?)
         }
-        Some(Backend::Postgres) => {
-            store::Store::Postgres(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
+        Some(Dialect::Postgres) => {
+            Store::new(postgres::PgStore::connect(url, opts.pg_timeouts()).await?)
         }
         None => return Err(LedgerError::unsupported_url(url)),
     })
@@ -790,7 +769,7 @@ pub fn redact_url(url: &str) -> String {
     let before_query = &rest[..rest.find('?').unwrap_or(rest.len())];
     let authority = &before_query[..before_query.find('/').unwrap_or(before_query.len())];
     // An SQLite URL is a path, with no userinfo.
-    let at = if scheme.is_empty() || Backend::of_url(url) == Some(Backend::Sqlite) {
+    let at = if scheme.is_empty() || Dialect::of_url(url) == Some(Dialect::Sqlite) {
         None
     } else {
         authority
@@ -801,7 +780,7 @@ pub fn redact_url(url: &str) -> String {
     // No `://` (a typo such as `postgres//u:pw@h/d` or `sqlit:u:pw@h`): whatever stands
     // before an `@` may be a password.
     if scheme.is_empty()
-        && Backend::of_url(url) != Some(Backend::Sqlite)
+        && Dialect::of_url(url) != Some(Dialect::Sqlite)
         && let Some(at) = url.rfind('@')
     {
         return format!("***{}", &url[at..]);

@@ -13,11 +13,14 @@
 //!   runs whose keys overlap in different orders) fails the run as retryable.
 //! - `lock_timeout` and `statement_timeout` bound every wait (see `connect`).
 
+use super::backend::{Backend, Begin, Dialect};
 use super::bulk;
+use super::bulk::Forms;
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
-use super::store::{Arg, Begin, Cell, Row};
+use super::store::{Arg, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::keys::PostingRecord;
+use async_trait::async_trait;
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;
@@ -239,37 +242,90 @@ impl PgStore {
         let conn = connect_with(&connect_options(url, timeouts)?, timeouts.connect).await?;
         Ok(PgStore { conn })
     }
+}
+
+#[async_trait]
+impl Backend for PgStore {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+        static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+        &POSTGRES
+    }
+
+    fn migrations_table_ddl(&self) -> &'static str {
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, \
+         description TEXT NOT NULL, checksum BYTEA NOT NULL, applied_at TEXT NOT NULL)"
+    }
+
+    fn chunk_rows(&self) -> usize {
+        ROWS_PER_STATEMENT
+    }
+
+    async fn commit(&mut self) -> Result<()> {
+        self.execute("COMMIT", &[]).await.map(|_| ())
+    }
+
+    async fn rollback(&mut self) -> Result<()> {
+        self.execute("ROLLBACK", &[]).await.map(|_| ())
+    }
+
+    async fn lock_name(&mut self, name: &str) -> Result<()> {
+        self.query(
+            "SELECT 1 FROM pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[Arg::Text(name)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn fault_drop(&mut self, point: &str) {
+        if crate::fault::armed(point) {
+            let _ = self
+                .execute("SELECT pg_terminate_backend(pg_backend_pid())", &[])
+                .await;
+        }
+    }
+
+    async fn analyze(&mut self) -> Result<()> {
+        self.execute("ANALYZE postings, journal", &[])
+            .await
+            .map(|_| ())
+    }
 
     /// Sends Terminate and closes the socket; a failure (the server already gone) changes
     /// nothing for the caller.
-    pub(crate) async fn close(self) {
+    async fn close(self: Box<Self>) {
         if let Err(e) = self.conn.close().await {
             tracing::debug!(error = %e, "closing the PostgreSQL connection");
         }
     }
 
-    pub(crate) async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+    async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let done = q.execute(&mut self.conn).await.ctx("running a statement")?;
         Ok(done.rows_affected())
     }
 
-    pub(crate) async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+    async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let rows = q.fetch_all(&mut self.conn).await.ctx("running a query")?;
         rows.iter().map(cells).collect()
     }
 
     /// Multi-row `VALUES`, [`ROWS_PER_STATEMENT`] rows a statement.
-    pub(crate) async fn insert_rows<const N: usize>(
+    async fn insert_values(
         &mut self,
         insert: &str,
-        rows: &[[Arg<'_>; N]],
+        width: usize,
+        values: &[Arg<'_>],
         context: &'static str,
     ) -> Result<()> {
-        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        for chunk in values.chunks(ROWS_PER_STATEMENT * width) {
             let mut qb = QueryBuilder::<Postgres>::new(format!("{insert} "));
-            qb.push_values(chunk, |mut b, row| {
+            qb.push_values(chunk.chunks_exact(width), |mut b, row| {
                 for a in row {
                     push_bind(&mut b, *a);
                 }
@@ -279,7 +335,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub(crate) async fn script(&mut self, sql: &str) -> Result<()> {
+    async fn script(&mut self, sql: &str) -> Result<()> {
         self.conn
             .execute(sqlx::raw_sql(sql))
             .await
@@ -287,7 +343,7 @@ impl PgStore {
             .ctx("applying a migration")
     }
 
-    pub(crate) async fn begin(&mut self, why: Begin) -> Result<()> {
+    async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
             Begin::Write => {
                 self.execute("BEGIN ISOLATION LEVEL READ COMMITTED", &[])
@@ -312,7 +368,7 @@ impl PgStore {
     /// One statement per chunk, the rows as arrays through `unnest`: a handful of binds
     /// instead of 15 per row, the same ON CONFLICT arbitration. Columns borrowed from the
     /// records: no copy of the text per row.
-    pub(crate) async fn insert_postings(
+    async fn insert_postings(
         &mut self,
         run: &OpenRun,
         chunk: &[&PostingRecord],
@@ -373,21 +429,24 @@ impl PgStore {
         Ok(inserted.into_iter().map(|n| n as u64).collect())
     }
 
-    /// [`super::Store::insert_new`]: a statement a chunk of [`ROWS_PER_STATEMENT`] rows,
+    /// [`Backend::insert_new`]: a statement a chunk of [`ROWS_PER_STATEMENT`] rows,
     /// each column one array (a fixed handful of binds, whatever the count); the values
     /// `insert` returns for the rows it inserted.
-    pub(crate) async fn insert_new(
+    async fn insert_new(
         &mut self,
-        insert: &str,
+        insert: &Forms<'_>,
         fixed: &[Arg<'_>],
         columns: &[bulk::Column<'_>],
+        _key: usize,
         context: &'static str,
     ) -> Result<Vec<i64>> {
         let rows = columns.first().map_or(0, bulk::Column::len);
         let mut inserted = Vec::new();
         for from in (0..rows).step_by(ROWS_PER_STATEMENT) {
             let to = (from + ROWS_PER_STATEMENT).min(rows);
-            let q = fixed.iter().fold(sqlx::query(insert), |q, a| bind(q, *a));
+            let q = fixed
+                .iter()
+                .fold(sqlx::query(insert.unnest), |q, a| bind(q, *a));
             let q = columns.iter().fold(q, |q, c| match c {
                 bulk::Column::Int(v) => q.bind(&v[from..to]),
                 bulk::Column::Text(v) => q.bind(&v[from..to]),
@@ -399,15 +458,17 @@ impl PgStore {
         Ok(inserted)
     }
 
-    /// [`super::Store::rows_by_keys`]: one statement, the keys one `text[]` joined
+    /// [`Backend::rows_by_keys`]: one statement, the keys one `text[]` joined
     /// through `unnest`.
-    pub(crate) async fn rows_by_keys(
+    async fn rows_by_keys(
         &mut self,
-        select: &str,
+        select: &Forms<'_>,
         fixed: &[Arg<'_>],
         keys: &[&str],
     ) -> Result<Vec<Row>> {
-        let q = fixed.iter().fold(sqlx::query(select), |q, a| bind(q, *a));
+        let q = fixed
+            .iter()
+            .fold(sqlx::query(select.unnest), |q, a| bind(q, *a));
         let rows = q
             .bind(keys)
             .fetch_all(&mut self.conn)
@@ -418,11 +479,7 @@ impl PgStore {
 
     /// One statement for the chunk's keys, joined from arrays through `unnest`: a fixed
     /// handful of binds, one probe of the natural-key index per key.
-    pub(crate) async fn originals(
-        &mut self,
-        tenant: &str,
-        keys: &[(&str, &str)],
-    ) -> Result<Originals> {
+    async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
         let operations: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let posting_keys: Vec<&str> = keys.iter().map(|k| k.1).collect();
         let rows = sqlx::query(
@@ -456,7 +513,7 @@ impl PgStore {
     }
 
     /// One statement for the chunk's (trace number, effective date) pairs.
-    pub(crate) async fn by_trace(
+    async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
@@ -510,7 +567,7 @@ impl PgStore {
             .collect()
     }
 
-    pub(crate) async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         let rows =
             sqlx::query("SELECT posting_id, detail FROM postings WHERE posting_id = ANY($1)")
                 .bind(ids)
@@ -526,11 +583,11 @@ impl PgStore {
             .collect()
     }
 
-    pub(crate) async fn each_row(
+    async fn each_row(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        f: &mut (dyn FnMut(&Row) -> Result<()> + Send),
+        f: &mut (dyn for<'r> FnMut(&'r Row) -> Result<()> + Send),
     ) -> Result<()> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let mut stream = q.fetch(&mut self.conn);
@@ -540,11 +597,11 @@ impl PgStore {
         Ok(())
     }
 
-    pub(crate) async fn report_rows(
+    async fn report_rows(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn for<'r> FnMut(&'r ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         let q = args.iter().fold(sqlx::query(sql), |q, a| bind(q, *a));
         let mut stream = q.fetch(&mut self.conn);

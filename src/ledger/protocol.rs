@@ -4,9 +4,10 @@
 //! whole (`commit_run`, `rollback_run`). Exact re-uploads replayed set-based, rejected
 //! files journaled.
 
+use super::backend::Begin;
 use super::classify::ts;
 use super::sql::{self, FindingRow};
-use super::store::{Arg, Begin, args, col};
+use super::store::{Arg, args, col};
 use super::{
     Counts, ExactUpload, Ledger, OpenRun, Rejection, Result, RunFinish, RunInfo, RunStart,
 };

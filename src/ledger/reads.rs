@@ -149,7 +149,7 @@ impl Ledger {
             json("end_to_end_id").into_bytes(),
             json("original_end_to_end_id").into_bytes(),
         ];
-        let postgres = matches!(self.store, super::store::Store::Postgres(_));
+        let postgres = self.store.dialect() == super::backend::Dialect::Postgres;
         let found = |n: usize| {
             if postgres {
                 format!("position(${n} in p.detail) > 0")

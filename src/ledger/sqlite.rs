@@ -25,13 +25,16 @@
 //! (or waits for the busy timeout). The CLI runs the ledger on its own runtime thread,
 //! with parsing on another thread, so nothing else waits on it.
 
+use super::backend::{Backend, Begin, Dialect};
 use super::bulk::Column;
+use super::bulk::Forms;
 use super::classify::{
     Original, Originals, TRACE_CANDIDATE, TRACE_CANDIDATE_COLUMNS, TraceCandidate,
 };
-use super::store::{Arg, Begin, Cell, Columns, Row, checked, col};
+use super::store::{Arg, Cell, Columns, Row, checked, col};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::keys::PostingRecord;
+use async_trait::async_trait;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OpenFlags, OptionalExtension, ToSql};
 use std::borrow::Cow;
@@ -307,91 +310,6 @@ impl SqliteStore {
         Ok(c)
     }
 
-    pub(crate) async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
-        let mut st = self
-            .conn
-            .prepare_cached(&placeholders(sql))
-            .ctx("preparing a statement")?;
-        let n = st
-            .execute(rusqlite::params_from_iter(args))
-            .ctx("running a statement")?;
-        Ok(n as u64)
-    }
-
-    pub(crate) async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
-        let mut st = self
-            .conn
-            .prepare_cached(&placeholders(sql))
-            .ctx("preparing a query")?;
-        let n = st.column_count();
-        let rows = st
-            .query_map(rusqlite::params_from_iter(args), |r| cells(r, n))
-            .ctx("running a query")?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("reading a query's rows")
-    }
-
-    /// One prepared statement executed per row: SQLite's fastest bulk form.
-    pub(crate) async fn insert_rows<const N: usize>(
-        &mut self,
-        insert: &str,
-        rows: &[[Arg<'_>; N]],
-        context: &'static str,
-    ) -> Result<()> {
-        let mut st = self
-            .conn
-            .prepare_cached(&with_values(insert, N))
-            .ctx(context)?;
-        for r in rows {
-            st.execute(rusqlite::params_from_iter(r)).ctx(context)?;
-        }
-        Ok(())
-    }
-
-    pub(crate) async fn script(&mut self, sql: &str) -> Result<()> {
-        self.conn.execute_batch(sql).ctx("applying a migration")
-    }
-
-    pub(crate) async fn begin(&mut self, why: Begin) -> Result<()> {
-        match why {
-            Begin::Write => self
-                .conn
-                .execute_batch("BEGIN IMMEDIATE")
-                .ctx("starting the transaction"),
-            Begin::Migrate => {
-                // Outside any transaction, or the pragma does nothing (see the module docs).
-                self.conn
-                    .execute_batch("PRAGMA foreign_keys = OFF")
-                    .ctx("turning foreign keys off to migrate")?;
-                self.migrating = true;
-                if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
-                    let _ = self.foreign_keys_back_on();
-                    return Err(e).ctx("locking the database to migrate");
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Commits. A migration's transaction is first checked: a row that references one
-    /// missing (`PRAGMA foreign_key_check`) is [`LedgerError::ForeignKeyViolation`] and
-    /// nothing is committed (the caller rolls back). Foreign keys are on again once the
-    /// transaction has ended.
-    pub(crate) async fn commit(&mut self) -> Result<()> {
-        if self.migrating {
-            self.check_foreign_keys()?;
-        }
-        let res = self.execute("COMMIT", &[]).await.map(|_| ());
-        let on = self.foreign_keys_back_on();
-        res.and(on)
-    }
-
-    pub(crate) async fn rollback(&mut self) -> Result<()> {
-        let res = self.execute("ROLLBACK", &[]).await.map(|_| ());
-        let on = self.foreign_keys_back_on();
-        res.and(on)
-    }
-
     /// After a migration's transaction has ended (a COMMIT that failed may leave it open:
     /// then its ROLLBACK does this), foreign keys on again.
     fn foreign_keys_back_on(&mut self) -> Result<()> {
@@ -430,11 +348,138 @@ impl SqliteStore {
             Some((table, rows)) => Err(LedgerError::ForeignKeyViolation { table, rows }),
         }
     }
+}
 
-    /// [`super::Store::rows_by_keys`]: `select` once a key.
-    pub(crate) async fn rows_by_keys(
+#[async_trait]
+impl Backend for SqliteStore {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+        static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+        &SQLITE
+    }
+
+    fn migrations_table_ddl(&self) -> &'static str {
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, \
+         description TEXT NOT NULL, checksum BLOB NOT NULL, applied_at TEXT NOT NULL)"
+    }
+
+    /// One prepared statement per record: no reason to cut.
+    fn chunk_rows(&self) -> usize {
+        usize::MAX
+    }
+
+    async fn close(self: Box<Self>) {}
+
+    async fn foreign_keys_enforced(&mut self) -> Result<bool> {
+        const FOREIGN_KEYS: Columns = Columns(&["foreign_keys"]);
+        Ok(self
+            .query("PRAGMA foreign_keys", &[])
+            .await?
+            .first()
+            .map(|r| r.int(col!(FOREIGN_KEYS, "foreign_keys")))
+            .transpose()?
+            == Some(1))
+    }
+
+    async fn vacuum_into(&mut self, path: &str) -> Result<()> {
+        self.execute("VACUUM INTO $1", &[Arg::Text(path)])
+            .await
+            .map(|_| ())
+    }
+
+    async fn execute(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<u64> {
+        let mut st = self
+            .conn
+            .prepare_cached(&placeholders(sql))
+            .ctx("preparing a statement")?;
+        let n = st
+            .execute(rusqlite::params_from_iter(args))
+            .ctx("running a statement")?;
+        Ok(n as u64)
+    }
+
+    async fn query(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+        let mut st = self
+            .conn
+            .prepare_cached(&placeholders(sql))
+            .ctx("preparing a query")?;
+        let n = st.column_count();
+        let rows = st
+            .query_map(rusqlite::params_from_iter(args), |r| cells(r, n))
+            .ctx("running a query")?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("reading a query's rows")
+    }
+
+    /// One prepared statement executed per row: SQLite's fastest bulk form.
+    async fn insert_values(
         &mut self,
-        select: &str,
+        insert: &str,
+        width: usize,
+        values: &[Arg<'_>],
+        context: &'static str,
+    ) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare_cached(&with_values(insert, width))
+            .ctx(context)?;
+        for r in values.chunks_exact(width) {
+            st.execute(rusqlite::params_from_iter(r)).ctx(context)?;
+        }
+        Ok(())
+    }
+
+    async fn script(&mut self, sql: &str) -> Result<()> {
+        self.conn.execute_batch(sql).ctx("applying a migration")
+    }
+
+    async fn begin(&mut self, why: Begin) -> Result<()> {
+        match why {
+            Begin::Write => self
+                .conn
+                .execute_batch("BEGIN IMMEDIATE")
+                .ctx("starting the transaction"),
+            Begin::Migrate => {
+                // Outside any transaction, or the pragma does nothing (see the module docs).
+                self.conn
+                    .execute_batch("PRAGMA foreign_keys = OFF")
+                    .ctx("turning foreign keys off to migrate")?;
+                self.migrating = true;
+                if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+                    let _ = self.foreign_keys_back_on();
+                    return Err(e).ctx("locking the database to migrate");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Commits. A migration's transaction is first checked: a row that references one
+    /// missing (`PRAGMA foreign_key_check`) is [`LedgerError::ForeignKeyViolation`] and
+    /// nothing is committed (the caller rolls back). Foreign keys are on again once the
+    /// transaction has ended.
+    async fn commit(&mut self) -> Result<()> {
+        if self.migrating {
+            self.check_foreign_keys()?;
+        }
+        let res = self.execute("COMMIT", &[]).await.map(|_| ());
+        let on = self.foreign_keys_back_on();
+        res.and(on)
+    }
+
+    async fn rollback(&mut self) -> Result<()> {
+        let res = self.execute("ROLLBACK", &[]).await.map(|_| ());
+        let on = self.foreign_keys_back_on();
+        res.and(on)
+    }
+
+    /// [`Backend::rows_by_keys`]: `select` once a key.
+    async fn rows_by_keys(
+        &mut self,
+        select: &Forms<'_>,
         fixed: &[Arg<'_>],
         keys: &[&str],
     ) -> Result<Vec<Row>> {
@@ -443,16 +488,16 @@ impl SqliteStore {
         for k in keys {
             binds.truncate(fixed.len());
             binds.push(Arg::Text(k));
-            out.extend(self.query(select, &binds).await?);
+            out.extend(self.query(select.each, &binds).await?);
         }
         Ok(out)
     }
 
-    /// [`super::Store::insert_new`]: one prepared statement a row (`ON CONFLICT DO
+    /// [`Backend::insert_new`]: one prepared statement a row (`ON CONFLICT DO
     /// NOTHING`); the `key` values of the rows inserted, in the order given.
-    pub(crate) async fn insert_new(
+    async fn insert_new(
         &mut self,
-        insert: &str,
+        insert: &Forms<'_>,
         fixed: &[Arg<'_>],
         columns: &[Column<'_>],
         key: usize,
@@ -460,7 +505,7 @@ impl SqliteStore {
     ) -> Result<Vec<i64>> {
         let mut st = self
             .conn
-            .prepare_cached(&placeholders(insert))
+            .prepare_cached(&placeholders(insert.each))
             .ctx(context)?;
         let rows = columns.first().map_or(0, Column::len);
         let mut inserted = Vec::with_capacity(rows);
@@ -480,7 +525,7 @@ impl SqliteStore {
         Ok(inserted)
     }
 
-    pub(crate) async fn insert_postings(
+    async fn insert_postings(
         &mut self,
         run: &OpenRun,
         chunk: &[&PostingRecord],
@@ -528,11 +573,7 @@ impl SqliteStore {
     }
 
     /// One index probe per distinct key.
-    pub(crate) async fn originals(
-        &mut self,
-        tenant: &str,
-        keys: &[(&str, &str)],
-    ) -> Result<Originals> {
+    async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
         const ORIGINAL: Columns = Columns(&["posting_id", "run_id", "fingerprint", "file_id"]);
         let mut find = self
             .conn
@@ -570,7 +611,7 @@ impl SqliteStore {
     }
 
     /// One probe of the trace index per distinct (trace number, effective date).
-    pub(crate) async fn by_trace(
+    async fn by_trace(
         &mut self,
         tenant: &str,
         operation: &str,
@@ -617,7 +658,7 @@ impl SqliteStore {
         Ok(out)
     }
 
-    pub(crate) async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         const DETAIL: Columns = Columns(&["detail"]);
         let mut detail = self
             .conn
@@ -638,11 +679,11 @@ impl SqliteStore {
         Ok(out)
     }
 
-    pub(crate) async fn each_row(
+    async fn each_row(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        f: &mut (dyn FnMut(&Row) -> Result<()> + Send),
+        f: &mut (dyn for<'r> FnMut(&'r Row) -> Result<()> + Send),
     ) -> Result<()> {
         let mut st = self
             .conn
@@ -658,11 +699,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(crate) async fn report_rows(
+    async fn report_rows(
         &mut self,
         sql: &str,
         args: &[Arg<'_>],
-        row: &mut (dyn FnMut(&ReportRow) -> std::io::Result<()> + Send),
+        row: &mut (dyn for<'r> FnMut(&'r ReportRow) -> std::io::Result<()> + Send),
     ) -> Result<std::io::Result<()>> {
         let mut st = self
             .conn

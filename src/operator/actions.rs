@@ -12,7 +12,8 @@
 //!   nothing: every posting is journaled as a duplicate of its compensation.
 
 use super::sql;
-use crate::ledger::store::{Arg, Begin, Columns, Row, args, bad, checked, col};
+use crate::ledger::backend::Begin;
+use crate::ledger::store::{Arg, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result, RunInfo};
 use chrono::{DateTime, Utc};

@@ -16,7 +16,8 @@
 //! reported again: nothing is created. Otherwise the run says what changed since the
 //! previous reconciliation of the same account and period (per item key).
 
-use crate::ledger::store::{Arg, Begin, Col, Columns, Row, args, bad, checked, col};
+use crate::ledger::backend::Begin;
+use crate::ledger::store::{Arg, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result};
 use crate::reconcile::{

@@ -1,6 +1,6 @@
 //! The per-record report of a run as the ledger holds it: its query, over the postings and
 //! journal of the core, the decisions on held records and the statement tables, and its
-//! read. The rows stream through the store's report path (`ledger::Store::report_rows`),
+//! read. The rows stream through the store's report path (`ledger::backend::Backend::report_rows`),
 //! which decodes the columns of [`ReportRow`] by the names of `ledger::sql::REPORT`.
 
 use crate::ledger::store::args;

@@ -30,7 +30,8 @@ pub(crate) use store::REPORT_ROWS;
 
 use crate::findings::Finding;
 use crate::keys::StatementRecord;
-use crate::ledger::store::{Begin, args};
+use crate::ledger::backend::Begin;
+use crate::ledger::store::args;
 use crate::ledger::{During, Ledger, Result, RunInfo, sql, ts};
 use chrono::{DateTime, Utc};
 

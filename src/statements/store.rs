@@ -5,8 +5,9 @@
 //! NOTHING` against the same unique index.
 
 use crate::ledger::Result;
+use crate::ledger::Store;
 use crate::ledger::bulk::{Column, Forms};
-use crate::ledger::store::{Store, args};
+use crate::ledger::store::args;
 use std::collections::HashMap;
 
 /// A statement, insert-first (unique on tenant and statement key).

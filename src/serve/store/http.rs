@@ -11,7 +11,7 @@
 use crate::ingest::FileDone;
 use crate::ledger::store::{Columns, bad, checked, col};
 use crate::ledger::ts;
-use crate::ledger::{Arg, Store, args};
+use crate::ledger::{Arg, Dialect, args};
 use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Result};
 use crate::report::summary::Summary;
 use chrono::{DateTime, Utc};
@@ -499,9 +499,9 @@ impl Ledger {
     /// second process on the same file waits for the write lock and then finds the
     /// response stored.
     pub async fn try_lock_key(&mut self, scope: &IdemScope) -> Result<bool> {
-        match &mut self.store() {
-            Store::Sqlite(_) => Ok(true),
-            Store::Postgres(_) => {
+        match self.store().dialect() {
+            Dialect::Sqlite => Ok(true),
+            Dialect::Postgres => {
                 const TAKEN: Columns =
                     Columns(&["taken: pg_try_advisory_lock(hashtextextended($1, 0))::int"]);
                 let name = scope.lock_name();
@@ -522,7 +522,7 @@ impl Ledger {
 
     /// Releases what [`Self::try_lock_key`] took.
     pub async fn unlock_key(&mut self, scope: &IdemScope) -> Result<()> {
-        if let Store::Postgres(_) = &self.store() {
+        if self.store().dialect() == Dialect::Postgres {
             let name = scope.lock_name();
             self.store()
                 .query(

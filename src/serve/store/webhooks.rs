@@ -15,7 +15,8 @@
 //! stable `webhook-id`.
 
 use crate::ledger::args;
-use crate::ledger::store::{Begin, Columns, bad, checked, col};
+use crate::ledger::backend::Begin;
+use crate::ledger::store::{Columns, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{CommitHook, During, HookFuture, Ledger, LedgerError, Lookup, Result, RunInfo};
 use chrono::{DateTime, Utc};
