@@ -16,10 +16,8 @@
 //! A name is the column's (`run_id` for `p.run_id`), its alias (`… AS repeats`), the
 //! qualified column where two tables give the same name (`o.run_id`), or, for an expression
 //! the SQL leaves unnamed, a label given in the list: `"targets: count(*)"`. A value of the
-//! wrong type is a [`super::LedgerError::Decode`] naming the column.
-//!
-//! Reading by bare position (`r.int(0)`) still builds, for the decoders not converted yet
-//! (the statement tables'); it is to go once they are.
+//! wrong type is a [`super::LedgerError::Decode`] naming the column. The decoders take a
+//! [`Col`] only: a bare position does not build.
 
 use super::Result;
 use std::borrow::Cow;
@@ -415,38 +413,11 @@ mod sqltext {
     }
 }
 
-/// Where a decoder reads a value: a [`Col`] (by name), or a bare position — the latter only
-/// for the decoders not converted yet, to go with them.
-pub(crate) trait Column: Copy {
-    fn index(self) -> usize;
-    fn name(self) -> Cow<'static, str>;
-}
-
-impl Column for Col {
-    #[inline]
-    fn index(self) -> usize {
-        self.index
-    }
-    fn name(self) -> Cow<'static, str> {
-        Cow::Borrowed(self.name)
-    }
-}
-
-impl Column for usize {
-    #[inline]
-    fn index(self) -> usize {
-        self
-    }
-    fn name(self) -> Cow<'static, str> {
-        Cow::Owned(self.to_string())
-    }
-}
-
 /// A value of column `c` that is not what its decoder expects.
 #[cold]
-pub(crate) fn bad(c: impl Column, expected: &'static str) -> super::LedgerError {
+pub(crate) fn bad(c: Col, expected: &'static str) -> super::LedgerError {
     super::LedgerError::Decode {
-        column: c.name(),
+        column: Cow::Borrowed(c.name),
         expected,
     }
 }
@@ -456,42 +427,42 @@ pub(crate) fn bad(c: impl Column, expected: &'static str) -> super::LedgerError 
 pub(crate) struct Row(pub Vec<Cell>);
 
 impl Row {
-    fn cell(&self, c: impl Column) -> Result<&Cell> {
-        self.0.get(c.index()).ok_or_else(|| bad(c, "a column"))
+    fn cell(&self, c: Col) -> Result<&Cell> {
+        self.0.get(c.index).ok_or_else(|| bad(c, "a column"))
     }
-    pub(crate) fn int(&self, c: impl Column) -> Result<i64> {
+    pub(crate) fn int(&self, c: Col) -> Result<i64> {
         match self.cell(c)? {
             Cell::Int(v) => Ok(*v),
             _ => Err(bad(c, "an integer")),
         }
     }
-    pub(crate) fn opt_int(&self, c: impl Column) -> Result<Option<i64>> {
+    pub(crate) fn opt_int(&self, c: Col) -> Result<Option<i64>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.int(c).map(Some),
         }
     }
-    pub(crate) fn text(&self, c: impl Column) -> Result<String> {
+    pub(crate) fn text(&self, c: Col) -> Result<String> {
         match self.cell(c)? {
             Cell::Text(v) => Ok(v.clone()),
             _ => Err(bad(c, "text")),
         }
     }
     /// [`Self::text`], moved out of the row (left empty): no copy of a row read once.
-    pub(crate) fn take_text(&mut self, c: impl Column) -> Result<String> {
-        match self.0.get_mut(c.index()) {
+    pub(crate) fn take_text(&mut self, c: Col) -> Result<String> {
+        match self.0.get_mut(c.index) {
             Some(Cell::Text(v)) => Ok(std::mem::take(v)),
             _ => self.text(c),
         }
     }
     /// [`Self::opt_text`], moved out of the row.
-    pub(crate) fn take_opt_text(&mut self, c: impl Column) -> Result<Option<String>> {
+    pub(crate) fn take_opt_text(&mut self, c: Col) -> Result<Option<String>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.take_text(c).map(Some),
         }
     }
-    pub(crate) fn opt_text(&self, c: impl Column) -> Result<Option<String>> {
+    pub(crate) fn opt_text(&self, c: Col) -> Result<Option<String>> {
         match self.cell(c)? {
             Cell::Null => Ok(None),
             _ => self.text(c).map(Some),
@@ -499,7 +470,7 @@ impl Row {
     }
     /// A posting's stored fields (`postings.detail`): a BLOB in the compact form, or the
     /// JSON text of rows written before it (SQLite keeps both as stored).
-    pub(crate) fn detail(&self, c: impl Column) -> Result<&[u8]> {
+    pub(crate) fn detail(&self, c: Col) -> Result<&[u8]> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(v),
             Cell::Text(v) => Ok(v.as_bytes()),
@@ -508,14 +479,14 @@ impl Row {
     }
     /// A posting's fingerprint as hex: stored as 32 bytes (migration 0013), or as the hex
     /// text of rows written before it.
-    pub(crate) fn fingerprint(&self, c: impl Column) -> Result<String> {
+    pub(crate) fn fingerprint(&self, c: Col) -> Result<String> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(hex::encode(v)),
             Cell::Text(v) => Ok(v.clone()),
             _ => Err(bad(c, "a fingerprint")),
         }
     }
-    pub(crate) fn bytes(&self, c: impl Column) -> Result<Vec<u8>> {
+    pub(crate) fn bytes(&self, c: Col) -> Result<Vec<u8>> {
         match self.cell(c)? {
             Cell::Bytes(v) => Ok(v.clone()),
             _ => Err(bad(c, "bytes")),
@@ -599,6 +570,6 @@ mod tests {
             r.text(missing).unwrap_err().to_string(),
             "column actor of a result: expected a column"
         );
-        assert_eq!(r.text(0).unwrap(), "x");
+        assert_eq!(r.text(c).unwrap(), "x");
     }
 }

@@ -31,7 +31,7 @@ pub(crate) use store::REPORT_ROWS;
 use crate::findings::Finding;
 use crate::keys::StatementRecord;
 use crate::ledger::backend::Begin;
-use crate::ledger::store::args;
+use crate::ledger::store::{args, checked, col};
 use crate::ledger::{During, Ledger, Result, RunInfo, sql, ts};
 use chrono::{DateTime, Utc};
 
@@ -124,8 +124,12 @@ impl Ledger {
             start.source_name,
             at.as_str(),
         ];
-        let run_id = match self.store().query_one(sql::INSERT_RUN, &a).await {
-            Ok(r) => r.int(0)?,
+        let run_id = match self
+            .store()
+            .query_one(checked!(sql::NEW_RUN, sql::INSERT_RUN), &a)
+            .await
+        {
+            Ok(r) => r.int(col!(sql::NEW_RUN, "run_id"))?,
             Err(e) => {
                 let _ = self.store().rollback().await;
                 return Err(e);

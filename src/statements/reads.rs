@@ -2,7 +2,7 @@
 //! statements`) and their continuity, entries by the bank's reference (`lookup
 //! --bank-ref`).
 
-use crate::ledger::store::args;
+use crate::ledger::store::{Columns, args, checked, col};
 use crate::ledger::{Ledger, Result};
 
 /// A statement as stored (`clearledger statements`).
@@ -55,6 +55,25 @@ impl Ledger {
         tenant: &str,
         account: Option<&str>,
     ) -> Result<Vec<StoredStatement>> {
+        /// The columns of the SELECT below, in its order.
+        const STATEMENT: Columns = Columns(&[
+            "statement_id",
+            "statement_key",
+            "format",
+            "kind",
+            "account",
+            "currency",
+            "stmt_id",
+            "sequence",
+            "stmt_date",
+            "opening_minor",
+            "closing_minor",
+            "balance_currency",
+            "entries",
+            "copy",
+            "run_id",
+            "recorded_at",
+        ]);
         let sql = format!(
             "SELECT statement_id, statement_key, format, kind, account, currency, stmt_id, sequence, \
              stmt_date, opening_minor, closing_minor, balance_currency, entries, copy, run_id, recorded_at \
@@ -65,29 +84,30 @@ impl Ledger {
                 ""
             }
         );
+        let sql = STATEMENT.checked(&sql);
         let rows = match account {
-            Some(a) => self.store().query(&sql, &args![tenant, a]).await?,
-            None => self.store().query(&sql, &args![tenant]).await?,
+            Some(a) => self.store().query(sql, &args![tenant, a]).await?,
+            None => self.store().query(sql, &args![tenant]).await?,
         };
         rows.iter()
             .map(|r| {
                 Ok(StoredStatement {
-                    statement_id: r.int(0)?,
-                    statement_key: r.text(1)?,
-                    format: r.text(2)?,
-                    kind: r.text(3)?,
-                    account: r.text(4)?,
-                    currency: r.opt_text(5)?,
-                    stmt_id: r.text(6)?,
-                    sequence: r.opt_text(7)?,
-                    date: r.opt_text(8)?,
-                    opening_minor: r.opt_int(9)?,
-                    closing_minor: r.opt_int(10)?,
-                    balance_currency: r.opt_text(11)?,
-                    entries: r.int(12)?,
-                    copy: r.int(13)? != 0,
-                    run_id: r.int(14)?,
-                    recorded_at: r.text(15)?,
+                    statement_id: r.int(col!(STATEMENT, "statement_id"))?,
+                    statement_key: r.text(col!(STATEMENT, "statement_key"))?,
+                    format: r.text(col!(STATEMENT, "format"))?,
+                    kind: r.text(col!(STATEMENT, "kind"))?,
+                    account: r.text(col!(STATEMENT, "account"))?,
+                    currency: r.opt_text(col!(STATEMENT, "currency"))?,
+                    stmt_id: r.text(col!(STATEMENT, "stmt_id"))?,
+                    sequence: r.opt_text(col!(STATEMENT, "sequence"))?,
+                    date: r.opt_text(col!(STATEMENT, "stmt_date"))?,
+                    opening_minor: r.opt_int(col!(STATEMENT, "opening_minor"))?,
+                    closing_minor: r.opt_int(col!(STATEMENT, "closing_minor"))?,
+                    balance_currency: r.opt_text(col!(STATEMENT, "balance_currency"))?,
+                    entries: r.int(col!(STATEMENT, "entries"))?,
+                    copy: r.int(col!(STATEMENT, "copy"))? != 0,
+                    run_id: r.int(col!(STATEMENT, "run_id"))?,
+                    recorded_at: r.text(col!(STATEMENT, "recorded_at"))?,
                 })
             })
             .collect()
@@ -100,37 +120,60 @@ impl Ledger {
         tenant: &str,
         bank_ref: &str,
     ) -> Result<Vec<StoredEntry>> {
+        /// The columns of the SELECT below, in its order.
+        const ENTRY: Columns = Columns(&[
+            "entry_id",
+            "statement_key",
+            "account",
+            "entry_key",
+            "entry_no",
+            "amount_minor",
+            "currency",
+            "credit",
+            "reversal",
+            "status",
+            "booking_date",
+            "value_date",
+            "bank_ref",
+            "customer_ref",
+            "end_to_end_id",
+            "run_id",
+            "recorded_at",
+        ]);
         let rows = self
             .store()
             .query(
-                "SELECT e.entry_id, s.statement_key, e.account, e.entry_key, e.entry_no, e.amount_minor, \
-                 e.currency, e.credit, e.reversal, e.status, e.booking_date, e.value_date, e.bank_ref, \
-                 e.customer_ref, e.end_to_end_id, e.run_id, e.recorded_at \
-                 FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
-                 WHERE e.tenant = $1 AND e.bank_ref = $2 ORDER BY e.entry_id",
+                checked!(
+                    ENTRY,
+                    "SELECT e.entry_id, s.statement_key, e.account, e.entry_key, e.entry_no, e.amount_minor, \
+                     e.currency, e.credit, e.reversal, e.status, e.booking_date, e.value_date, e.bank_ref, \
+                     e.customer_ref, e.end_to_end_id, e.run_id, e.recorded_at \
+                     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
+                     WHERE e.tenant = $1 AND e.bank_ref = $2 ORDER BY e.entry_id"
+                ),
                 &args![tenant, bank_ref],
             )
             .await?;
         rows.iter()
             .map(|r| {
                 Ok(StoredEntry {
-                    entry_id: r.int(0)?,
-                    statement_key: r.text(1)?,
-                    account: r.text(2)?,
-                    entry_key: r.text(3)?,
-                    entry_no: r.int(4)?,
-                    amount_minor: r.int(5)?,
-                    currency: r.text(6)?,
-                    credit: r.int(7)? != 0,
-                    reversal: r.int(8)? != 0,
-                    status: r.text(9)?,
-                    booking_date: r.opt_text(10)?,
-                    value_date: r.opt_text(11)?,
-                    bank_ref: r.opt_text(12)?,
-                    customer_ref: r.opt_text(13)?,
-                    end_to_end_id: r.opt_text(14)?,
-                    run_id: r.int(15)?,
-                    recorded_at: r.text(16)?,
+                    entry_id: r.int(col!(ENTRY, "entry_id"))?,
+                    statement_key: r.text(col!(ENTRY, "statement_key"))?,
+                    account: r.text(col!(ENTRY, "account"))?,
+                    entry_key: r.text(col!(ENTRY, "entry_key"))?,
+                    entry_no: r.int(col!(ENTRY, "entry_no"))?,
+                    amount_minor: r.int(col!(ENTRY, "amount_minor"))?,
+                    currency: r.text(col!(ENTRY, "currency"))?,
+                    credit: r.int(col!(ENTRY, "credit"))? != 0,
+                    reversal: r.int(col!(ENTRY, "reversal"))? != 0,
+                    status: r.text(col!(ENTRY, "status"))?,
+                    booking_date: r.opt_text(col!(ENTRY, "booking_date"))?,
+                    value_date: r.opt_text(col!(ENTRY, "value_date"))?,
+                    bank_ref: r.opt_text(col!(ENTRY, "bank_ref"))?,
+                    customer_ref: r.opt_text(col!(ENTRY, "customer_ref"))?,
+                    end_to_end_id: r.opt_text(col!(ENTRY, "end_to_end_id"))?,
+                    run_id: r.int(col!(ENTRY, "run_id"))?,
+                    recorded_at: r.text(col!(ENTRY, "recorded_at"))?,
                 })
             })
             .collect()

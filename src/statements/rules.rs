@@ -14,7 +14,7 @@
 use super::store::{self, EntryRow};
 use super::{OpenStatements, StatementRun, StatementStart};
 use crate::keys::{Outcome, StatementRecord, differing_fields};
-use crate::ledger::store::{Arg, args};
+use crate::ledger::store::{Arg, args, checked, col};
 use crate::ledger::{During, Ledger, Result};
 
 impl Ledger {
@@ -218,29 +218,32 @@ impl Ledger {
         ];
         let inserted = self
             .store()
-            .query_opt(store::INSERT_STATEMENT, &a)
+            .query_opt(checked!(store::NEW_STATEMENT, store::INSERT_STATEMENT), &a)
             .await
             .during("recording statements")?;
         if let Some(row) = inserted {
             c.statements_new += 1;
             // A copy (`CpyDplctInd`) of a statement not recorded yet is the bank's word all
             // the same: recorded; of one recorded, its entries are duplicates as always.
-            return Ok((row.int(0)?, false));
+            return Ok((row.int(col!(store::NEW_STATEMENT, "statement_id"))?, false));
         }
         let row = self
             .store()
             .query_one(
-                store::STATEMENT_BY_KEY,
+                checked!(store::STATEMENT_OF_KEY, store::STATEMENT_BY_KEY),
                 &args![start.tenant, r.statement_key.as_str()],
             )
             .await?;
-        let same = row.text(1)? == r.fingerprint;
+        let same = row.text(col!(store::STATEMENT_OF_KEY, "fingerprint"))? == r.fingerprint;
         if same {
             c.statements_duplicate += 1;
         } else {
             c.statements_conflict += 1;
         }
-        Ok((row.int(0)?, !same))
+        Ok((
+            row.int(col!(store::STATEMENT_OF_KEY, "statement_id"))?,
+            !same,
+        ))
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::ledger::Result;
 use crate::ledger::Store;
 use crate::ledger::bulk::{Column, Forms};
-use crate::ledger::store::args;
+use crate::ledger::store::{Columns, args, col};
 use std::collections::HashMap;
 
 /// A statement, insert-first (unique on tenant and statement key).
@@ -16,10 +16,16 @@ pub(super) const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, state
      balance_currency, entries, fingerprint, detail, run_id, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
      ON CONFLICT DO NOTHING RETURNING statement_id";
+/// What [`INSERT_STATEMENT`] returns.
+pub(super) const NEW_STATEMENT: Columns = Columns(&["statement_id"]);
+const _: () = NEW_STATEMENT.check(INSERT_STATEMENT);
 
 /// The statement recorded before under a key. Binds: tenant, statement_key.
 pub(super) const STATEMENT_BY_KEY: &str =
     "SELECT statement_id, fingerprint FROM statements WHERE tenant = $1 AND statement_key = $2";
+/// What [`STATEMENT_BY_KEY`] returns.
+pub(super) const STATEMENT_OF_KEY: Columns = Columns(&["statement_id", "fingerprint"]);
+const _: () = STATEMENT_OF_KEY.check(STATEMENT_BY_KEY);
 
 /// A statement's entries, insert-first against (tenant, account, entry_key). Binds: tenant,
 /// account, statement_id, run_id, recorded_at, then the entry's columns in
@@ -50,6 +56,11 @@ const ENTRIES_BY_KEY: Forms<'static> = Forms {
      FROM unnest($3::text[]) AS k(entry_key) \
      JOIN statement_entries e ON e.tenant = $1 AND e.account = $2 AND e.entry_key = k.entry_key",
 };
+/// The columns of both forms of [`ENTRIES_BY_KEY`].
+const EXISTING_ENTRY: Columns =
+    Columns(&["entry_key", "entry_id", "fingerprint", "status", "detail"]);
+const _: () = EXISTING_ENTRY.check(ENTRIES_BY_KEY.each);
+const _: () = EXISTING_ENTRY.check(ENTRIES_BY_KEY.unnest);
 
 /// The report rows of a statement run (`report::read` adds them to every run's report, in
 /// the columns of `ledger::ReportRow`): its entries recorded, and its journal with the
@@ -111,12 +122,12 @@ pub(super) async fn entries_by_key(
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
         out.insert(
-            r.text(0)?,
+            r.text(col!(EXISTING_ENTRY, "entry_key"))?,
             ExistingEntry {
-                entry_id: r.int(1)?,
-                fingerprint: r.text(2)?,
-                status: r.text(3)?,
-                detail: r.text(4)?,
+                entry_id: r.int(col!(EXISTING_ENTRY, "entry_id"))?,
+                fingerprint: r.text(col!(EXISTING_ENTRY, "fingerprint"))?,
+                status: r.text(col!(EXISTING_ENTRY, "status"))?,
+                detail: r.text(col!(EXISTING_ENTRY, "detail"))?,
             },
         );
     }
