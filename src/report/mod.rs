@@ -34,27 +34,9 @@ impl ReportFormat {
     }
 }
 
-/// The columns of the per-record report, in order.
-pub(crate) const REPORT_COLUMNS: &[&str] = &[
-    "run_id",
-    "file_id",
-    "record_no",
-    "outcome",
-    "posting_key",
-    "trace_number",
-    "amount_minor",
-    "currency",
-    "debit_account",
-    "credit_account",
-    "original_file_id",
-    "original_record_no",
-    "original_run_id",
-    "original_posted_at",
-    "differences",
-    "reason",
-    "kind",
-    "decision",
-];
+/// The columns of the per-record report, in order: the report query's own, so a column
+/// added to the query is a column of the report.
+pub(crate) const REPORT_COLUMNS: &[&str] = crate::ledger::sql::REPORT.0;
 
 /// Writes report rows; a dry run's `posted` rows are written as `would_post`, and its
 /// rows carry no run id (empty, `null`).
