@@ -24,6 +24,8 @@
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 // What is `pub` is what a library user calls; the rest is `pub(crate)`.
 #![warn(unreachable_pub)]
+// What stays public is what a library user calls, so it says what it means.
+#![warn(missing_docs)]
 
 pub mod cli;
 pub(crate) mod fault;

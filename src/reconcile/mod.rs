@@ -29,9 +29,6 @@ mod synthetic;
 pub use engine::{
     BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, by, item_key, reconcile,
 };
-pub use store::{
-    BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
-    Reconciliation, Summary,
-};
+pub(crate) use store::{BalanceRow, ItemRow, ReconcileOutcome, ReconcileRequest, Reconciliation};
 #[doc(hidden)]
 pub use synthetic::synthetic;
