@@ -14,7 +14,7 @@
 //!   ([`Item`], [`Outcome`], [`item_key`]);
 //! - [`rules`]: the rule-set (`reconcile --rules FILE`): day windows, tolerances, where
 //!   corrections post;
-//! - [`generate`]: a seeded scenario with breaks of every kind planted
+//! - `generate/`: a seeded scenario with breaks of every kind planted
 //!   (`generate recon`), and the items it must give;
 //! - `store.rs`: a reconciliation run in the ledger: both sides read, the engine's items,
 //!   their members and the corrections recorded in one transaction;

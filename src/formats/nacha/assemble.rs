@@ -389,7 +389,7 @@ impl Assembler {
     }
 
     /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
-    /// Its non-printable bytes are taken as non-ASCII ones ([`Assembler::push_framed`]),
+    /// Its non-printable bytes are taken as non-ASCII ones (`Assembler::push_framed`),
     /// whose finding is the reader's.
     pub fn push(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
         self.push_framed(record, pos, NonAsciiColumns::of(record), emit);

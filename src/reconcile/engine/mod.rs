@@ -228,7 +228,8 @@ pub enum Outcome {
     Ambiguous,
     /// A posting the bank never booked, past `expected_days`.
     MissingTheirs,
-    /// A posting not yet booked by the bank, within `expected_days` of its date.
+    /// A posting not yet booked by the bank, within `expected_days` of its date (or named
+    /// by a provisional entry).
     Expected,
     /// An intraday or pending entry, shown but never matched as final.
     Provisional,
@@ -240,7 +241,7 @@ pub enum Outcome {
     OneToMany,
     /// Paired, the difference admitted by a named tolerance.
     MatchedWithinTolerance,
-    /// Paired one to one, amount equal and dates within the window.
+    /// Paired, amounts equal (corrections included) and dates within the window.
     Matched,
 }
 
@@ -373,7 +374,7 @@ pub mod by {
     pub const AMOUNT_DATE: &str = "amount_date";
     /// A set of amounts summing to the other side's, the only such set within the window.
     pub const AMOUNT_SUM: &str = "amount_sum";
-    /// A provisional entry shown with the posting it names.
+    /// A posting named by a provisional entry: `expected` until the bank books it.
     pub const PROVISIONAL: &str = "provisional";
     /// A correction posting folded in made Δ zero.
     pub const CORRECTION: &str = "correction";
