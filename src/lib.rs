@@ -5,9 +5,9 @@
 //!   position of each format's kind, the bounded sink);
 //! - [`formats`]: pure parsers (bytes in, records and findings with positions out), and
 //!   `formats::detect`, which tells from the first bytes which one reads a file;
-//! - [`keys`], [`money`]: file identities, posting records, keys, fingerprints; minor units
+//! - [`keys`], `money`: file identities, posting records, keys, fingerprints; minor units
 //!   and the one ISO 4217 table;
-//! - [`ingest`]: the only place that reads files (and hashes them, once), runs the parser
+//! - `ingest`: the only place that reads files (and hashes them, once), runs the parser
 //!   thread and calls the ledger;
 //! - [`ledger`]: the store: one protocol and its SQL written once, SQLite (rusqlite) and
 //!   PostgreSQL (sqlx) behind a small interface;
@@ -15,15 +15,17 @@
 //!   recording rules, their tables' SQL, their reads; a feature over [`ledger`];
 //! - [`reconcile`]: two-sided reconciliation, pure: postings and statement entries in,
 //!   items with outcomes and explanations out;
-//! - [`report`]: outcomes in, CSV / JSON lines / text out;
+//! - `report`: outcomes in, CSV / JSON lines / text out;
 //! - [`serve`]: the same over HTTP (`clearledger serve`): uploads under an
-//!   `Idempotency-Key` go through [`ingest`] like any file; reads, metrics;
+//!   `Idempotency-Key` go through `ingest` like any file; reads, metrics;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
 // A test reads as one scenario, top to bottom; production code fits a screen (Cargo.toml).
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 // What is `pub` is what a library user calls; the rest is `pub(crate)`.
 #![warn(unreachable_pub)]
+// What stays public is what a library user calls, so it says what it means.
+#![warn(missing_docs)]
 
 pub mod cli;
 pub(crate) mod fault;

@@ -13,11 +13,12 @@ fuzz_target!(|data: &[u8]| {
         let _ = parse_iat_batch_header(rec);
         let _ = parse_entry_detail(rec);
         let _ = parse_cie_entry_detail(rec);
-        let _ = parse_mte_entry_detail(rec);
+        let _ = parse_shr_entry_detail(rec);
         let _ = parse_ctx_entry_detail(rec);
         let _ = parse_iat_entry_detail(rec);
         let _ = parse_adv_entry_detail(rec);
         let _ = parse_addenda(rec);
+        let _ = parse_addenda10(rec);
         let _ = parse_addenda98(rec);
         let _ = parse_addenda99(rec);
         let _ = parse_addenda02(rec);

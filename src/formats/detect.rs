@@ -29,6 +29,7 @@ pub const HEAD_BYTES: usize = 8 * 1024;
 /// The payment message formats read (and posted to the ledger).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFormat {
+    /// A NACHA ACH file: fixed 94-byte records, a file header `101` first.
     Nacha,
     /// pain.001, pacs.008, pacs.004 (the ISO 20022 reader tells them apart, and refuses
     /// other messages by name).

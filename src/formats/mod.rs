@@ -11,7 +11,7 @@
 //!   camt.052/053/054), [`bai2`] (BAI2) and [`mt940`] (SWIFT MT940/MT942), each emitting
 //!   [`statement::Statement`]s; [`statement`] holds what they share (the statement model,
 //!   the balance check, [`statement::read`] by detected format);
-//! - [`ParseSummary`]: what one pass over a file gave, whatever its format.
+//! - `ParseSummary`: what one pass over a file gave, whatever its format.
 
 #![cfg_attr(
     not(test),
@@ -47,25 +47,28 @@ pub fn century(yy: u32) -> i32 {
 /// What one pass over a file gave, whatever its format: the one summary ingest and
 /// `check` decide on (a file with an error finding is rejected whole).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ParseSummary {
+pub(crate) struct ParseSummary {
     /// The format read (`nacha`, `iso20022`, or a statement format's name: `camt.053`,
     /// `bai2`, `mt940`, …), or the kind of a file refused (`gzip`, `pdf`, …:
     /// [`detect::Refusal::as_str`]).
-    pub format: &'static str,
+    pub(crate) format: &'static str,
     /// Records read: NACHA entry details, ISO 20022 transactions, statement entries.
-    pub records: u64,
-    pub findings: Vec<Finding>,
+    pub(crate) records: u64,
+    /// Every finding of the pass, in file order.
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl ParseSummary {
-    pub fn errors(&self) -> usize {
+    /// The findings of severity error: any rejects the file.
+    pub(crate) fn errors(&self) -> usize {
         count_errors(&self.findings)
     }
-    pub fn warnings(&self) -> usize {
+    /// The findings of severity warning.
+    pub(crate) fn warnings(&self) -> usize {
         self.findings.len() - self.errors()
     }
     /// `invalid`, `valid_with_warnings` or `valid`.
-    pub fn status(&self) -> &'static str {
+    pub(crate) fn status(&self) -> &'static str {
         if self.errors() > 0 {
             "invalid"
         } else if !self.findings.is_empty() {

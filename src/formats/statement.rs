@@ -26,6 +26,7 @@ pub enum StatementKind {
 }
 
 impl StatementKind {
+    /// The kind as stored and reported: `final`, `intraday`, `notification`.
     pub fn as_str(self) -> &'static str {
         match self {
             StatementKind::Final => "final",
@@ -59,13 +60,17 @@ pub enum BalanceKind {
 /// One balance of a statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Balance {
+    /// Which balance it is (opening, closing, booked, available).
     pub kind: BalanceKind,
     /// The code as the file writes it (`CLBD`, `:62F:`, `015`).
     pub code: String,
     /// Signed: a debit balance is negative.
     pub amount_minor: i64,
+    /// The balance's ISO 4217 currency code.
     pub currency: String,
+    /// The day the balance is struck on; `None` when the file gives none.
     pub date: Option<NaiveDate>,
+    /// Where the balance is in the file.
     pub position: Position,
 }
 
@@ -84,12 +89,19 @@ pub enum EntryStatus {
 /// One transaction detail of an entry (camt `TxDtls`: a batch booked as one entry).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Detail {
+    /// The detail's amount in minor units (camt `TxDtls/Amt`), when given.
     pub amount_minor: Option<i64>,
+    /// The detail's currency, when given.
     pub currency: Option<String>,
+    /// The underlying payment's `EndToEndId` (`Refs/EndToEndId`).
     pub end_to_end_id: Option<String>,
+    /// The underlying payment's `InstrId` (`Refs/InstrId`).
     pub instr_id: Option<String>,
+    /// The underlying payment's UETR (`Refs/UETR`).
     pub uetr: Option<String>,
+    /// The bank's reference of the detail (`Refs/AcctSvcrRef`).
     pub account_servicer_ref: Option<String>,
+    /// The detail's remittance text (`RmtInf/Ustrd`), whitespace runs collapsed.
     pub remittance: Option<String>,
     /// The original references of a return (`RtrInf`, `OrgnlEndToEndId`, …).
     pub return_reason: Option<String>,
@@ -100,15 +112,22 @@ pub struct Detail {
 pub struct Entry {
     /// 1-based number of the entry in its file (all statements counted): its report row.
     pub entry_no: u64,
+    /// The amount in minor units of `currency`, unsigned: [`Entry::credit`] says which way.
     pub amount_minor: u64,
+    /// The entry's ISO 4217 currency code.
     pub currency: String,
     /// Credit to the account (camt `CRDT`, MT940 `C`/`RD`, BAI2 type codes 100–399);
     /// else a debit.
     pub credit: bool,
     /// A reversal of an earlier entry (camt `RvslInd`, MT940 `RC`/`RD`).
     pub reversal: bool,
+    /// Booked, pending or for information.
     pub status: EntryStatus,
+    /// The day the bank booked the entry (camt `BookgDt`, MT940 `:61:` entry date, BAI2
+    /// the group's as-of date).
     pub booking_date: Option<NaiveDate>,
+    /// The day the funds are available or start bearing interest (camt `ValDt`, MT940
+    /// `:61:` value date, BAI2 a funds type `V` date).
     pub value_date: Option<NaiveDate>,
     /// The account servicer's (bank's) reference: camt `AcctSvcrRef`, BAI2 bank
     /// reference, MT940 `:61:` reference after `//` — `None` when absent or `NONREF`.
@@ -116,6 +135,8 @@ pub struct Entry {
     /// The customer's reference: MT940 `:61:` reference before `//` (`None` for
     /// `NONREF`), BAI2 customer reference, camt `NtryRef`.
     pub customer_ref: Option<String>,
+    /// The payment's `EndToEndId`: camt `TxDtls/Refs/EndToEndId` when the entry has one
+    /// detail; `None` for BAI2 and MT940.
     pub end_to_end_id: Option<String>,
     /// Bank transaction code: camt `BkTxCd` (`Domn/Cd/Fmly/Cd/SubFmlyCd` joined by `/`, or
     /// `Prtry/Cd`), BAI2 type code, MT940 `:61:` transaction type (`NTRF`).
@@ -127,7 +148,9 @@ pub struct Entry {
     /// id a batch booked as one entry belongs to (of the entry's first `Btch` that names
     /// one); `None` for BAI2 and MT940.
     pub batch_ref: Option<String>,
+    /// The transaction details of a batch booked as one entry (camt `TxDtls`); empty else.
     pub details: Vec<Detail>,
+    /// Where the entry is in the file.
     pub position: Position,
 }
 
@@ -136,6 +159,7 @@ pub struct Entry {
 pub struct Statement {
     /// `camt.053`, `camt.052`, `camt.054`, `bai2`, `mt940`, `mt942`.
     pub format: &'static str,
+    /// Final (end of day), intraday, or a notification.
     pub kind: StatementKind,
     /// IBAN, else `Othr/Id`; BAI2 customer account number; MT940 `:25:` as written.
     pub account: String,
@@ -154,12 +178,17 @@ pub struct Statement {
     /// Statement date: camt `CreDtTm` (date part) or `FrToDt/ToDtTm`; MT940 closing
     /// balance date; BAI2 as-of date.
     pub date: Option<NaiveDate>,
+    /// The period's first day (camt `FrToDt/FrDtTm`), when given.
     pub from_date: Option<NaiveDate>,
+    /// The period's last day (camt `FrToDt/ToDtTm`), when given.
     pub to_date: Option<NaiveDate>,
     /// camt `CpyDplctInd` `COPY`/`DUPL`: a copy of a statement already sent.
     pub copy: bool,
+    /// Its balances, in file order.
     pub balances: Vec<Balance>,
+    /// Its entries, in file order.
     pub entries: Vec<Entry>,
+    /// Where the statement starts in the file.
     pub position: Position,
 }
 
@@ -294,9 +323,13 @@ pub(crate) fn collapse_whitespace_into(out: &mut String, s: &str) {
 /// What one pass of a statement reader gave.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatementRead {
+    /// The format read: `camt.053`, `bai2`, `mt940`, …
     pub format: &'static str,
+    /// Statements handed to the caller.
     pub statements: u64,
+    /// Entries in them.
     pub entries: u64,
+    /// Every finding, in file order; one error rejects the file.
     pub findings: Vec<Finding>,
 }
 

@@ -14,7 +14,7 @@
 //!   ([`Item`], [`Outcome`], [`item_key`]);
 //! - [`rules`]: the rule-set (`reconcile --rules FILE`): day windows, tolerances, where
 //!   corrections post;
-//! - [`generate`]: a seeded scenario with breaks of every kind planted
+//! - `generate/`: a seeded scenario with breaks of every kind planted
 //!   (`generate recon`), and the items it must give;
 //! - `store.rs`: a reconciliation run in the ledger: both sides read, the engine's items,
 //!   their members and the corrections recorded in one transaction;
@@ -29,9 +29,6 @@ mod synthetic;
 pub use engine::{
     BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, by, item_key, reconcile,
 };
-pub use store::{
-    BalanceRow, Changes, ItemRow, OutcomeTotals, ReconcileOutcome, ReconcileRequest,
-    Reconciliation, Summary,
-};
+pub(crate) use store::{BalanceRow, ItemRow, ReconcileOutcome, ReconcileRequest, Reconciliation};
 #[doc(hidden)]
 pub use synthetic::synthetic;

@@ -38,13 +38,22 @@ pub const MAX_DAYS: u32 = 3660;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Rules {
+    /// Days past its date a posting the bank has not booked is `expected`; after, it is
+    /// `missing_theirs`.
     pub expected_days: u32,
+    /// Days an entry may be dated before the posting and still match it.
     pub days_before: u32,
+    /// Days an entry may be dated after the posting and still match it.
     pub days_after: u32,
+    /// The largest set of postings or entries the `amount_sum` search combines.
     pub max_members: u32,
+    /// The most postings (same currency and sign, within the day window) the `amount_sum`
+    /// search combines from.
     pub max_candidates: u32,
+    /// The amount differences admitted, each by name (`[[tolerance]]` in the rules file).
     #[serde(rename = "tolerance")]
     pub tolerances: Vec<Tolerance>,
+    /// Where `--post-corrections` posts.
     pub corrections: Corrections,
 }
 
@@ -66,9 +75,13 @@ impl Default for Rules {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tolerance {
+    /// The label an item admitted by it carries (`matched_within_tolerance`, and groups').
     pub name: String,
+    /// The order tolerances are tried in, lowest first (then by name): the first that
+    /// admits Δ labels the item.
     #[serde(default)]
     pub priority: i64,
+    /// The ISO 4217 currency it applies to; `None` for every currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
     /// The bank may book up to this much less than we posted (Δ < 0).
@@ -103,8 +116,11 @@ impl Tolerance {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Corrections {
+    /// The mapped ledger account a correction moves; `None`: the item's first posting's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_account: Option<String>,
+    /// The account a correction's other leg posts to; `None`: `suspense:{bank account}`.
+    /// It must not be mapped to the bank account.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suspense_account: Option<String>,
 }
@@ -112,10 +128,23 @@ pub struct Corrections {
 /// Why a rules file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
+    /// The file is not TOML of the rule-set's shape (an unknown key, a wrong type).
     #[error("{path}: {message}")]
-    Toml { path: String, message: String },
+    Toml {
+        /// The rules file, as named to [`Rules::parse`].
+        path: String,
+        /// toml's message: the line and column, what was expected and found.
+        message: String,
+    },
+    /// A value is out of range (a day window past [`MAX_DAYS`], a negative tolerance, two
+    /// tolerances of one name, …).
     #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    Invalid {
+        /// The rules file, as named to [`Rules::parse`].
+        path: String,
+        /// Which value, what was expected and what was found.
+        message: String,
+    },
 }
 
 impl Rules {

@@ -30,129 +30,129 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What `clearledger reconcile` asks for.
-pub struct ReconcileRequest<'a> {
-    pub tenant: &'a str,
-    pub bank_account: &'a str,
-    pub from: Option<NaiveDate>,
-    pub to: Option<NaiveDate>,
-    pub rules: &'a Rules,
-    pub dry_run: bool,
+pub(crate) struct ReconcileRequest<'a> {
+    pub(crate) tenant: &'a str,
+    pub(crate) bank_account: &'a str,
+    pub(crate) from: Option<NaiveDate>,
+    pub(crate) to: Option<NaiveDate>,
+    pub(crate) rules: &'a Rules,
+    pub(crate) dry_run: bool,
     /// Post corrections: `Some(empty)` for every correctable item, `Some(keys)` for
     /// these items only, `None` for none.
-    pub corrections: Option<Vec<String>>,
-    pub at: DateTime<Utc>,
+    pub(crate) corrections: Option<Vec<String>>,
+    pub(crate) at: DateTime<Utc>,
     /// Told each step as it starts (`reading postings`, `reading entries`, `matching`,
     /// `recording`): the CLI's progress spinner.
-    pub on_stage: Option<&'a (dyn Fn(&'static str) + Sync)>,
+    pub(crate) on_stage: Option<&'a (dyn Fn(&'static str) + Sync)>,
 }
 
 /// One item as stored and reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemRow {
-    pub run_id: Option<i64>,
-    pub item_no: i64,
-    pub outcome: String,
-    pub matched_by: Option<String>,
-    pub tolerance: Option<String>,
-    pub currency: String,
-    pub our_amount_minor: i64,
-    pub their_amount_minor: i64,
-    pub delta_minor: i64,
-    pub delta_days: Option<i64>,
-    pub our_keys: Vec<String>,
-    pub our_dates: Vec<String>,
-    pub their_keys: Vec<String>,
-    pub their_dates: Vec<String>,
+pub(crate) struct ItemRow {
+    pub(crate) run_id: Option<i64>,
+    pub(crate) item_no: i64,
+    pub(crate) outcome: String,
+    pub(crate) matched_by: Option<String>,
+    pub(crate) tolerance: Option<String>,
+    pub(crate) currency: String,
+    pub(crate) our_amount_minor: i64,
+    pub(crate) their_amount_minor: i64,
+    pub(crate) delta_minor: i64,
+    pub(crate) delta_days: Option<i64>,
+    pub(crate) our_keys: Vec<String>,
+    pub(crate) our_dates: Vec<String>,
+    pub(crate) their_keys: Vec<String>,
+    pub(crate) their_dates: Vec<String>,
     /// A posting the item names without consuming it (a return's original, the posting a
     /// duplicate entry repeats).
-    pub refers_to: Option<String>,
+    pub(crate) refers_to: Option<String>,
     /// Correction postings folded into the item.
-    pub corrections: Vec<String>,
-    pub explanation: String,
+    pub(crate) corrections: Vec<String>,
+    pub(crate) explanation: String,
     /// The outcome of the same item (key) in the previous reconciliation of this account
     /// and period; `None` when it is new (or there was none).
-    pub previous_outcome: Option<String>,
+    pub(crate) previous_outcome: Option<String>,
     /// The correction this run posted (or found posted) for the item.
-    pub correction_key: Option<String>,
-    pub item_key: String,
+    pub(crate) correction_key: Option<String>,
+    pub(crate) item_key: String,
 }
 
 /// The ledger's balance of the mapped accounts against the statement's, per currency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BalanceRow {
-    pub currency: String,
+pub(crate) struct BalanceRow {
+    pub(crate) currency: String,
     /// Σ credits − Σ debits of the mapped accounts, every posting dated on or before the
     /// cut-off (the period's end; every posting without one).
-    pub ledger_balance_minor: i64,
+    pub(crate) ledger_balance_minor: i64,
     /// The closing booked balance of the last final statement of the account in this
     /// currency dated on or before the cut-off.
-    pub statement_closing_minor: Option<i64>,
-    pub statement_date: Option<String>,
+    pub(crate) statement_closing_minor: Option<i64>,
+    pub(crate) statement_date: Option<String>,
     /// statement − ledger.
-    pub drift_minor: Option<i64>,
+    pub(crate) drift_minor: Option<i64>,
 }
 
 /// Counts and amounts of one outcome.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutcomeTotals {
-    pub items: u64,
-    pub our_amount_minor: i64,
-    pub their_amount_minor: i64,
-    pub delta_minor: i64,
+pub(crate) struct OutcomeTotals {
+    pub(crate) items: u64,
+    pub(crate) our_amount_minor: i64,
+    pub(crate) their_amount_minor: i64,
+    pub(crate) delta_minor: i64,
 }
 
 /// What changed since the previous reconciliation of the same account and period.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Changes {
-    pub previous_run_id: Option<i64>,
+pub(crate) struct Changes {
+    pub(crate) previous_run_id: Option<i64>,
     /// Items whose key the previous run did not have.
-    pub new_items: u64,
+    pub(crate) new_items: u64,
     /// Items of the same key whose outcome changed.
-    pub changed_outcomes: u64,
+    pub(crate) changed_outcomes: u64,
     /// Items of the previous run whose key this one does not have.
-    pub gone_items: u64,
+    pub(crate) gone_items: u64,
 }
 
 /// A reconciliation run's summary (`--json`; stored with the run).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
-    pub run_id: Option<i64>,
-    pub tenant: String,
-    pub bank_account: String,
-    pub ledger_accounts: Vec<String>,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub as_of: Option<String>,
-    pub rules_hash: String,
-    pub inputs_hash: String,
-    pub identity: String,
-    pub postings_read: u64,
-    pub entries_read: u64,
-    pub items: u64,
+pub(crate) struct Summary {
+    pub(crate) run_id: Option<i64>,
+    pub(crate) tenant: String,
+    pub(crate) bank_account: String,
+    pub(crate) ledger_accounts: Vec<String>,
+    pub(crate) from: Option<String>,
+    pub(crate) to: Option<String>,
+    pub(crate) as_of: Option<String>,
+    pub(crate) rules_hash: String,
+    pub(crate) inputs_hash: String,
+    pub(crate) identity: String,
+    pub(crate) postings_read: u64,
+    pub(crate) entries_read: u64,
+    pub(crate) items: u64,
     /// Per outcome, every outcome named (zeros included), in report order.
-    pub outcomes: BTreeMap<String, OutcomeTotals>,
+    pub(crate) outcomes: BTreeMap<String, OutcomeTotals>,
     /// Items that need an operator (outcomes other than matched, matched within
     /// tolerance, many_to_one, one_to_many, expected, provisional).
-    pub needs_attention: u64,
-    pub changes: Changes,
-    pub balances: Vec<BalanceRow>,
-    pub corrections_posted: u64,
-    pub corrections_duplicate: u64,
-    pub corrections_amount_minor: i64,
+    pub(crate) needs_attention: u64,
+    pub(crate) changes: Changes,
+    pub(crate) balances: Vec<BalanceRow>,
+    pub(crate) corrections_posted: u64,
+    pub(crate) corrections_duplicate: u64,
+    pub(crate) corrections_amount_minor: i64,
 }
 
 /// A reconciliation as `reconcile` and `report` print it.
 #[derive(Debug, Clone)]
-pub struct Reconciliation {
-    pub summary: Summary,
-    pub items: Vec<ItemRow>,
+pub(crate) struct Reconciliation {
+    pub(crate) summary: Summary,
+    pub(crate) items: Vec<ItemRow>,
     /// `Some(run)`: these inputs were reconciled before, by that run; nothing was created.
-    pub repeat_of: Option<i64>,
+    pub(crate) repeat_of: Option<i64>,
 }
 
 /// Why a reconciliation was not made.
 #[derive(Debug)]
-pub enum ReconcileOutcome {
+pub(crate) enum ReconcileOutcome {
     Done(Box<Reconciliation>),
     /// No ledger account is mapped to the bank account.
     NotMapped,
@@ -399,7 +399,10 @@ impl Ledger {
     /// Reconciles a bank account over a period (see the module's doc): the accounts
     /// mapped to it, both sides read, the run's identity (the same identity again is the
     /// earlier run), the engine's items, and — unless a dry run — the run recorded.
-    pub async fn reconcile(&mut self, req: &ReconcileRequest<'_>) -> Result<ReconcileOutcome> {
+    pub(crate) async fn reconcile(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+    ) -> Result<ReconcileOutcome> {
         let mapped = match self.mapped_accounts(req).await? {
             Ok(mapped) => mapped,
             Err(refused) => return Ok(refused),
@@ -1168,7 +1171,7 @@ impl Ledger {
     }
 
     /// A reconciliation run as recorded (`report RUN`).
-    pub async fn stored_reconciliation(
+    pub(crate) async fn stored_reconciliation(
         &mut self,
         tenant: &str,
         run_id: i64,

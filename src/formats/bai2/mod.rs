@@ -74,19 +74,19 @@ pub const FORMAT: &str = "bai2";
 
 /// What one pass gave.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatementRead {
-    pub format: &'static str,
+pub(crate) struct StatementRead {
+    pub(crate) format: &'static str,
     /// Statements (account groups `03` … `49`) emitted.
-    pub statements: u64,
+    pub(crate) statements: u64,
     /// Entries (`16` records) in them.
-    pub entries: u64,
-    pub findings: Vec<Finding>,
+    pub(crate) entries: u64,
+    pub(crate) findings: Vec<Finding>,
 }
 
 /// Reads a BAI2 file, calling `on_statement` once per account group as its `49` is read
 /// (or as the group is closed by what follows, when the `49` is missing). A file with an
 /// error finding is to be rejected whole.
-pub fn read<R: std::io::BufRead>(
+pub(crate) fn read<R: std::io::BufRead>(
     input: R,
     on_statement: &mut dyn FnMut(Statement),
 ) -> std::io::Result<StatementRead> {

@@ -27,17 +27,17 @@ use std::io::{self, BufRead};
 
 /// What one pass gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatementRead {
+pub(crate) struct StatementRead {
     /// `camt.052`, `camt.053`, `camt.054`; `camt` when no camt message was found.
-    pub format: &'static str,
-    pub statements: u64,
-    pub entries: u64,
-    pub findings: Vec<Finding>,
+    pub(crate) format: &'static str,
+    pub(crate) statements: u64,
+    pub(crate) entries: u64,
+    pub(crate) findings: Vec<Finding>,
 }
 
 /// Reads one camt document, calling `on_statement` once per statement as it completes.
 /// Errors in the input are findings; `Err` is an I/O error of `input` only.
-pub fn read<R: BufRead>(
+pub(crate) fn read<R: BufRead>(
     input: R,
     on_statement: &mut dyn FnMut(Statement),
 ) -> io::Result<StatementRead> {

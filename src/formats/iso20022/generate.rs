@@ -64,6 +64,8 @@ fn amount(minor: u64) -> String {
     crate::money::format_minor(minor as i64, CURRENCY)
 }
 
+/// Writes one pacs.008.001.08 document of `transactions` EUR credit transfers to `out`,
+/// its group header's NbOfTxs and CtrlSum matching them; the message id is `GEN-{seed}`.
 pub fn write_pacs008<W: Write>(out: W, transactions: u64, seed: u64) -> io::Result<()> {
     let mut w = io::BufWriter::with_capacity(1 << 20, out);
     // First pass: the control sum the group header must carry.

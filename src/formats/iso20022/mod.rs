@@ -33,8 +33,12 @@ pub use validate::is_iban;
 /// The message kinds read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A pain.001 customer credit transfer initiation: a customer's instruction to its
+    /// bank.
     Pain001,
+    /// A pacs.008 FI-to-FI customer credit transfer: the interbank payment.
     Pacs008,
+    /// A pacs.004 payment return: an interbank payment sent back, with its reason.
     Pacs004,
 }
 
@@ -83,35 +87,70 @@ pub fn detect(namespace: &str) -> Result<(Kind, u32), String> {
 pub struct IsoTx {
     /// 1-based ordinal of the transaction in the file, across documents.
     pub record_no: u64,
+    /// Byte offset of the transaction element (`CdtTrfTxInf`, `TxInf`) in the file.
     pub byte_offset: u64,
+    /// 1-based line of the transaction element in the file.
     pub line: u64,
+    /// The element path of the transaction (`/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[3]`).
     pub path: String,
+    /// The message kind of the document it belongs to.
     pub kind: Option<Kind>,
+    /// The group header's `MsgId`: the sender's identification of the message.
     pub msg_id: String,
+    /// The file's sender: pain.001, the initiating party (its id, else its name, else the
+    /// first debtor agent); pacs, the instructing agent of the group header, else of the
+    /// transaction, else its debtor agent.
     pub sender: String,
+    /// pain.001: the `PmtInfId` of its payment information block (a batch of the debtor's);
+    /// empty in pacs messages.
     pub pmt_inf_id: String,
+    /// `PmtId/InstrId`: the instructing party's point-to-point reference; may be empty.
     pub instr_id: String,
+    /// `PmtId/EndToEndId`: the initiating party's reference, carried unchanged end to end
+    /// (`NOTPROVIDED` when the originator gave none).
     pub end_to_end_id: String,
+    /// `PmtId/TxId`: the first instructing agent's interbank reference (pacs.004: its
+    /// `RtrId`).
     pub tx_id: String,
+    /// `PmtId/UETR`: the SWIFT unique end-to-end transaction reference (a UUIDv4); may be
+    /// empty.
     pub uetr: String,
+    /// The amount in minor units of `currency`: pain.001 `InstdAmt`, pacs.008
+    /// `IntrBkSttlmAmt`, pacs.004 `RtrdIntrBkSttlmAmt`.
     pub amount_minor: i64,
+    /// The amount's `Ccy`: an ISO 4217 code as the file gives it.
     pub currency: String,
+    /// pacs: the interbank settlement date (`IntrBkSttlmDt`); pain.001: the requested
+    /// execution date. `None` when absent or not a date.
     pub date: Option<NaiveDate>,
+    /// The debtor's name (`Dbtr/Nm`); pacs.004: the original payment's debtor.
     pub debtor_name: String,
+    /// The debtor's account: its IBAN, else its other id (`DbtrAcct/Id`).
     pub debtor_account: String,
+    /// The debtor's bank (`DbtrAgt`): its BIC (8 characters for a primary office), else
+    /// `{clearing system}:{member id}`, else its other id.
     pub debtor_agent: String,
+    /// The creditor's name (`Cdtr/Nm`); pacs.004: the original payment's creditor.
     pub creditor_name: String,
+    /// The creditor's account: its IBAN, else its other id (`CdtrAcct/Id`).
     pub creditor_account: String,
+    /// The creditor's bank (`CdtrAgt`), named as `debtor_agent` is.
     pub creditor_agent: String,
     /// The leg: the instructing and instructed agent of the transaction, else of the group
     /// header (pacs messages; empty in pain.001), as `agent_of` names them.
     pub instructing_agent: String,
+    /// The agent instructed to carry the payment on (the receiving side of the leg).
     pub instructed_agent: String,
+    /// Unstructured remittance information (`RmtInf/Ustrd`), its lines joined by a space.
     pub remittance: String,
     /// pacs.004: the original transaction's identifiers and parties.
     pub original_end_to_end_id: String,
+    /// pacs.004: the returned payment's UETR (`OrgnlUETR`).
     pub original_uetr: String,
+    /// pacs.004: the returned payment's interbank reference (`OrgnlTxId`).
     pub original_tx_id: String,
+    /// pacs.004: the return reason code (`RtrRsnInf/Rsn/Cd`: `AC04` closed account, `AM04`
+    /// insufficient funds, …).
     pub return_reason: String,
     /// What the first keying rule (v1, before keys by leg) took from the same transaction,
     /// where it differs: BIC-only agents, a pacs.004's parties from OrgnlTxRef only. The
@@ -124,41 +163,61 @@ pub struct IsoTx {
 pub struct IsoTxV1 {
     /// The file's header as read then (its sender by BIC only).
     pub file: Option<std::sync::Arc<IsoHeader>>,
+    /// The sender with agents named by BIC only.
     pub sender: String,
+    /// The debtor's name, a pacs.004's from `OrgnlTxRef` only.
     pub debtor_name: String,
+    /// The debtor's account, a pacs.004's from `OrgnlTxRef` only.
     pub debtor_account: String,
+    /// The debtor agent's BIC as written.
     pub debtor_agent: String,
+    /// The creditor's name, a pacs.004's from `OrgnlTxRef` only.
     pub creditor_name: String,
+    /// The creditor's account, a pacs.004's from `OrgnlTxRef` only.
     pub creditor_account: String,
+    /// The creditor agent's BIC as written.
     pub creditor_agent: String,
 }
 
 /// The file's identity fields: message kind, its sender, its MsgId.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IsoHeader {
+    /// The message kind, from the Document's namespace.
     pub kind: Kind,
-    /// The sender as `agent_of` names it (pacs) or the initiating party (pain.001).
+    /// The message version (`8` for pacs.008.001.08).
     pub version: u32,
+    /// The sender as `agent_of` names it (pacs) or the initiating party (pain.001).
     pub sender: String,
+    /// The group header's `MsgId`, the file's natural identity with its sender.
     pub msg_id: String,
 }
 
+/// What [`read_file`] hands over as it reads: each document's header before its first
+/// transaction, then its transactions, in file order.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum IsoEvent {
+    /// A document's identity, before its transactions.
     Header(IsoHeader),
+    /// One transaction, complete.
     Transaction(IsoTx),
 }
 
+/// What one pass of [`read_file`] gave: the findings and the counts.
 #[derive(Debug, Default)]
 pub struct IsoSummary {
+    /// Every finding, in file order (bounded: `crate::findings::FINDINGS_MAX`).
     pub findings: Vec<Finding>,
+    /// ISO 20022 `Document`s read.
     pub documents: u64,
+    /// Transactions read, across documents.
     pub transactions: u64,
+    /// Bytes read.
     pub bytes: u64,
 }
 
 impl IsoSummary {
+    /// The findings of severity error: any rejects the file.
     pub fn errors(&self) -> usize {
         self.findings
             .iter()

@@ -59,7 +59,7 @@ pub(super) fn agent_of(b: &Block, prefix: &str) -> String {
     first_under(b, prefix, &["FinInstnId/Othr/Id"])
 }
 
-/// A BIC as [`agent_of`] names it: upper case, a primary office's `XXX` branch dropped.
+/// A BIC as `agent_of` names it: upper case, a primary office's `XXX` branch dropped.
 pub fn canonical_bic(bic: &str) -> String {
     let up = bic.trim().to_ascii_uppercase();
     match up.strip_suffix("XXX") {

@@ -8,7 +8,7 @@
 //! 10,000 days: no gap is reported and every date stays within the century window).
 //! Deterministic per seed; memory stays constant whatever the size (the closing balance is
 //! written after the entries, so one pass suffices). A statement holds at most
-//! [`ENTRIES_PER_STATEMENT_MAX`](super::ENTRIES_PER_STATEMENT_MAX) entries to be read
+//! `ENTRIES_PER_STATEMENT_MAX` (200,000) entries to be read
 //! without a finding.
 
 use crate::rng::SplitMix64 as Rng;

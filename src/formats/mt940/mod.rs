@@ -97,17 +97,17 @@ pub(crate) const ENTRIES_PER_STATEMENT_MAX: usize = 200_000;
 
 /// What one pass gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatementRead {
+pub(crate) struct StatementRead {
     /// `mt940` or `mt942`: the first message's.
-    pub format: &'static str,
-    pub statements: u64,
-    pub entries: u64,
-    pub findings: Vec<Finding>,
+    pub(crate) format: &'static str,
+    pub(crate) statements: u64,
+    pub(crate) entries: u64,
+    pub(crate) findings: Vec<Finding>,
 }
 
 /// Reads an MT940/MT942 file; `on_statement` gets each statement as it completes (a
 /// statement of several pages when its last page has been read).
-pub fn read<R: BufRead>(
+pub(crate) fn read<R: BufRead>(
     input: R,
     on_statement: &mut dyn FnMut(Statement),
 ) -> std::io::Result<StatementRead> {

@@ -30,12 +30,20 @@ pub(super) const ADDENDA_PER_ENTRY_MAX: usize = 9_999;
 /// The file header's fields that identify the file, trimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileHeaderInfo {
+    /// The receiving point (file header columns 4-13): usually a 9-digit routing number
+    /// after a blank.
     pub immediate_destination: String,
+    /// The sending point (columns 14-23): a routing number or a company id.
     pub immediate_origin: String,
+    /// File creation date as written, YYMMDD (columns 24-29).
     pub file_creation_date: String,
+    /// File creation time as written, HHMM (columns 30-33); may be empty.
     pub file_creation_time: String,
+    /// File ID modifier (column 34): tells apart files of one origin, destination and day.
     pub file_id_modifier: String,
+    /// Name of the receiving point (columns 41-63).
     pub immediate_destination_name: String,
+    /// Name of the sending point (columns 64-86).
     pub immediate_origin_name: String,
 }
 
@@ -46,20 +54,39 @@ pub struct Entry {
     /// records of the file, in file order, across batches. Addenda, headers, controls
     /// and padding are not counted.
     pub record_no: u64,
+    /// Where the entry detail record is: record index, line and byte offset.
     pub position: RecordPosition,
+    /// The batch header's batch number (columns 88-94), ascending within the file.
     pub batch_number: String,
+    /// The batch's service class code: `200` mixed, `220` credits only, `225` debits only,
+    /// `280` ADV.
     pub service_class_code: String,
+    /// The batch's standard entry class code (`PPD`, `CCD`, `WEB`, `CTX`, `IAT`, …):
+    /// which layout the entry has and what kind of payment it is.
     pub sec_code: String,
+    /// The originator's name from the batch header (IAT: empty, the originator is in its
+    /// addenda).
     pub company_name: String,
+    /// The originator's identification from the batch header (usually `1` and an IRS
+    /// employer id).
     pub company_identification: String,
+    /// The batch's entry description shown to the receiver (`PAYROLL`, `REVERSAL`, …).
     pub company_entry_description: String,
+    /// The batch's effective entry date: the day the originator asked for settlement.
+    /// `None` when blank or not a date.
     pub effective_entry_date: Option<NaiveDate>,
+    /// The originating bank's 8-digit routing number (without its check digit).
     pub odfi_identification: String,
+    /// The transaction code (columns 2-3): account type and direction (`22` checking
+    /// credit, `27` checking debit, `32`/`37` savings, `x3`/`x8` prenotes).
     pub transaction_code: u8,
+    /// Debit or credit for the receiver, from the transaction code.
     pub direction: Direction,
     /// RDFI routing number, 9 digits with the check digit.
     pub rdfi_routing: String,
+    /// The receiver's account number at the RDFI, trimmed.
     pub account: String,
+    /// The amount in cents (every NACHA amount is USD).
     pub amount_minor: u64,
     /// Individual identification number, or what the SEC code's layout keeps in its
     /// place (identification number, check serial number, original trace number, …):
@@ -68,6 +95,7 @@ pub struct Entry {
     /// Individual name, or what the SEC code's layout keeps in its place (receiving
     /// company, card account number, …): columns 55-76 as a rule, 40-54 for CIE and MTE.
     pub individual_name: String,
+    /// The entry's discretionary data, for the ODFI's own use (WEB: the payment type code).
     pub discretionary_data: String,
     /// Trace number (ADV: ACH operator routing, Julian day and sequence number).
     pub trace_number: String,
@@ -75,33 +103,48 @@ pub struct Entry {
     pub addenda: Vec<String>,
 }
 
+/// What the reader hands over as it reads: the file header once, then each entry as soon
+/// as its addenda are complete, in file order.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Event {
+    /// The file header's identity fields, before any entry.
     Header(FileHeaderInfo),
+    /// One entry detail with its batch context and addenda.
     Entry(Entry),
 }
 
 /// What the assembler learned of the whole file.
 #[derive(Debug, Default)]
 pub struct FileSummary {
+    /// The file header, `None` when the file had none.
     pub header: Option<FileHeaderInfo>,
+    /// Every finding in file order (bounded: `crate::findings::FINDINGS_MAX`).
     pub findings: Vec<Finding>,
+    /// Entry detail records (type 6) read.
     pub entries: u64,
+    /// Addenda records (type 7) read.
     pub addenda: u64,
+    /// Batches read (batch headers).
     pub batches: u64,
+    /// The sum of the debit entries' amounts read, in cents (what the file control's total
+    /// debit amount must equal).
     pub total_debit_minor: u128,
+    /// The sum of the credit entries' amounts read, in cents.
     pub total_credit_minor: u128,
+    /// Records read, padding included.
     pub records: u64,
 }
 
 impl FileSummary {
+    /// The findings of severity error: any rejects the file.
     pub fn errors(&self) -> usize {
         self.findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
             .count()
     }
+    /// The findings of severity warning.
     pub fn warnings(&self) -> usize {
         self.findings
             .iter()
@@ -205,10 +248,12 @@ impl Default for Assembler {
 }
 
 impl Assembler {
+    /// An assembler with the default options (every rule strict).
     pub fn new() -> Self {
         Self::with_options(ValidateOptions::default())
     }
 
+    /// An assembler whose rules are relaxed as `options` say.
     pub fn with_options(options: ValidateOptions) -> Self {
         Assembler {
             options,
@@ -344,7 +389,7 @@ impl Assembler {
     }
 
     /// Takes one 94-byte record; calls `emit` for the header and for each completed entry.
-    /// Its non-printable bytes are taken as non-ASCII ones ([`Assembler::push_framed`]),
+    /// Its non-printable bytes are taken as non-ASCII ones (`Assembler::push_framed`),
     /// whose finding is the reader's.
     pub fn push(&mut self, record: &[u8], pos: RecordPosition, emit: &mut dyn FnMut(Event)) {
         self.push_framed(record, pos, NonAsciiColumns::of(record), emit);

@@ -9,10 +9,15 @@ use super::validate::{Direction, routing_check_digit};
 use crate::rng::SplitMix64 as Rng;
 use std::io::{self, Write};
 
+/// What [`write_nacha`] writes: how many entries in how many batches, from which seed.
 #[derive(Debug, Clone)]
 pub struct GenerateOptions {
+    /// Entry detail records to write, across batches.
     pub entries: u64,
+    /// Batches asked for (more when one would hold more entries than its control counts).
     pub batches: u64,
+    /// The seed of the amounts, accounts, names and the file header's creation time and
+    /// modifier: the same seed, the same bytes.
     pub seed: u64,
     /// Every `addenda_every`-th entry carries one addenda 05 (0: none).
     pub addenda_every: u64,
@@ -23,9 +28,9 @@ const COMPANY_ID: &str = "1210428821";
 
 /// Records a NACHA file holds at most: the file control counts blocks of 10 records in 6
 /// digits, so 999,999 blocks, padding included.
-pub const RECORDS_MAX: u64 = 999_999 * 10;
+pub(crate) const RECORDS_MAX: u64 = 999_999 * 10;
 /// Batches a NACHA file holds at most: the file control's batch count has 6 digits.
-pub const BATCHES_MAX: u64 = 999_999;
+pub(crate) const BATCHES_MAX: u64 = 999_999;
 /// Entries the generator puts in one batch at most, so that its entries and addenda (one
 /// per entry at most) fit the batch control's 6-digit count.
 const ENTRIES_PER_BATCH_MAX: u64 = 999_999 / 2;
@@ -35,9 +40,9 @@ const TOTAL_MAX: u64 = 999_999_999_999;
 /// The file `write_nacha` writes for some options: its batches and records (padding not
 /// counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    pub batches: u64,
-    pub records: u64,
+pub(crate) struct Shape {
+    pub(crate) batches: u64,
+    pub(crate) records: u64,
 }
 
 /// The shape of the file for `entries` entries, `batches` batches asked for (more when a
@@ -60,7 +65,7 @@ fn shape_of(entries: u64, batches: u64, addenda_every: u64) -> Shape {
 
 /// The most entries a NACHA file holds with `batches` batches and an addenda every
 /// `addenda_every` entries: [`RECORDS_MAX`] records in all.
-pub fn max_entries(batches: u64, addenda_every: u64) -> u64 {
+pub(crate) fn max_entries(batches: u64, addenda_every: u64) -> u64 {
     // Records grow with entries: the largest count that fits, by bisection.
     let (mut fits, mut over) = (0u64, RECORDS_MAX + 1);
     while over - fits > 1 {
@@ -77,7 +82,7 @@ pub fn max_entries(batches: u64, addenda_every: u64) -> u64 {
 /// The file's shape if every count and total of it fits its field; else what is asked
 /// beyond what NACHA holds, naming the limit. Amounts are drawn small enough that neither
 /// total can pass 12 digits, whatever the count.
-pub fn shape(opts: &GenerateOptions) -> Result<Shape, String> {
+pub(crate) fn shape(opts: &GenerateOptions) -> Result<Shape, String> {
     let s = shape_of(opts.entries, opts.batches, opts.addenda_every);
     if s.batches > BATCHES_MAX {
         return Err(format!(
@@ -100,7 +105,7 @@ pub fn shape(opts: &GenerateOptions) -> Result<Shape, String> {
 
 /// Writes a valid PPD file with `entries` entries spread over `batches` batches (more if
 /// a batch would hold more than its control counts). Options beyond what a NACHA file
-/// holds ([`shape`]) are refused before anything is written.
+/// holds (`shape`) are refused before anything is written.
 pub fn write_nacha<W: Write>(out: W, opts: &GenerateOptions) -> io::Result<()> {
     let Shape { batches, .. } =
         shape(opts).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;

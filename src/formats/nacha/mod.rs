@@ -24,6 +24,7 @@ use std::io::Read;
 /// What one pass over a file gives besides its events.
 #[derive(Debug)]
 pub struct ReadResult {
+    /// The structure, counts, totals and findings of the file.
     pub summary: FileSummary,
     /// Bytes read.
     pub bytes: u64,

@@ -7,7 +7,11 @@ use chrono::NaiveDate;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
+    /// The receiver's account is credited (money in), transaction codes
+    /// 21-24, 31-34, 41-44, 51-54 (ADV: 81, 83, 85, 87).
     Credit,
+    /// The receiver's account is debited (money out), transaction codes
+    /// 26-29, 36-39, 46-49, 55, 56 (ADV: 82, 84, 86, 88).
     Debit,
 }
 

@@ -88,21 +88,35 @@ use std::collections::HashMap;
 /// A posting on one of the mapped ledger accounts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ours {
+    /// The posting's id in the ledger (what an item's report names it by, with its key).
     pub id: i64,
     /// `{operation}:{posting_key}`: the posting's natural key.
     pub key: String,
+    /// The posting's operation: `ach.entry`, `pacs.008`, `pacs.004`, `pain.001`,
+    /// `correction`.
     pub operation: String,
     /// The mapped ledger account it moves.
     pub ledger_account: String,
+    /// Signed minor units from the bank account's side: + money in, − money out.
     pub amount_minor: i64,
+    /// The ISO 4217 currency code.
     pub currency: String,
+    /// The posting's effective date (NACHA effective entry date, ISO 20022 settlement or
+    /// requested execution date), compared with the entry's within the day window.
     pub date: Option<NaiveDate>,
+    /// ISO 20022: the payment's UETR, lower case.
     pub uetr: Option<String>,
+    /// ISO 20022: the payment's `EndToEndId`.
     pub end_to_end_id: Option<String>,
+    /// ISO 20022: the payment's `InstrId`.
     pub instr_id: Option<String>,
+    /// NACHA: the entry's 15-digit trace number.
     pub trace: Option<String>,
+    /// pacs.004: the returned payment's UETR (`OrgnlUETR`), lower case.
     pub original_uetr: Option<String>,
+    /// pacs.004: the returned payment's `OrgnlEndToEndId`.
     pub original_end_to_end_id: Option<String>,
+    /// NACHA return (addenda 99): the original entry's trace number.
     pub original_trace: Option<String>,
     /// A pacs.004, or a NACHA entry with a return addenda (99).
     pub is_return: bool,
@@ -110,6 +124,8 @@ pub struct Ours {
     pub batches: Vec<BatchKey>,
     /// Other references a bank line may quote (transaction id, individual id …).
     pub refs: Vec<String>,
+    /// The other party's name (the receiver or the company, the creditor or the debtor):
+    /// narrows an amount-and-date match when the entry's text names it.
     pub counterparty: Option<String>,
     /// A correction posting: the key of the item it corrects.
     pub corrects: Option<String>,
@@ -121,48 +137,72 @@ pub struct BatchKey {
     /// `nacha:{company id}:{effective date}:{batch number}`, `pmtinf:{PmtInfId}`,
     /// `msg:{MsgId}`.
     pub key: String,
+    /// The identifiers a bank line settling the batch may quote (a NACHA company id, with
+    /// or without its batch number; a `PmtInfId`; a `MsgId`).
     pub ties: Vec<String>,
 }
 
 /// A statement entry of the bank account.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Theirs {
+    /// The entry's id in the ledger's statement tables.
     pub id: i64,
     /// The entry key (unique per bank account).
     pub key: String,
+    /// Signed minor units: + a credit on the statement (money in), − a debit.
     pub amount_minor: i64,
+    /// The ISO 4217 currency code.
     pub currency: String,
     /// Booking date, else value date.
     pub date: Option<NaiveDate>,
+    /// An intraday or pending entry: shown (`provisional`), never matched as final.
     pub provisional: bool,
+    /// A reversal, or an entry with a return reason (itself or every one of its details).
     pub is_return: bool,
+    /// The UETR the entry quotes, lower case.
     pub uetr: Option<String>,
+    /// The `EndToEndId` the entry quotes.
     pub end_to_end_id: Option<String>,
+    /// The `InstrId` the entry quotes.
     pub instr_id: Option<String>,
+    /// The bank's reference of the entry (camt `AcctSvcrRef`, MT940 after `//`, BAI2 bank
+    /// reference).
     pub bank_ref: Option<String>,
+    /// The customer's reference (camt `NtryRef`, MT940 before `//`, BAI2 customer
+    /// reference).
     pub customer_ref: Option<String>,
+    /// camt: the `PmtInfId` or `MsgId` of a batch booked as one entry.
     pub batch_ref: Option<String>,
+    /// Remittance or narrative text, searched for a counterparty's name.
     pub remittance: Option<String>,
+    /// The transaction details of an itemised entry (camt `TxDtls`), matched one by one.
     pub details: Vec<TheirDetail>,
 }
 
 /// One transaction detail of an itemised entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TheirDetail {
+    /// Signed minor units, as the entry's; `None` when the detail gives no amount.
     pub amount_minor: Option<i64>,
+    /// The detail's UETR, lower case.
     pub uetr: Option<String>,
+    /// The detail's `EndToEndId`.
     pub end_to_end_id: Option<String>,
+    /// The detail's `InstrId`.
     pub instr_id: Option<String>,
 }
 
 /// Both sides of one reconciliation.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
+    /// Our side: the postings on the ledger accounts mapped to the bank account.
     pub ours: Vec<Ours>,
+    /// Their side: the bank account's booked and provisional statement entries.
     pub theirs: Vec<Theirs>,
     /// The period: items are reported when a member is dated within it (members outside
     /// it are read to match across its edges, and left to their own period otherwise).
     pub from: Option<NaiveDate>,
+    /// The period's last day (inclusive); `None` for no end.
     pub to: Option<NaiveDate>,
     /// The day `expected` is judged on: the period's end, or the latest date read.
     pub as_of: Option<NaiveDate>,
@@ -172,19 +212,36 @@ pub struct Inputs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The bank booked an entry we never posted.
     MissingOurs,
+    /// Paired, but the amounts differ beyond every tolerance.
     AmountMismatch,
+    /// Paired, but in different currencies.
     CurrencyMismatch,
+    /// Paired with the same amount, but dated outside the day window.
     DateMismatch,
+    /// An entry repeating a payment another entry already settled.
     DuplicateTheirs,
+    /// The bank returned a payment of ours whose return we never posted.
     Returned,
+    /// Entries and postings that fit each other in several ways: an operator decides.
     Ambiguous,
+    /// A posting the bank never booked, past `expected_days`.
     MissingTheirs,
+    /// A posting not yet booked by the bank, within `expected_days` of its date (or named
+    /// by a provisional entry).
     Expected,
+    /// An intraday or pending entry, shown but never matched as final.
     Provisional,
+    /// Several postings settled by one entry (a batch booked as one line); a difference a
+    /// tolerance admits is named in [`Item::tolerance`].
     ManyToOne,
+    /// One itemised entry (camt `TxDtls`) settling several postings, each detail by its own
+    /// identifier.
     OneToMany,
+    /// Paired, the difference admitted by a named tolerance.
     MatchedWithinTolerance,
+    /// Paired, amounts equal (corrections included) and dates within the window.
     Matched,
 }
 
@@ -258,25 +315,32 @@ impl Outcome {
 /// One item of a reconciliation: its members on both sides, its outcome and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
+    /// What the item is.
     pub outcome: Outcome,
     /// The level that tied the members (`uetr`, `end_to_end_id`, …, `correction`).
     pub matched_by: Option<&'static str>,
     /// Indexes into [`Inputs::ours`] / [`Inputs::theirs`], ascending.
     pub ours: Vec<usize>,
+    /// Indexes into [`Inputs::theirs`], ascending.
     pub theirs: Vec<usize>,
     /// Correction postings folded in (indexes into [`Inputs::ours`]).
     pub corrections: Vec<usize>,
     /// A posting the item refers to without consuming it (the original of a return, the
     /// posting a duplicate entry repeats).
     pub refers_to: Option<usize>,
+    /// The name of the tolerance that admitted Δ, if one did.
     pub tolerance: Option<String>,
+    /// The item's currency: the entries' (else the postings').
     pub currency: String,
+    /// The sum of our members' amounts, signed, in minor units.
     pub our_amount_minor: i64,
+    /// The sum of their members' amounts, signed, in minor units.
     pub their_amount_minor: i64,
     /// theirs − ours (corrections included).
     pub delta_minor: i64,
     /// Their date − our date (the largest in size over the members).
     pub delta_days: Option<i64>,
+    /// Why the item is what it is, in a sentence an operator reads.
     pub explanation: String,
     /// sha256 of the members' natural keys (corrections not included), 32 hex digits.
     pub key: String,
@@ -288,18 +352,31 @@ pub struct Item {
 
 /// The level names, as stored and reported.
 pub mod by {
+    /// An itemised entry's details, each by its own identifier.
     pub const DETAILS: &str = "details";
+    /// The UETR both sides carry.
     pub const UETR: &str = "uetr";
+    /// The `EndToEndId` both sides carry (and `InstrId` when both have one).
     pub const END_TO_END_ID: &str = "end_to_end_id";
+    /// A return entry against our pacs.004 by its `OrgnlUETR`.
     pub const ORIGINAL_UETR: &str = "original_uetr";
+    /// A return entry against our pacs.004 by its `OrgnlEndToEndId`.
     pub const ORIGINAL_END_TO_END_ID: &str = "original_end_to_end_id";
+    /// A return entry against our NACHA return by its addenda 99's original trace number.
     pub const ORIGINAL_TRACE: &str = "original_trace";
+    /// A NACHA trace number quoted as the entry's customer or bank reference.
     pub const TRACE_NUMBER: &str = "trace_number";
+    /// A batch (NACHA batch, `PmtInfId`, `MsgId`) settled as one entry.
     pub const BATCH: &str = "batch";
+    /// The entry's reference equal to one of the posting's own references.
     pub const REFERENCE: &str = "reference";
+    /// The same amount and currency within the day window, each the only one for the other.
     pub const AMOUNT_DATE: &str = "amount_date";
+    /// A set of amounts summing to the other side's, the only such set within the window.
     pub const AMOUNT_SUM: &str = "amount_sum";
+    /// A posting named by a provisional entry: `expected` until the bank books it.
     pub const PROVISIONAL: &str = "provisional";
+    /// A correction posting folded in made Δ zero.
     pub const CORRECTION: &str = "correction";
 }
 
