@@ -38,10 +38,15 @@ use chrono::{DateTime, Utc};
 /// A statement file about to be recorded.
 #[derive(Debug, Clone)]
 pub struct StatementStart<'a> {
+    /// The tenant the statements are recorded for.
     pub tenant: &'a str,
+    /// The file's format (`camt.053`, `mt940`, `bai2` …).
     pub format: &'static str,
+    /// The file's SHA-256, hex: its identity.
     pub sha256: &'a str,
+    /// The name the file came under (a path, an upload's file name).
     pub source_name: &'a str,
+    /// When the run began.
     pub started_at: DateTime<Utc>,
     /// Warnings found while reading (an error would have rejected the file).
     pub findings: &'a [Finding],
@@ -50,19 +55,30 @@ pub struct StatementStart<'a> {
 /// What a statement run did.
 #[derive(Debug, Clone)]
 pub struct StatementRun {
+    /// The run as recorded.
     pub run: RunInfo,
+    /// Statements in the file.
     pub statements: u64,
     /// Statements new to the ledger / already recorded with the same content / with other
     /// content.
     pub statements_new: u64,
+    /// Statements already recorded with the same content.
     pub statements_duplicate: u64,
+    /// Statements already recorded under the same key with other content.
     pub statements_conflict: u64,
+    /// Entries in the file.
     pub entries: u64,
+    /// Entries recorded by this run.
     pub recorded: u64,
+    /// Entries recorded as provisional (an intraday report's: a later statement confirms them).
     pub provisional: u64,
+    /// Provisional entries this run confirmed.
     pub confirmed: u64,
+    /// Entries already recorded with the same content.
     pub duplicates: u64,
+    /// Entries already recorded under the same key with other content.
     pub conflicts: u64,
+    /// Entries held for an operator.
     pub held: u64,
 }
 

@@ -8,43 +8,77 @@ use crate::ledger::{Ledger, Result};
 /// A statement as stored (`clearledger statements`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoredStatement {
+    /// The statement's row id.
     pub statement_id: i64,
+    /// The statement's natural key (account, statement id, sequence).
     pub statement_key: String,
+    /// The format it came in (`camt.053`, `mt940`, `bai2` …).
     pub format: String,
+    /// `final` (end of day), `intraday` (its entries provisional until a final statement
+    /// confirms them) or `notification`.
     pub kind: String,
+    /// The account as the bank names it.
     pub account: String,
+    /// The account's currency, when the statement gives it.
     pub currency: Option<String>,
+    /// The bank's identifier of the statement.
     pub stmt_id: String,
+    /// The statement's sequence (electronic sequence, page), when given.
     pub sequence: Option<String>,
+    /// The statement's date (of its closing balance, or its creation).
     pub date: Option<String>,
+    /// The opening balance in minor units (negative: debit).
     pub opening_minor: Option<i64>,
+    /// The closing balance in minor units (negative: debit).
     pub closing_minor: Option<i64>,
+    /// The currency of the balances.
     pub balance_currency: Option<String>,
+    /// Entries the statement holds.
     pub entries: i64,
+    /// Whether the bank marked it a copy (or duplicate) of one sent before.
     pub copy: bool,
+    /// The run that recorded it.
     pub run_id: i64,
+    /// When it was recorded (RFC 3339).
     pub recorded_at: String,
 }
 
 /// A statement entry as stored (`lookup --bank-ref`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoredEntry {
+    /// The entry's row id.
     pub entry_id: i64,
+    /// The statement's natural key (account, statement id, sequence).
     pub statement_key: String,
+    /// The account as the bank names it.
     pub account: String,
+    /// The entry's natural key within the account.
     pub entry_key: String,
+    /// The entry's position in its statement, from 1.
     pub entry_no: i64,
+    /// The amount in minor units, unsigned (see `credit`).
     pub amount_minor: i64,
+    /// The entry's currency.
     pub currency: String,
+    /// Whether the entry credits the account.
     pub credit: bool,
+    /// Whether the bank marked it a reversal of an earlier entry.
     pub reversal: bool,
+    /// `booked`, `provisional` (from an intraday report) or `info`.
     pub status: String,
+    /// The booking date, when given.
     pub booking_date: Option<String>,
+    /// The value date, when given.
     pub value_date: Option<String>,
+    /// The bank's reference of the entry.
     pub bank_ref: Option<String>,
+    /// The account owner's reference the bank quotes.
     pub customer_ref: Option<String>,
+    /// The ISO 20022 EndToEndId the bank quotes, when it does.
     pub end_to_end_id: Option<String>,
+    /// The run that recorded it.
     pub run_id: i64,
+    /// When it was recorded (RFC 3339).
     pub recorded_at: String,
 }
 
