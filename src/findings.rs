@@ -397,6 +397,9 @@ pub enum FindingCode {
     ControlTotalMismatch,
     /// A control count (records, accounts, groups, entries) ≠ what it counts.
     ControlCountMismatch,
+    /// A bank's dialect read by one of the rules of `formats::dialect` (a warning naming
+    /// the rule: the meaning was clear).
+    BankDialect,
     /// A file with no statement in it.
     NoStatements,
 }
@@ -482,6 +485,7 @@ impl FindingCode {
             SequenceGap => "sequence_gap",
             ControlTotalMismatch => "control_total_mismatch",
             ControlCountMismatch => "control_count_mismatch",
+            BankDialect => "bank_dialect",
             NoStatements => "no_statements",
         }
     }

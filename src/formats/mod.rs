@@ -26,6 +26,7 @@
 pub mod bai2;
 pub mod camt;
 pub mod detect;
+pub mod dialect;
 pub mod iso20022;
 pub mod mt940;
 pub mod nacha;
