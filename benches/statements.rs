@@ -18,7 +18,10 @@ use std::hint::black_box;
 fn read_all(kind: StatementFormat, data: &[u8]) -> u64 {
     let mut input = data;
     let mut entries = 0u64;
-    let r = statement::read(kind, &mut input, &mut |s| entries += s.entries.len() as u64).unwrap();
+    let r = statement::read(kind, &mut input, Default::default(), &mut |s| {
+        entries += s.entries.len() as u64
+    })
+    .unwrap();
     assert!(r.findings.is_empty(), "{:?}", r.findings.first());
     entries
 }

@@ -4,6 +4,7 @@ use super::{GlobalOpts, exit, out};
 use crate::formats::ParseSummary;
 use crate::formats::detect::{self, Detected, FileFormat, Refusal, StatementFormat};
 use crate::formats::nacha;
+use crate::formats::statement;
 use crate::hash::HashingReader;
 use crate::report::{JsonFinding, finding_line};
 use clap::Args;
@@ -20,6 +21,11 @@ pub(crate) struct CheckArgs {
     pub json: bool,
     #[command(flatten)]
     pub nacha: super::NachaRuleArgs,
+    /// A bank statement whose balances do not add up is an error (exit 3), as `ingest
+    /// --strict-balances` refuses it; by default it is a warning (exit 1), as `ingest`
+    /// records it marked unbalanced.
+    #[arg(long)]
+    pub strict_balances: bool,
 }
 
 /// Exit code: 0 no findings, 1 warnings only, 3 errors (or unreadable).
@@ -28,7 +34,10 @@ pub(crate) fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
     let mut code = exit::OK;
     for file in &a.files {
         let name = file.display().to_string();
-        let (c, printed) = match check_one(file, &name, opts) {
+        let read = crate::formats::statement::ReadOptions {
+            strict_balances: a.strict_balances,
+        };
+        let (c, printed) = match check_one(file, &name, opts, read) {
             Ok(c) => (c.code(), c.print(g, a, &name)),
             Err(e) => (exit::REJECTED, unreadable(a, &name, &e)),
         };
@@ -66,14 +75,19 @@ fn open(file: &Path, name: &str) -> std::io::Result<Box<dyn std::io::Read>> {
 }
 
 /// Reads the whole file once: hashed as it is read, detected from its head, parsed.
-fn check_one(file: &Path, name: &str, opts: nacha::ValidateOptions) -> std::io::Result<Checked> {
+fn check_one(
+    file: &Path,
+    name: &str,
+    opts: nacha::ValidateOptions,
+    read: crate::formats::statement::ReadOptions,
+) -> std::io::Result<Checked> {
     let mut input = HashingReader::new(open(file, name)?);
     let (head, rest) = detect::read_head(&mut input)?;
     let source = std::io::BufReader::with_capacity(256 * 1024, rest);
     let (summary, file_id, figures, line) = match detect::detect(&head) {
         Detected::Payment(FileFormat::Nacha) => check_nacha(source, opts)?,
         Detected::Payment(FileFormat::Iso20022) => check_iso(source)?,
-        Detected::Statement(kind) => check_statements(kind, source)?,
+        Detected::Statement(kind) => check_statements(kind, source, read)?,
         Detected::Refused(kind) => unsupported(kind),
     };
     input.drain()?;
@@ -144,14 +158,17 @@ fn check_iso(source: impl std::io::Read) -> std::io::Result<Parsed> {
 fn check_statements(
     kind: StatementFormat,
     mut source: impl std::io::BufRead,
+    read: statement::ReadOptions,
 ) -> std::io::Result<Parsed> {
-    use crate::formats::statement::{self, EntryStatus};
+    use crate::formats::statement::EntryStatus;
     let mut accounts = std::collections::BTreeSet::new();
     let mut credits: std::collections::BTreeMap<String, u64> = Default::default();
     let mut debits: std::collections::BTreeMap<String, u64> = Default::default();
     let mut provisional = 0u64;
-    let r = statement::read(kind, &mut source, &mut |s| {
+    let mut unbalanced = 0u64;
+    let r = statement::read(kind, &mut source, read, &mut |s| {
         accounts.insert(s.account.clone());
+        unbalanced += u64::from(!s.balance_breaks.is_empty());
         for e in &s.entries {
             if e.status != EntryStatus::Booked {
                 provisional += 1;
@@ -164,7 +181,7 @@ fn check_statements(
     })?;
     let figures = json!({
         "kind": "statement", "statements": r.statements, "entries": r.entries,
-        "accounts": accounts.len(), "provisional": provisional,
+        "accounts": accounts.len(), "provisional": provisional, "unbalanced": unbalanced,
         "booked_credits_minor_by_currency": credits, "booked_debits_minor_by_currency": debits,
     });
     let line = format!(

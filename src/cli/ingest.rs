@@ -79,6 +79,13 @@ pub(crate) struct IngestArgs {
     /// re-sent.
     #[arg(long, value_name = "DAYS", default_value_t = 10)]
     pub resend_window_days: u32,
+    /// Refuse a bank statement file whose balances do not add up (closing balance other
+    /// than opening plus entries, or an opening that breaks the chain from the previous
+    /// statement). By default such a statement is recorded with its entries and marked
+    /// unbalanced (expected, found, difference: `clearledger statements`), and the run
+    /// exits 1, needs attention.
+    #[arg(long)]
+    pub strict_balances: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -326,6 +333,7 @@ fn ingest_options(g: &GlobalOpts, a: &IngestArgs) -> IngestOptions {
         validate: a.nacha.options(),
         resend_window_days: (!a.accept_resent).then_some(a.resend_window_days),
         format: a.format.file_format(),
+        strict_balances: a.strict_balances,
         on_commit: None,
     }
 }
@@ -502,7 +510,12 @@ impl OneFile<'_> {
         s: &crate::report::summary::Summary<'_>,
     ) -> FileResult {
         let (g, name, run) = (self.g, &self.name, s.run);
-        let status = run.status_word();
+        // A statement recorded unbalanced needs an operator as a conflict does.
+        let unbalanced = s.statements.is_some_and(|st| st.unbalanced > 0);
+        let status = match run.status_word() {
+            "completed" if unbalanced => "needs_attention",
+            w => w,
+        };
         if status == "needs_attention" {
             result.code = exit::ATTENTION;
         }
@@ -596,13 +609,14 @@ impl OneFile<'_> {
         if let Some(s) = s.statements {
             return outln!(
                 "{name}: run {} {status}: {} statements ({} new, {} already recorded, {} recorded \
-                 before with other content): {} entries: {} recorded, {} provisional, {} confirmed, \
-                 {} duplicates, {} conflicts, {} held (sha256 {}) in {:.2} s",
+                 before with other content, {} unbalanced): {} entries: {} recorded, {} provisional, \
+                 {} confirmed, {} duplicates, {} conflicts, {} held (sha256 {}) in {:.2} s",
                 run.run_id,
                 s.statements,
                 s.statements_new,
                 s.statements_duplicate,
                 s.statements_conflict,
+                s.unbalanced,
                 s.entries,
                 s.recorded,
                 s.provisional,

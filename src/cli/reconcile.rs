@@ -206,11 +206,8 @@ pub(crate) fn print(
     dry_run: bool,
 ) -> u8 {
     let s = &r.summary;
-    let code = if s.needs_attention > 0 {
-        exit::ATTENTION
-    } else {
-        exit::OK
-    };
+    let attention = s.needs_attention > 0 || !s.balance_breaks.is_empty();
+    let code = if attention { exit::ATTENTION } else { exit::OK };
     let committed = s.run_id.filter(|_| !dry_run);
     if let Some(p) = report {
         let res = std::fs::File::create(p)
@@ -234,7 +231,7 @@ pub(crate) fn print(
             .map(Into::into)
             .unwrap_or(serde_json::Value::Null);
         v["status"] = serde_json::Value::String(
-            if s.needs_attention > 0 {
+            if attention {
                 "needs_attention"
             } else {
                 "reconciled"
@@ -276,6 +273,7 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         s.entries_read,
         s.items
     )?;
+    break_lines(&s.balance_breaks)?;
     for o in crate::reconcile::Outcome::ALL {
         if let Some(t) = s.outcomes.get(o.as_str())
             && t.items > 0
@@ -309,6 +307,28 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
     }
     if s.needs_attention > 0 {
         outln!("needs attention: {} items", s.needs_attention)?;
+    }
+    Ok(())
+}
+
+/// First, what the entries cannot explain: each statement recorded unbalanced.
+fn break_lines(breaks: &[crate::reconcile::StatementBreak]) -> std::io::Result<()> {
+    for b in breaks {
+        let ccy = b.currency.as_deref().unwrap_or("");
+        let m = |v: i64| format!("{} {ccy}", crate::money::format_minor(v, ccy));
+        outln!(
+            "  UNBALANCED statement {}{} of {} ({}): expected {}, found {}, difference {}",
+            b.stmt_id,
+            b.sequence
+                .as_deref()
+                .map(|q| format!(" seq {q}"))
+                .unwrap_or_default(),
+            b.date.as_deref().unwrap_or("-"),
+            b.kind,
+            m(b.expected_minor),
+            m(b.found_minor),
+            m(b.difference_minor)
+        )?;
     }
     Ok(())
 }

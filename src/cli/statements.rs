@@ -4,7 +4,7 @@
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
 use crate::money::format_minor;
-use crate::statements::continuity;
+use crate::statements::{StoredStatement, continuity};
 use clap::Args;
 use serde_json::json;
 
@@ -38,10 +38,11 @@ pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
             res = if a.json {
                 let mut v = serde_json::to_value(s).unwrap_or_default();
                 v["continuity"] = json!(gap.as_deref().unwrap_or("ok"));
+                v["balance_difference_minor"] = json!(difference(s));
                 outln!("{v}")
             } else {
                 outln!(
-                    "{} {} {} {} seq {} of {}: opening {}, closing {}, {} entries (run {}){}",
+                    "{} {} {} {} seq {} of {}: opening {}, closing {}, {} entries (run {}){}{}",
                     s.account,
                     s.kind,
                     s.format,
@@ -52,6 +53,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
                     money(s.closing_minor, &s.balance_currency),
                     s.entries,
                     s.run_id,
+                    unbalanced(s, &money),
                     gap.as_ref()
                         .map(|g| format!("; continuity: {g}"))
                         .unwrap_or_default()
@@ -63,10 +65,37 @@ pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
         }
         match res {
             Err(e) => out::stdout_failed(&e, exit::OK),
-            // A break in an account's chain needs an operator's eye.
+            // A break in an account's chain, or a statement whose balances do not add
+            // up, needs an operator's eye.
             Ok(()) if gaps.iter().any(Option::is_some) => exit::ATTENTION,
+            Ok(()) if list.iter().any(|s| s.balance_break.is_some()) => exit::ATTENTION,
             Ok(()) => exit::OK,
         }
     })
     .await
+}
+
+/// Found minus expected, when the statement is recorded unbalanced.
+fn difference(s: &StoredStatement) -> Option<i64> {
+    Some(
+        s.balance_found_minor?
+            .saturating_sub(s.balance_expected_minor?),
+    )
+}
+
+/// `; UNBALANCED (closing): expected X, found Y, difference Z`, or nothing.
+fn unbalanced(
+    s: &StoredStatement,
+    money: &dyn Fn(Option<i64>, &Option<String>) -> String,
+) -> String {
+    let Some(kind) = &s.balance_break else {
+        return String::new();
+    };
+    let c = &s.balance_currency;
+    format!(
+        "; UNBALANCED ({kind}): expected {}, found {}, difference {}",
+        money(s.balance_expected_minor, c),
+        money(s.balance_found_minor, c),
+        money(difference(s), c)
+    )
 }

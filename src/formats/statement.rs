@@ -190,6 +190,50 @@ pub struct Statement {
     pub entries: Vec<Entry>,
     /// Where the statement starts in the file.
     pub position: Position,
+    /// Where its balances do not add up, in the order found (empty: they do, or could
+    /// not be checked). The statement is recorded with them for an operator.
+    pub balance_breaks: Vec<BalanceBreak>,
+}
+
+/// A balance that does not add up: the statement is recorded marked, its difference the
+/// operator's first task (`--strict-balances` refuses the file instead).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BalanceBreak {
+    /// Which check failed.
+    pub kind: BreakKind,
+    /// What the balance should be, in minor units (negative: debit).
+    pub expected_minor: i64,
+    /// What the statement says, in minor units.
+    pub found_minor: i64,
+    /// The balance's currency.
+    pub currency: String,
+}
+
+impl BalanceBreak {
+    /// Found minus expected, in minor units.
+    pub fn difference_minor(&self) -> i64 {
+        self.found_minor.saturating_sub(self.expected_minor)
+    }
+}
+
+/// Which balance check a [`BalanceBreak`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakKind {
+    /// Opening + booked credits − booked debits ≠ closing (`balance_mismatch`).
+    Closing,
+    /// The opening ≠ the previous statement's (or page's) closing (`balance_chain`).
+    Chain,
+}
+
+impl BreakKind {
+    /// `closing` or `chain`, as stored and reported.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakKind::Closing => "closing",
+            BreakKind::Chain => "chain",
+        }
+    }
 }
 
 impl Statement {
@@ -220,8 +264,33 @@ impl Statement {
 /// The balance check every format shares: opening booked + booked credits − booked debits
 /// = closing booked, when both balances exist in the entries' one currency (a statement
 /// whose balances are in another currency than its entries is not checked: no rate is
-/// invented). Returns the finding, at the closing balance.
-pub fn check_balance(s: &Statement) -> Option<Finding> {
+/// invented). Returns the finding, at the closing balance, and records the break on the
+/// statement.
+pub fn check_balance(s: &mut Statement) -> Option<Finding> {
+    let (f, b) = balance_break(s)?;
+    s.balance_breaks.push(b);
+    Some(f)
+}
+
+/// A chain break: `s`'s opening `found_minor` is not the previous closing `expected_minor`.
+/// Records it on the statement and returns `finding`.
+pub(crate) fn chain_break(
+    s: &mut Statement,
+    expected_minor: i64,
+    found_minor: i64,
+    currency: &str,
+    finding: Finding,
+) -> Finding {
+    s.balance_breaks.push(BalanceBreak {
+        kind: BreakKind::Chain,
+        expected_minor,
+        found_minor,
+        currency: currency.to_string(),
+    });
+    finding
+}
+
+fn balance_break(s: &Statement) -> Option<(Finding, BalanceBreak)> {
     let open = s
         .balance(BalanceKind::OpeningBooked)
         .or_else(|| s.balance(BalanceKind::IntermediateOpening))?;
@@ -238,7 +307,7 @@ pub fn check_balance(s: &Statement) -> Option<Finding> {
     let net = s.booked_net()?;
     let want = open.amount_minor.checked_add(net)?;
     (want != close.amount_minor).then(|| {
-        Finding::error(
+        let f = Finding::error(
             FindingCode::BalanceMismatch,
             close.position.clone(),
             None,
@@ -247,7 +316,14 @@ pub fn check_balance(s: &Statement) -> Option<Finding> {
                 close.code, want, open.code, open.amount_minor, net
             ),
             close.amount_minor.to_string(),
-        )
+        );
+        let b = BalanceBreak {
+            kind: BreakKind::Closing,
+            expected_minor: want,
+            found_minor: close.amount_minor,
+            currency: close.currency.clone(),
+        };
+        (f, b)
     })
 }
 
@@ -335,9 +411,41 @@ pub struct StatementRead {
 
 pub use crate::formats::detect::StatementFormat;
 
+/// How a statement file is judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// A balance that does not add up refuses the file (its `balance_mismatch` and
+    /// `balance_chain` findings are errors). By default they are warnings and the
+    /// statement is recorded with its [`BalanceBreak`]s, for an operator: its entries
+    /// still reach reconciliation, and the difference is the first thing it shows.
+    pub strict_balances: bool,
+}
+
 /// Reads the statements of a file of format `format` (as [`crate::formats::detect`] found
-/// it), each handed to `on_statement` as it completes.
+/// it), each handed to `on_statement` as it completes, and judges the balances as `opts`
+/// says.
 pub fn read(
+    format: StatementFormat,
+    input: &mut dyn std::io::BufRead,
+    opts: ReadOptions,
+    on_statement: &mut dyn FnMut(Statement),
+) -> std::io::Result<StatementRead> {
+    let mut r = read_strict(format, input, on_statement)?;
+    if !opts.strict_balances {
+        for f in &mut r.findings {
+            if matches!(
+                f.code,
+                FindingCode::BalanceMismatch | FindingCode::BalanceChain
+            ) {
+                f.severity = crate::findings::Severity::Warning;
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// What each format's reader found, balance breaks as errors.
+fn read_strict(
     format: StatementFormat,
     input: &mut dyn std::io::BufRead,
     on_statement: &mut dyn FnMut(Statement),
@@ -431,27 +539,39 @@ mod tests {
             balances,
             entries,
             position: pos(),
+            balance_breaks: Vec::new(),
         }
     }
 
     #[test]
     fn opening_plus_net_must_equal_closing() {
-        let ok = statement(
+        let mut ok = statement(
             vec![
                 balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
                 balance(BalanceKind::ClosingBooked, "CLBD", 1250, "EUR"),
             ],
             vec![entry(500, true), entry(250, false)],
         );
-        assert_eq!(check_balance(&ok), None);
-        let off = statement(
+        assert_eq!(check_balance(&mut ok), None);
+        assert!(ok.balance_breaks.is_empty());
+        let mut off = statement(
             vec![
                 balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
                 balance(BalanceKind::ClosingBooked, "CLBD", 1255, "EUR"),
             ],
             vec![entry(500, true), entry(250, false)],
         );
-        let f = check_balance(&off).unwrap();
+        let f = check_balance(&mut off).unwrap();
+        assert_eq!(
+            off.balance_breaks,
+            vec![BalanceBreak {
+                kind: BreakKind::Closing,
+                expected_minor: 1250,
+                found_minor: 1255,
+                currency: "EUR".into(),
+            }]
+        );
+        assert_eq!(off.balance_breaks[0].difference_minor(), 5);
         assert_eq!(f.code, FindingCode::BalanceMismatch);
         assert_eq!(
             f.expected,
@@ -508,13 +628,13 @@ mod tests {
 
     #[test]
     fn balances_in_another_currency_are_not_checked() {
-        let s = statement(
+        let mut s = statement(
             vec![
                 balance(BalanceKind::OpeningBooked, "OPBD", 1000, "EUR"),
                 balance(BalanceKind::ClosingBooked, "CLBD", 9, "SEK"),
             ],
             vec![entry(500, true)],
         );
-        assert_eq!(check_balance(&s), None);
+        assert_eq!(check_balance(&mut s), None);
     }
 }

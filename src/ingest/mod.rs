@@ -101,6 +101,9 @@ pub(crate) struct IngestOptions {
     /// `None`: detected from the first bytes ([`detect::detect`]); a file of a kind no
     /// reader reads is then rejected with one finding saying what it is.
     pub format: Option<FileFormat>,
+    /// A statement whose balances do not add up refuses its file (by default it is
+    /// recorded, marked unbalanced: [`crate::formats::statement::ReadOptions`]).
+    pub strict_balances: bool,
     /// What a run's commit also writes, made from what the file came to: an HTTP
     /// request's stored answer. `None` for the CLI.
     pub on_commit: Option<OnCommit>,

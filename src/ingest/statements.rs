@@ -58,7 +58,10 @@ pub(super) async fn ingest(
     since: std::time::Instant,
 ) -> Result<IngestOutcome, IngestError> {
     let (tx, rx) = mpsc::channel::<Msg>(STATEMENTS_IN_FLIGHT);
-    let reader = spawn_reader(kind, source, tx)?;
+    let read = statement::ReadOptions {
+        strict_balances: opts.strict_balances,
+    };
+    let reader = spawn_reader(kind, read, source, tx)?;
     let no_findings: Vec<Finding> = Vec::new();
     let start = StatementStart {
         tenant: &opts.tenant,
@@ -107,6 +110,7 @@ pub(super) async fn ingest(
 /// then what the reader found.
 fn spawn_reader(
     kind: StatementFormat,
+    opts: statement::ReadOptions,
     source: impl Read + Send + 'static,
     tx: mpsc::Sender<Msg>,
 ) -> Result<std::thread::JoinHandle<()>, IngestError> {
@@ -119,7 +123,7 @@ fn spawn_reader(
             let mut gone = false;
             let r = {
                 let mut input = BufReader::with_capacity(256 * 1024, &mut hashing);
-                statement::read(kind, &mut input, &mut |s| {
+                statement::read(kind, &mut input, opts, &mut |s| {
                     if !gone {
                         let record = Box::new(keys.record(s));
                         gone = tx.blocking_send(Msg::Statement(record)).is_err();

@@ -481,6 +481,7 @@ mod tests {
                 balances: Vec::new(),
                 entries: vec![e],
                 position: crate::findings::FilePosition::default().into(),
+                balance_breaks: Vec::new(),
             };
             st.entries[0].end_to_end_id = s("E2E-1");
             statement_record(st)

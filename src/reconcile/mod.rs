@@ -20,12 +20,14 @@
 //!   their members and the corrections recorded in one transaction;
 //! - `synthetic.rs`: inputs for the benchmark and profiling.
 
+mod breaks;
 mod engine;
 pub(crate) mod generate;
 pub mod rules;
 mod store;
 mod synthetic;
 
+pub(crate) use breaks::StatementBreak;
 pub use engine::{
     BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, by, item_key, reconcile,
 };

@@ -16,6 +16,7 @@
 //! reported again: nothing is created. Otherwise the run says what changed since the
 //! previous reconciliation of the same account and period (per item key).
 
+use super::breaks::StatementBreak;
 use crate::ledger::backend::Begin;
 use crate::ledger::store::{Arg, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
@@ -136,6 +137,10 @@ pub(crate) struct Summary {
     pub(crate) needs_attention: u64,
     pub(crate) changes: Changes,
     pub(crate) balances: Vec<BalanceRow>,
+    /// The account's statements in the period recorded unbalanced: they need an
+    /// operator whatever the items say (a summary stored before they were kept has none).
+    #[serde(default)]
+    pub(crate) balance_breaks: Vec<StatementBreak>,
     pub(crate) corrections_posted: u64,
     pub(crate) corrections_duplicate: u64,
     pub(crate) corrections_amount_minor: i64,
@@ -380,6 +385,7 @@ struct Read {
     theirs: Vec<Theirs>,
     inputs_hash: String,
     balances: Vec<BalanceRow>,
+    breaks: Vec<StatementBreak>,
 }
 
 /// Previous outcomes per item key, of the last reconciliation of the same account and
@@ -447,6 +453,7 @@ impl Ledger {
             inputs_hash: read.inputs_hash,
             identity,
             balances: read.balances,
+            breaks: read.breaks,
         };
         let mut summary = new_summary(req, head, &rows, &previous);
         if req.dry_run {
@@ -507,12 +514,14 @@ impl Ledger {
         took(t0, "inputs hashed");
         let t0 = std::time::Instant::now();
         let balances = self.balances(req, mapped).await?;
+        let breaks = self.balance_breaks(req).await?;
         took(t0, "balances read");
         Ok(Read {
             ours,
             theirs,
             inputs_hash,
             balances,
+            breaks,
         })
     }
 
@@ -1355,6 +1364,7 @@ struct Head<'a> {
     inputs_hash: String,
     identity: String,
     balances: Vec<BalanceRow>,
+    breaks: Vec<StatementBreak>,
 }
 
 /// The run's summary before it is tallied and recorded, with what changed since the
@@ -1383,6 +1393,7 @@ fn new_summary(
         needs_attention: 0,
         changes: Changes::default(),
         balances: head.balances,
+        balance_breaks: head.breaks,
         corrections_posted: 0,
         corrections_duplicate: 0,
         corrections_amount_minor: 0,

@@ -272,6 +272,7 @@ async fn decide(
         validate: Default::default(),
         resend_window_days: Some(10),
         format: None,
+        strict_balances: false,
         on_commit: Some(on_commit),
     };
     let input = Input::Upload {

@@ -66,6 +66,9 @@ pub struct StatementRun {
     pub statements_duplicate: u64,
     /// Statements already recorded under the same key with other content.
     pub statements_conflict: u64,
+    /// Statements this run recorded whose balances do not add up (marked, for an
+    /// operator: `clearledger statements`).
+    pub unbalanced: u64,
     /// Entries in the file.
     pub entries: u64,
     /// Entries recorded by this run.
@@ -157,6 +160,7 @@ impl Ledger {
             statements_new: 0,
             statements_duplicate: 0,
             statements_conflict: 0,
+            unbalanced: 0,
             entries: 0,
             recorded: 0,
             provisional: 0,

@@ -3,7 +3,7 @@
 //! --bank-ref`).
 
 use crate::ledger::store::{Columns, args, checked, col};
-use crate::ledger::{Ledger, Result};
+use crate::ledger::{Ledger, Result, Row};
 
 /// A statement as stored (`clearledger statements`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -41,6 +41,13 @@ pub struct StoredStatement {
     pub run_id: i64,
     /// When it was recorded (RFC 3339).
     pub recorded_at: String,
+    /// `closing` (opening + booked entries ≠ closing) or `chain` (the opening ≠ the
+    /// previous statement's closing) when its balances do not add up; `None` when they do.
+    pub balance_break: Option<String>,
+    /// With a break: what the balance should be, in minor units.
+    pub balance_expected_minor: Option<i64>,
+    /// With a break: what the statement says, in minor units.
+    pub balance_found_minor: Option<i64>,
 }
 
 /// A statement entry as stored (`lookup --bank-ref`).
@@ -82,6 +89,29 @@ pub struct StoredEntry {
     pub recorded_at: String,
 }
 
+/// The columns of the statements' SELECT (`Ledger::statements`), in its order.
+const STATEMENT: Columns = Columns(&[
+    "statement_id",
+    "statement_key",
+    "format",
+    "kind",
+    "account",
+    "currency",
+    "stmt_id",
+    "sequence",
+    "stmt_date",
+    "opening_minor",
+    "closing_minor",
+    "balance_currency",
+    "entries",
+    "copy",
+    "run_id",
+    "recorded_at",
+    "balance_break",
+    "balance_expected_minor",
+    "balance_found_minor",
+]);
+
 impl Ledger {
     /// The tenant's statements (of one account), by account, date and sequence.
     pub async fn statements(
@@ -89,29 +119,10 @@ impl Ledger {
         tenant: &str,
         account: Option<&str>,
     ) -> Result<Vec<StoredStatement>> {
-        /// The columns of the SELECT below, in its order.
-        const STATEMENT: Columns = Columns(&[
-            "statement_id",
-            "statement_key",
-            "format",
-            "kind",
-            "account",
-            "currency",
-            "stmt_id",
-            "sequence",
-            "stmt_date",
-            "opening_minor",
-            "closing_minor",
-            "balance_currency",
-            "entries",
-            "copy",
-            "run_id",
-            "recorded_at",
-        ]);
         let sql = format!(
             "SELECT statement_id, statement_key, format, kind, account, currency, stmt_id, sequence, \
-             stmt_date, opening_minor, closing_minor, balance_currency, entries, copy, run_id, recorded_at \
-             FROM statements WHERE tenant = $1 {} ORDER BY account, stmt_date, sequence, statement_id",
+             stmt_date, opening_minor, closing_minor, balance_currency, entries, copy, run_id, recorded_at, \
+             balance_break, balance_expected_minor, balance_found_minor FROM statements WHERE tenant = $1 {} ORDER BY account, stmt_date, sequence, statement_id",
             if account.is_some() {
                 "AND account = $2"
             } else {
@@ -123,28 +134,7 @@ impl Ledger {
             Some(a) => self.store().query(sql, &args![tenant, a]).await?,
             None => self.store().query(sql, &args![tenant]).await?,
         };
-        rows.iter()
-            .map(|r| {
-                Ok(StoredStatement {
-                    statement_id: r.int(col!(STATEMENT, "statement_id"))?,
-                    statement_key: r.text(col!(STATEMENT, "statement_key"))?,
-                    format: r.text(col!(STATEMENT, "format"))?,
-                    kind: r.text(col!(STATEMENT, "kind"))?,
-                    account: r.text(col!(STATEMENT, "account"))?,
-                    currency: r.opt_text(col!(STATEMENT, "currency"))?,
-                    stmt_id: r.text(col!(STATEMENT, "stmt_id"))?,
-                    sequence: r.opt_text(col!(STATEMENT, "sequence"))?,
-                    date: r.opt_text(col!(STATEMENT, "stmt_date"))?,
-                    opening_minor: r.opt_int(col!(STATEMENT, "opening_minor"))?,
-                    closing_minor: r.opt_int(col!(STATEMENT, "closing_minor"))?,
-                    balance_currency: r.opt_text(col!(STATEMENT, "balance_currency"))?,
-                    entries: r.int(col!(STATEMENT, "entries"))?,
-                    copy: r.int(col!(STATEMENT, "copy"))? != 0,
-                    run_id: r.int(col!(STATEMENT, "run_id"))?,
-                    recorded_at: r.text(col!(STATEMENT, "recorded_at"))?,
-                })
-            })
-            .collect()
+        rows.iter().map(stored_statement).collect()
     }
 
     /// Statement entries by the bank's reference (camt `AcctSvcrRef`, BAI2 bank reference,
@@ -243,4 +233,29 @@ pub fn continuity(statements: &[StoredStatement]) -> Vec<Option<String>> {
         out.push(finding);
     }
     out
+}
+
+/// A row of [`STATEMENT`] decoded.
+fn stored_statement(r: &Row) -> Result<StoredStatement> {
+    Ok(StoredStatement {
+        statement_id: r.int(col!(STATEMENT, "statement_id"))?,
+        statement_key: r.text(col!(STATEMENT, "statement_key"))?,
+        format: r.text(col!(STATEMENT, "format"))?,
+        kind: r.text(col!(STATEMENT, "kind"))?,
+        account: r.text(col!(STATEMENT, "account"))?,
+        currency: r.opt_text(col!(STATEMENT, "currency"))?,
+        stmt_id: r.text(col!(STATEMENT, "stmt_id"))?,
+        sequence: r.opt_text(col!(STATEMENT, "sequence"))?,
+        date: r.opt_text(col!(STATEMENT, "stmt_date"))?,
+        opening_minor: r.opt_int(col!(STATEMENT, "opening_minor"))?,
+        closing_minor: r.opt_int(col!(STATEMENT, "closing_minor"))?,
+        balance_currency: r.opt_text(col!(STATEMENT, "balance_currency"))?,
+        entries: r.int(col!(STATEMENT, "entries"))?,
+        copy: r.int(col!(STATEMENT, "copy"))? != 0,
+        run_id: r.int(col!(STATEMENT, "run_id"))?,
+        recorded_at: r.text(col!(STATEMENT, "recorded_at"))?,
+        balance_break: r.opt_text(col!(STATEMENT, "balance_break"))?,
+        balance_expected_minor: r.opt_int(col!(STATEMENT, "balance_expected_minor"))?,
+        balance_found_minor: r.opt_int(col!(STATEMENT, "balance_found_minor"))?,
+    })
 }

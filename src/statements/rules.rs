@@ -185,14 +185,11 @@ impl Ledger {
         let close = s
             .balance(BalanceKind::ClosingBooked)
             .or_else(|| s.balance(BalanceKind::IntermediateClosing));
-        let detail = serde_json::to_string(&serde_json::json!({
-            "balances": s.balances.iter().map(|b| serde_json::json!({
-                "code": b.code, "amount_minor": b.amount_minor, "currency": b.currency,
-                "date": b.date.map(|d| d.to_string()),
-            })).collect::<Vec<_>>(),
-        }))
-        .unwrap_or_default();
+        let detail = balances_detail(s);
         let (sd, fd, td) = (d(s.date), d(s.from_date), d(s.to_date));
+        // The first break found is the one recorded: the statement's own closing before
+        // the chain from the one before it.
+        let brk = s.balance_breaks.first();
         let a = args![
             start.tenant,
             r.statement_key.as_str(),
@@ -215,6 +212,9 @@ impl Ledger {
             detail.as_str(),
             run_id,
             at,
+            brk.map(|b| b.kind.as_str()),
+            brk.map(|b| b.expected_minor),
+            brk.map(|b| b.found_minor),
         ];
         let inserted = self
             .store()
@@ -223,6 +223,7 @@ impl Ledger {
             .during("recording statements")?;
         if let Some(row) = inserted {
             c.statements_new += 1;
+            c.unbalanced += u64::from(brk.is_some());
             // A copy (`CpyDplctInd`) of a statement not recorded yet is the bank's word all
             // the same: recorded; of one recorded, its entries are duplicates as always.
             return Ok((row.int(col!(store::NEW_STATEMENT, "statement_id"))?, false));
@@ -245,6 +246,17 @@ impl Ledger {
             !same,
         ))
     }
+}
+
+/// The statement's balances, as its stored detail (a JSON object).
+fn balances_detail(s: &crate::formats::statement::Statement) -> String {
+    serde_json::to_string(&serde_json::json!({
+        "balances": s.balances.iter().map(|b| serde_json::json!({
+            "code": b.code, "amount_minor": b.amount_minor, "currency": b.currency,
+            "date": b.date.map(|d| d.to_string()),
+        })).collect::<Vec<_>>(),
+    }))
+    .unwrap_or_default()
 }
 
 /// A statement entry with the record of it that is keyed and fingerprinted.

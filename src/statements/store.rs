@@ -13,8 +13,10 @@ use std::collections::HashMap;
 /// A statement, insert-first (unique on tenant and statement key).
 pub(super) const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, statement_key, format, kind, account, currency, \
      servicer, stmt_id, sequence, stmt_date, from_date, to_date, copy, opening_minor, closing_minor, \
-     balance_currency, entries, fingerprint, detail, run_id, recorded_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
+     balance_currency, entries, fingerprint, detail, run_id, recorded_at, balance_break, \
+     balance_expected_minor, balance_found_minor) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+     $22, $23, $24) \
      ON CONFLICT DO NOTHING RETURNING statement_id";
 /// What [`INSERT_STATEMENT`] returns.
 pub(super) const NEW_STATEMENT: Columns = Columns(&["statement_id"]);

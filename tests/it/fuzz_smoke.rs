@@ -207,7 +207,7 @@ fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
         };
         read += 1;
         let mut input = &data[..];
-        let whole = statement::read(kind, &mut input, &mut |_| {}).unwrap();
+        let whole = statement::read(kind, &mut input, Default::default(), &mut |_| {}).unwrap();
         assert!(whole.findings.len() <= clearledger::findings::FINDINGS_MAX + 8);
         if whole.findings.iter().any(|f| f.is_error()) {
             rejected += 1;
@@ -220,7 +220,7 @@ fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
                     chunk: 7,
                 },
             );
-            let r = statement::read(kind, &mut trickle, &mut |_| {}).unwrap();
+            let r = statement::read(kind, &mut trickle, Default::default(), &mut |_| {}).unwrap();
             assert_eq!(
                 without_xml_syntax_positions(&r.findings),
                 without_xml_syntax_positions(&whole.findings),

@@ -36,6 +36,7 @@ mod schema_parity;
 mod serve;
 mod serve_load;
 mod small;
+mod statement_balances;
 mod statement_corpus;
 mod statement_refs;
 mod statements;

@@ -85,6 +85,7 @@ fn statement(kind: StatementKind, id: &str, entries: Vec<Entry>, closing: i64) -
         ],
         entries,
         position: pos(),
+        balance_breaks: Vec::new(),
     }
 }
 

@@ -5,7 +5,9 @@
 use super::reader::{Frame, Stack, State};
 use super::values::non_empty;
 use crate::findings::{Finding, FindingCode, XmlPosition};
-use crate::formats::statement::{Balance, BalanceKind, Entry, Statement, check_balance};
+use crate::formats::statement::{
+    Balance, BalanceKind, Entry, Statement, chain_break, check_balance,
+};
 use crate::formats::xml::amount::parse_decimal;
 use crate::money::minor_exponent;
 use chrono::NaiveDate;
@@ -188,7 +190,7 @@ impl State<'_> {
         }
         self.check_summary(s.counts, s.sums, &s.entries);
         let sequence = s.electronic_seq.or(s.legal_seq);
-        let statement = Statement {
+        let mut statement = Statement {
             format,
             kind,
             account: account.unwrap_or_default(),
@@ -203,11 +205,12 @@ impl State<'_> {
             balances: s.balances,
             entries: s.entries,
             position: s.pos.into(),
+            balance_breaks: Vec::new(),
         };
-        if let Some(f) = check_balance(&statement) {
+        if let Some(f) = check_balance(&mut statement) {
             self.sink.push_control(f);
         }
-        self.chain(&statement);
+        self.chain(&mut statement);
         self.statements += 1;
         (self.on_statement)(statement);
     }
@@ -252,7 +255,7 @@ impl State<'_> {
 
     /// The balance chain and the sequence numbers of the account, against its previous
     /// statement in the file.
-    pub(super) fn chain(&mut self, s: &Statement) {
+    pub(super) fn chain(&mut self, s: &mut Statement) {
         let key = (s.account.clone(), s.currency.clone());
         let closing = s
             .balance(BalanceKind::ClosingBooked)
@@ -267,7 +270,7 @@ impl State<'_> {
                 && *ccy == open.currency
                 && *amount != open.amount_minor
             {
-                self.sink.push_control(Finding::error(
+                let f = Finding::error(
                     FindingCode::BalanceChain,
                     open.position.clone(),
                     None,
@@ -276,7 +279,10 @@ impl State<'_> {
                         open.code, s.account
                     ),
                     open.amount_minor.to_string(),
-                ));
+                );
+                let found = open.amount_minor;
+                self.sink
+                    .push_control(chain_break(s, *amount, found, ccy, f));
             }
             if let (Some((n, _)), Some((p, written))) = (&sequence, &prev.sequence)
                 && *n != *p

@@ -181,6 +181,7 @@ impl Reader<'_> {
             balances: Vec::new(),
             entries: Vec::with_capacity(self.entries_hint),
             position: rec.at.pos("03"),
+            balance_breaks: Vec::new(),
         };
         let mut acct = Account {
             statement,

@@ -4,7 +4,7 @@
 use super::{CHAINED_ACCOUNTS_MAX, Logical, Reader};
 use crate::findings::{Finding, FindingCode};
 use crate::formats::statement::{
-    BalanceKind, EntryStatus, Statement, StatementKind, check_balance, fit_entries,
+    BalanceKind, EntryStatus, Statement, StatementKind, chain_break, check_balance, fit_entries,
 };
 
 impl Reader<'_> {
@@ -66,19 +66,21 @@ impl Reader<'_> {
                 for e in &mut all.entries {
                     e.status = EntryStatus::Booked;
                 }
-                check_balance(&all)
+                let f = check_balance(&mut all);
+                s.balance_breaks = all.balance_breaks;
+                f
             }
-            _ => check_balance(&s),
+            _ => check_balance(&mut s),
         };
         if let Some(f) = f {
             self.sink.push(f);
         }
-        self.chain_check(&s);
+        self.chain_check(&mut s);
         self.statements += 1;
         (self.on_statement)(s);
     }
 
-    pub(super) fn chain_check(&mut self, s: &Statement) {
+    pub(super) fn chain_check(&mut self, s: &mut Statement) {
         let ccy = s.currency.clone().unwrap_or_default();
         let key = (s.account.clone(), ccy);
         let open = s.balance(BalanceKind::OpeningBooked);
@@ -100,6 +102,8 @@ impl Reader<'_> {
                 ),
                 open.amount_minor.to_string(),
             );
+            let (found, ccy) = (open.amount_minor, open.currency.clone());
+            let f = chain_break(s, *prev_close, found, &ccy, f);
             self.sink.push(f);
         }
         if self.chain.len() < CHAINED_ACCOUNTS_MAX || self.chain.contains_key(&key) {

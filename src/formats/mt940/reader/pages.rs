@@ -7,7 +7,8 @@ use super::{Page, Reader};
 use crate::findings::{Finding, FindingCode, Position, TextPosition};
 use crate::formats::mt940::{ENTRIES_PER_STATEMENT_MAX, fields};
 use crate::formats::statement::{
-    BalanceKind, EntryStatus, Statement, StatementKind, check_balance, fit_entries,
+    BalanceBreak, BalanceKind, BreakKind, EntryStatus, Statement, StatementKind, chain_break,
+    check_balance, fit_entries,
 };
 use crate::money::Currency;
 
@@ -149,7 +150,7 @@ impl Reader<'_> {
         if let (Some(close), Some(open)) = (&prev_close, &page.opening)
             && (close.amount_minor != open.amount_minor || close.currency != open.currency)
         {
-            self.push(Finding::error(
+            let f = Finding::error(
                 FindingCode::BalanceChain,
                 open.position.clone(),
                 None,
@@ -158,7 +159,9 @@ impl Reader<'_> {
                     close.amount_minor, close.currency
                 ),
                 format!("{} {}", open.amount_minor, open.currency),
-            ));
+            );
+            let f = chain_break(st, close.amount_minor, open.amount_minor, &open.currency, f);
+            self.push(f);
         }
         if let (Some(p), Some(n)) = (prev_page, page_no)
             && n != p + 1
@@ -237,6 +240,7 @@ impl Reader<'_> {
             balances,
             entries: page.entries,
             position: page.position.into(),
+            balance_breaks: Vec::new(),
         }
     }
 
@@ -292,7 +296,7 @@ impl Reader<'_> {
             .currency
             .as_deref()
             .is_some_and(|c| Currency::parse(c).is_ok());
-        if amounts_known && let Some(f) = check_balance(&st) {
+        if amounts_known && let Some(f) = check_balance(&mut st) {
             self.push(f);
         }
         let key = format!("{}\u{0}{}", st.format, st.account);
@@ -317,6 +321,7 @@ impl Reader<'_> {
         if number.is_some() {
             state.number = number;
         }
+        let mut chain = None;
         if st.kind == StatementKind::Final && amounts_known {
             let open = st
                 .balance(BalanceKind::OpeningBooked)
@@ -334,6 +339,7 @@ impl Reader<'_> {
                         ),
                         format!("{} {}", open.amount_minor, open.currency),
                     ));
+                chain = Some((*amount, open.amount_minor, open.currency.clone()));
             }
             let close = st
                 .balance(BalanceKind::ClosingBooked)
@@ -341,6 +347,14 @@ impl Reader<'_> {
             if let Some(c) = close {
                 state.closing = Some((c.amount_minor, c.currency.clone(), st.id.clone()));
             }
+        }
+        if let Some((expected, found, ccy)) = chain {
+            st.balance_breaks.push(BalanceBreak {
+                kind: BreakKind::Chain,
+                expected_minor: expected,
+                found_minor: found,
+                currency: ccy,
+            });
         }
         for f in findings {
             self.push(f);

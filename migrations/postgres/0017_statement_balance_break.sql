@@ -1,0 +1,10 @@
+-- A statement whose balances do not add up is recorded, marked, instead of refusing its
+-- file: which check failed (`closing`: opening + booked entries != closing; `chain`: the
+-- opening != the previous statement's closing), what the balance should be and what the
+-- statement says, in minor units. NULL: the balances add up or could not be checked.
+-- The CHECK is a constraint of its own, named (one statement a change).
+ALTER TABLE statements ADD COLUMN balance_break TEXT;
+ALTER TABLE statements ADD CONSTRAINT statements_balance_break_check
+    CHECK (balance_break = 'closing' OR balance_break = 'chain');
+ALTER TABLE statements ADD COLUMN balance_expected_minor BIGINT;
+ALTER TABLE statements ADD COLUMN balance_found_minor BIGINT;
