@@ -249,7 +249,7 @@ fn an_old_sqlite_ledger_upgrades_with_its_foreign_keys_whole_and_enforced() {
         enforced,
         "PRAGMA foreign_keys is 1 on the ledger's connection"
     );
-    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 16);
+    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), 17);
     // Migration 0016: the journal's outcome check without a list.
     assert_eq!(
         db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'journal' AND sql LIKE '%CHECK (outcome = ''duplicate'' OR outcome = ''conflict'' OR outcome = ''held'')%'"),
