@@ -86,13 +86,7 @@ impl DialectRule {
 
     /// The warning that says this rule was applied to `found` at `position`.
     pub fn finding(self, position: impl Into<Position>, found: impl Into<String>) -> Finding {
-        Finding::warning(
-            FindingCode::BankDialect,
-            position,
-            None,
-            self.says(),
-            found,
-        )
+        Finding::warning(FindingCode::BankDialect, position, None, self.says(), found)
     }
 }
 

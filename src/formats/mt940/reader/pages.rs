@@ -3,13 +3,13 @@
 //! emitted.
 
 use super::tags::tag_bit;
+use super::values::statement_exponent;
 use super::{Page, Reader};
 use crate::findings::{Finding, FindingCode, Position, TextPosition};
 use crate::formats::mt940::{ENTRIES_PER_STATEMENT_MAX, fields};
 use crate::formats::statement::{
     BalanceKind, EntryStatus, Statement, StatementKind, check_balance, fit_entries,
 };
-use crate::money::Currency;
 
 impl Reader<'_> {
     /// A message ends: `-`, `-}`, the next `:20:`, a new envelope or the end of the file.
@@ -269,6 +269,7 @@ impl Reader<'_> {
             if let Some(a) = c.amount_minor
                 && a != sum
                 && !page.currency_bad
+                && !page.amount_failed
             {
                 self.push(Finding::error(
                     FindingCode::ControlTotalMismatch,
@@ -288,10 +289,13 @@ impl Reader<'_> {
     /// account, then the caller's.
     pub(super) fn emit(&mut self, mut st: Statement) {
         fit_entries(&mut st.entries, &mut self.entries_hint);
+        // An entry whose amount was not read (reported where it failed) leaves no sum to
+        // check: a mismatch would only repeat that finding.
         let amounts_known = st
             .currency
             .as_deref()
-            .is_some_and(|c| Currency::parse(c).is_ok());
+            .is_some_and(|c| statement_exponent(c).is_ok())
+            && st.entries.iter().all(|e| !e.currency.is_empty());
         if amounts_known && let Some(f) = check_balance(&st) {
             self.push(f);
         }
@@ -299,7 +303,7 @@ impl Reader<'_> {
         let number = st
             .sequence
             .as_deref()
-            .and_then(|s| fields::parse_statement_number(s.as_bytes()).ok())
+            .and_then(|s| fields::parse_statement_number(s.as_bytes(), &mut Vec::new()).ok())
             .map(|(n, _)| n);
         let state = self.accounts.entry(key).or_default();
         let mut findings = Vec::new();
