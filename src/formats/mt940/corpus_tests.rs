@@ -963,3 +963,190 @@ fn asn_bank_ibans_in_the_reference_are_read_whole() {
     assert_eq!(g.sts[0].account, "NL81ASNB9999999999");
     assert_eq!(g.sts[0].servicer.as_deref(), Some("ASNBNL21"));
 }
+/// Every corpus file with entries: their number, the first and the last as
+/// [`Got::entries`] gives them (direction, amount, currency, dates, references), so a
+/// change to any file's reading shows here, whatever its own test pins.
+const FIRST_AND_LAST: &[(&str, usize, &str, &str)] = &[
+    (
+        "mt940/wolph-asnb-0708271685.940.txt",
+        8,
+        "D 6500 EUR v2020-01-01 b2020-01-01 cNL47INGB9999999999 k-",
+        "D 90376 EUR v2020-01-31 b2020-01-31 cNL08ABNA9999999999 k-",
+    ),
+    (
+        "mt940/betterplace-sepa_snippet.sta",
+        11,
+        "C 5099005 EUR v2007-09-07 b2007-09-04 c- k0724710333343453",
+        "D 357256903 EUR v2007-09-04 b2007-09-04 c- k-",
+    ),
+    (
+        "mt940/danske-MT940_DK_Example.sta",
+        89,
+        "D 82941978 DKK v2009-09-29 b2009-09-29 cDansken k-",
+        "D 300951 DKK v2009-10-20 b2009-10-20 cDBT.Pet Van Park k-",
+    ),
+    (
+        "mt940/jejik-knab.sta",
+        3,
+        "C 50000 EUR v2014-05-07 b2014-05-07 c- kB4E07XM00J000023",
+        "C 50000 EUR v2014-07-29 b2014-07-29 c29-07-2014 10:05 kB4G29PGDCK1QFV3E",
+    ),
+    (
+        "mt940/jejik-postfinance.sta",
+        4,
+        "C 7970 CHF v2013-12-09 b2013-12-09 c01916 k-",
+        "C 1010 CHF v2013-12-18 b2013-12-18 c01651 k-",
+    ),
+    (
+        "mt940/jejik-rabobank-iban.sta",
+        4,
+        "D 2500 EUR v2013-01-01 b- cEREF k-",
+        "D 1000 EUR v2013-01-09 b- c- k-",
+    ),
+    (
+        "mt940/jejik-sns.sta",
+        2,
+        "D 2000 EUR v2012-06-07 b2012-06-08 c0987654321 k-",
+        "D 500 EUR v2012-06-08 b2012-06-08 c0987654321 k-",
+    ),
+    (
+        "mt940/mBank-mt940.sta",
+        3,
+        "C 1 PLN v2017-01-19 b2017-01-19 c- kMB170119012058",
+        "C 1 PLN v2017-01-19 b2017-01-19 c- kMB170119012121",
+    ),
+    (
+        "mt940/raphaelm.sta",
+        9,
+        "C 500000 DEM v2002-03-17 b2002-03-20 c68790452 k-",
+        "D 5000000 DEM v2002-03-24 b- c- k-",
+    ),
+    (
+        "mt940/special-february_30.sta",
+        1,
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+    ),
+    (
+        "mt940/special-incomplete_tag_61.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 23315 EUR v2017-09-14 b- c- k-",
+    ),
+    (
+        "mt940/special-invalid_utf8.sta",
+        7,
+        "C 206663700 HUF v2018-04-17 b- c- k-",
+        "D 600000 HUF v2018-04-17 b- c- k-",
+    ),
+    (
+        "mt940/special-overly_long_details.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- cASDAD kQEE",
+        "D 23315 EUR v2017-09-14 b- cASDAD kQEE",
+    ),
+    (
+        "mt940/special-unknown_tag.sta",
+        1,
+        "D 600 EUR v2016-01-30 b2016-03-01 c- k-",
+        "D 600 EUR v2016-01-30 b2016-03-01 c- k-",
+    ),
+    (
+        "mt942/mBank-mt942.sta",
+        11,
+        "D 680000 DEM v2013-10-17 b- c16703074 k-",
+        "D 586214 DEM v2013-10-27 b- cN k-",
+    ),
+    (
+        "mt942/special-mt942.sta",
+        1,
+        "D 42 EUR v2016-10-30 b2016-10-31 c- k055001022000001",
+        "D 42 EUR v2016-10-30 b2016-10-31 c- k055001022000001",
+    ),
+    (
+        "mt940/wolph-mbank-with_newline_in_tnr.sta",
+        2,
+        "C 4500 PLN v2017-02-01 b2017-02-01 c- kMB170201323000",
+        "C 4400 PLN v2017-02-01 b2017-02-01 c- kMB170201327968",
+    ),
+    (
+        "mt940/wolph-self-details_60-63.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 23315 EUR v2017-09-14 b- c- k-",
+    ),
+    (
+        "mt940/wolph-self-gv_codes.sta",
+        2,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 2430 EUR v2019-10-25 b2019-10-25 c- k-",
+    ),
+    (
+        "mt940/wolph-self-malformed_details.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 23315 EUR v2017-09-14 b- c- k-",
+    ),
+    (
+        "mt940/wolph-self-overly_long_details.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 23315 EUR v2017-09-14 b- c- k-",
+    ),
+    (
+        "mt940/wolph-self-raiffeisen-cmi.sta",
+        7,
+        "C 206663700 HUF v2018-04-17 b- c- k-",
+        "D 600000 HUF v2018-04-17 b- c- k-",
+    ),
+    (
+        "mt940/wolph-self-transaction_details_wrapped.sta",
+        1,
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+    ),
+    (
+        "mt940/wolph-self-whitespace.sta",
+        1,
+        "D 23315 EUR v2017-09-14 b- c- k-",
+        "D 23315 EUR v2017-09-14 b- c- k-",
+    ),
+    (
+        "mt940/wolph-self-wrapped_timestamp.sta",
+        1,
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+        "D 600 EUR v2016-02-29 b2016-03-01 c- k-",
+    ),
+    (
+        "mt942/wolph-self-mt942.sta",
+        1,
+        "D 42 EUR v2016-10-30 b2016-10-31 c- k055001022000001",
+        "D 42 EUR v2016-10-30 b2016-10-31 c- k055001022000001",
+    ),
+];
+
+#[test]
+fn every_file_s_entries_first_and_last() {
+    for (rel, n, first, last) in FIRST_AND_LAST {
+        let e = read_file(rel).entries();
+        assert_eq!(
+            (
+                e.len(),
+                e.first().map(String::as_str),
+                e.last().map(String::as_str)
+            ),
+            (*n, Some(*first), Some(*last)),
+            "{rel}"
+        );
+    }
+    // The files without entries: no statement, or statements of none.
+    for rel in [
+        "mt940/invalid_statement.sta",
+        "mt940/sparkassen.sta",
+        "mt942/cmxl-mt942_1-empty.sta",
+        "mt940/wolph-self-long_statement_number.sta",
+    ] {
+        assert_eq!(read_file(rel).entries(), Vec::<String>::new(), "{rel}");
+    }
+    assert_eq!(FIRST_AND_LAST.len() + 4, ASSERTED.len());
+}
