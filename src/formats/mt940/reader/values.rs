@@ -164,7 +164,7 @@ impl Reader<'_> {
                 let next_glued = f.lines.iter().skip(1).map(|l| l.glued).chain([false]);
                 let lines = f.lines.iter().zip(next_glued).map(|(l, glued)| {
                     let t = f.text(l);
-                    // A full line joins the next without a blank.
+                    // A line the next is glued to counts as full: no blank between.
                     let width = l.column as usize - 1 + t.len();
                     (
                         t,
