@@ -66,13 +66,56 @@ impl Currency {
     }
 }
 
-/// Minor-unit exponent of any code the table knows with minor units, superseded ones
-/// included (a posting stored before its currency was withdrawn still shows right);
-/// `None` for an unknown code or one without minor units.
+/// Withdrawn ISO 4217 codes that old bank statements still carry, with their minor units:
+/// the currencies the euro replaced. Source: ISO 4217 List Three ("historic
+/// denominations": the codes withdrawn from List One, with their withdrawal dates). List
+/// Three has no minor-unit column, so each code has the minor unit List One gave it while
+/// it was current. `iso_currency` knows only List One's codes (and marks those withdrawn
+/// since it was made, such as HRK, which [`withdrawn_exponent`] asks it for).
+const WITHDRAWN: &[(&str, u32)] = &[
+    ("ATS", 2), // Austrian schilling
+    ("BEF", 2), // Belgian franc
+    ("CYP", 2), // Cyprus pound
+    ("DEM", 2), // Deutsche Mark
+    ("EEK", 2), // Estonian kroon
+    ("ESP", 0), // Spanish peseta
+    ("FIM", 2), // Finnish markka
+    ("FRF", 2), // French franc
+    ("GRD", 2), // Greek drachma
+    ("IEP", 2), // Irish pound
+    ("ITL", 0), // Italian lira
+    ("LTL", 2), // Lithuanian litas
+    ("LUF", 2), // Luxembourg franc
+    ("LVL", 2), // Latvian lats
+    ("MTL", 2), // Maltese lira
+    ("NLG", 2), // Dutch guilder
+    ("PTE", 0), // Portuguese escudo
+    ("SIT", 2), // Slovenian tolar
+    ("SKK", 2), // Slovak koruna
+];
+
+/// Minor-unit exponent of a withdrawn ISO 4217 code: from the historic list
+/// ([`WITHDRAWN`]), or one `iso_currency` marks superseded; `None` for any other code.
+/// A statement in such a currency is read (old files are still sent and kept); whether
+/// it may be posted is not this table's business.
+pub(crate) fn withdrawn_exponent(code: &str) -> Option<u32> {
+    if let Some((_, e)) = WITHDRAWN.iter().find(|(c, _)| *c == code) {
+        return Some(*e);
+    }
+    iso_currency::Currency::from_code(code)
+        .filter(|c| c.is_superseded().is_some())
+        .and_then(|c| c.exponent())
+        .map(u32::from)
+}
+
+/// Minor-unit exponent of any code the table knows with minor units, superseded and
+/// withdrawn ones included (a posting stored before its currency was withdrawn still
+/// shows right); `None` for an unknown code or one without minor units.
 pub(crate) fn minor_exponent(code: &str) -> Option<u32> {
     iso_currency::Currency::from_code(code)
         .and_then(|c| c.exponent())
         .map(u32::from)
+        .or_else(|| withdrawn_exponent(code))
 }
 
 /// `123456` USD → `1234.56`, exactly. A code without a known exponent shows the minor
@@ -98,6 +141,24 @@ mod tests {
         assert_eq!(format_minor(12345, "CLF"), "1.2345");
         assert_eq!(format_minor(12345, "XAU"), "12345 (minor units)");
         assert_eq!(format_minor(12345, "XXY"), "12345 (minor units)");
+        assert_eq!(format_minor(8434974, "DEM"), "84349.74");
+        assert_eq!(format_minor(1500, "ITL"), "1500");
+    }
+
+    #[test]
+    fn withdrawn_codes_have_their_historic_minor_units() {
+        for (code, e) in [("DEM", 2), ("FRF", 2), ("NLG", 2), ("ITL", 0), ("ESP", 0)] {
+            assert_eq!(withdrawn_exponent(code), Some(e), "{code}");
+            assert_eq!(Currency::parse(code), Err(CurrencyError::Unknown), "{code}");
+        }
+        // Withdrawn since the crate's table was made: the crate's own exponent.
+        assert_eq!(withdrawn_exponent("HRK"), Some(2));
+        // Current codes, metals and unknown codes are not withdrawn ones.
+        for code in ["EUR", "XAU", "XXY", "dem"] {
+            assert_eq!(withdrawn_exponent(code), None, "{code}");
+        }
+        assert_eq!(minor_exponent("DEM"), Some(2));
+        assert_eq!(minor_exponent("EUR"), Some(2));
     }
 
     #[test]

@@ -164,14 +164,19 @@ fn check_statements(
     let mut accounts = std::collections::BTreeSet::new();
     let mut credits: std::collections::BTreeMap<String, u64> = Default::default();
     let mut debits: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut provisional = 0u64;
-    let mut unbalanced = 0u64;
+    let (mut provisional, mut unread, mut unbalanced) = (0u64, 0u64, 0u64);
     let r = statement::read(kind, &mut source, read, &mut |s| {
         accounts.insert(s.account.clone());
         unbalanced += u64::from(!s.balance_breaks.is_empty());
         for e in &s.entries {
             if e.status != EntryStatus::Booked {
                 provisional += 1;
+                continue;
+            }
+            // An amount the reader could not read (its finding says why) has no
+            // currency: counted apart, not summed as a 0 of no currency.
+            if e.currency.is_empty() {
+                unread += 1;
                 continue;
             }
             let side = if e.credit { &mut credits } else { &mut debits };
@@ -182,10 +187,16 @@ fn check_statements(
     let figures = json!({
         "kind": "statement", "statements": r.statements, "entries": r.entries,
         "accounts": accounts.len(), "provisional": provisional, "unbalanced": unbalanced,
+        "amounts_unread": unread,
         "booked_credits_minor_by_currency": credits, "booked_debits_minor_by_currency": debits,
     });
+    let unread = if unread > 0 {
+        format!(", {unread} amounts unread")
+    } else {
+        String::new()
+    };
     let line = format!(
-        "{} statements of {} accounts, {} entries ({provisional} provisional)",
+        "{} statements of {} accounts, {} entries ({provisional} provisional{unread})",
         r.statements,
         accounts.len(),
         r.entries

@@ -420,3 +420,42 @@ fn a_dry_run_of_a_statement_file_records_nothing(db: TestDb) {
     );
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
 }
+
+/// `check --json` of a statement whose one amount is not read (a decimal too many): the
+/// entry is counted apart (`amounts_unread`), never summed as a 0 of no currency (`{"":
+/// 0}`), and the one finding is the amount's (no balance mismatch follows from it).
+#[test]
+fn check_counts_an_amount_not_read_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("one-bad-amount.sta");
+    std::fs::write(
+        &p,
+        ":20:S\n:25:A1\n:28C:1\n:60F:C250101EUR10,00\n:61:2501010101C1,234NTRFR1\n\
+         :61:2501010101D2,00NTRFR2\n:62F:C250101EUR11,23\n-\n",
+    )
+    .unwrap();
+    let out = common::run(&["check", "--json", p.to_str().unwrap()], &[]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(
+        (
+            &v["entries"],
+            &v["amounts_unread"],
+            &v["booked_credits_minor_by_currency"],
+            &v["booked_debits_minor_by_currency"],
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!({}),
+            &serde_json::json!({"EUR": 200}),
+        )
+    );
+    let codes: Vec<_> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(codes, vec![("amount_format", 5)]);
+}

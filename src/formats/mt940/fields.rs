@@ -3,6 +3,7 @@
 //! its byte offset in the value, so the reader can say line and column.
 
 use crate::findings::{FindingCode, show};
+use crate::formats::dialect::DialectRule;
 use chrono::{Datelike, NaiveDate};
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_while, take_while_m_n};
@@ -38,6 +39,17 @@ fn syntax(full: &[u8], rest: &[u8], expected: impl Into<String>) -> Bad {
     }
 }
 
+/// A bank dialect read at `rest` (a `bank_dialect` warning, not a fault): `found` as
+/// the file holds it.
+fn dialect(full: &[u8], rest: &[u8], rule: DialectRule, found: String) -> Bad {
+    Bad {
+        at: full.len() - rest.len(),
+        code: FindingCode::BankDialect,
+        expected: rule.says().to_string(),
+        found,
+    }
+}
+
 type Res<'a, T> = IResult<&'a [u8], T>;
 type NomErr<'a> = nom::Err<nom::error::Error<&'a [u8]>>;
 
@@ -62,7 +74,21 @@ fn yymmdd(b: &[u8]) -> Option<NaiveDate> {
     )
 }
 
-/// Six digits YYMMDD; a bad calendar date is a `DateFormat` fault in `bad`, not the end.
+/// German 30/360 dating: a day beyond the month's end that such dating writes (29 or
+/// 30 February, 31 of a 30-day month) is the month's last day; anything else is no date.
+fn last_day_30_360(year: i32, month: u32, day: u32) -> Option<NaiveDate> {
+    if !(29..=31).contains(&day) || (month == 2 && day == 31) {
+        return None;
+    }
+    let first = NaiveDate::from_ymd_opt(year, month, 1)?;
+    let last = first
+        .checked_add_months(chrono::Months::new(1))?
+        .pred_opt()?;
+    (day > last.day()).then_some(last)
+}
+
+/// Six digits YYMMDD; a bad calendar date is a `DateFormat` fault in `bad`, not the end
+/// (30 February and its kin are read as the month's last day, a dialect).
 fn date6<'a>(
     full: &'a [u8],
     i: &'a [u8],
@@ -70,7 +96,15 @@ fn date6<'a>(
     bad: &mut Vec<Bad>,
 ) -> Result<(&'a [u8], Option<NaiveDate>), Bad> {
     let (rest, d) = digits(6)(i).map_err(|_| syntax(full, i, format!("{what} YYMMDD")))?;
-    let date = yymmdd(d);
+    let date = yymmdd(d).or_else(|| {
+        let last = last_day_30_360(
+            century(number(&d[0..2])),
+            number(&d[2..4]),
+            number(&d[4..6]),
+        )?;
+        bad.push(dialect(full, i, DialectRule::ThirtyDayMonth, show(d)));
+        Some(last)
+    });
     if date.is_none() {
         bad.push(Bad {
             at: full.len() - i.len(),
@@ -97,20 +131,42 @@ impl RawAmount<'_> {
     }
 }
 
-/// `15d`: at most 15 characters, the comma included, at least one integer digit.
-fn amount<'a>(full: &'a [u8], i: &'a [u8]) -> Result<(&'a [u8], RawAmount<'a>), Bad> {
+/// `15d`: at most 15 characters, the comma included, at least one integer digit. Two
+/// dialects are read, each a warning in `bad`: no comma (whole units: the digits end at
+/// the next letter, so nothing else can be meant) and more than 15 characters when the
+/// integer's leading zeros make the difference (zero-padded layouts).
+fn amount<'a>(
+    full: &'a [u8],
+    i: &'a [u8],
+    bad: &mut Vec<Bad>,
+) -> Result<(&'a [u8], RawAmount<'a>), Bad> {
     let expected = "an amount like 1234,56 (digits, a decimal comma, at most 15 characters)";
-    let p = |i| -> Res<'_, (&[u8], &[u8])> {
-        let (i, int) = take_while_m_n(1, 15, |c: u8| c.is_ascii_digit()).parse(i)?;
-        let (i, _) = tag(",").parse(i)?;
-        let (i, frac) = take_while(|c: u8| c.is_ascii_digit()).parse(i)?;
+    let p = |i| -> Res<'_, (&[u8], Option<&[u8]>)> {
+        let (i, int) = take_while(|c: u8| c.is_ascii_digit()).parse(i)?;
+        let (i, frac) = opt(|i| {
+            let (i, _) = tag(",").parse(i)?;
+            take_while(|c: u8| c.is_ascii_digit()).parse(i)
+        })
+        .parse(i)?;
         Ok((i, (int, frac)))
     };
-    let (rest, (int, frac)) = p(i).map_err(|_| syntax(full, i, expected))?;
-    if int.len() + 1 + frac.len() > 15 {
+    let (rest, (int, frac)) = p(i).map_err(|_: NomErr<'_>| syntax(full, i, expected))?;
+    if int.is_empty() {
         return Err(syntax(full, i, expected));
     }
+    let written = &i[..i.len() - rest.len()];
+    if written.len() > 15 {
+        let zeros = int.iter().take_while(|&&c| c == b'0').count();
+        if written.len() - zeros.min(int.len() - 1) > 15 {
+            return Err(syntax(full, i, expected));
+        }
+        bad.push(dialect(full, i, DialectRule::LongAmount, show(written)));
+    }
+    if frac.is_none() {
+        bad.push(dialect(full, i, DialectRule::NoDecimalComma, show(written)));
+    }
     let at = full.len() - i.len();
+    let frac = frac.unwrap_or_default();
     Ok((rest, RawAmount { int, frac, at }))
 }
 
@@ -182,7 +238,7 @@ pub(crate) fn parse_balance(v: &[u8]) -> (Option<BalanceValue<'_>>, Vec<Bad>) {
             .map_err(|_: NomErr<'_>| syntax(v, v, "C or D"))?;
         let (i, date) = date6(v, i, "balance date", &mut bad)?;
         let (i, currency) = currency(v, i)?;
-        let (i, amount) = amount(v, i)?;
+        let (i, amount) = amount(v, i, &mut bad)?;
         Ok((
             i,
             BalanceValue {
@@ -279,6 +335,18 @@ pub(crate) fn parse_statement_line(v: &[u8]) -> (Option<StatementLine<'_>>, Vec<
             return (None, bad);
         }
     };
+    // `S` and three blanks: no SWIFT code given, a miscellaneous entry.
+    if i.len() >= 4 && i[0] == b'S' && i[1..4] == *b"   " {
+        bad.push(dialect(
+            v,
+            i,
+            DialectRule::BlankTransactionType,
+            show(&i[..4]),
+        ));
+        line.tx_type = Some(b"NMSC");
+        references(v, &i[4..], &mut line, &mut bad);
+        return (Some(line), bad);
+    }
     // Transaction type: N, F or S, then 3 characters.
     if i.len() < 4 || !i[..4].iter().all(u8::is_ascii_alphanumeric) {
         bad.push(syntax(v, i, "transaction type: N, F or S and 3 characters"));
@@ -304,7 +372,14 @@ fn statement_line_amount<'a>(
         .map_err(|_| syntax(v, i, "entry date MMDD"))?;
     let entry = match (mmdd, value_date) {
         (Some(md), Some(vd)) => {
-            let d = entry_date(vd, number(&md[0..2]), number(&md[2..4]));
+            let (mm, dd) = (number(&md[0..2]), number(&md[2..4]));
+            let d = entry_date(vd, mm, dd).or_else(|| {
+                // The year the month's 28th is nearest the value date in.
+                let year = entry_date(vd, mm, 28)?.year();
+                let last = last_day_30_360(year, mm, dd)?;
+                bad.push(dialect(v, &v[6..], DialectRule::ThirtyDayMonth, show(md)));
+                Some(last)
+            });
             if d.is_none() {
                 bad.push(Bad {
                     at: 6,
@@ -329,7 +404,7 @@ fn statement_line_amount<'a>(
     let (i, funds) = take_while_m_n(0, 1, |c: u8| c.is_ascii_alphabetic())
         .parse(i)
         .map_err(|_: NomErr<'_>| syntax(v, i, "funds code"))?;
-    let (i, amount) = amount(v, i)?;
+    let (i, amount) = amount(v, i, bad)?;
     Ok((
         i,
         StatementLine {
@@ -356,16 +431,17 @@ fn references<'a>(v: &'a [u8], i: &'a [u8], line: &mut StatementLine<'a>, bad: &
         None => (i, None),
     };
     let cust_t = cust.trim_ascii_end();
-    if trim(cust_t).is_empty() {
+    if trim(cust_t).is_empty() && bank.is_none() {
+        // The line ends after the transaction type: there is no reference, as NONREF says.
+        bad.push(dialect(v, i, DialectRule::NoReference, found_at(i)));
+    } else if trim(cust_t).is_empty() {
         bad.push(syntax(
             v,
             i,
             "customer reference (16x; NONREF when there is none)",
         ));
     } else {
-        if cust_t.len() > REF_LEN_MAX {
-            bad.push(syntax(v, i, "customer reference of at most 16 characters"));
-        }
+        long_reference(v, i, trim(cust_t), bad);
         line.customer_ref = Some(trim(cust_t));
     }
     if let Some(b) = bank {
@@ -374,27 +450,46 @@ fn references<'a>(v: &'a [u8], i: &'a [u8], line: &mut StatementLine<'a>, bad: &
         if trim(b_t).is_empty() {
             bad.push(syntax(v, at, "bank reference (16x) after //"));
         } else {
-            if b_t.len() > REF_LEN_MAX {
-                bad.push(syntax(v, at, "bank reference of at most 16 characters"));
-            }
+            long_reference(v, at, trim(b_t), bad);
             line.bank_ref = Some(trim(b_t));
         }
     }
 }
 
-/// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number.
-pub(crate) fn parse_statement_number(v: &[u8]) -> Result<(u32, Option<u32>), Bad> {
-    let n = |i| take_while_m_n(1, 5, |c: u8| c.is_ascii_digit()).parse(i);
+/// A reference longer than its 16 characters (an 18-character IBAN): read whole, with a
+/// warning; it runs to `//` or the end of the line, so its end is not in doubt.
+fn long_reference(v: &[u8], at: &[u8], r: &[u8], bad: &mut Vec<Bad>) {
+    if r.len() > REF_LEN_MAX {
+        bad.push(dialect(v, at, DialectRule::LongReference, show(r)));
+    }
+}
+
+/// Digits a statement or page number may have: SWIFT's 5, or up to 10 (a dialect).
+const NUMBER_DIGITS_MAX: usize = 10;
+
+/// `:28C:` `5n[/5n]` (and the old `:28:`): statement number, page (sequence) number. A
+/// number of 6 to 10 digits is read whole, with a warning in `bad` (one beyond `u32`
+/// saturates: the number only orders statements and pages; the text is kept as written).
+pub(crate) fn parse_statement_number(
+    v: &[u8],
+    bad: &mut Vec<Bad>,
+) -> Result<(u32, Option<u32>), Bad> {
+    let n = |i| take_while_m_n(1, NUMBER_DIGITS_MAX, |c: u8| c.is_ascii_digit()).parse(i);
     let (i, stmt) =
         n(v).map_err(|_: NomErr<'_>| syntax(v, v, "statement number (1 to 5 digits)"))?;
-    let (i, page) = opt(|i| {
+    let (i2, page) = opt(|i| {
         let (i, _) = tag("/").parse(i)?;
         n(i)
     })
     .parse(i)
     .map_err(|_| syntax(v, i, "/ and a sequence number"))?;
-    if !i.is_empty() {
-        return Err(syntax(v, i, "end of the field (5n[/5n])"));
+    if !i2.is_empty() {
+        return Err(syntax(v, i2, "end of the field (5n[/5n])"));
+    }
+    for (at, digits) in [(v, Some(stmt)), (i.get(1..).unwrap_or_default(), page)] {
+        if let Some(d) = digits.filter(|d| d.len() > 5) {
+            bad.push(dialect(v, at, DialectRule::LongStatementNumber, show(d)));
+        }
     }
     Ok((number(stmt), page.map(number)))
 }
@@ -407,12 +502,13 @@ pub(crate) struct ControlValue<'a> {
     pub amount: RawAmount<'a>,
 }
 
-pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
+/// Dialects read go to `bad`.
+pub(crate) fn parse_control<'a>(v: &'a [u8], bad: &mut Vec<Bad>) -> Result<ControlValue<'a>, Bad> {
     let (i, count) = take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())
         .parse(v)
         .map_err(|_: NomErr<'_>| syntax(v, v, "number of entries (1 to 5 digits)"))?;
     let (i, currency) = currency(v, i)?;
-    let (i, amount) = amount(v, i)?;
+    let (i, amount) = amount(v, i, bad)?;
     if !i.is_empty() {
         return Err(syntax(v, i, "end of the field"));
     }
@@ -423,17 +519,29 @@ pub(crate) fn parse_control(v: &[u8]) -> Result<ControlValue<'_>, Bad> {
     })
 }
 
-/// `:34F:` `3!a[1!a]15d`: floor limit currency, optional D/C, amount.
-pub(crate) fn parse_floor_limit(v: &[u8]) -> Result<&str, Bad> {
-    let (i, currency) = currency(v, v)?;
-    let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')
-        .parse(i)
-        .map_err(|_: NomErr<'_>| syntax(v, i, "D or C"))?;
-    let (i, _) = amount(v, i)?;
-    if !i.is_empty() {
-        return Err(syntax(v, i, "end of the field"));
+/// `:34F:` `3!a[1!a]15d`: floor limit currency, optional D/C, amount. The currency is
+/// given when it was read, whatever follows it (a fault after it goes to `bad` and does
+/// not take the statement's currency with it); dialects read go to `bad` too.
+pub(crate) fn parse_floor_limit<'a>(v: &'a [u8], bad: &mut Vec<Bad>) -> Option<&'a str> {
+    let (i, currency) = match currency(v, v) {
+        Ok(x) => x,
+        Err(b) => {
+            bad.push(b);
+            return None;
+        }
+    };
+    let rest = (|| {
+        let (i, _) = take_while_m_n(0, 1, |c: u8| c == b'D' || c == b'C')
+            .parse(i)
+            .map_err(|_: NomErr<'_>| syntax(v, i, "D or C"))?;
+        let (i, _) = amount(v, i, bad)?;
+        Ok(i)
+    })();
+    match rest {
+        Ok(i) => end(v, i, bad),
+        Err(b) => bad.push(b),
     }
-    Ok(currency)
+    Some(currency)
 }
 
 /// `:13D:` `6!n4!n1!x4!n`: date YYMMDD, time HHMM, `+`/`-`, UTC offset HHMM.
@@ -651,17 +759,41 @@ mod tests {
         (
             "170914D233,15NMSC",
             17,
-            FindingCode::TagSyntax,
-            "customer reference",
+            FindingCode::BankDialect,
+            "no customer reference: read as NONREF",
             "end of line",
             true,
         ),
         (
             "1602300301DR6,00N024NONREF",
             0,
+            FindingCode::BankDialect,
+            "day beyond the month's end read as its last day (30/360)",
+            "160230",
+            true,
+        ),
+        (
+            "1602310301DR6,00N024NONREF",
+            0,
             FindingCode::DateFormat,
             "value date",
-            "160230",
+            "160231",
+            true,
+        ),
+        (
+            "1602280230DR6,00N024NONREF",
+            6,
+            FindingCode::BankDialect,
+            "day beyond the month's end read as its last day (30/360)",
+            "0230",
+            true,
+        ),
+        (
+            "180417D1,00S   NONREF",
+            11,
+            FindingCode::BankDialect,
+            "transaction type S with blanks: read as NMSC",
+            "S   ",
             true,
         ),
         (
@@ -683,9 +815,17 @@ mod tests {
         (
             "180417D100NTRFA",
             7,
+            FindingCode::BankDialect,
+            "no decimal comma: read as whole units",
+            "100",
+            true,
+        ),
+        (
+            "180417D,5NTRFA",
+            7,
             FindingCode::TagSyntax,
             "an amount",
-            "100NTRFA",
+            ",5NTRFA",
             false,
         ),
         (
@@ -699,9 +839,25 @@ mod tests {
         (
             "180417D1,00NTRFA234567890123456789",
             15,
-            FindingCode::TagSyntax,
-            "customer reference of at most 16",
+            FindingCode::BankDialect,
+            "reference longer than 16: read whole",
             "A234567890123456789",
+            true,
+        ),
+        (
+            "180417D1,00NTRFA//B234567890123456789",
+            18,
+            FindingCode::BankDialect,
+            "reference longer than 16: read whole",
+            "B234567890123456789",
+            true,
+        ),
+        (
+            "180417D1,00NTRF//B",
+            15,
+            FindingCode::TagSyntax,
+            "customer reference (16x",
+            "//B",
             true,
         ),
         (
@@ -749,7 +905,7 @@ mod tests {
         let a = |s: &'static str| {
             let (_, b) = parse_balance(format!("C200101EUR{s}").leak().as_bytes());
             assert_eq!(b, vec![], "{s}");
-            let (_, r) = amount(s.as_bytes(), s.as_bytes()).unwrap();
+            let (_, r) = amount(s.as_bytes(), s.as_bytes(), &mut vec![]).unwrap();
             r
         };
         assert_eq!(to_minor(&a("1234,56"), 2, "EUR"), Ok(123456));
@@ -768,10 +924,39 @@ mod tests {
         let e = to_minor(&a("1,5"), 0, "JPY").unwrap_err();
         assert_eq!(e.code, FindingCode::AmountFormat);
         assert!(
-            amount(b"1234567890123,45", b"1234567890123,45").is_err(),
+            amount(b"1234567890123,45", b"1234567890123,45", &mut vec![]).is_err(),
             "16 characters"
         );
-        assert!(amount(b",5", b",5").is_err());
+        assert!(amount(b",5", b",5", &mut vec![]).is_err());
+        // Zero-padded past 15 characters: the zeros read away, a dialect; past 15
+        // characters without them, an error still.
+        let mut bad = vec![];
+        let long = b"0000000000000001000,00";
+        let (_, r) = amount(long, long, &mut bad).unwrap();
+        assert_eq!(to_minor(&r, 2, "EUR"), Ok(100000));
+        assert_eq!(
+            bad,
+            vec![Bad {
+                at: 0,
+                code: FindingCode::BankDialect,
+                expected: "amount longer than 15 characters: leading zeros read away".into(),
+                found: "0000000000000001000,00".into(),
+            }]
+        );
+        assert!(
+            amount(
+                b"10000000000000001000,00",
+                b"10000000000000001000,00",
+                &mut bad
+            )
+            .is_err()
+        );
+        // No comma: whole units, a dialect.
+        let mut bad = vec![];
+        let (rest, r) = amount(b"500NTRF", b"500NTRF", &mut bad).unwrap();
+        assert_eq!((rest, to_minor(&r, 2, "EUR")), (&b"NTRF"[..], Ok(50000)));
+        assert_eq!(bad[0].expected, "no decimal comma: read as whole units");
+        assert_eq!((bad.len(), bad[0].at, bad[0].found.as_str()), (1, 0, "500"));
     }
 
     #[test]
@@ -785,23 +970,74 @@ mod tests {
         assert_eq!(b, None);
         assert_eq!((bad[0].at, bad[0].found.as_str()), (7, "105000,00"));
         assert!(bad[0].expected.starts_with("a currency code"));
-        let (b, bad) = parse_balance(b"C160230EUR1,00 x");
+        let (b, bad) = parse_balance(b"C160231EUR1,00 x");
         assert!(b.is_some());
         assert_eq!(
             bad.iter().map(|b| (b.code, b.at)).collect::<Vec<_>>(),
             vec![(FindingCode::DateFormat, 1), (FindingCode::TagSyntax, 14)]
         );
-        assert_eq!(parse_statement_number(b"00012/002"), Ok((12, Some(2))));
-        assert_eq!(parse_statement_number(b"0"), Ok((0, None)));
-        assert_eq!(parse_statement_number(b"12/").unwrap_err().at, 2);
-        assert_eq!(parse_statement_number(b"123456").unwrap_err().at, 5);
-        let c = parse_control(b"1EUR2,30").unwrap();
+        let (b, bad) = parse_balance(b"C160230EUR1,00");
+        assert_eq!(b.unwrap().date, d(2016, 2, 29));
+        assert_eq!(
+            bad.iter()
+                .map(|b| (b.code, b.at, b.found.as_str()))
+                .collect::<Vec<_>>(),
+            vec![(FindingCode::BankDialect, 1, "160230")]
+        );
+        let mut bad = vec![];
+        assert_eq!(
+            parse_statement_number(b"00012/002", &mut bad),
+            Ok((12, Some(2)))
+        );
+        assert_eq!(parse_statement_number(b"0", &mut bad), Ok((0, None)));
+        assert_eq!(parse_statement_number(b"12/", &mut bad).unwrap_err().at, 2);
+        assert_eq!(bad, vec![]);
+        // 6 to 10 digits: read whole, a dialect each; 11 are an error.
+        assert_eq!(
+            parse_statement_number(b"1810118101/1234567", &mut bad),
+            Ok((1810118101, Some(1234567)))
+        );
+        assert_eq!(
+            bad.iter()
+                .map(|b| (b.at, b.code, b.found.as_str()))
+                .collect::<Vec<_>>(),
+            vec![
+                (0, FindingCode::BankDialect, "1810118101"),
+                (11, FindingCode::BankDialect, "1234567")
+            ]
+        );
+        assert_eq!(
+            bad[0].expected,
+            "statement number longer than 5 digits: read whole"
+        );
+        assert_eq!(
+            parse_statement_number(b"12345678901", &mut bad)
+                .unwrap_err()
+                .at,
+            10
+        );
+        let c = parse_control(b"1EUR2,30", &mut vec![]).unwrap();
         assert_eq!(
             (c.count, c.currency, c.amount.text()),
             (1, "EUR", "2,30".to_string())
         );
-        assert_eq!(parse_floor_limit(b"EURD0,00"), Ok("EUR"));
-        assert_eq!(parse_floor_limit(b"EUR0,00"), Ok("EUR"));
+        let mut bad = vec![];
+        assert_eq!(parse_floor_limit(b"EURD0,00", &mut bad), Some("EUR"));
+        assert_eq!(parse_floor_limit(b"EUR0,00", &mut bad), Some("EUR"));
+        assert_eq!(bad, vec![]);
+        // No comma: read, a dialect; a bad amount still gives the currency.
+        assert_eq!(parse_floor_limit(b"PLN0", &mut bad), Some("PLN"));
+        assert_eq!(
+            (bad.len(), bad[0].code, bad[0].at),
+            (1, FindingCode::BankDialect, 3)
+        );
+        let mut bad = vec![];
+        assert_eq!(parse_floor_limit(b"PLNDX", &mut bad), Some("PLN"));
+        assert_eq!(
+            (bad.len(), bad[0].code, bad[0].at),
+            (1, FindingCode::TagSyntax, 4)
+        );
+        assert_eq!(parse_floor_limit(b"12", &mut vec![]), None);
         assert_eq!(
             parse_date_time(b"1610301730+0000"),
             (d(2016, 10, 30), vec![])
@@ -822,5 +1058,12 @@ mod tests {
         assert_eq!(entry_date(d(2016, 3, 1).unwrap(), 2, 29), d(2016, 2, 29));
         assert_eq!(entry_date(d(2017, 3, 1).unwrap(), 2, 29), d(2016, 2, 29));
         assert_eq!(entry_date(d(2017, 3, 1).unwrap(), 2, 30), None);
+        // 30/360 days: the month's last day; 31 February is no date.
+        assert_eq!(last_day_30_360(2016, 2, 30), d(2016, 2, 29));
+        assert_eq!(last_day_30_360(2017, 2, 29), d(2017, 2, 28));
+        assert_eq!(last_day_30_360(2017, 4, 31), d(2017, 4, 30));
+        assert_eq!(last_day_30_360(2017, 2, 31), None);
+        assert_eq!(last_day_30_360(2017, 13, 30), None);
+        assert_eq!(last_day_30_360(2017, 5, 31), None, "a real date");
     }
 }

@@ -21,7 +21,8 @@
 //!
 //! # Mapping
 //!
-//! - `id` `:20:`, `account` `:25:` trimmed, `sequence` `:28C:` as written (the first
+//! - `id` `:20:`, `account` `:25:` trimmed (a currency written after it, `NL34RABO0142623393
+//!   EUR`, split off), `sequence` `:28C:` as written (the first
 //!   page's), `currency` the opening balance's (MT942: the first `:34F:`'s), `date` the
 //!   closing balance's (MT942: `:13D:`'s), kind `Final` (MT940, entries `Booked`) or
 //!   `Intraday` (MT942, entries `Pending`).
@@ -42,13 +43,28 @@
 //!   cut the text there; else with one),
 //!   whitespace runs collapsed.
 //! - Amounts to minor units by the currency's ISO 4217 exponent (`crate::money`): extra
-//!   non-zero decimals are `AmountFormat`; a currency that is not an active ISO 4217 code
-//!   with minor units (DEM, withdrawn in 2002 and unknown to the table) is a `CurrencyCode`
-//!   error and the statement's amounts are 0 (the file is rejected; nothing is invented).
+//!   non-zero decimals are `AmountFormat`; a withdrawn currency (DEM) has the exponent of
+//!   ISO 4217's historic list; any other code that is not an active ISO 4217 code with
+//!   minor units is a `CurrencyCode` error. An amount not read (that error, a bad amount)
+//!   is 0 with an empty currency: the entry is kept and counted, no sum takes it, and no
+//!   balance or control total is checked over it (its finding is the cause).
+//!
+//! # Bank dialects
+//!
+//! What real banks send against the standard, where the meaning is clear, is read with
+//! one `bank_dialect` warning at the value ([`crate::formats::dialect`], which lists them):
+//! references over 16 characters, a `:61:` ending after its transaction type, type `S`
+//! with blanks, statement numbers over 5 digits, zero-padded amounts over 15 characters,
+//! amounts without a decimal comma, 30 February (30/360 dating), withdrawn currencies, a
+//! currency after the `:25:` account, and tag-like lines inside `:86:`. Inside `:86:` only
+//! the tags that may follow it start a field (`:61:`, `:86:`, `:62F:`/`:62M:`, `:64:`,
+//! `:65:`, `:90D:`/`:90C:`, and `:20:`, the next message); any other line that begins like
+//! a tag (`:12:11`, `:26:37`: a timestamp wrapped there) continues the text, joined without
+//! a blank.
 //!
 //! # Checks
 //!
-//! Grammar of every field with line and column (`TagSyntax`, `DateFormat` for 30 February,
+//! Grammar of every field with line and column (`TagSyntax`, `DateFormat` for 31 February,
 //! `AmountFormat`, `CurrencyCode`), required tags (`MissingTag`), field order and repeats
 //! (`RecordOrder`), unknown tags (`UnknownTag` warning, skipped with their lines), the
 //! balance check ([`check_balance`], across pages), the page chain and the chain of
@@ -58,9 +74,10 @@
 //! a file without a message (`NoStatements`).
 //!
 //! Decisions:
-//! - A `:61:` without a customer reference (the `16x` is mandatory; `NONREF` says there is
-//!   none) is a `TagSyntax` error; the entry is still made from what was read, so the
-//!   balance check sees it. A transaction type not starting N, F or S is an error.
+//! - A `:61:` with a bank reference but an empty customer reference (`NTRF//B`) is a
+//!   `TagSyntax` error (one ending after the type is the `NoReference` dialect); the entry
+//!   is still made from what was read, so the balance check sees it. A transaction type
+//!   not starting N, F or S (`MCI0`) is an error: no rule says what it stands for.
 //! - `:86:` over 6 lines of 65 characters, supplementary details over one line of 34: a
 //!   `TagSyntax` warning, the text kept whole (banks write more; it is narrative).
 //! - The old `:28:` is read as `:28C:`, with a `TagSyntax` warning.
@@ -128,7 +145,7 @@ pub(crate) fn decode_cow(b: &[u8]) -> Cow<'_, str> {
 }
 
 /// A full SWIFT narrative line: its text continues on the next line.
-const NARRATIVE_LINE_CHARS: usize = 65;
+pub(crate) const NARRATIVE_LINE_CHARS: usize = 65;
 
 /// `:86:` lines, each with the width of its physical line (the tag counted on the first):
 /// joined without a blank after a line of 65 characters or more (the bank cut the text

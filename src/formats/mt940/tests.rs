@@ -466,3 +466,510 @@ fn generated_file_reads_back_without_findings() {
         );
     }
 }
+
+/// (severity, code, line, column, expected, found) of every finding, in file order.
+fn said(r: &StatementRead) -> Vec<(Severity, FindingCode, u64, u64, String, String)> {
+    let mut v: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.severity,
+                f.code,
+                f.position.line(),
+                f.position.column().unwrap_or(0),
+                f.expected.clone(),
+                f.found.clone(),
+            )
+        })
+        .collect();
+    v.sort_by_key(|x| (x.2, x.3));
+    v
+}
+
+/// The warning a dialect rule gives at line and column.
+fn told(
+    rule: DialectRule,
+    line: u64,
+    column: u64,
+    found: &str,
+) -> (Severity, FindingCode, u64, u64, String, String) {
+    (
+        Severity::Warning,
+        FindingCode::BankDialect,
+        line,
+        column,
+        rule.says().to_string(),
+        found.to_string(),
+    )
+}
+
+/// An entry as (credit, minor units, currency, value date, booking date, customer
+/// reference, bank reference, transaction type).
+type Seen = (
+    bool,
+    u64,
+    String,
+    Option<NaiveDate>,
+    Option<NaiveDate>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+fn seen(e: &crate::formats::statement::Entry) -> Seen {
+    (
+        e.credit,
+        e.amount_minor,
+        e.currency.clone(),
+        e.value_date,
+        e.booking_date,
+        e.customer_ref.clone(),
+        e.bank_ref.clone(),
+        e.bank_tx_code.clone(),
+    )
+}
+
+fn ymd(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(y, m, d)
+}
+
+fn st(s: Option<&str>) -> Option<String> {
+    s.map(str::to_string)
+}
+
+use crate::formats::dialect::DialectRule;
+
+#[test]
+fn a_reference_longer_than_16_is_read_whole() {
+    // ASN Bank: the counterparty's 18-character IBAN as the customer reference.
+    let (r, sts) = run(
+        ":20:ASN1\n:25:NL81ASNB9999999999\n:28C:1/1\n:60F:C200101EUR444,29\n\
+         :61:2001010101D65,00NOVBNL47INGB9999999999\n\
+         :61:2001010101C1,00NTRFNONREF//BANKREF1234567890\n:62F:C200101EUR380,29\n-\n",
+    );
+    assert_eq!(
+        said(&r),
+        vec![
+            told(DialectRule::LongReference, 5, 25, "NL47INGB9999999999"),
+            told(DialectRule::LongReference, 6, 32, "BANKREF1234567890"),
+        ]
+    );
+    assert_eq!(
+        sts[0].entries.iter().map(seen).collect::<Vec<_>>(),
+        vec![
+            (
+                false,
+                6500,
+                "EUR".into(),
+                ymd(2020, 1, 1),
+                ymd(2020, 1, 1),
+                st(Some("NL47INGB9999999999")),
+                None,
+                st(Some("NOVB"))
+            ),
+            (
+                true,
+                100,
+                "EUR".into(),
+                ymd(2020, 1, 1),
+                ymd(2020, 1, 1),
+                None,
+                st(Some("BANKREF1234567890")),
+                st(Some("NTRF"))
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_statement_line_without_reference_is_nonref() {
+    let (r, sts) = run(
+        ":20:S\n:25:12345678/1020304050\n:28C:0\n:60F:C170914EUR500,00\n\
+         :61:170914D233,15NMSC\n:62F:C170914EUR266,85\n-\n",
+    );
+    assert_eq!(
+        said(&r),
+        vec![told(DialectRule::NoReference, 5, 22, "end of line")]
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            false,
+            23315,
+            "EUR".into(),
+            ymd(2017, 9, 14),
+            None,
+            None,
+            None,
+            st(Some("NMSC"))
+        )
+    );
+}
+
+#[test]
+fn transaction_type_s_with_blanks_is_nmsc() {
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C170914EUR100,00\n\
+         :61:1709140914D12,00S   NONREF//B1\n:62F:C170914EUR88,00\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![told(DialectRule::BlankTransactionType, 5, 21, "S   ")]
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            false,
+            1200,
+            "EUR".into(),
+            ymd(2017, 9, 14),
+            ymd(2017, 9, 14),
+            None,
+            st(Some("B1")),
+            st(Some("NMSC"))
+        )
+    );
+}
+
+#[test]
+fn a_ten_digit_statement_number_is_read_whole() {
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1810118101/12\n:60F:C180410TRY1,00\n\
+         :61:180410C1,00NTRFR1\n:62F:C180410TRY2,00\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![told(DialectRule::LongStatementNumber, 3, 6, "1810118101")]
+    );
+    assert_eq!(sts[0].sequence.as_deref(), Some("1810118101/12"));
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            true,
+            100,
+            "TRY".into(),
+            ymd(2018, 4, 10),
+            None,
+            st(Some("R1")),
+            None,
+            st(Some("NTRF"))
+        )
+    );
+}
+
+#[test]
+fn zero_padded_amounts_past_15_characters_are_read() {
+    // Old Rabobank layout: 16 integer digits and more.
+    let (r, sts) = run(
+        ":20:S\n:25:A1\n:28C:1\n:60F:C180410EUR0000000000000100,00\n\
+         :61:1804100410C0000000000000050,00NTRFREF1\n:62F:C180410EUR150,00\n-\n",
+    );
+    assert_eq!(
+        said(&r),
+        vec![
+            told(DialectRule::LongAmount, 4, 16, "0000000000000100,00"),
+            told(DialectRule::LongAmount, 5, 16, "0000000000000050,00"),
+        ]
+    );
+    assert_eq!(
+        sts[0]
+            .balance(BalanceKind::OpeningBooked)
+            .unwrap()
+            .amount_minor,
+        10000
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            true,
+            5000,
+            "EUR".into(),
+            ymd(2018, 4, 10),
+            ymd(2018, 4, 10),
+            st(Some("REF1")),
+            None,
+            st(Some("NTRF"))
+        )
+    );
+}
+
+#[test]
+fn amounts_without_a_comma_are_whole_units() {
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C180417EUR100,00\n\
+         :61:1804170417C500NTRFREF1\n:62F:C180417EUR600\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![
+            told(DialectRule::NoDecimalComma, 5, 16, "500"),
+            told(DialectRule::NoDecimalComma, 6, 16, "600"),
+        ]
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            true,
+            50000,
+            "EUR".into(),
+            ymd(2018, 4, 17),
+            ymd(2018, 4, 17),
+            st(Some("REF1")),
+            None,
+            st(Some("NTRF"))
+        )
+    );
+}
+
+/// An MT942 whose `:34F:` is `floor`, three entries and both control totals.
+fn mt942_with_floor(floor: &str) -> String {
+    format!(
+        ":20:X\n:25:PL1\n:28C:1/1\n:34F:{floor}\n:13D:1610301730+0000\n\
+         :61:1610301030D1,50NTRFA\n:61:1610301030D2,50NTRFB\n:61:1610301030C3,00NTRFC\n\
+         :90D:2PLN4,00\n:90C:1PLN3,00\n-\n"
+    )
+}
+
+#[test]
+fn a_floor_limit_without_a_comma_gives_its_currency_and_no_cascade() {
+    // `:34F:PLN0`: read as 0 PLN; the entries are in PLN and the totals hold.
+    let (r, sts) = run(&mt942_with_floor("PLN0"));
+    assert_eq!(said(&r), vec![told(DialectRule::NoDecimalComma, 4, 9, "0")]);
+    let amounts: Vec<_> = sts[0]
+        .entries
+        .iter()
+        .map(|e| (e.credit, e.amount_minor, e.currency.as_str()))
+        .collect();
+    assert_eq!(
+        amounts,
+        vec![(false, 150, "PLN"), (false, 250, "PLN"), (true, 300, "PLN")]
+    );
+    // A floor limit whose amount is bad: one error there; its currency still holds, so
+    // no "missing currency" per entry and no control total thrown off by it.
+    let (r, sts) = run(&mt942_with_floor("PLNX"));
+    assert_eq!(
+        said(&r),
+        vec![(
+            Severity::Error,
+            FindingCode::TagSyntax,
+            4,
+            9,
+            "an amount like 1234,56 (digits, a decimal comma, at most 15 characters)".into(),
+            "X".into()
+        )]
+    );
+    assert_eq!(sts[0].entries[2].amount_minor, 300);
+}
+
+#[test]
+fn thirty_february_is_the_last_day_of_february() {
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C160229EUR1200,00\n\
+         :61:1602300301DR6,00N024NONREF\n:62F:C160301EUR1194,00\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![told(DialectRule::ThirtyDayMonth, 5, 5, "160230")]
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            false,
+            600,
+            "EUR".into(),
+            ymd(2016, 2, 29),
+            ymd(2016, 3, 1),
+            None,
+            None,
+            st(Some("N024"))
+        )
+    );
+    // 31 February no dating writes: no date, an error.
+    let (r, _) = run(":20:S\n:25:A1\n:28C:1\n:60F:C160229EUR1200,00\n\
+         :61:1602310301DR6,00N024NONREF\n:62F:C160301EUR1194,00\n-\n");
+    assert_eq!(
+        found(&r),
+        vec![(Severity::Error, FindingCode::DateFormat, 5, 5, tag(":61:"))]
+    );
+}
+
+#[test]
+fn a_withdrawn_currency_is_read_in_its_historic_decimals() {
+    // DEM, withdrawn in 2002: 2 decimals; told once, at the statement's currency.
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C131016DEM100,00\n\
+         :61:1310171017D20,5NTRFN\n:62F:C131017DEM79,50\n:64:C131017ITL1500\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![
+            told(DialectRule::WithdrawnCurrency, 4, 13, "DEM"),
+            told(DialectRule::WithdrawnCurrency, 7, 12, "ITL"),
+            told(DialectRule::NoDecimalComma, 7, 15, "1500"),
+        ]
+    );
+    assert_eq!(sts[0].currency.as_deref(), Some("DEM"));
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            false,
+            2050,
+            "DEM".into(),
+            ymd(2013, 10, 17),
+            ymd(2013, 10, 17),
+            st(Some("N")),
+            None,
+            st(Some("NTRF"))
+        )
+    );
+    assert_eq!(
+        sts[0]
+            .balance(BalanceKind::ClosingAvailable)
+            .unwrap()
+            .amount_minor,
+        1500,
+        "ITL has no decimals"
+    );
+}
+
+#[test]
+fn a_currency_after_the_account_is_split_off() {
+    let (r, sts) = run(
+        ":20:S\n:25:NL34RABO0142623393 EUR\n:28C:1\n:60F:C250101EUR10,00\n\
+         :61:2501010101C1,00NTRFR\n:62F:C250101EUR11,00\n-\n",
+    );
+    assert_eq!(
+        said(&r),
+        vec![told(
+            DialectRule::AccountCurrencySuffix,
+            2,
+            24,
+            "NL34RABO0142623393 EUR"
+        )]
+    );
+    assert_eq!(
+        (sts[0].account.as_str(), sts[0].currency.as_deref()),
+        ("NL34RABO0142623393", Some("EUR"))
+    );
+    assert_eq!(
+        seen(&sts[0].entries[0]),
+        (
+            true,
+            100,
+            "EUR".into(),
+            ymd(2025, 1, 1),
+            ymd(2025, 1, 1),
+            st(Some("R")),
+            None,
+            st(Some("NTRF"))
+        )
+    );
+    // The account and its balances disagree on the currency: which one is meant is not
+    // clear, one error at the balance; the amounts are not read (no mismatch follows).
+    let (r, sts) = run(
+        ":20:S\n:25:NL34RABO0142623393 USD\n:28C:1\n:60F:C250101EUR10,00\n\
+         :61:2501010101C1,00NTRFR\n:62F:C250101EUR11,00\n-\n",
+    );
+    assert_eq!(
+        said(&r),
+        vec![
+            told(
+                DialectRule::AccountCurrencySuffix,
+                2,
+                24,
+                "NL34RABO0142623393 USD"
+            ),
+            (
+                Severity::Error,
+                FindingCode::CurrencyCode,
+                4,
+                13,
+                "the currency :25: names after the account, USD".into(),
+                "EUR".into()
+            ),
+        ]
+    );
+    assert_eq!(
+        (
+            sts[0].entries[0].amount_minor,
+            sts[0].entries[0].currency.as_str()
+        ),
+        (0, "")
+    );
+    // Not a currency code: the account as written.
+    let (r, sts) =
+        run(":20:S\n:25:ACCOUNT ABC\n:28C:1\n:60F:C250101EUR10,00\n:62F:C250101EUR10,00\n-\n");
+    assert_eq!(said(&r), vec![]);
+    assert_eq!(sts[0].account, "ACCOUNT ABC");
+}
+
+#[test]
+fn tag_like_lines_inside_details_continue_them() {
+    // `:12:11` and `:25:00` are text (a wrapped timestamp; :25: cannot follow :86:);
+    // :61:, :86:, :62F: and :20: still start their fields.
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C250101EUR10,00\n\
+         :61:2501010101C1,00NTRFR1\n:86:paid 2017-01-01T13\n:12:11 ok\n:25:00 more\n\
+         :61:2501010101C2,00NTRFR2\n:86:second\n:62F:C250101EUR13,00\n-\n\
+         :20:T\n:25:A1\n:28C:2\n:60F:C250101EUR13,00\n:62F:C250101EUR13,00\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![
+            told(DialectRule::WrappedTagLikeLine, 7, 1, ":12:11 ok"),
+            told(DialectRule::WrappedTagLikeLine, 8, 1, ":25:00 more"),
+        ]
+    );
+    assert_eq!((r.statements, r.entries), (2, 2));
+    let texts: Vec<_> = sts[0]
+        .entries
+        .iter()
+        .map(|e| e.remittance.as_deref())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            Some("paid 2017-01-01T13:12:11 ok:25:00 more"),
+            Some("second")
+        ]
+    );
+    assert_eq!(sts[0].account, "A1");
+}
+
+#[test]
+fn an_amount_not_read_leaves_no_sum_to_mismatch() {
+    // 1,234 EUR has a decimal too many: one error at the amount. The entry stays (it is
+    // counted) with no amount and no currency; no balance or control total follows.
+    let (r, sts) = run(":20:S\n:25:A1\n:28C:1\n:60F:C250101EUR10,00\n\
+         :61:2501010101C1,234NTRFR1\n:62F:C250101EUR11,23\n-\n");
+    assert_eq!(
+        found(&r),
+        vec![(
+            Severity::Error,
+            FindingCode::AmountFormat,
+            5,
+            16,
+            tag(":61:")
+        )]
+    );
+    assert_eq!(
+        (
+            sts[0].entries[0].amount_minor,
+            sts[0].entries[0].currency.as_str()
+        ),
+        (0, "")
+    );
+    let (r, _) = run(
+        ":20:X\n:25:PL1\n:28C:1/1\n:34F:EUR0,00\n:13D:1610301730+0000\n\
+         :61:1610301030D1,505NTRFA\n:90D:1EUR1,50\n-\n",
+    );
+    assert_eq!(
+        found(&r),
+        vec![(
+            Severity::Error,
+            FindingCode::AmountFormat,
+            6,
+            16,
+            tag(":61:")
+        )]
+    );
+    // No field gives the currency at all: one finding, at the first :61:, not one each.
+    let (r, _) = run(":20:S\n:25:A1\n:28C:1\n:61:2501010101C1,00NTRFR1\n\
+         :61:2501010101C2,00NTRFR2\n:62F:C250101EUR13,00\n-\n");
+    assert_eq!(
+        found(&r),
+        vec![
+            (Severity::Error, FindingCode::MissingTag, 1, 1, tag(":20:")),
+            (Severity::Error, FindingCode::MissingTag, 4, 16, tag(":61:")),
+        ]
+    );
+}

@@ -4,6 +4,7 @@
 use super::tags::{KNOWN_TAGS, known_tag_bytes, label, tag_of};
 use super::{Envelope, Field, Page, Reader};
 use crate::findings::{FindingCode, show};
+use crate::formats::dialect::DialectRule;
 use crate::formats::mt940::{FIELD_LINES_MAX, LINE_BYTES_MAX, decode};
 use std::io::{self, BufRead};
 
@@ -113,11 +114,36 @@ impl Reader<'_> {
             return;
         }
         match tag_of(text) {
+            Some((tag, _)) if self.wrapped_in_details(tag) => {
+                let at = Self::at(line, offset, col, Some(":86:"));
+                self.push(
+                    DialectRule::WrappedTagLikeLine.finding(at, show(&text[..text.len().min(24)])),
+                );
+                self.continuation(text, line, offset, col);
+                if let Some(l) = self.field.as_mut().and_then(|f| f.lines.last_mut()) {
+                    l.glued = true;
+                }
+            }
             Some((tag, value)) => {
                 self.tag_line(tag, &text[value..], line, offset, col, col + value as u64)
             }
             None => self.continuation(text, line, offset, col),
         }
+    }
+
+    /// A line inside `:86:` that begins like a tag but is not one of those that may follow
+    /// `:86:` (`:61:`, `:86:`, the closing balances, `:90D:`/`:90C:`, or the next
+    /// message's `:20:`): the narrative wrapped there (`…T13` / `:12:11`, a timestamp). The
+    /// tags that may not come after `:86:` (`:25:`, `:28:`, `:60F:`, …) are text here too:
+    /// as fields they would be out of order, and wrapped minutes look just like them.
+    fn wrapped_in_details(&self, tag: &[u8]) -> bool {
+        self.page.is_some()
+            && !self.skipping
+            && self.field.as_ref().is_some_and(|f| f.tag == "86")
+            && !matches!(
+                tag,
+                b"20" | b"61" | b"86" | b"62F" | b"62M" | b"64" | b"65" | b"90D" | b"90C"
+            )
     }
 
     /// `{1:…}{2:…}{3:{…}}{4:`: the envelope's basic, application and user headers.
@@ -317,6 +343,9 @@ impl Reader<'_> {
             currency: None,
             exponent: None,
             currency_bad: false,
+            account_currency: None,
+            amount_failed: false,
+            currency_missing_told: false,
             entries: Vec::with_capacity(self.entries_hint),
             open_entry: false,
             seen: 0,

@@ -34,6 +34,9 @@ struct FieldLine {
     offset: u64,
     /// 1-based column of `text[0]` on its line.
     column: u64,
+    /// A tag-like line wrapped inside `:86:` (`:26:37`): the bank cut the text before it
+    /// mid-word (a timestamp), so it joins the line before without a blank.
+    glued: bool,
 }
 
 /// A field being gathered; its buffers are reused from field to field.
@@ -84,6 +87,7 @@ impl Field {
             line,
             offset,
             column,
+            glued: false,
         });
     }
 }
@@ -121,6 +125,13 @@ struct Page {
     /// Its exponent, when the currency is one to post.
     exponent: Option<u32>,
     currency_bad: bool,
+    /// The currency written after the account in `:25:` (a dialect).
+    account_currency: Option<String>,
+    /// An entry whose amount could not be read (its currency left empty): no sum over the
+    /// entries can be checked.
+    amount_failed: bool,
+    /// The one finding for `:61:` before any field giving the currency was made.
+    currency_missing_told: bool,
     entries: Vec<Entry>,
     /// An entry whose `:86:` may follow.
     open_entry: bool,

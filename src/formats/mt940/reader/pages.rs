@@ -3,6 +3,7 @@
 //! emitted.
 
 use super::tags::tag_bit;
+use super::values::statement_exponent;
 use super::{Page, Reader};
 use crate::findings::{Finding, FindingCode, Position, TextPosition};
 use crate::formats::mt940::{ENTRIES_PER_STATEMENT_MAX, fields};
@@ -10,7 +11,6 @@ use crate::formats::statement::{
     BalanceBreak, BalanceKind, BreakKind, EntryStatus, Statement, StatementKind, chain_break,
     check_balance, fit_entries,
 };
-use crate::money::Currency;
 
 impl Reader<'_> {
     /// A message ends: `-`, `-}`, the next `:20:`, a new envelope or the end of the file.
@@ -273,6 +273,7 @@ impl Reader<'_> {
             if let Some(a) = c.amount_minor
                 && a != sum
                 && !page.currency_bad
+                && !page.amount_failed
             {
                 self.push(Finding::error(
                     FindingCode::ControlTotalMismatch,
@@ -292,10 +293,13 @@ impl Reader<'_> {
     /// account, then the caller's.
     pub(super) fn emit(&mut self, mut st: Statement) {
         fit_entries(&mut st.entries, &mut self.entries_hint);
+        // An entry whose amount was not read (reported where it failed) leaves no sum to
+        // check: a mismatch would only repeat that finding.
         let amounts_known = st
             .currency
             .as_deref()
-            .is_some_and(|c| Currency::parse(c).is_ok());
+            .is_some_and(|c| statement_exponent(c).is_ok())
+            && st.entries.iter().all(|e| !e.currency.is_empty());
         if amounts_known && let Some(f) = check_balance(&mut st) {
             self.push(f);
         }
@@ -303,7 +307,7 @@ impl Reader<'_> {
         let number = st
             .sequence
             .as_deref()
-            .and_then(|s| fields::parse_statement_number(s.as_bytes()).ok())
+            .and_then(|s| fields::parse_statement_number(s.as_bytes(), &mut Vec::new()).ok())
             .map(|(n, _)| n);
         let state = self.accounts.entry(key).or_default();
         let mut findings = Vec::new();
@@ -321,45 +325,52 @@ impl Reader<'_> {
         if number.is_some() {
             state.number = number;
         }
-        let mut chain = None;
         if st.kind == StatementKind::Final && amounts_known {
-            let open = st
-                .balance(BalanceKind::OpeningBooked)
-                .or_else(|| st.balance(BalanceKind::IntermediateOpening));
-            if let (Some((amount, ccy, id)), Some(open)) = (&state.closing, open)
-                && (*amount != open.amount_minor || *ccy != open.currency)
-            {
-                findings.push(Finding::error(
-                        FindingCode::BalanceChain,
-                        open.position.clone(),
-                        None,
-                        format!(
-                            "{} = the closing balance {amount} {ccy} of the previous statement {id} of account {}",
-                            open.code, st.account
-                        ),
-                        format!("{} {}", open.amount_minor, open.currency),
-                    ));
-                chain = Some((*amount, open.amount_minor, open.currency.clone()));
-            }
-            let close = st
-                .balance(BalanceKind::ClosingBooked)
-                .or_else(|| st.balance(BalanceKind::IntermediateClosing));
-            if let Some(c) = close {
-                state.closing = Some((c.amount_minor, c.currency.clone(), st.id.clone()));
-            }
-        }
-        if let Some((expected, found, ccy)) = chain {
-            st.balance_breaks.push(BalanceBreak {
-                kind: BreakKind::Chain,
-                expected_minor: expected,
-                found_minor: found,
-                currency: ccy,
-            });
+            chain(state, &mut st, &mut findings);
         }
         for f in findings {
             self.push(f);
         }
         self.statements += 1;
         (self.on_statement)(st);
+    }
+}
+
+/// The chain from the account's previous final statement: an opening that does not continue
+/// its closing is a finding and a break recorded on the statement; this closing is kept for
+/// the next.
+fn chain(state: &mut super::AccountState, st: &mut Statement, findings: &mut Vec<Finding>) {
+    let mut chain = None;
+    let open = st
+        .balance(BalanceKind::OpeningBooked)
+        .or_else(|| st.balance(BalanceKind::IntermediateOpening));
+    if let (Some((amount, ccy, id)), Some(open)) = (&state.closing, open)
+        && (*amount != open.amount_minor || *ccy != open.currency)
+    {
+        findings.push(Finding::error(
+                    FindingCode::BalanceChain,
+                    open.position.clone(),
+                    None,
+                    format!(
+                        "{} = the closing balance {amount} {ccy} of the previous statement {id} of account {}",
+                        open.code, st.account
+                    ),
+                    format!("{} {}", open.amount_minor, open.currency),
+                ));
+        chain = Some((*amount, open.amount_minor, open.currency.clone()));
+    }
+    let close = st
+        .balance(BalanceKind::ClosingBooked)
+        .or_else(|| st.balance(BalanceKind::IntermediateClosing));
+    if let Some(c) = close {
+        state.closing = Some((c.amount_minor, c.currency.clone(), st.id.clone()));
+    }
+    if let Some((expected, found, ccy)) = chain {
+        st.balance_breaks.push(BalanceBreak {
+            kind: BreakKind::Chain,
+            expected_minor: expected,
+            found_minor: found,
+            currency: ccy,
+        });
     }
 }

@@ -2,21 +2,45 @@
 //! value read by its tag (references, statement number, MT942 fields, balances, entries,
 //! details, control totals).
 
-use super::tags::{once, rank};
+use super::tags::{once, rank, tag_bit};
 use super::{Control, Field, Page, Reader};
 use crate::findings::{FindingCode, show};
+use crate::formats::dialect::DialectRule;
 use crate::formats::mt940::fields::{self, Bad};
-use crate::formats::mt940::{ENTRIES_PER_STATEMENT_MAX, decode, decode_cow, remittance_text_into};
+use crate::formats::mt940::{
+    ENTRIES_PER_STATEMENT_MAX, NARRATIVE_LINE_CHARS, decode, decode_cow, remittance_text_into,
+};
 use crate::formats::statement::{
     Balance, BalanceKind, Entry, EntryStatus, collapse_whitespace, collapse_whitespace_into,
 };
-use crate::money::{Currency, CurrencyError};
+use crate::money::{Currency, CurrencyError, withdrawn_exponent};
 use std::borrow::Cow;
 
+/// The exponent of a currency a statement may be in: an active ISO 4217 code's, or a
+/// withdrawn one's from the historic list (`true`: a dialect to tell).
+pub(super) fn statement_exponent(code: &str) -> Result<(u32, bool), CurrencyError> {
+    match Currency::parse(code) {
+        Ok(c) => Ok((c.exponent(), false)),
+        Err(e @ CurrencyError::NoMinorUnit) => Err(e),
+        Err(e) => withdrawn_exponent(code).map(|x| (x, true)).ok_or(e),
+    }
+}
+
 impl Reader<'_> {
+    /// A fault (an error), or a bank dialect read (a warning in the rule's words).
     pub(super) fn bad(&mut self, f: &Field, line: usize, b: Bad) {
         let pos = f.pos(line, b.at);
-        self.error(b.code, pos, b.expected, b.found);
+        if b.code == FindingCode::BankDialect {
+            self.warning(b.code, pos, b.expected, b.found);
+        } else {
+            self.error(b.code, pos, b.expected, b.found);
+        }
+    }
+
+    fn bads(&mut self, f: &Field, bad: Vec<Bad>) {
+        for b in bad {
+            self.bad(f, 0, b);
+        }
     }
 
     pub(super) fn field_into(&mut self, page: &mut Page, f: &Field) {
@@ -42,17 +66,17 @@ impl Reader<'_> {
                 self.check_len(f, v, 16, "transaction reference (16x)");
             }
             "21" => {}
-            "25" | "25P" => {
-                page.account = Some(decode(v).trim().to_string());
-                self.check_len(f, v, 35, "account identification (35x)");
-            }
+            "25" | "25P" => self.account(page, f, v),
             "28" | "28C" => self.statement_number(page, f, v),
             "34F" => {
                 page.mt942_fields = true;
-                match fields::parse_floor_limit(v) {
-                    Ok(c) if page.currency.is_none() => self.set_currency(page, f, c, 0),
-                    Ok(_) => {}
-                    Err(b) => self.bad(f, 0, b),
+                let mut bad = Vec::new();
+                let c = fields::parse_floor_limit(v, &mut bad);
+                self.bads(f, bad);
+                if let Some(c) = c
+                    && page.currency.is_none()
+                {
+                    self.set_currency(page, f, c, 0);
                 }
             }
             "13D" => {
@@ -113,10 +137,12 @@ impl Reader<'_> {
                 ":28:",
             );
         }
-        match fields::parse_statement_number(v) {
+        let mut bad = Vec::new();
+        match fields::parse_statement_number(v, &mut bad) {
             Ok(n) => page.number = Some(n),
-            Err(b) => self.bad(f, 0, b),
+            Err(b) => bad.push(b),
         }
+        self.bads(f, bad);
         page.sequence = Some(decode(v).trim().to_string());
         page.number_at = Some(f.at.clone());
     }
@@ -135,9 +161,19 @@ impl Reader<'_> {
                 collapse_whitespace_into(&mut self.text, one);
             }
             _ => {
-                let lines = f.lines.iter().map(|l| {
+                let next_glued = f.lines.iter().skip(1).map(|l| l.glued).chain([false]);
+                let lines = f.lines.iter().zip(next_glued).map(|(l, glued)| {
                     let t = f.text(l);
-                    (t, l.column as usize - 1 + t.len())
+                    // A line the next is glued to counts as full: no blank between.
+                    let width = l.column as usize - 1 + t.len();
+                    (
+                        t,
+                        if glued {
+                            width.max(NARRATIVE_LINE_CHARS)
+                        } else {
+                            width
+                        },
+                    )
                 });
                 remittance_text_into(lines, &mut self.joined, &mut self.text);
             }
@@ -158,13 +194,16 @@ impl Reader<'_> {
     /// `:90D:`/`:90C:`: a control total, checked when the page ends.
     fn control(&mut self, page: &mut Page, f: &Field, v: &[u8]) {
         page.mt942_fields = true;
-        let c = match fields::parse_control(v) {
+        let mut bad = Vec::new();
+        let c = fields::parse_control(v, &mut bad);
+        self.bads(f, bad);
+        let c = match c {
             Ok(c) => c,
             Err(b) => return self.bad(f, 0, b),
         };
         let amount_minor = fields::to_minor(
             &c.amount,
-            Currency::parse(c.currency).map_or(2, Currency::exponent),
+            statement_exponent(c.currency).map_or(2, |(e, _)| e),
             c.currency,
         );
         let amount_minor = match amount_minor {
@@ -204,11 +243,51 @@ impl Reader<'_> {
         }
     }
 
-    /// The statement's currency from its first balance: its exponent, or a finding.
+    /// `:25:`/`:25P:`: the account; a currency written after it (`NL34RABO0142623393
+    /// EUR`) is split off, so the account has one name whatever the format.
+    fn account(&mut self, page: &mut Page, f: &Field, v: &[u8]) {
+        let text = decode(v);
+        let t = text.trim();
+        if let Some((acct, ccy)) = t.rsplit_once(' ')
+            && !acct.trim().is_empty()
+            && !acct.trim().contains(char::is_whitespace)
+            && ccy.len() == 3
+            && ccy.bytes().all(|c| c.is_ascii_uppercase())
+            && statement_exponent(ccy).is_ok()
+        {
+            // `v` ends with the currency (the line's end is trimmed).
+            let pos = f.pos(0, v.len() - 3);
+            self.push(DialectRule::AccountCurrencySuffix.finding(pos, t));
+            let acct = acct.trim();
+            page.account = Some(acct.to_string());
+            page.account_currency = Some(ccy.to_string());
+            self.check_len(f, acct.as_bytes(), 35, "account identification (35x)");
+            return;
+        }
+        page.account = Some(t.to_string());
+        self.check_len(f, v, 35, "account identification (35x)");
+    }
+
+    /// The statement's currency from its first balance: its exponent, or a finding. A
+    /// withdrawn currency (DEM) is read, told once here; one that differs from the
+    /// currency `:25:` names leaves the amounts unread (which of the two is meant is not
+    /// clear).
     pub(super) fn set_currency(&mut self, page: &mut Page, f: &Field, code: &str, at: usize) {
         page.currency = Some(code.to_string());
-        match Currency::parse(code) {
-            Ok(c) => page.exponent = Some(c.exponent()),
+        if let Some(named) = page.account_currency.as_deref().filter(|c| *c != code) {
+            let expected = format!("the currency :25: names after the account, {named}");
+            page.currency_bad = true;
+            let pos = f.pos(0, at);
+            return self.error(FindingCode::CurrencyCode, pos, expected, code);
+        }
+        match statement_exponent(code) {
+            Ok((e, withdrawn)) => {
+                page.exponent = Some(e);
+                if withdrawn {
+                    let pos = f.pos(0, at);
+                    self.push(DialectRule::WithdrawnCurrency.finding(pos, code));
+                }
+            }
             Err(e) => {
                 page.currency_bad = true;
                 self.currency_error(f, at, code, e);
@@ -225,7 +304,7 @@ impl Reader<'_> {
         self.error(
             FindingCode::CurrencyCode,
             pos,
-            "an active ISO 4217 currency code with minor units",
+            "an ISO 4217 currency code with minor units (active, or withdrawn and listed as historic)",
             found,
         );
     }
@@ -249,8 +328,15 @@ impl Reader<'_> {
             self.set_currency(page, f, b.currency, 7);
             page.exponent
         } else {
-            match Currency::parse(b.currency) {
-                Ok(c) => Some(c.exponent()),
+            match statement_exponent(b.currency) {
+                Ok((e, withdrawn)) => {
+                    // Told once per currency: at the statement's, or here for another.
+                    if withdrawn && page.currency.as_deref() != Some(b.currency) {
+                        let pos = f.pos(0, 7);
+                        self.push(DialectRule::WithdrawnCurrency.finding(pos, b.currency));
+                    }
+                    Some(e)
+                }
                 Err(e) => {
                     self.currency_error(f, 7, b.currency, e);
                     None
@@ -300,27 +386,7 @@ impl Reader<'_> {
         if !self.room_for_entry(page, f) {
             return;
         }
-        let currency = page.currency.clone().unwrap_or_default();
-        let amount_minor = match page.exponent {
-            Some(e) => match fields::to_minor(&line.amount, e, &currency) {
-                Ok(a) => a,
-                Err(b) => {
-                    self.bad(f, 0, b);
-                    0
-                }
-            },
-            // No currency to post (reported at the balance): no exponent, no amount.
-            None => 0,
-        };
-        if page.currency.is_none() {
-            let pos = f.pos(0, line.amount.at);
-            self.error(
-                FindingCode::MissingTag,
-                pos,
-                "an opening balance (:60F:/:60M:; MT942 :34F:) giving the currency before :61:",
-                "none",
-            );
-        }
+        let (amount_minor, currency) = self.entry_amount(page, f, &line.amount);
         // The line validated once; its subfields are slices of it.
         let v_text = std::str::from_utf8(v).ok();
         let reference = |r: Option<&[u8]>| {
@@ -351,6 +417,47 @@ impl Reader<'_> {
             position: f.at.clone().into(),
         });
         page.open_entry = true;
+    }
+
+    /// An entry's amount in minor units and its currency. An amount not read (no currency
+    /// to read it in, or a bad amount) is 0 with no currency, so no sum takes it for a
+    /// real 0; the cause is told once: at the amount, at the field that failed to give the
+    /// currency, or (no such field at all) at the page's first `:61:`.
+    fn entry_amount(
+        &mut self,
+        page: &mut Page,
+        f: &Field,
+        amount: &fields::RawAmount<'_>,
+    ) -> (u64, String) {
+        let currency = page.currency.clone().unwrap_or_default();
+        let read = match page.exponent {
+            Some(e) => match fields::to_minor(amount, e, &currency) {
+                Ok(a) => Some(a),
+                Err(b) => {
+                    self.bad(f, 0, b);
+                    None
+                }
+            },
+            None => None,
+        };
+        let giver_seen = page.opening_tag.is_some() || page.seen & tag_bit("34F") != 0;
+        if page.currency.is_none() && !giver_seen && !page.currency_missing_told {
+            page.currency_missing_told = true;
+            let pos = f.pos(0, amount.at);
+            self.error(
+                FindingCode::MissingTag,
+                pos,
+                "an opening balance (:60F:/:60M:; MT942 :34F:) giving the currency before :61:",
+                "none",
+            );
+        }
+        match read {
+            Some(a) => (a, currency),
+            None => {
+                page.amount_failed = true;
+                (0, String::new())
+            }
+        }
     }
 
     /// A `:61:`'s supplementary details: its second line, `34x` (longer is kept whole,
