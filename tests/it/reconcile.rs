@@ -16,7 +16,8 @@ on_both_backends!(
     usage_errors_name_what_to_fix,
     nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement,
     corrections_stay_with_their_bank_account_and_post_where_they_are_read,
-    a_return_weeks_after_its_payment_is_returned
+    a_return_weeks_after_its_payment_is_returned,
+    an_mt940_account_with_its_currency_and_wrapped_text_reconciles
 );
 
 const OUR_IBAN: &str = "DE89370400440532013000";
@@ -1061,4 +1062,76 @@ fn a_return_weeks_after_its_payment_is_returned(db: TestDb) {
              it is posted; amount +7500 EUR"
         )
     );
+}
+
+/// A bank writes the account with its currency (`:25:IBAN EUR`) and wraps a counterparty's
+/// name onto a line that begins like a tag (`:26:37 …`, the end of a timestamp): the
+/// statement is the account's under its IBAN, and the name narrows three equal payments.
+fn an_mt940_account_with_its_currency_and_wrapped_text_reconciles(db: TestDb) {
+    let tx = |e2e, creditor| Tx {
+        e2e,
+        uetr: None,
+        amount: "100.00",
+        creditor,
+    };
+    let ours = pacs008(
+        "MT-1",
+        "2026-11-10",
+        &[
+            tx("E-ALPHA", "ALPHA TRADING"),
+            tx("E-BETA", "BETA SUPPLIES"),
+            tx("E-GAMMA", "GAMMA LOGISTICS"),
+        ],
+    );
+    ingest(&db, &write(&db, "ours.xml", &ours));
+    let mt940 = format!(
+        ":20:NOV10\r\n:25:{OUR_IBAN} EUR\r\n:28C:1/1\r\n:60F:C261110EUR1000,00\r\n\
+         :61:2611101110D100,00NTRFNONREF//B-1\r\n:86:SEPA TRANSFER 2026-11-10T09:1\r\n\
+         :26:37 ALPHA TRADING INVOICE 7\r\n\
+         :61:2611101110D100,00NTRFNONREF//B-2\r\n:86:SEPA TRANSFER BETA SUPPLIES\r\n\
+         :62F:C261110EUR800,00\r\n-\r\n"
+    );
+    ingest(&db, &write(&db, "bank.sta", &mt940));
+    let l = db.cl(&["statements", "--account", OUR_IBAN, "--json"]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let st: serde_json::Value = serde_json::from_str(l.stdout.trim()).unwrap();
+    assert_eq!(
+        (st["account"].as_str(), st["currency"].as_str()),
+        (Some(OUR_IBAN), Some("EUR"))
+    );
+    let m = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        OUR_IBAN,
+        "--ledger-account",
+        LEDGER,
+    ]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let report = db.file("mt.csv");
+    let (code, v, err) = reconcile(&db, &["--report", report.to_str().unwrap()]);
+    assert_eq!(
+        (v["postings_read"].as_u64(), v["entries_read"].as_u64()),
+        (Some(3), Some(2)),
+        "{v} {err}"
+    );
+    let got: Vec<(String, String, String)> = rows(&report)
+        .into_iter()
+        .map(|(o, _, ours, theirs, _)| (o, ours, theirs))
+        .collect();
+    let key = |e2e: &str| format!("[\"pacs.008:e2e:COBADEFF/{OUR_IBAN}:{e2e}:COBADEFF>INGBNL2A\"]");
+    let row = |o: &str, ours: &str, theirs: &str| (o.to_string(), key(ours), theirs.to_string());
+    assert_eq!(
+        got,
+        vec![
+            (
+                "missing_theirs".to_string(),
+                key("E-GAMMA"),
+                "[]".to_string()
+            ),
+            row("matched", "E-ALPHA", "[\"ref:B-1\"]"),
+            row("matched", "E-BETA", "[\"ref:B-2\"]"),
+        ]
+    );
+    assert_eq!(code, 1, "{err}");
 }
