@@ -47,14 +47,23 @@ pub(crate) async fn run(g: &GlobalOpts, a: &AccountArgs) -> u8 {
             bank_account,
             ledger_account,
             json,
-        } => map(g, bank_account, ledger_account, *json).await,
+        } => {
+            // `NL34RABO0142623393 EUR`, as an MT940 `:25:` writes it, is the IBAN's account.
+            let bank_account = crate::formats::statement::account_name(bank_account);
+            map(g, bank_account, ledger_account, *json).await
+        }
         AccountCommand::List { bank_account, json } => {
             with_ledger(g, async |ledger| {
                 if let Some(code) = require_tenant(g, ledger).await {
                     return code;
                 }
                 match ledger
-                    .account_mappings(&g.tenant, bank_account.as_deref())
+                    .account_mappings(
+                        &g.tenant,
+                        bank_account
+                            .as_deref()
+                            .map(crate::formats::statement::account_name),
+                    )
                     .await
                 {
                     Ok(ms) => print_list(&ms, *json),

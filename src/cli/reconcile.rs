@@ -88,7 +88,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
         }
         let req = ReconcileRequest {
             tenant: &g.tenant,
-            bank_account: &a.bank_account,
+            bank_account: crate::formats::statement::account_name(&a.bank_account),
             from: a.from,
             to: a.to,
             rules: &rules,

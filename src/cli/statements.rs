@@ -23,7 +23,11 @@ pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
         if let Some(code) = require_tenant(g, ledger).await {
             return code;
         }
-        let list = match ledger.statements(&g.tenant, a.account.as_deref()).await {
+        let account = a
+            .account
+            .as_deref()
+            .map(crate::formats::statement::account_name);
+        let list = match ledger.statements(&g.tenant, account).await {
             Ok(l) => l,
             Err(e) => return infra_error(&e),
         };

@@ -327,6 +327,28 @@ fn balance_break(s: &Statement) -> Option<(Finding, BalanceBreak)> {
     })
 }
 
+/// An account written with its currency after it (`NL34RABO0142623393 EUR`, as some banks
+/// write MT940 `:25:`): the account and the currency, so that one account has one name
+/// whatever the format. `None` when `written` is not one word, a blank and a currency code
+/// with known minor units (active, or withdrawn and on ISO 4217's historic list).
+pub fn split_account_currency(written: &str) -> Option<(&str, &str)> {
+    let (acct, ccy) = written.trim().rsplit_once(' ')?;
+    let acct = acct.trim();
+    (!acct.is_empty()
+        && !acct.contains(char::is_whitespace)
+        && ccy.len() == 3
+        && ccy.bytes().all(|c| c.is_ascii_uppercase())
+        && crate::money::minor_exponent(ccy).is_some())
+    .then_some((acct, ccy))
+}
+
+/// The account a person names (`account map`, `reconcile --bank-account`, `statements
+/// --account`), as statements store it: either spelling of an account written with its
+/// currency finds it.
+pub fn account_name(given: &str) -> &str {
+    split_account_currency(given).map_or(given.trim(), |(a, _)| a)
+}
+
 /// Entries reserved for a statement at most, from the size of the one before.
 const ENTRIES_HINT_MAX: usize = 1 << 16;
 
@@ -485,6 +507,27 @@ fn read_strict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_account_written_with_its_currency_is_the_account() {
+        assert_eq!(
+            split_account_currency("NL34RABO0142623393 EUR"),
+            Some(("NL34RABO0142623393", "EUR"))
+        );
+        assert_eq!(
+            split_account_currency(" 45050050/76198810 DEM "),
+            Some(("45050050/76198810", "DEM"))
+        );
+        // Not a currency, not one word, no currency at all: as written.
+        assert_eq!(split_account_currency("NL34RABO0142623393 XYZ"), None);
+        assert_eq!(split_account_currency("ACME CORP EUR"), None);
+        assert_eq!(
+            split_account_currency("UBRTHUHB/123456789150ABCDEF002/HUF"),
+            None
+        );
+        assert_eq!(account_name("NL34RABO0142623393 EUR"), "NL34RABO0142623393");
+        assert_eq!(account_name("NL34RABO0142623393"), "NL34RABO0142623393");
+    }
     use crate::findings::FilePosition;
 
     fn pos() -> Position {

@@ -1092,7 +1092,9 @@ fn an_mt940_account_with_its_currency_and_wrapped_text_reconciles(db: TestDb) {
          :62F:C261110EUR800,00\r\n-\r\n"
     );
     ingest(&db, &write(&db, "bank.sta", &mt940));
-    let l = db.cl(&["statements", "--account", OUR_IBAN, "--json"]);
+    // Either spelling finds the account: the statements', the mapping's, the reconciliation's.
+    let spelled = format!("{OUR_IBAN} EUR");
+    let l = db.cl(&["statements", "--account", &spelled, "--json"]);
     assert_eq!(l.code, 0, "{}", l.stderr);
     let st: serde_json::Value = serde_json::from_str(l.stdout.trim()).unwrap();
     assert_eq!(
@@ -1103,11 +1105,13 @@ fn an_mt940_account_with_its_currency_and_wrapped_text_reconciles(db: TestDb) {
         "account",
         "map",
         "--bank-account",
-        OUR_IBAN,
+        &spelled,
         "--ledger-account",
         LEDGER,
     ]);
     assert_eq!(m.code, 0, "{}", m.stderr);
+    let list = db.cl(&["account", "list", "--bank-account", OUR_IBAN, "--json"]);
+    assert_eq!(list.stdout.lines().count(), 1, "{}", list.stdout);
     let report = db.file("mt.csv");
     let (code, v, err) = reconcile(&db, &["--report", report.to_str().unwrap()]);
     assert_eq!(

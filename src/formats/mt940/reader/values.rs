@@ -248,17 +248,10 @@ impl Reader<'_> {
     fn account(&mut self, page: &mut Page, f: &Field, v: &[u8]) {
         let text = decode(v);
         let t = text.trim();
-        if let Some((acct, ccy)) = t.rsplit_once(' ')
-            && !acct.trim().is_empty()
-            && !acct.trim().contains(char::is_whitespace)
-            && ccy.len() == 3
-            && ccy.bytes().all(|c| c.is_ascii_uppercase())
-            && statement_exponent(ccy).is_ok()
-        {
+        if let Some((acct, ccy)) = crate::formats::statement::split_account_currency(t) {
             // `v` ends with the currency (the line's end is trimmed).
             let pos = f.pos(0, v.len() - 3);
             self.push(DialectRule::AccountCurrencySuffix.finding(pos, t));
-            let acct = acct.trim();
             page.account = Some(acct.to_string());
             page.account_currency = Some(ccy.to_string());
             self.check_len(f, acct.as_bytes(), 35, "account identification (35x)");
