@@ -1,8 +1,10 @@
 //! Every bank statement file of the shared corpus (`../shared/corpus`: MANIFEST.md "Statement
 //! files"), ingested in one ledger in this order, on both backends: each file's outcome is
 //! pinned — rejected (with the reader's error findings: the readers' own corpus tests name
-//! them, src/formats/{bai2,camt,mt940}), or recorded with its entries counted — and every
-//! file recorded clean is, sent again, all duplicates.
+//! them, src/formats/{bai2,camt,mt940}), or recorded with its entries counted, and each
+//! entry recorded (amount, sign, currency, dates, references, account) pinned in
+//! `statement_corpus_entries.tsv` — and every file recorded clean is, sent again, all
+//! duplicates.
 //!
 //! What the order shows (MANIFEST traps): the genkgo camt files are one statement (same
 //! `Stmt/Id`, `ElctrncSeqNb`) in several schema versions: the camt.052 v2 is a duplicate of
@@ -336,6 +338,7 @@ const OUTCOMES: &[(&str, &str, u64, u64, u64, u64, u64)] = &[
 fn every_corpus_statement_file_has_its_outcome(db: TestDb) {
     let corpus = common::corpus();
     let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or(0);
+    let mut entries_seen = String::new();
     for (file, status, entries, recorded, duplicates, conflicts, held) in OUTCOMES {
         let path = corpus.join(file);
         let r = db.cl(&["ingest", "-q", "--json", path.to_str().unwrap()]);
@@ -371,6 +374,7 @@ fn every_corpus_statement_file_has_its_outcome(db: TestDb) {
             _ => 3,
         };
         assert_eq!(r.code, code, "{file}: {}", r.stderr);
+        recorded_entries(&db, file, &v, &mut entries_seen);
         if *status == "completed" && *entries > 0 && *recorded == *entries {
             let again = db.cl(&["ingest", "-q", "--json", path.to_str().unwrap()]);
             let v: serde_json::Value = serde_json::from_str(again.stdout.trim()).unwrap();
@@ -387,6 +391,7 @@ fn every_corpus_statement_file_has_its_outcome(db: TestDb) {
         db.scalar("SELECT count(*) FROM statement_entries") as u64,
         OUTCOMES.iter().map(|o| o.3).sum::<u64>()
     );
+    entries_match(&entries_seen);
 }
 
 /// Every account of the corpus statements through `reconcile`, against a
@@ -443,4 +448,51 @@ fn reconcile_every_account(db: &TestDb) {
         .sum();
     assert_eq!(read as i64, mappable);
     assert!(read > 100, "{read}");
+}
+
+/// The entries a file's run recorded, one line each, in the order recorded: what the
+/// ledger holds of it, the same on both backends.
+fn recorded_entries(db: &TestDb, file: &str, v: &serde_json::Value, out: &mut String) {
+    let Some(run) = v["run_id"].as_i64().filter(|_| v["status"] != "rejected") else {
+        return;
+    };
+    let rows = db.rows(&format!(
+        "SELECT e.entry_no, e.amount_minor, e.credit, e.currency, e.booking_date, e.value_date, \
+         e.bank_ref, e.customer_ref, e.end_to_end_id, s.account FROM statement_entries e \
+         JOIN statements s ON s.statement_id = e.statement_id WHERE e.run_id = {run} \
+         ORDER BY e.entry_id"
+    ));
+    for r in rows {
+        out.push_str(&format!("{file}\t{}\n", r.join("\t")));
+    }
+}
+
+/// `recorded_entries` of every file against `statement_corpus_entries.tsv` beside this file
+/// (`CLEARLEDGER_BLESS=1` writes it anew, to be read and committed).
+fn entries_match(seen: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/statement_corpus_entries.tsv");
+    let header = "# file\tentry_no\tamount_minor\tcredit\tcurrency\tbooking_date\tvalue_date\tbank_ref\tcustomer_ref\tend_to_end_id\taccount\n";
+    let seen = format!("{header}{seen}");
+    if std::env::var("CLEARLEDGER_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, &seen).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    let diff: Vec<(usize, &str, &str)> = want
+        .lines()
+        .zip(seen.lines())
+        .enumerate()
+        .filter(|(_, (w, s))| w != s)
+        .map(|(i, (w, s))| (i + 1, w, s))
+        .take(5)
+        .collect();
+    assert!(
+        want == seen,
+        "recorded entries differ from {} ({} lines pinned, {} seen); first differences \
+         (line, pinned, seen): {diff:#?}",
+        path.display(),
+        want.lines().count(),
+        seen.lines().count()
+    );
 }
