@@ -4,7 +4,7 @@ use super::events::{self, FileCounts, FileEvent};
 use super::{
     GlobalOpts, after_commit, exit, infra_error, out, require_tenant, run_list, with_ledger,
 };
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, FindingCode, Severity};
 use crate::formats::detect::FileFormat;
 use crate::ingest::{IngestError, IngestOptions, IngestOutcome, Input, Stage, ingest_file};
 use crate::ledger::Ledger;
@@ -657,7 +657,14 @@ impl OneFile<'_> {
         counts: &crate::ledger::Counts,
         findings: &[Finding],
     ) -> FileResult {
-        if counts.conflicts > 0 || counts.held > 0 {
+        // A statement that would be recorded unbalanced needs attention as a conflict does.
+        let unbalanced = findings.iter().any(|f| {
+            matches!(
+                f.code,
+                FindingCode::BalanceMismatch | FindingCode::BalanceChain
+            )
+        });
+        if counts.conflicts > 0 || counts.held > 0 || unbalanced {
             result.code = exit::ATTENTION;
         }
         result.event = "dry_run";

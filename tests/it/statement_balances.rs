@@ -44,6 +44,10 @@ fn an_unbalanced_statement_is_recorded_marked_and_needs_attention(db: TestDb) {
     assert_eq!(v["unbalanced"], 1, "{v}");
     assert_eq!(v["findings"][0]["code"], "balance_mismatch");
     assert_eq!(v["findings"][0]["severity"], "warning");
+    // A dry run says so too, recording nothing.
+    let d = db.cl(&["ingest", "--dry-run", "--json", &f]);
+    assert_eq!(d.code, 1, "{}", d.stderr);
+    assert_eq!(db.scalar("SELECT count(*) FROM statements"), 0);
     let r = db.cl(&["ingest", "--json", &f]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let v = &json(&r.stdout)[0];
