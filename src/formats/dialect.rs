@@ -36,7 +36,8 @@ pub enum DialectRule {
     WrappedTagLikeLine,
     /// BAI2 `16` text holding `/`: the text is the record's last field and runs to its end.
     SlashInText,
-    /// camt statement without `Stmt/Id` (`Rpt/Id`, `Ntfctn/Id`).
+    /// camt statement without `Stmt/Id` (`Rpt/Id`, `Ntfctn/Id`): `GrpHdr/MsgId`, `/` and the
+    /// statement's number in the message (`MSG-7/2`) stand in.
     NoStatementId,
     /// camt entry without `Ntry/Sts`.
     NoEntryStatus,
@@ -78,7 +79,9 @@ impl DialectRule {
             AccountCurrencySuffix => "currency after the account: account and currency split",
             WrappedTagLikeLine => "tag-like line inside :86:: read as its continuation",
             SlashInText => "16 record text holding '/': text runs to the record's end",
-            NoStatementId => "no statement Id: the message's MsgId and the account stand in",
+            NoStatementId => {
+                "no statement Id: the message's MsgId and the statement's number stand in"
+            }
             NoEntryStatus => "no entry status: read as booked",
             NoBalanceIndicator => "no credit/debit indicator on a balance: read as credit",
         }
@@ -86,13 +89,7 @@ impl DialectRule {
 
     /// The warning that says this rule was applied to `found` at `position`.
     pub fn finding(self, position: impl Into<Position>, found: impl Into<String>) -> Finding {
-        Finding::warning(
-            FindingCode::BankDialect,
-            position,
-            None,
-            self.says(),
-            found,
-        )
+        Finding::warning(FindingCode::BankDialect, position, None, self.says(), found)
     }
 }
 

@@ -3,10 +3,11 @@
 
 use super::details::Group;
 use super::reader::{Frame, Stack, State};
-use super::values::{append, non_empty};
+use super::values::{append, instant_of, non_empty};
 use crate::findings::{Finding, FindingCode, XmlPosition};
+use crate::formats::dialect::DialectRule;
 use crate::formats::statement::{Detail, Entry, EntryStatus, StatementKind};
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate};
 
 pub(super) struct EntryB {
     pub pos: XmlPosition,
@@ -19,6 +20,9 @@ pub(super) struct EntryB {
     pub reversal: bool,
     pub status: Option<EntryStatus>,
     pub booking: Option<NaiveDate>,
+    /// `BookgDt/DtTm` with a time zone: the instant, booked on the statement's local date
+    /// when the statement closes (`StatementB::book_on_local_dates`).
+    pub booked_at: Option<DateTime<FixedOffset>>,
     pub value: Option<NaiveDate>,
     pub bank_ref: Option<String>,
     pub customer_ref: Option<String>,
@@ -45,6 +49,7 @@ impl EntryB {
             reversal: false,
             status: None,
             booking: None,
+            booked_at: None,
             value: None,
             bank_ref: None,
             customer_ref: None,
@@ -89,6 +94,7 @@ impl State<'_> {
                 if let Some(e) = &mut self.entry {
                     if rel.starts_with("BookgDt") {
                         e.booking = d;
+                        e.booked_at = d.and_then(|_| instant_of(text));
                     } else {
                         e.value = d;
                     }
@@ -188,7 +194,13 @@ impl State<'_> {
         };
         missing("Amt", e.seen[0]);
         missing("CdtDbtInd", e.seen[1]);
-        missing("Sts", e.seen[2]);
+        // No status at all: an entry of a statement is what the bank booked (a wrong
+        // status is an error of its own, at it, and is not read as booked).
+        if !e.seen[2] {
+            e.status = Some(EntryStatus::Booked);
+            self.sink
+                .push(DialectRule::NoEntryStatus.finding(e.pos.clone(), "no Sts"));
+        }
         let kind = self.message.map(|m| m.2);
         let mut status = e.status.unwrap_or(EntryStatus::Info);
         // An intraday report's entries are provisional, whatever their status says: the
@@ -233,6 +245,9 @@ impl State<'_> {
             position: e.pos.into(),
         };
         if let Some(s) = &mut self.statement {
+            if let Some(at) = e.booked_at {
+                s.booked_at.push((s.entries.len(), at));
+            }
             s.entries.push(entry);
         }
     }
