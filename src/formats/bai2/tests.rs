@@ -809,3 +809,106 @@ fn corpus_blank_account_trailer_amounts() {
     );
     assert_eq!(r.entries, 0);
 }
+
+#[test]
+fn a_slash_and_a_record_code_inside_a_text_are_text() {
+    // `/ 16,50` cannot start a 16 (no three-digit type code), `/ 03,2024` cannot come after
+    // a 16 (a 49 closes the account first): both are text, one warning each at the '/'.
+    // Read as joined records they made eight errors, none at the cause.
+    let file = b"01,BANK,CUST,240512,0800,1,,,2/\n\
+02,CUST,BANK,1,240511,2400,USD,2/\n\
+03,12345,USD,010,10000,,,015,10950,,/\n\
+16,195,1000,0,B1,C1,BANK FEE/ 16,50 EUR REFUNDED/\n\
+16,475,50,0,,,FEE 05/ 03,2024/\n\
+49,22000,4/\n\
+98,22000,1,6/\n\
+99,22000,1,8/\n";
+    let (st, r) = read_bytes(file);
+    let rule = "16 text holding '/' and a record code: text runs to the record's end";
+    let got: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                f.severity,
+                f.position.line(),
+                f.position.byte_offset(),
+                f.expected.as_str(),
+                f.found.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                C::BankDialect,
+                W,
+                4,
+                132,
+                rule,
+                "BANK FEE/ 16,50 EUR REFUNDED"
+            ),
+            (C::BankDialect, W, 5, 174, rule, "FEE 05/ 03,2024"),
+        ]
+    );
+    assert_eq!(where_(&r)[0], t(C::BankDialect, W, 4, 29, "16"));
+    assert_eq!((r.statements, r.entries), (1, 2));
+    let e: Vec<_> = st[0]
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.amount_minor,
+                e.credit,
+                e.booking_date,
+                e.bank_ref.as_deref(),
+                e.customer_ref.as_deref(),
+                e.bank_tx_code.as_deref(),
+                e.remittance.as_deref(),
+            )
+        })
+        .collect();
+    let d = NaiveDate::from_ymd_opt(2024, 5, 11);
+    assert_eq!(
+        e,
+        [
+            (
+                1000,
+                true,
+                d,
+                Some("B1"),
+                Some("C1"),
+                Some("195"),
+                Some("BANK FEE/ 16,50 EUR REFUNDED")
+            ),
+            (
+                50,
+                false,
+                d,
+                None,
+                None,
+                Some("475"),
+                Some("FEE 05/ 03,2024")
+            ),
+        ]
+    );
+    // A record that may follow a text still starts there, and a '/' alone is text.
+    let joined = b"01,BANK,CUST,240512,0800,1,,,2/\n\
+02,CUST,BANK,1,240511,2400,USD,2/\n\
+03,12345,USD,010,10000,,,015,10950,,/\n\
+16,195,1000,0,,,PAYMENT 12/05/2024/ 16,475,50,0,,,FEE/  49,22000,4/\n\
+98,22000,1,6/\n\
+99,22000,1,8/\n";
+    let (st, r) = read_bytes(joined);
+    assert_eq!(r.findings, []);
+    assert_eq!(
+        st[0]
+            .entries
+            .iter()
+            .map(|e| (e.amount_minor, e.remittance.as_deref()))
+            .collect::<Vec<_>>(),
+        [(1000, Some("PAYMENT 12/05/2024")), (50, Some("FEE"))]
+    );
+}
