@@ -65,6 +65,23 @@ impl EntryB {
     }
 }
 
+impl EntryB {
+    /// `Domn/Cd`, `Fmly/Cd` and `SubFmlyCd` joined by `/`; else the proprietary code.
+    fn bank_tx_code(&self) -> Option<String> {
+        match (&self.domain, &self.family, &self.sub_family) {
+            (Some(d), f, s) => Some(
+                [Some(d), f.as_ref(), s.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            ),
+            _ => self.proprietary.clone(),
+        }
+    }
+}
+
 impl State<'_> {
     pub(super) fn entry_leaf(&mut self, stack: &Stack, at: usize, frame: &Frame) {
         let rel = stack.rel(at);
@@ -208,17 +225,7 @@ impl State<'_> {
         if kind == Some(StatementKind::Intraday) {
             status = EntryStatus::Pending;
         }
-        let bank_tx_code = match (&e.domain, &e.family, &e.sub_family) {
-            (Some(d), f, s) => Some(
-                [Some(d), f.as_ref(), s.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("/"),
-            ),
-            _ => e.proprietary.clone(),
-        };
+        let bank_tx_code = e.bank_tx_code();
         let single = (e.details.len() == 1).then(|| &e.details[0]);
         let end_to_end_id = single.and_then(|d| d.end_to_end_id.clone());
         let remittance = e
