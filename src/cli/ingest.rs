@@ -46,8 +46,9 @@ pub(crate) struct IngestArgs {
     /// Input format (auto: a bank statement — camt.052/053/054, BAI2 (`01,` first), SWIFT
     /// MT940/MT942 — is detected from its content and recorded on the bank's side; else ISO
     /// 20022 when the file starts with `<` after an optional BOM, NACHA otherwise; a gzip or
-    /// zip archive, a PDF, UTF-16 text that is not XML with a byte-order mark, UTF-32 text or
-    /// another SWIFT FIN message is rejected with one finding saying what it is).
+    /// zip archive, a PDF, UTF-16 text that is not XML with a byte-order mark, UTF-32 text,
+    /// another SWIFT FIN message, SWIFT MT fields without `:20:` and `:25:`, JSON or CSV is
+    /// rejected with one finding saying what it is). `nacha` reads any file as NACHA.
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,

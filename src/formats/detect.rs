@@ -8,11 +8,14 @@
 //!   BAI2, MT940/MT942), read by `formats::statement::read` and recorded;
 //! - [`Detected::Refused`]: a kind of file no reader reads ([`Refusal`]: an archive, a
 //!   PDF, text in UTF-16 (but XML with a byte-order mark) or UTF-32, another SWIFT FIN
-//!   message), refused with one finding saying what it is ([`Refusal::finding`]) instead
-//!   of a flood of NACHA errors about its bytes.
+//!   message, SWIFT MT fields that make no MT940/MT942 (`:NS:` only), JSON, CSV), refused
+//!   with one finding saying what it is ([`Refusal::finding`]) and naming every format
+//!   read ([`EXPECTED`]) instead of a flood of NACHA errors about its bytes.
 //!
 //! Anything else that is not XML is read as NACHA, whose reader says what is wrong record
-//! by record. [`read_head`] gathers the prefix from any reader and hands back a reader of
+//! by record: a file is refused only when it is recognised as something else, so a NACHA
+//! file with odd first bytes (a byte-order mark, a batch header first, a stray line) still
+//! gets the NACHA reader's findings. [`read_head`] gathers the prefix from any reader and hands back a reader of
 //! the whole input.
 
 use crate::findings::{FilePosition, Finding, FindingCode};
@@ -119,10 +122,19 @@ pub enum Refusal {
     Utf32Be,
     /// Another SWIFT FIN message (`{1:` of a message type other than 940 or 942).
     SwiftFin,
+    /// Text that starts with a SWIFT-style field tag that is no field number (`:NS:`) and
+    /// has no `:20:` and `:25:` lines: the fields of no MT940/MT942 statement.
+    SwiftFields,
+    /// A JSON document: `{` and a member name, or `[` and a value.
+    Json,
+    /// Comma-, semicolon- or tab-separated values: the first lines split into the same
+    /// number of fields.
+    Csv,
 }
 
-/// What a rejected unsupported file was expected to be.
-pub const EXPECTED: &str = "a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message";
+/// What a rejected unsupported file was expected to be: every format read.
+pub const EXPECTED: &str = "a NACHA file, an ISO 20022 pain.001, pacs.008, pacs.004, camt.052, \
+     camt.053 or camt.054 message, a BAI2 file or a SWIFT MT940/MT942 statement";
 
 impl Refusal {
     /// Short name, journaled as the run's format.
@@ -137,6 +149,9 @@ impl Refusal {
             Utf32Le => "utf-32le",
             Utf32Be => "utf-32be",
             SwiftFin => "swift-fin",
+            SwiftFields => "swift-mt",
+            Json => "json",
+            Csv => "csv",
         }
     }
 
@@ -152,6 +167,9 @@ impl Refusal {
             Utf32Le => "text in UTF-32 LE (clearledger reads UTF-8)",
             Utf32Be => "text in UTF-32 BE (clearledger reads UTF-8)",
             SwiftFin => "a SWIFT FIN (MT) message",
+            SwiftFields => "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
+            Json => "a JSON document",
+            Csv => "CSV text (lines of separated values)",
         }
     }
 
@@ -221,13 +239,92 @@ pub fn detect(head: &[u8]) -> Detected {
             None => Detected::Payment(FileFormat::Iso20022),
         };
     }
-    if start.starts_with(b"01,") {
+    if start.starts_with(b"01,") || bai2_record(start) {
         return Detected::Statement(StatementFormat::Bai2);
     }
     if let Some(found) = swift_mt(text) {
         return found;
     }
+    if json(start) {
+        return Detected::Refused(Refusal::Json);
+    }
+    if csv(start) {
+        return Detected::Refused(Refusal::Csv);
+    }
     Detected::Payment(FileFormat::Nacha)
+}
+
+/// A first line shaped like a BAI2 record of another code (`00,0004,…,2/`: two digits, a
+/// comma, a `/` at its end): the BAI2 reader says what is wrong with it, where a CSV
+/// refusal or NACHA's findings would not. No NACHA record has a comma after two digits.
+fn bai2_record(start: &[u8]) -> bool {
+    let line = start.split(|&b| b == b'\n').next().unwrap_or(start);
+    matches!(start, [a, b, b',', ..] if a.is_ascii_digit() && b.is_ascii_digit())
+        && line.trim_ascii_end().ends_with(b"/")
+}
+
+/// `{` then a member name (`"`) or `}`, or `[` then a value or `]`, blanks between.
+fn json(start: &[u8]) -> bool {
+    let next = |rest: &[u8]| rest.trim_ascii_start().first().copied();
+    match start.split_first() {
+        Some((b'{', rest)) => matches!(next(rest), Some(b'"' | b'}')),
+        Some((b'[', rest)) => matches!(
+            next(rest),
+            Some(b'{' | b'[' | b'"' | b']' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+        ),
+        _ => false,
+    }
+}
+
+/// Lines of separated values: the first line holds a `,`, `;` or tab outside double
+/// quotes, and each of the first lines (up to five, the head's last, perhaps cut, aside)
+/// holds as many. A NACHA record is never taken for one: a 94-byte line, or a first line
+/// that opens like a file header (`101`) or a batch header (`5200`, `5220`, `5225`,
+/// `5280`), is NACHA whatever it holds.
+fn csv(start: &[u8]) -> bool {
+    let mut lines = start
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let nacha = |l: &[u8]| {
+        l.len() == 94
+            || [&b"101"[..], b"5200", b"5220", b"5225", b"5280"]
+                .iter()
+                .any(|p| l.starts_with(p))
+    };
+    if nacha(first) {
+        return false;
+    }
+    let Some((sep, n)) = [b',', b';', b'\t']
+        .into_iter()
+        .map(|sep| (sep, separated(first, sep)))
+        .max_by_key(|&(_, n)| n)
+        .filter(|&(_, n)| n > 0)
+    else {
+        return false;
+    };
+    // The lines after the first that end in the head (the last may be cut short).
+    let complete = start.iter().filter(|&&b| b == b'\n').count();
+    lines
+        .take(complete.saturating_sub(1).min(4))
+        .filter(|l| !l.is_empty())
+        .all(|l| !nacha(l) && separated(l, sep) == n)
+}
+
+/// How many `sep` a line holds outside double quotes.
+fn separated(line: &[u8], sep: u8) -> usize {
+    let mut quoted = false;
+    let mut n = 0;
+    for &b in line {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if b == sep && !quoted {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// XML in UTF-16 with its byte-order mark: `FF FE` or `FE FF`, blanks, then `<`. The ISO
@@ -338,7 +435,9 @@ fn swift_mt(text: &[u8]) -> Option<Detected> {
     let tagged = starts_with_field_tag(start)
         || (has_line_starting(text, b":20:") && has_line_starting(text, b":25:"));
     if !tagged {
-        return None;
+        // `:NS:` and the like: a bank's own fields, which an MT940 may carry between its
+        // own, but which alone make no statement.
+        return starts_with_named_tag(start).then_some(Detected::Refused(Refusal::SwiftFields));
     }
     Some(Detected::Statement(
         if has_line_starting(text, b":34F:") || has_line_starting(text, b":13D:") {
@@ -364,6 +463,21 @@ fn starts_with_field_tag(s: &[u8]) -> bool {
         _ => rest,
     };
     rest.first() == Some(&b':')
+}
+
+/// `:` two or three letters or digits, at least one a letter, and `:` (`:NS:`): a field tag
+/// a bank made up, not a SWIFT field number.
+fn starts_with_named_tag(s: &[u8]) -> bool {
+    let Some(rest) = s.strip_prefix(b":") else {
+        return false;
+    };
+    let n = rest
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        .count();
+    (2..=3).contains(&n)
+        && rest[..n].iter().any(u8::is_ascii_uppercase)
+        && rest.get(n) == Some(&b':')
 }
 
 /// Whether a line of `text` (the first included) starts with `prefix`.
@@ -523,8 +637,97 @@ mod tests {
         assert_eq!(f.found, "a gzip archive");
         assert_eq!(
             f.to_string(),
-            "line 1, byte 0: error [unsupported_format]: expected a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message, found \"a gzip archive\""
+            "line 1, byte 0: error [unsupported_format]: expected a NACHA file, an ISO 20022 pain.001, pacs.008, pacs.004, camt.052, camt.053 or camt.054 message, a BAI2 file or a SWIFT MT940/MT942 statement, found \"a gzip archive\""
         );
+        // Every format read is named, whatever was found.
+        for kind in [Gzip, Zip, Json, Csv, SwiftFields] {
+            let f = kind.finding();
+            for name in [
+                "NACHA", "pain.001", "pacs.008", "pacs.004", "camt.052", "camt.053", "camt.054",
+                "BAI2", "MT940", "MT942",
+            ] {
+                assert!(f.expected.contains(name), "{kind:?}: {name}");
+            }
+        }
+        assert_eq!(Zip.finding().found, "a zip archive");
+    }
+
+    #[test]
+    fn json_csv_and_bank_fields_alone_are_refused_saying_what_they_are() {
+        let nacha = Detected::Payment(FileFormat::Nacha);
+        let no = Detected::Refused;
+        let rows: &[(&[u8], Detected)] = &[
+            (b"{\"statements\": []}", no(Json)),
+            (b"\xEF\xBB\xBF\n  {\n  \"a\": 1\n}", no(Json)),
+            (b"{}", no(Json)),
+            (b"[{\"amount\": 12.5}]", no(Json)),
+            (b"[\n  1, 2]", no(Json)),
+            (b"{\"a\":1}\n{\"a\":2}\n", no(Json)),
+            (
+                b"date,amount,description\r\n2024-05-12,10.00,\"COFFEE, MILK\"\r\n2024-05-13,-3.50,RENT\r\n",
+                no(Csv),
+            ),
+            (b"Datum;Betrag;Text\n12.05.2024;10,00;Miete\n", no(Csv)),
+            (b"a\tb\tc\n1\t2\t3\n", no(Csv)),
+            (b"account,amount", no(Csv)),
+            // The head's last line may be cut short: not counted.
+            (b"a,b,c\n1,2,3\n4,5", no(Csv)),
+            (b":NS:22Test GmbH\n23Testkonto\n240,800\n", no(SwiftFields)),
+            (b"\r\n:NS:01Verwendungszweck\n", no(SwiftFields)),
+            // Not CSV: rows that do not split alike, or NACHA records holding a comma.
+            (b"a,b,c\n1,2\n", nacha),
+            // A BAI2-shaped record of an unknown code: the BAI2 reader says what it is.
+            (b"00,0004,1/2/345,06/0321,0829,001,80,1,2/\n", Detected::Statement(Bai2)),
+            (b"00,0004,1,2\n00,1,2,3\n", no(Csv)),
+            (
+                b"101 231380104 1210428822611290900A094101FEDERAL RESERVE BANK, N.A.\n5200Name, on Account\n",
+                nacha,
+            ),
+            (b"5220Name on Account, Inc\n6271234,\n", nacha),
+            (b"not json {\"a\": 1}", nacha),
+            (b"{x", nacha),
+            (b"[x", nacha),
+            (b":N:x", nacha),
+            (b":NSXX:x", nacha),
+        ];
+        for (head, want) in rows {
+            assert_eq!(detect(head), *want, "{}", head.escape_ascii());
+        }
+        // `:NS:` fields in an MT940 (with its :20: and :25:) are the MT940's.
+        assert_eq!(
+            detect(b":NS:22Test\n:20:STARTUMS\n:25:1222333444\n"),
+            Detected::Statement(Mt940)
+        );
+        assert_eq!(Json.as_str(), "json");
+        assert_eq!(Csv.as_str(), "csv");
+        assert_eq!(SwiftFields.as_str(), "swift-mt");
+        assert_eq!(Json.finding().found, "a JSON document");
+        assert_eq!(Csv.finding().found, "CSV text (lines of separated values)");
+        assert_eq!(
+            SwiftFields.finding().found,
+            "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942"
+        );
+    }
+
+    #[test]
+    fn every_nacha_file_of_the_corpus_is_still_nacha() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ach");
+        let mut seen = 0;
+        for sub in ["valid", "invalid", "lenient"] {
+            for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+                let path = e.unwrap().path();
+                let bytes = std::fs::read(&path).unwrap();
+                let head = &bytes[..bytes.len().min(HEAD_BYTES)];
+                assert_eq!(
+                    detect(head),
+                    Detected::Payment(FileFormat::Nacha),
+                    "{}",
+                    path.display()
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 37);
     }
 
     /// Hands out one byte a read, as a slow pipe may.

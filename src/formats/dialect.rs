@@ -34,9 +34,13 @@ pub enum DialectRule {
     /// A line inside `:86:` that begins like a tag the message does not have there
     /// (`:12:11`, `:26:37` in a wrapped timestamp).
     WrappedTagLikeLine,
-    /// BAI2 `16` text holding `/`: the text is the record's last field and runs to its end.
+    /// BAI2 `16` text holding `/`, blanks and a record code that cannot come there (`FEE/
+    /// 16,50 EUR`): the text is the record's last field and runs to its end. (A `/` alone
+    /// in a text is BAI2's own rule and no dialect; `/`, blanks and a `16` with its type
+    /// code, an `88` or a `49` start a record joined on the line.)
     SlashInText,
-    /// camt statement without `Stmt/Id` (`Rpt/Id`, `Ntfctn/Id`).
+    /// camt statement without `Stmt/Id` (`Rpt/Id`, `Ntfctn/Id`): `GrpHdr/MsgId`, `/` and the
+    /// statement's number in the message (`MSG-7/2`) stand in.
     NoStatementId,
     /// camt entry without `Ntry/Sts`.
     NoEntryStatus,
@@ -77,8 +81,10 @@ impl DialectRule {
             WithdrawnCurrency => "withdrawn currency: minor units from ISO 4217's historic list",
             AccountCurrencySuffix => "currency after the account: account and currency split",
             WrappedTagLikeLine => "tag-like line inside :86:: read as its continuation",
-            SlashInText => "16 record text holding '/': text runs to the record's end",
-            NoStatementId => "no statement Id: the message's MsgId and the account stand in",
+            SlashInText => "16 text holding '/' and a record code: text runs to the record's end",
+            NoStatementId => {
+                "no statement Id: the message's MsgId and the statement's number stand in"
+            }
             NoEntryStatus => "no entry status: read as booked",
             NoBalanceIndicator => "no credit/debit indicator on a balance: read as credit",
         }

@@ -1,13 +1,14 @@
-//! Files of a kind clearledger does not read — an archive, a PDF — are refused by `check`
-//! and `ingest` with one finding saying what they are, not a flood of NACHA errors about
-//! their bytes. (Bank statements: tests/it/statement_corpus.rs.)
+//! Files of a kind clearledger does not read — an archive, a PDF, JSON, CSV, SWIFT MT
+//! fields that make no statement — are refused by `check` and `ingest` with one finding
+//! saying what they are, not a flood of NACHA errors about their bytes. (Bank statements: tests/it/statement_corpus.rs.)
 
 use crate::common;
 
 use common::TestDb;
 use std::path::{Path, PathBuf};
 
-const EXPECTED: &str = "expected a NACHA file or an ISO 20022 pain.001/pacs.008/pacs.004 message";
+/// Every format read, named in each refusal.
+const EXPECTED: &str = "expected a NACHA file, an ISO 20022 pain.001, pacs.008, pacs.004, camt.052, camt.053 or camt.054 message, a BAI2 file or a SWIFT MT940/MT942 statement";
 
 /// The corpus directory `sub`, which must be there.
 fn corpus_dir(sub: &str) -> PathBuf {
@@ -152,4 +153,77 @@ fn the_inbox_quarantines_an_unsupported_file_saying_what_it_is() {
         note.contains("[unsupported_format] byte 0") && note.contains("found \"a PDF document\""),
         "{note}"
     );
+}
+
+#[test]
+fn a_zip_archive_is_refused_as_such() {
+    let db = db();
+    let zip = db.file("statements.zip");
+    // An empty archive: its end-of-central-directory record alone.
+    let mut bytes = b"PK\x05\x06".to_vec();
+    bytes.extend_from_slice(&[0; 18]);
+    std::fs::write(&zip, &bytes).unwrap();
+    refused_with_one_finding(&db, &zip, "zip", "a zip archive");
+    let zip = db.file("one.zip");
+    std::fs::write(
+        &zip,
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00rest of a local header",
+    )
+    .unwrap();
+    refused_with_one_finding(&db, &zip, "zip", "a zip archive");
+}
+
+#[test]
+fn json_csv_and_bank_fields_alone_are_refused_as_such() {
+    let db = db();
+    let files: [(&str, &[u8], &str, &str); 3] = [
+        (
+            "statement.json",
+            b"{\n  \"account\": \"NL26VAYB8060476890\",\n  \"entries\": [{\"amount\": \"12.50\"}]\n}\n",
+            "json",
+            "a JSON document",
+        ),
+        (
+            "statement.csv",
+            b"date,amount,description\r\n2024-05-12,10.00,\"COFFEE, MILK\"\r\n2024-05-13,-3.50,RENT\r\n",
+            "csv",
+            "CSV text (lines of separated values)",
+        ),
+        (
+            "fields.sta",
+            b":NS:22Test GmbH\n23Testkonto\n240,800\n25010102311202\n",
+            "swift-mt",
+            "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
+        ),
+    ];
+    for (name, bytes, kind, found) in files {
+        let path = db.file(name);
+        std::fs::write(&path, bytes).unwrap();
+        refused_with_one_finding(&db, &path, kind, found);
+    }
+}
+
+#[test]
+fn a_forced_nacha_format_reads_any_file_as_nacha() {
+    let db = db();
+    let path = db.file("statement.csv");
+    std::fs::write(&path, b"date,amount\n2024-05-12,10.00\n").unwrap();
+    let p = path.to_str().unwrap();
+    let out = db.cl(&["ingest", "--format", "nacha", p]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    let lines = finding_lines(&out.stderr);
+    assert!(
+        lines.iter().all(|l| !l.contains("[unsupported_format]")),
+        "{}",
+        out.stderr
+    );
+    // Its records, read as NACHA: a warning for the short line, then the first record
+    // that is no file header.
+    assert!(
+        lines[0].contains("[trimmed_record]") && lines[1].contains("[file_header_not_first]"),
+        "{}",
+        out.stderr
+    );
+    let run = db.rows("SELECT format, status FROM runs ORDER BY run_id DESC LIMIT 1");
+    assert_eq!(run[0], ["nacha", "rejected"]);
 }

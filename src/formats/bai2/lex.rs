@@ -8,7 +8,7 @@ use nom::{
     IResult, Parser,
     branch::alt,
     bytes::complete::{tag, take_till, take_while_m_n, take_while1},
-    character::complete::{digit1, one_of, space1},
+    character::complete::{digit0, digit1, one_of, space1},
     combinator::{all_consuming, eof, opt, peek},
     sequence::terminated,
 };
@@ -53,9 +53,11 @@ pub(crate) fn plain_field(i: &[u8]) -> IResult<&[u8], &[u8]> {
 }
 
 /// `/`, at least one blank, then a known record code and its comma: a record joined to a
-/// text on the same physical line (moov-sample3 `...PPD/ 16,142,500,...`). Gives the
-/// offset of the code in `i` (which starts at the `/`).
-fn joined_record(i: &[u8]) -> Option<usize> {
+/// text on the same physical line (moov-sample3 `...PPD/ 16,142,500,...`). `Ok` with the
+/// offset of the code in `i` (which starts at the `/`) when it is a record that may follow
+/// a text, shaped as one ([`may_follow_text`]); `Err` when it only looks like one (`FEE/
+/// 16,50 EUR`, `REF 2024/ 03,SMITH`): text.
+fn joined_record(i: &[u8]) -> Option<Result<usize, ()>> {
     let r: IResult<&[u8], (&[u8], &[u8])> = (tag(&b"/"[..]), space1).parse(i);
     let (rest, _) = r.ok()?;
     let r: IResult<&[u8], &[u8]> = terminated(
@@ -63,22 +65,81 @@ fn joined_record(i: &[u8]) -> Option<usize> {
         peek(tag(&b","[..])),
     )
     .parse(rest);
-    let (_, code) = r.ok()?;
-    known(code)?;
-    Some(i.len() - rest.len())
+    let (fields, code) = r.ok()?;
+    let code = known(code)?;
+    Some(if may_follow_text(code, &fields[1..]) {
+        Ok(i.len() - rest.len())
+    } else {
+        Err(())
+    })
+}
+
+/// Whether a record `code` whose fields (after its comma) are `fields` may follow a `16`'s
+/// text: another `16` (a three-digit type code first), an `88`, or the account's `49` (a
+/// control total, perhaps signed or blank, and a record count, then `/` or the end). A
+/// `03`, `98`, `99`, `02` or `01` never comes right after a `16`.
+fn may_follow_text(code: &str, fields: &[u8]) -> bool {
+    match code {
+        "16" => {
+            let r: IResult<&[u8], &[u8]> = terminated(
+                take_while_m_n(3, 3, |c: u8| c.is_ascii_digit()),
+                tag(&b","[..]),
+            )
+            .parse(fields);
+            r.is_ok()
+        }
+        "88" => true,
+        "49" => {
+            let r: IResult<&[u8], _> = (
+                opt(one_of("+-")),
+                digit0,
+                tag(&b","[..]),
+                digit1,
+                alt((tag(&b"/"[..]), eof)),
+            )
+                .parse(fields);
+            r.is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// Where a `16` text that starts at `i` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TextEnd {
+    /// The text's length.
+    pub(crate) len: usize,
+    /// Where a record joined after it starts.
+    pub(crate) next: Option<usize>,
+    /// The first `/` in the text that a record code follows, read as text because that
+    /// record cannot come there ([`may_follow_text`]): the bank dialect
+    /// [`DialectRule::SlashInText`](crate::formats::dialect::DialectRule::SlashInText).
+    pub(crate) slash: Option<usize>,
 }
 
 /// Where a `16` text that starts at `i[0]` ends: the text runs to the end of the physical
-/// line (commas and slashes are text), unless a `/`, blanks and a known record code follow
-/// it on the same line. Gives the text's length and, for a joined record, the offset at
-/// which that record starts.
-pub(crate) fn text_end(i: &[u8]) -> (usize, Option<usize>) {
+/// line (commas and slashes are text), unless a `/`, blanks and a record that may follow
+/// a text come on the same line.
+pub(crate) fn text_end(i: &[u8]) -> TextEnd {
+    let mut slash = None;
     for p in memchr::memchr_iter(b'/', i) {
-        if let Some(off) = joined_record(&i[p..]) {
-            return (p, Some(p + off));
+        match joined_record(&i[p..]) {
+            Some(Ok(off)) => {
+                return TextEnd {
+                    len: p,
+                    next: Some(p + off),
+                    slash,
+                };
+            }
+            Some(Err(())) => slash = slash.or(Some(p)),
+            None => {}
         }
     }
-    (i.len(), None)
+    TextEnd {
+        len: i.len(),
+        next: None,
+        slash,
+    }
 }
 
 /// Why an amount field is not one.
@@ -180,14 +241,30 @@ mod tests {
         assert!(record_code(b"123,").is_err());
         assert_eq!(known(b"88"), Some("88"));
         assert_eq!(known(b"00"), None);
+        let end = |len, next, slash| TextEnd { len, next, slash };
         // Text `PPD`, then a joined 16 at offset 5.
-        assert_eq!(text_end(b"PPD/ 16,142,500"), (3, Some(5)));
-        assert_eq!(text_end(b"PPD/         49,-1600,11/"), (3, Some(13)));
+        assert_eq!(text_end(b"PPD/ 16,142,500"), end(3, Some(5), None));
+        assert_eq!(
+            text_end(b"PPD/         49,-1600,11/"),
+            end(3, Some(13), None)
+        );
+        assert_eq!(text_end(b"PPD/ 49,,2/"), end(3, Some(5), None));
+        assert_eq!(text_end(b"PPD/ 88,MORE"), end(3, Some(5), None));
         // A date with slashes, a slash without a record after it, an unknown code.
-        assert_eq!(text_end(b"A1234BC 22/03/66"), (16, None));
-        assert_eq!(text_end(b"NO.68751/"), (9, None));
-        assert_eq!(text_end(b"X/ 00,1"), (7, None));
-        assert_eq!(text_end(b"X/ 03/"), (6, None));
+        assert_eq!(text_end(b"A1234BC 22/03/66"), end(16, None, None));
+        assert_eq!(text_end(b"NO.68751/"), end(9, None, None));
+        assert_eq!(text_end(b"X/ 00,1"), end(7, None, None));
+        assert_eq!(text_end(b"X/ 03/"), end(6, None, None));
+        // A record code after a slash that cannot be a record there: text, the slash noted.
+        assert_eq!(text_end(b"FEE/ 16,50 EUR"), end(14, None, Some(3)));
+        assert_eq!(text_end(b"REF 2024/ 03,SMITH"), end(18, None, Some(8)));
+        assert_eq!(text_end(b"A/ 49,1.00,2/"), end(13, None, Some(1)));
+        assert_eq!(text_end(b"A/ 99,1,2/"), end(10, None, Some(1)));
+        // Then a real joined record: the text ends there, the slash before still noted.
+        assert_eq!(
+            text_end(b"FEE/ 16,50 EUR/ 16,142,500"),
+            end(14, Some(16), Some(3))
+        );
     }
 
     #[test]

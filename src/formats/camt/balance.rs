@@ -3,6 +3,7 @@
 use super::reader::{Frame, Stack, State};
 use super::values::non_empty;
 use crate::findings::{Finding, FindingCode, XmlPosition};
+use crate::formats::dialect::DialectRule;
 use crate::formats::statement::{Balance, BalanceKind};
 use chrono::NaiveDate;
 
@@ -12,6 +13,8 @@ pub(super) struct BalanceB {
     pub code: Option<String>,
     pub amount: Option<(i64, String)>,
     pub debit: Option<bool>,
+    /// `CdtDbtInd` was written (a wrong value has its own finding).
+    pub indicator_seen: bool,
     pub date: Option<NaiveDate>,
 }
 
@@ -23,6 +26,7 @@ impl BalanceB {
             code: None,
             amount: None,
             debit: None,
+            indicator_seen: false,
             date: None,
         }
     }
@@ -49,6 +53,7 @@ impl State<'_> {
                 let c = self.credit_debit(frame, stack);
                 if let Some(b) = &mut self.balance {
                     b.debit = c.map(|c| !c);
+                    b.indicator_seen = true;
                 }
             }
             "Dt/Dt" | "Dt/DtTm" => {
@@ -62,7 +67,7 @@ impl State<'_> {
     }
 
     pub(super) fn close_balance(&mut self) {
-        let Some(b) = self.balance.take() else {
+        let Some(mut b) = self.balance.take() else {
             return;
         };
         let mut missing = |what: &str| {
@@ -77,8 +82,13 @@ impl State<'_> {
         if b.code.is_none() {
             missing("Tp/CdOrPrtry/Cd");
         }
-        if b.debit.is_none() {
-            missing("CdtDbtInd");
+        // No indicator at all: banks that leave it out write the balance's sign in its
+        // type or not at all, and mean a credit balance (a wrong indicator is an error of
+        // its own, at it).
+        if !b.indicator_seen {
+            b.debit = Some(false);
+            self.sink
+                .push(DialectRule::NoBalanceIndicator.finding(b.pos.clone(), "no CdtDbtInd"));
         }
         let Some((amount, currency)) = b.amount else {
             return;

@@ -3,10 +3,11 @@
 
 use super::details::Group;
 use super::reader::{Frame, Stack, State};
-use super::values::{append, non_empty};
+use super::values::{append, instant_of, non_empty};
 use crate::findings::{Finding, FindingCode, XmlPosition};
+use crate::formats::dialect::DialectRule;
 use crate::formats::statement::{Detail, Entry, EntryStatus, StatementKind};
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate};
 
 pub(super) struct EntryB {
     pub pos: XmlPosition,
@@ -19,6 +20,9 @@ pub(super) struct EntryB {
     pub reversal: bool,
     pub status: Option<EntryStatus>,
     pub booking: Option<NaiveDate>,
+    /// `BookgDt/DtTm` with a time zone: the instant, booked on the statement's local date
+    /// when the statement closes (`StatementB::book_on_local_dates`).
+    pub booked_at: Option<DateTime<FixedOffset>>,
     pub value: Option<NaiveDate>,
     pub bank_ref: Option<String>,
     pub customer_ref: Option<String>,
@@ -45,6 +49,7 @@ impl EntryB {
             reversal: false,
             status: None,
             booking: None,
+            booked_at: None,
             value: None,
             bank_ref: None,
             customer_ref: None,
@@ -56,6 +61,23 @@ impl EntryB {
             batch_ref: None,
             details: Vec::new(),
             group: None,
+        }
+    }
+}
+
+impl EntryB {
+    /// `Domn/Cd`, `Fmly/Cd` and `SubFmlyCd` joined by `/`; else the proprietary code.
+    fn bank_tx_code(&self) -> Option<String> {
+        match (&self.domain, &self.family, &self.sub_family) {
+            (Some(d), f, s) => Some(
+                [Some(d), f.as_ref(), s.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            ),
+            _ => self.proprietary.clone(),
         }
     }
 }
@@ -89,6 +111,7 @@ impl State<'_> {
                 if let Some(e) = &mut self.entry {
                     if rel.starts_with("BookgDt") {
                         e.booking = d;
+                        e.booked_at = d.and_then(|_| instant_of(text));
                     } else {
                         e.value = d;
                     }
@@ -188,7 +211,13 @@ impl State<'_> {
         };
         missing("Amt", e.seen[0]);
         missing("CdtDbtInd", e.seen[1]);
-        missing("Sts", e.seen[2]);
+        // No status at all: an entry of a statement is what the bank booked (a wrong
+        // status is an error of its own, at it, and is not read as booked).
+        if !e.seen[2] {
+            e.status = Some(EntryStatus::Booked);
+            self.sink
+                .push(DialectRule::NoEntryStatus.finding(e.pos.clone(), "no Sts"));
+        }
         let kind = self.message.map(|m| m.2);
         let mut status = e.status.unwrap_or(EntryStatus::Info);
         // An intraday report's entries are provisional, whatever their status says: the
@@ -196,17 +225,7 @@ impl State<'_> {
         if kind == Some(StatementKind::Intraday) {
             status = EntryStatus::Pending;
         }
-        let bank_tx_code = match (&e.domain, &e.family, &e.sub_family) {
-            (Some(d), f, s) => Some(
-                [Some(d), f.as_ref(), s.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("/"),
-            ),
-            _ => e.proprietary.clone(),
-        };
+        let bank_tx_code = e.bank_tx_code();
         let single = (e.details.len() == 1).then(|| &e.details[0]);
         let end_to_end_id = single.and_then(|d| d.end_to_end_id.clone());
         let remittance = e
@@ -233,6 +252,9 @@ impl State<'_> {
             position: e.pos.into(),
         };
         if let Some(s) = &mut self.statement {
+            if let Some(at) = e.booked_at {
+                s.booked_at.push((s.entries.len(), at));
+            }
             s.entries.push(entry);
         }
     }

@@ -13,7 +13,7 @@ use super::statement::{Previous, StatementB};
 use crate::findings::{Finding, FindingCode, FindingSink};
 use crate::formats::statement::{Statement, StatementKind};
 use crate::formats::xml::{self, DEPTH_MAX, EVENT_BYTES_MAX, Opened, Pos, REFERENCES, Resolved};
-use chrono::NaiveDate;
+use chrono::{FixedOffset, NaiveDate};
 use quick_xml::escape::{resolve_xml_entity, unescape_with};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
@@ -188,6 +188,11 @@ pub(super) struct State<'a> {
     pub seen_element: bool,
     /// `GrpHdr/CreDtTm`: the date of a statement without its own.
     pub group_created: Option<NaiveDate>,
+    /// The time zone `GrpHdr/CreDtTm` is written in, if it says one.
+    pub group_zone: Option<FixedOffset>,
+    /// `GrpHdr/MsgId` of the open message: with the statement's number, what stands in
+    /// for a missing statement `Id`.
+    pub group_msg_id: Option<String>,
     /// A fatal finding stopped the walk.
     pub stopped: bool,
     pub first_element: Option<(String, Pos)>,
@@ -478,6 +483,8 @@ impl<'a> State<'a> {
             format: None,
             seen_element: false,
             group_created: None,
+            group_zone: None,
+            group_msg_id: None,
             stopped: false,
             first_element: None,
             statement: None,
@@ -518,7 +525,8 @@ impl<'a> State<'a> {
             .find(|m| m.2 == msg_format)
             .map_or("", |m| m.1);
         if depth == msg_at + 1 && name == statement_name {
-            self.statement = Some(StatementB::new(pos.at(path()), depth));
+            let number = stack.frames[depth].index;
+            self.statement = Some(StatementB::new(pos.at(path()), depth, number));
             return;
         }
         let Some(s) = &self.statement else { return };
@@ -574,6 +582,8 @@ impl<'a> State<'a> {
             }
             _ => self.format = Some(format),
         }
+        self.group_msg_id = None;
+        self.group_zone = None;
         self.message = Some((depth, format, kind));
     }
 
@@ -643,6 +653,9 @@ impl<'a> State<'a> {
                 self.message = None;
             } else if leaf && stack.rel(at) == "GrpHdr/CreDtTm" {
                 self.group_created = self.date(frame, stack, true);
+                self.group_zone = super::values::zone_of(frame.text.trim());
+            } else if leaf && stack.rel(at) == "GrpHdr/MsgId" {
+                self.group_msg_id = super::values::non_empty(&frame.text);
             }
         }
     }

@@ -3,19 +3,22 @@
 //! sequence numbers against the account's previous statement in the file.
 
 use super::reader::{Frame, Stack, State};
-use super::values::non_empty;
+use super::values::{non_empty, zone_of};
 use crate::findings::{Finding, FindingCode, XmlPosition};
+use crate::formats::dialect::DialectRule;
 use crate::formats::statement::{
     Balance, BalanceKind, Entry, Statement, chain_break, check_balance,
 };
 use crate::formats::xml::amount::parse_decimal;
 use crate::money::minor_exponent;
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use rust_decimal::Decimal;
 
 pub(super) struct StatementB {
     pub pos: XmlPosition,
     pub at: usize,
+    /// The statement's number in its message (the index of its `Stmt`/`Rpt`/`Ntfctn`).
+    pub number: u32,
     pub id: Option<String>,
     pub electronic_seq: Option<String>,
     pub legal_seq: Option<String>,
@@ -32,6 +35,12 @@ pub(super) struct StatementB {
     /// `TxsSummry`: (leaf, value, position) for the counts and sums.
     pub counts: Vec<(&'static str, u64, XmlPosition)>,
     pub sums: Vec<(&'static str, Decimal, XmlPosition)>,
+    /// The time zones `CreDtTm`, `FrToDt/FrDtTm` and `FrToDt/ToDtTm` are written in, where
+    /// they say one: the statement's local time, in that order of preference.
+    pub zones: [Option<FixedOffset>; 3],
+    /// The entries (their index in `entries`) booked at a date-time with a time zone, and
+    /// that instant: their booking date is the statement's local date of it.
+    pub booked_at: Vec<(usize, DateTime<FixedOffset>)>,
 }
 
 /// The previous statement of an account: its closing booked balance and sequence number.
@@ -41,10 +50,11 @@ pub(super) struct Previous {
 }
 
 impl StatementB {
-    pub(super) fn new(pos: XmlPosition, at: usize) -> Self {
+    pub(super) fn new(pos: XmlPosition, at: usize, number: u32) -> Self {
         StatementB {
             pos,
             at,
+            number,
             id: None,
             electronic_seq: None,
             legal_seq: None,
@@ -60,6 +70,26 @@ impl StatementB {
             entries: Vec::new(),
             counts: Vec::new(),
             sums: Vec::new(),
+            zones: [None; 3],
+            booked_at: Vec::new(),
+        }
+    }
+
+    /// A booking date-time with a time zone (`BookgDt/DtTm`, `2014-01-04T23:00:00.000Z`) is
+    /// booked on the statement's local date: the date of that instant in the time zone the
+    /// statement is written in (its `CreDtTm`, else its `FrToDt/FrDtTm`, else its
+    /// `FrToDt/ToDtTm`, else the message's `GrpHdr/CreDtTm`, the first that carries an
+    /// offset). A statement that says no time zone keeps the date as written, as does a
+    /// booking date-time without one. The value date, a plain date, is the bank's local
+    /// date already; reading the booking as written would book such an entry on the UTC
+    /// date, a day before the one the bank means.
+    fn book_on_local_dates(&mut self, group_zone: Option<FixedOffset>) {
+        let zone = self.zones.iter().flatten().next().copied().or(group_zone);
+        let Some(zone) = zone else { return };
+        for (i, at) in self.booked_at.drain(..) {
+            if let Some(e) = self.entries.get_mut(i) {
+                e.booking_date = Some(at.with_timezone(&zone).date_naive());
+            }
         }
     }
 }
@@ -81,20 +111,17 @@ impl State<'_> {
             | "Acct/Ccy"
             | "Acct/Svcr/FinInstnId/BICFI"
             | "Acct/Svcr/FinInstnId/BIC" => self.statement_id_leaf(rel, text),
-            "CreDtTm" => {
+            "CreDtTm" | "FrToDt/FrDtTm" | "FrToDt/ToDtTm" => {
                 let d = self.date(frame, stack, true);
+                let zone = zone_of(text);
                 if let Some(s) = &mut self.statement {
-                    s.created = d;
-                }
-            }
-            "FrToDt/FrDtTm" | "FrToDt/ToDtTm" => {
-                let d = self.date(frame, stack, true);
-                if let Some(s) = &mut self.statement {
-                    if rel.ends_with("FrDtTm") {
-                        s.from = d;
-                    } else {
-                        s.to = d;
-                    }
+                    let (slot, i) = match rel {
+                        "CreDtTm" => (&mut s.created, 0),
+                        "FrToDt/FrDtTm" => (&mut s.from, 1),
+                        _ => (&mut s.to, 2),
+                    };
+                    *slot = d;
+                    s.zones[i] = zone;
                 }
             }
             "TxsSummry/TtlNtries/NbOfNtries"
@@ -162,9 +189,10 @@ impl State<'_> {
     }
 
     pub(super) fn close_statement(&mut self) {
-        let Some(s) = self.statement.take() else {
+        let Some(mut s) = self.statement.take() else {
             return;
         };
+        s.book_on_local_dates(self.group_zone);
         let (format, kind) = match self.message {
             Some((_, f, k)) => (f, k),
             None => return,
@@ -179,15 +207,7 @@ impl State<'_> {
                 "none",
             ));
         }
-        if s.id.is_none() {
-            self.sink.push(Finding::error(
-                FindingCode::MissingElement,
-                s.pos.clone(),
-                None,
-                "Id",
-                "none",
-            ));
-        }
+        let id = self.statement_id(s.id, s.number, &s.pos);
         self.check_summary(s.counts, s.sums, &s.entries);
         let sequence = s.electronic_seq.or(s.legal_seq);
         let mut statement = Statement {
@@ -196,7 +216,7 @@ impl State<'_> {
             account: account.unwrap_or_default(),
             currency: s.currency,
             servicer: s.servicer,
-            id: s.id.unwrap_or_default(),
+            id: id.unwrap_or_default(),
             sequence,
             date: s.created.or(s.to).or(self.group_created),
             from_date: s.from,
@@ -213,6 +233,35 @@ impl State<'_> {
         self.chain(&mut statement);
         self.statements += 1;
         (self.on_statement)(statement);
+    }
+
+    /// The statement's `Id`; without one, the message's `MsgId` and the statement's number
+    /// in the message (`MSGID/2`), with a [`DialectRule::NoStatementId`] warning: the same
+    /// file gives the same id again, and two statements of one message never share one.
+    /// Without a `MsgId` either, nothing identifies the statement: refused at it.
+    fn statement_id(
+        &mut self,
+        id: Option<String>,
+        number: u32,
+        pos: &XmlPosition,
+    ) -> Option<String> {
+        if id.is_some() {
+            return id;
+        }
+        let Some(msg_id) = &self.group_msg_id else {
+            self.sink.push(Finding::error(
+                FindingCode::MissingElement,
+                pos.clone(),
+                None,
+                "Id (or the message's GrpHdr/MsgId to stand in)",
+                "none",
+            ));
+            return None;
+        };
+        let id = format!("{msg_id}/{number}");
+        self.sink
+            .push(DialectRule::NoStatementId.finding(pos.clone(), format!("no Id (read as {id})")));
+        Some(id)
     }
 
     /// The transaction summary (`TxsSummry`) against the entries: each count and sum.

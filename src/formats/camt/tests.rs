@@ -712,11 +712,6 @@ fn amounts_dates_and_codes_are_refused_where_they_are_wrong() {
             MissingElement,
             "Ntry[1]/Amt@Ccy",
         ),
-        (
-            ntry("5.00", "CRDT", "2026-01-02").replace("<Sts>BOOK</Sts>", ""),
-            MissingElement,
-            "Ntry[1]",
-        ),
     ] {
         let x = stmt053(&[("S1", 1, "10.00", "15.00", &entry)]);
         let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
@@ -949,4 +944,737 @@ fn a_batch_names_its_payment_information_else_its_message() {
     for chunk in [1, 7] {
         assert_eq!(read_bytes(x.as_bytes(), chunk).0, st, "{chunk}-byte reads");
     }
+}
+
+// ---- bank dialects (formats/dialect.rs) and the local booking date ----
+
+/// (code, severity, path, expected, found) of each finding.
+fn said(r: &StatementRead) -> Vec<(FindingCode, Severity, String, String, String)> {
+    r.findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                f.severity,
+                f.position.path().unwrap_or("").to_string(),
+                f.expected.clone(),
+                f.found.clone(),
+            )
+        })
+        .collect()
+}
+
+/// A camt.053 message `MSG-7` created at `created` holding `stmts` (each the inside of a
+/// `Stmt` after its account).
+fn doc053(created: &str, stmts: &[&str]) -> String {
+    let mut x = format!(
+        "<?xml version=\"1.0\"?>\n<Document xmlns=\"{NS}\"><BkToCstmrStmt><GrpHdr><MsgId>MSG-7</MsgId><CreDtTm>{created}</CreDtTm></GrpHdr>\n"
+    );
+    for s in stmts {
+        x.push_str(&format!("<Stmt>{s}</Stmt>\n"));
+    }
+    x.push_str("</BkToCstmrStmt></Document>\n");
+    x
+}
+
+const ACCT: &str = "<Acct><Id><IBAN>NL26VAYB8060476890</IBAN></Id><Ccy>EUR</Ccy></Acct>";
+
+fn bal(code: &str, amount: &str, ind: &str) -> String {
+    format!(
+        "<Bal><Tp><CdOrPrtry><Cd>{code}</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{amount}</Amt>{ind}<Dt><Dt>2026-01-02</Dt></Dt></Bal>"
+    )
+}
+
+const CRDT: &str = "<CdtDbtInd>CRDT</CdtDbtInd>";
+const DBIT: &str = "<CdtDbtInd>DBIT</CdtDbtInd>";
+
+#[test]
+fn a_statement_without_id_is_read_as_msg_id_and_its_number() {
+    let entry = ntry("5.00", "CRDT", "2026-01-02")
+        .replace("</Sts>", "</Sts><AcctSvcrRef>BANK-1</AcctSvcrRef>");
+    let first = format!(
+        "{ACCT}{}{}{entry}",
+        bal("OPBD", "10.00", CRDT),
+        bal("CLBD", "15.00", CRDT)
+    );
+    let second = format!(
+        "{ACCT}{}{}",
+        bal("OPBD", "15.00", CRDT),
+        bal("CLBD", "15.00", CRDT)
+    );
+    let x = doc053("2026-01-02T10:00:00", &[&first, &second]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    let rule = "no statement Id: the message's MsgId and the statement's number stand in";
+    assert_eq!(
+        said(&r),
+        [
+            (
+                FindingCode::BankDialect,
+                W,
+                "/Document/BkToCstmrStmt/Stmt[1]".to_string(),
+                rule.to_string(),
+                "no Id (read as MSG-7/1)".to_string()
+            ),
+            (
+                FindingCode::BankDialect,
+                W,
+                "/Document/BkToCstmrStmt/Stmt[2]".to_string(),
+                rule.to_string(),
+                "no Id (read as MSG-7/2)".to_string()
+            ),
+        ]
+    );
+    assert_eq!(r.findings[0].position.line(), 3);
+    assert_eq!(
+        st.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        ["MSG-7/1", "MSG-7/2"]
+    );
+    let e = &st[0].entries[0];
+    assert_eq!(
+        (
+            e.amount_minor,
+            e.credit,
+            e.status,
+            e.booking_date,
+            e.bank_ref.as_deref()
+        ),
+        (
+            500,
+            true,
+            EntryStatus::Booked,
+            chrono::NaiveDate::from_ymd_opt(2026, 1, 2),
+            Some("BANK-1")
+        )
+    );
+    assert_eq!(st[1].entries, []);
+    // Without a MsgId either nothing identifies it: one error at the statement.
+    let x = x.replace("<MsgId>MSG-7</MsgId>", "");
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    let want = |n: u32| {
+        (
+            FindingCode::MissingElement,
+            E,
+            format!("/Document/BkToCstmrStmt/Stmt[{n}]"),
+            "Id (or the message's GrpHdr/MsgId to stand in)".to_string(),
+            "none".to_string(),
+        )
+    };
+    assert_eq!(said(&r), [want(1), want(2)]);
+    assert_eq!(st[0].id, "");
+}
+
+#[test]
+fn an_entry_without_status_is_read_as_booked() {
+    let entry = ntry("2.50", "DBIT", "2026-01-02").replace("<Sts>BOOK</Sts>", "");
+    let stmt = format!(
+        "<Id>S1</Id>{ACCT}{}{}{entry}",
+        bal("OPBD", "10.00", CRDT),
+        bal("CLBD", "7.50", CRDT)
+    );
+    let x = doc053("2026-01-02T10:00:00", &[&stmt]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    // Booked: it counts in the balance check, which holds (10.00 - 2.50 = 7.50).
+    assert_eq!(
+        said(&r),
+        [(
+            FindingCode::BankDialect,
+            W,
+            "/Document/BkToCstmrStmt/Stmt[1]/Ntry[1]".to_string(),
+            "no entry status: read as booked".to_string(),
+            "no Sts".to_string()
+        )]
+    );
+    let e = &st[0].entries[0];
+    assert_eq!(
+        (e.amount_minor, e.credit, e.status, e.booking_date),
+        (
+            250,
+            false,
+            EntryStatus::Booked,
+            chrono::NaiveDate::from_ymd_opt(2026, 1, 2)
+        )
+    );
+    // Read as booked, it must balance: 10.00 - 2.50 is not 8.00.
+    let x = x.replace(">7.50<", ">8.00<");
+    let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(
+        codes(&r),
+        [
+            (
+                FindingCode::BankDialect,
+                W,
+                "/Document/BkToCstmrStmt/Stmt[1]/Ntry[1]".to_string()
+            ),
+            (
+                FindingCode::BalanceMismatch,
+                E,
+                "/Document/BkToCstmrStmt/Stmt[1]/Bal[2]".to_string()
+            ),
+        ]
+    );
+    // A wrong status is not a missing one: an error at it, no dialect warning, nothing
+    // read as booked (so the balance check, which counts booked entries, misses 2.50).
+    let x = doc053(
+        "2026-01-02T10:00:00",
+        &[&stmt.replace(
+            "<Amt Ccy=\"EUR\">2.50</Amt>",
+            "<Amt Ccy=\"EUR\">2.50</Amt><Sts>DONE</Sts>",
+        )],
+    );
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(
+        codes(&r),
+        [
+            (
+                FindingCode::InvalidValue,
+                E,
+                "/Document/BkToCstmrStmt/Stmt[1]/Ntry[1]/Sts".to_string()
+            ),
+            (
+                FindingCode::BalanceMismatch,
+                E,
+                "/Document/BkToCstmrStmt/Stmt[1]/Bal[2]".to_string()
+            ),
+        ]
+    );
+    assert_eq!(st[0].entries[0].status, EntryStatus::Info);
+}
+
+#[test]
+fn a_balance_without_indicator_is_read_as_credit() {
+    let stmt = format!(
+        "<Id>S1</Id>{ACCT}{}{}{}",
+        bal("OPBD", "10.00", ""),
+        bal("CLBD", "7.50", CRDT),
+        ntry("2.50", "DBIT", "2026-01-02")
+    );
+    let x = doc053("2026-01-02T10:00:00", &[&stmt]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(
+        said(&r),
+        [(
+            FindingCode::BankDialect,
+            W,
+            "/Document/BkToCstmrStmt/Stmt[1]/Bal[1]".to_string(),
+            "no credit/debit indicator on a balance: read as credit".to_string(),
+            "no CdtDbtInd".to_string()
+        )]
+    );
+    assert_eq!(
+        balances(&st[0]),
+        [
+            ("OPBD", BalanceKind::OpeningBooked, 1000, "EUR"),
+            ("CLBD", BalanceKind::ClosingBooked, 750, "EUR")
+        ]
+    );
+    assert_eq!(
+        (st[0].entries[0].amount_minor, st[0].entries[0].credit),
+        (250, false)
+    );
+    // A wrong indicator: one error at it, and no second one for a missing indicator.
+    let x = doc053(
+        "2026-01-02T10:00:00",
+        &[&stmt.replacen("10.00</Amt>", "10.00</Amt><CdtDbtInd>CR</CdtDbtInd>", 1)],
+    );
+    let (_, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(
+        codes(&r),
+        [(
+            FindingCode::InvalidValue,
+            E,
+            "/Document/BkToCstmrStmt/Stmt[1]/Bal[1]/CdtDbtInd".to_string()
+        )]
+    );
+    // A debit balance says so and is read as one.
+    let x = doc053(
+        "2026-01-02T10:00:00",
+        &[&format!("<Id>S1</Id>{ACCT}{}", bal("OPBD", "3.00", DBIT))],
+    );
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(r.findings, []);
+    assert_eq!(st[0].balances[0].amount_minor, -300);
+}
+
+/// A statement created at `created` (its own CreDtTm, `None`: none) in a message created
+/// at `group`, with one entry booked at `booked` (a DtTm) and valued 2014-01-05: the
+/// entry's booking date.
+fn booked_on(group: &str, created: Option<&str>, from_to: &str, booked: &str) -> chrono::NaiveDate {
+    let created = created.map_or(String::new(), |c| format!("<CreDtTm>{c}</CreDtTm>"));
+    let entry = format!(
+        "<Ntry><Amt Ccy=\"EUR\">1.00</Amt>{CRDT}<Sts>BOOK</Sts><BookgDt><DtTm>{booked}</DtTm></BookgDt><ValDt><Dt>2014-01-05</Dt></ValDt></Ntry>"
+    );
+    let stmt = format!("<Id>S1</Id>{created}{from_to}{ACCT}{entry}");
+    let x = doc053(group, &[&stmt]);
+    let (st, r) = read_bytes(x.as_bytes(), 1 << 16);
+    assert_eq!(r.findings, [], "{x}");
+    let e = &st[0].entries[0];
+    assert_eq!(e.value_date, chrono::NaiveDate::from_ymd_opt(2014, 1, 5));
+    e.booking_date.unwrap()
+}
+
+#[test]
+fn a_booking_date_time_is_booked_on_the_statements_local_date() {
+    let d = |day| chrono::NaiveDate::from_ymd_opt(2014, 1, day).unwrap();
+    let utc = "2014-01-04T23:00:00.000Z";
+    let local = "2014-01-05T08:00:00";
+    let ft = |from: &str, to: &str| {
+        format!("<FrToDt><FrDtTm>{from}</FrDtTm><ToDtTm>{to}</ToDtTm></FrToDt>")
+    };
+    // The statement's CreDtTm says +01:00: 23:00 UTC is 00:00 on the 5th there.
+    assert_eq!(
+        booked_on(local, Some("2014-01-05T08:00:00+01:00"), "", utc),
+        d(5)
+    );
+    // No CreDtTm offset: FrToDt says it (FrDtTm first).
+    assert_eq!(
+        booked_on(
+            local,
+            Some(local),
+            &ft("2014-01-04T00:00:00+01:00", "2014-01-04T23:59:59"),
+            utc
+        ),
+        d(5)
+    );
+    assert_eq!(
+        booked_on(
+            local,
+            None,
+            &ft("2014-01-04T00:00:00", "2014-01-04T23:59:59+02:00"),
+            utc
+        ),
+        d(5)
+    );
+    // Else the message's CreDtTm.
+    assert_eq!(booked_on("2014-01-05T08:00:00+01:00", None, "", utc), d(5));
+    // The statement says no time zone anywhere: the date as written.
+    assert_eq!(booked_on(local, Some(local), &ft(local, local), utc), d(4));
+    // A statement in UTC books on the UTC date.
+    assert_eq!(
+        booked_on(local, Some("2014-01-05T08:00:00Z"), "", utc),
+        d(4)
+    );
+    // West of UTC: 03:00 UTC on the 5th is still the 4th in New York.
+    assert_eq!(
+        booked_on(
+            local,
+            Some("2014-01-05T08:00:00-05:00"),
+            "",
+            "2014-01-05T03:00:00Z"
+        ),
+        d(4)
+    );
+    // An offset booking in another zone than the statement's: its instant counts.
+    assert_eq!(
+        booked_on(
+            local,
+            Some("2014-01-05T08:00:00+01:00"),
+            "",
+            "2014-01-05T06:30:00+08:00"
+        ),
+        d(4)
+    );
+    // A booking date-time without an offset is local already: as written.
+    assert_eq!(
+        booked_on(
+            local,
+            Some("2014-01-05T08:00:00+01:00"),
+            "",
+            "2014-01-04T23:00:00"
+        ),
+        d(4)
+    );
+}
+
+/// Every entry of every camt statement file of the corpus: (amount in minor units, credit,
+/// status, booking date, value date, AcctSvcrRef, the single TxDtls' EndToEndId). The
+/// MANIFEST's peer values agree: bsp-camt.053.001.02 [105678.50, -200000, 30000] SEK,
+/// AcctSvcrRef 3/3 and EndToEndId 2/3; bsp multicurrency [1250.50, -500.25, -99.99];
+/// duplicate_same_day [-4.50, -4.50]; no_namespace 250.00 GBP; genkgo camt.053 885 EUR
+/// booked 2014-12-31, valued 2015-01-02; genkgo camt.052/054 -20000000 SEK on 2007-10-18
+/// (camt.052 entries provisional: an intraday report books nothing); camt054
+/// with-account-name and v8-with-UETR have no dates and no reference of any kind.
+#[test]
+fn every_corpus_entry_as_read() {
+    use EntryStatus::*;
+    type E = (
+        u64,
+        bool,
+        EntryStatus,
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+    let rows: &[(&str, &[E])] = &[
+        (
+            "camt052/genkgo-camt052.v1.xml",
+            &[(
+                20000000,
+                false,
+                Pending,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("AAAASESS-FP-ACCR-01"),
+                None,
+            )],
+        ),
+        (
+            "camt052/genkgo-camt052.v2.xml",
+            &[(
+                20000000,
+                false,
+                Pending,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("AAAASESS-FP-ACCR-01"),
+                None,
+            )],
+        ),
+        (
+            "camt052/genkgo-camt052.v4.xml",
+            &[(
+                20000000,
+                false,
+                Pending,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("ACSR160614165200001"),
+                Some("UXC06140000015PI00001EE00001"),
+            )],
+        ),
+        (
+            "camt052/genkgo-camt052.v8.xml",
+            &[(
+                20000000,
+                false,
+                Pending,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("AAAASESS-FP-ACCR-01"),
+                None,
+            )],
+        ),
+        (
+            "camt053/bsp-camt.053.001.02.xml",
+            &[
+                (
+                    10567850,
+                    true,
+                    Booked,
+                    Some("2010-10-18"),
+                    Some("2010-10-18"),
+                    Some("AAAASESS-FP-CN_98765/01"),
+                    Some("MUELL/FINP/RA12345"),
+                ),
+                (
+                    20000000,
+                    false,
+                    Booked,
+                    Some("2010-10-18"),
+                    Some("2010-10-18"),
+                    Some("AAAASESS-FP-ACCR-01"),
+                    None,
+                ),
+                (
+                    3000000,
+                    true,
+                    Booked,
+                    Some("2010-10-18"),
+                    Some("2010-10-18"),
+                    Some("AAAASESS-FP-CONF-FX"),
+                    Some("AAAASS1085FINPSS"),
+                ),
+            ],
+        ),
+        (
+            "camt053/bsp-camt053_duplicate_same_day.xml",
+            &[
+                (
+                    450,
+                    false,
+                    Booked,
+                    Some("2026-04-07"),
+                    Some("2026-04-07"),
+                    None,
+                    None,
+                ),
+                (
+                    450,
+                    false,
+                    Booked,
+                    Some("2026-04-07"),
+                    Some("2026-04-07"),
+                    None,
+                    None,
+                ),
+            ],
+        ),
+        (
+            "camt053/bsp-camt053_multicurrency.xml",
+            &[
+                (
+                    125050,
+                    true,
+                    Booked,
+                    Some("2026-04-10"),
+                    Some("2026-04-10"),
+                    None,
+                    Some("EUR-E2E-001"),
+                ),
+                (
+                    50025,
+                    false,
+                    Booked,
+                    Some("2026-04-15"),
+                    Some("2026-04-15"),
+                    None,
+                    Some("EUR-E2E-002"),
+                ),
+                (
+                    9999,
+                    false,
+                    Booked,
+                    Some("2026-04-20"),
+                    Some("2026-04-21"),
+                    None,
+                    Some("USD-E2E-001"),
+                ),
+            ],
+        ),
+        (
+            "camt053/bsp-camt053_no_namespace.xml",
+            &[(
+                25000,
+                true,
+                Booked,
+                Some("2026-04-12"),
+                Some("2026-04-12"),
+                None,
+                None,
+            )],
+        ),
+        (
+            "camt053/genkgo-camt053.v2.five.decimals.xml",
+            &[(
+                885,
+                true,
+                Booked,
+                Some("2014-12-31"),
+                Some("2015-01-02"),
+                None,
+                Some("000000001"),
+            )],
+        ),
+        (
+            "camt053/genkgo-camt053.v2.minimal.xml",
+            &[(
+                885,
+                true,
+                Booked,
+                Some("2014-12-31"),
+                Some("2015-01-02"),
+                None,
+                None,
+            )],
+        ),
+        (
+            "camt053/genkgo-camt053.v2.multi.statement.xml",
+            &[
+                (
+                    885,
+                    true,
+                    Booked,
+                    Some("2014-12-31"),
+                    Some("2015-01-02"),
+                    None,
+                    Some("000000001"),
+                ),
+                (
+                    700,
+                    false,
+                    Booked,
+                    Some("2014-12-31"),
+                    Some("2015-01-02"),
+                    None,
+                    Some("000000002"),
+                ),
+            ],
+        ),
+        (
+            "camt053/genkgo-camt053.v3.xml",
+            &[(
+                885,
+                true,
+                Booked,
+                Some("2014-12-31"),
+                Some("2015-01-02"),
+                Some("XXXXXXXXXXXXXXXXXXXXXXEUR"),
+                None,
+            )],
+        ),
+        (
+            "camt053/genkgo-camt053.v4.xml",
+            &[(
+                885,
+                true,
+                Booked,
+                Some("2014-12-31"),
+                Some("2015-01-02"),
+                Some("AAAASESS-FP-CN_98765/01"),
+                None,
+            )],
+        ),
+        (
+            "camt053/genkgo-camt053.v8.xml",
+            &[(
+                885,
+                true,
+                Booked,
+                Some("2014-12-31"),
+                Some("2015-01-02"),
+                Some("AAAASESS-FP-CN_98765/01"),
+                Some("MUELL/FINP/RA12345"),
+            )],
+        ),
+        ("camt053/genkgo-camt53.only-Dt-with-DtTm.xml", &[]),
+        ("camt053/prowide-camt.053.001.07-with-AppHdr.xml", &[]),
+        (
+            "camt054/ch-camt054-returns.xml",
+            &[(
+                40000,
+                true,
+                Booked,
+                Some("2019-05-20"),
+                Some("2019-05-20"),
+                Some("086820002PBWFX2U"),
+                Some("EndToEndId-004-01-01"),
+            )],
+        ),
+        (
+            "camt054/fi-camt_054_sample.xml",
+            &[
+                (
+                    200000,
+                    true,
+                    Booked,
+                    Some("2009-10-29"),
+                    Some("2009-10-29"),
+                    Some("091029ACCTSTMTARCH04"),
+                    None,
+                ),
+                (
+                    50000,
+                    true,
+                    Booked,
+                    Some("2009-10-29"),
+                    Some("2009-10-29"),
+                    Some("091029ACCTSTMTARCH21"),
+                    None,
+                ),
+                (
+                    300000,
+                    true,
+                    Booked,
+                    Some("2009-10-29"),
+                    Some("2009-10-29"),
+                    Some("091029ACCTSTMTARCH05"),
+                    None,
+                ),
+                (
+                    423005,
+                    false,
+                    Booked,
+                    Some("2009-10-29"),
+                    Some("2009-10-29"),
+                    Some("091029ACCTSTMTARCH03"),
+                    None,
+                ),
+                (
+                    100000,
+                    false,
+                    Booked,
+                    Some("2009-10-30"),
+                    None,
+                    Some("091029NTFCTNXBCT010101"),
+                    None,
+                ),
+                (
+                    10000,
+                    true,
+                    Info,
+                    Some("2009-10-29"),
+                    None,
+                    Some("091029ACCTSTMTERR01"),
+                    None,
+                ),
+            ],
+        ),
+        (
+            "camt054/genkgo-camt054.v2.with-account-name.xml",
+            &[(20000000, false, Booked, None, None, None, None)],
+        ),
+        (
+            "camt054/genkgo-camt054.v2.xml",
+            &[(
+                20000000,
+                false,
+                Booked,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("AAAASESS-FP-ACCR001"),
+                None,
+            )],
+        ),
+        (
+            "camt054/genkgo-camt054.v4.xml",
+            &[(
+                20000000,
+                false,
+                Booked,
+                Some("2007-10-18"),
+                Some("2007-10-18"),
+                Some("ACSR160617103200001"),
+                None,
+            )],
+        ),
+        (
+            "camt054/genkgo-camt054.v8-with-UETR.xml",
+            &[(20000000, false, Booked, None, None, None, None)],
+        ),
+    ];
+    for (file, want) in rows {
+        let (st, _) = read_corpus(file);
+        let d = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+        let got: Vec<_> = st
+            .iter()
+            .flat_map(|s| &s.entries)
+            .map(|e| {
+                (
+                    e.amount_minor,
+                    e.credit,
+                    e.status,
+                    d(e.booking_date),
+                    d(e.value_date),
+                    e.bank_ref.clone(),
+                    e.end_to_end_id.clone(),
+                )
+            })
+            .collect();
+        let want: Vec<_> = want
+            .iter()
+            .map(|(a, c, s, b, v, r, e)| {
+                (
+                    *a,
+                    *c,
+                    *s,
+                    b.map(String::from),
+                    v.map(String::from),
+                    r.map(String::from),
+                    e.map(String::from),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{file}");
+    }
+    assert_eq!(rows.len(), 22);
 }

@@ -6,7 +6,7 @@ use super::reader::{Frame, Stack, State};
 use crate::findings::{Finding, FindingCode};
 use crate::formats::xml::amount::parse_amount;
 use crate::money::{Currency, CurrencyError};
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate};
 
 /// `YYYY-MM-DD`, a real date.
 pub(super) fn parse_date(text: &str) -> Option<NaiveDate> {
@@ -60,6 +60,35 @@ pub(super) fn parse_date_time(text: &str) -> Option<NaiveDate> {
         _ => false,
     };
     zone_ok.then_some(date)
+}
+
+/// The time zone a date-time written as [`parse_date_time`] takes says (`Z` or
+/// `+hh:mm`/`-hh:mm`); `None` for a local time without one, or for no date-time.
+pub(super) fn zone_of(text: &str) -> Option<FixedOffset> {
+    parse_date_time(text)?;
+    let b = text.as_bytes();
+    if b.last() == Some(&b'Z') {
+        return FixedOffset::east_opt(0);
+    }
+    match b.get(b.len().checked_sub(6)?..)? {
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let n = |x: &u8, y: &u8| i32::from(x - b'0') * 10 + i32::from(y - b'0');
+            let secs = n(h1, h2) * 3600 + n(m1, m2) * 60;
+            FixedOffset::east_opt(if *sign == b'-' { -secs } else { secs })
+        }
+        _ => None,
+    }
+}
+
+/// The instant a date-time with a time zone names; `None` without one.
+pub(super) fn instant_of(text: &str) -> Option<DateTime<FixedOffset>> {
+    let zone = zone_of(text)?;
+    let date = parse_date_time(text)?;
+    let b = text.as_bytes();
+    let two = |i: usize| u32::from(b[i] - b'0') * 10 + u32::from(b[i + 1] - b'0');
+    // A leap second (`:60`) counts as the last second of its minute: the date is the same.
+    let time = chrono::NaiveTime::from_hms_opt(two(11), two(14), two(17).min(59))?;
+    date.and_time(time).and_local_timezone(zone).single()
 }
 
 /// Whitespace runs collapsed to one blank.

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::findings::{Finding, FindingCode, show};
 use crate::formats::bai2::lex;
+use crate::formats::dialect::DialectRule;
 use std::borrow::Cow;
 use std::io::{self, BufRead};
 
@@ -275,7 +276,7 @@ impl Reader<'_> {
 
     /// A `16` text from `line[j..]`; gives where a record joined after it starts.
     pub(super) fn scan_text(&mut self, line: &[u8], j: usize, at: &Phys<'_>) -> Option<usize> {
-        let (len, next) = lex::text_end(&line[j..]);
+        let lex::TextEnd { len, next, slash } = lex::text_end(&line[j..]);
         let mut text = &line[j..j + len];
         let mut closed = next.is_some();
         if !closed {
@@ -294,6 +295,17 @@ impl Reader<'_> {
                 decode(text)
             }
         };
+        if let Some(p) = slash {
+            // The text runs on past a `/` and a record code that cannot come there: read as
+            // text, said once, at that `/`.
+            let tag = match &self.pending {
+                Some(l) if l.pieces > 1 => "88",
+                _ => "16",
+            };
+            self.sink.push(
+                DialectRule::SlashInText.finding(at.at(j + p).pos(tag), value.trim().to_string()),
+            );
+        }
         if let Some(p) = self.pending.as_mut() {
             if !grow(p, value.len()) {
                 return next.map(|o| j + o);
