@@ -12,11 +12,13 @@
 //!   with one finding saying what it is ([`Refusal::finding`]) and naming every format
 //!   read ([`EXPECTED`]) instead of a flood of NACHA errors about its bytes.
 //!
-//! Anything else that is not XML is read as NACHA, whose reader says what is wrong record
-//! by record: a file is refused only when it is recognised as something else, so a NACHA
-//! file with odd first bytes (a byte-order mark, a batch header first, a stray line) still
-//! gets the NACHA reader's findings. [`read_head`] gathers the prefix from any reader and hands back a reader of
-//! the whole input.
+//! Anything else that begins with a digit (after a byte-order mark and blanks) is read as
+//! NACHA, whose reader says what is wrong record by record: a NACHA file begins with a
+//! record type, so one with odd first records (a batch header first, a stray line) still
+//! gets the NACHA reader's findings. What begins with anything else is no format read
+//! ([`Refusal::Unrecognised`]): one finding, not a flood of NACHA errors about its bytes;
+//! `--format nacha` still reads it as NACHA. [`read_head`] gathers the prefix from any
+//! reader and hands back a reader of the whole input.
 
 use crate::findings::{FilePosition, Finding, FindingCode};
 use crate::formats::ParseSummary;
@@ -130,6 +132,10 @@ pub enum Refusal {
     /// Comma-, semicolon- or tab-separated values: the first lines split into the same
     /// number of fields.
     Csv,
+    /// Anything else that does not begin with a digit: a NACHA file begins with its record
+    /// type (`1`, or `5`…`9` where a header is missing), so such a file is no format read,
+    /// and a flood of NACHA errors about it would say nothing.
+    Unrecognised,
 }
 
 /// What a rejected unsupported file was expected to be: every format read.
@@ -152,6 +158,7 @@ impl Refusal {
             SwiftFields => "swift-mt",
             Json => "json",
             Csv => "csv",
+            Unrecognised => "unknown",
         }
     }
 
@@ -170,6 +177,7 @@ impl Refusal {
             SwiftFields => "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
             Json => "a JSON document",
             Csv => "CSV text (lines of separated values)",
+            Unrecognised => "a file of none of these kinds: its first line is no NACHA record",
         }
     }
 
@@ -222,8 +230,8 @@ const ISO_NAMESPACE: &[u8] = b"urn:iso:std:iso:20022:tech:xsd:";
 
 /// The format of a file starting with `head` (its first [`HEAD_BYTES`], or all of it).
 /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; a file of none of
-/// the kinds [`StatementFormat`] and [`Refusal`] list is NACHA (an empty one too: its
-/// reader says so).
+/// the kinds [`StatementFormat`] and [`Refusal`] list is NACHA when it begins with a digit
+/// (an empty one too: its reader says so), else refused as [`Refusal::Unrecognised`].
 pub fn detect(head: &[u8]) -> Detected {
     if utf16_xml(head) {
         return Detected::Payment(FileFormat::Iso20022);
@@ -251,7 +259,11 @@ pub fn detect(head: &[u8]) -> Detected {
     if csv(start) {
         return Detected::Refused(Refusal::Csv);
     }
-    Detected::Payment(FileFormat::Nacha)
+    match start.first() {
+        Some(b) if !b.is_ascii_digit() => Detected::Refused(Refusal::Unrecognised),
+        // Empty (the NACHA reader says so) or a record type: NACHA.
+        _ => Detected::Payment(FileFormat::Nacha),
+    }
 }
 
 /// A first line shaped like a BAI2 record of another code (`00,0004,…,2/`: two digits, a
@@ -518,8 +530,8 @@ mod tests {
             // Read.
             (b"101 231380104 1210428822611290900A094101", nacha),
             (b"", nacha),
-            (b"random words", nacha),
-            (b"\x00\x01\x02", nacha),
+            (b"random words", no(Unrecognised)),
+            (b"\x00\x01\x02", no(Unrecognised)),
             (PACS.as_bytes(), iso),
             (b"<?xml version=\"1.0\"?>\n<Document/>", iso),
             (b"\xEF\xBB\xBF<?xml version=\"1.0\"?>", iso),
@@ -609,13 +621,16 @@ mod tests {
         // A NACHA line never starts with `:`; a colon inside one is just a character.
         let nacha = Detected::Payment(FileFormat::Nacha);
         assert_eq!(detect(b"101 :20: 1210428822611290900A094101"), nacha);
-        assert_eq!(detect(b":2:"), nacha);
-        assert_eq!(detect(b":2000:"), nacha);
+        assert_eq!(detect(b":2:"), Detected::Refused(Refusal::Unrecognised));
+        assert_eq!(detect(b":2000:"), Detected::Refused(Refusal::Unrecognised));
         assert_eq!(detect(b"0"), nacha);
         assert_eq!(detect(b"01"), nacha);
-        assert_eq!(detect(b"\x1F"), nacha);
+        assert_eq!(detect(b"\x1F"), Detected::Refused(Refusal::Unrecognised));
         // Free text with a `:20:` line but no `:25:`: not enough to call it a statement.
-        assert_eq!(detect(b"notes\n:20:x\n"), nacha);
+        assert_eq!(
+            detect(b"notes\n:20:x\n"),
+            Detected::Refused(Refusal::Unrecognised)
+        );
         // A camt namespace named only after a payment's is the payment's file.
         assert_eq!(
             detect(
@@ -675,7 +690,7 @@ mod tests {
             (b":NS:22Test GmbH\n23Testkonto\n240,800\n", no(SwiftFields)),
             (b"\r\n:NS:01Verwendungszweck\n", no(SwiftFields)),
             // Not CSV: rows that do not split alike, or NACHA records holding a comma.
-            (b"a,b,c\n1,2\n", nacha),
+            (b"a,b,c\n1,2\n", no(Unrecognised)),
             // A BAI2-shaped record of an unknown code: the BAI2 reader says what it is.
             (b"00,0004,1/2/345,06/0321,0829,001,80,1,2/\n", Detected::Statement(Bai2)),
             (b"00,0004,1,2\n00,1,2,3\n", no(Csv)),
@@ -684,11 +699,11 @@ mod tests {
                 nacha,
             ),
             (b"5220Name on Account, Inc\n6271234,\n", nacha),
-            (b"not json {\"a\": 1}", nacha),
-            (b"{x", nacha),
-            (b"[x", nacha),
-            (b":N:x", nacha),
-            (b":NSXX:x", nacha),
+            (b"not json {\"a\": 1}", no(Unrecognised)),
+            (b"{x", no(Unrecognised)),
+            (b"[x", no(Unrecognised)),
+            (b":N:x", no(Unrecognised)),
+            (b":NSXX:x", no(Unrecognised)),
         ];
         for (head, want) in rows {
             assert_eq!(detect(head), *want, "{}", head.escape_ascii());

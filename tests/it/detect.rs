@@ -174,9 +174,9 @@ fn a_zip_archive_is_refused_as_such() {
 }
 
 #[test]
-fn json_csv_and_bank_fields_alone_are_refused_as_such() {
+fn json_csv_bank_fields_alone_and_other_text_are_refused_as_such() {
     let db = db();
-    let files: [(&str, &[u8], &str, &str); 3] = [
+    let files: [(&str, &[u8], &str, &str); 4] = [
         (
             "statement.json",
             b"{\n  \"account\": \"NL26VAYB8060476890\",\n  \"entries\": [{\"amount\": \"12.50\"}]\n}\n",
@@ -194,6 +194,12 @@ fn json_csv_and_bank_fields_alone_are_refused_as_such() {
             b":NS:22Test GmbH\n23Testkonto\n240,800\n25010102311202\n",
             "swift-mt",
             "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
+        ),
+        (
+            "notes.txt",
+            b"Statement for November\nplease find attached\n",
+            "unknown",
+            "a file of none of these kinds: its first line is no NACHA record",
         ),
     ];
     for (name, bytes, kind, found) in files {
