@@ -12,7 +12,7 @@
 //!   with one finding saying what it is ([`Refusal::finding`]) and naming every format
 //!   read ([`EXPECTED`]) instead of a flood of NACHA errors about its bytes.
 //!
-//! Anything else that begins with a digit (after a byte-order mark and blanks) is read as
+//! Anything else that begins with three digits (after a byte-order mark and blanks) is read as
 //! NACHA, whose reader says what is wrong record by record: a NACHA file begins with a
 //! record type, so one with odd first records (a batch header first, a stray line) still
 //! gets the NACHA reader's findings. What begins with anything else is no format read
@@ -132,9 +132,9 @@ pub enum Refusal {
     /// Comma-, semicolon- or tab-separated values: the first lines split into the same
     /// number of fields.
     Csv,
-    /// Anything else that does not begin with a digit: a NACHA file begins with its record
-    /// type (`1`, or `5`…`9` where a header is missing), so such a file is no format read,
-    /// and a flood of NACHA errors about it would say nothing.
+    /// Anything else that does not begin with three digits: a NACHA record begins with its
+    /// type and digits (`101…`, or `5200…` where a file header is missing), so such a file
+    /// is no format read, and a flood of NACHA errors about it would say nothing.
     Unrecognised,
 }
 
@@ -177,7 +177,7 @@ impl Refusal {
             SwiftFields => "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
             Json => "a JSON document",
             Csv => "CSV text (lines of separated values)",
-            Unrecognised => "a file of none of these kinds: its first line is no NACHA record",
+            Unrecognised => "a file of none of these kinds: it does not begin as a NACHA record does",
         }
     }
 
@@ -230,7 +230,7 @@ const ISO_NAMESPACE: &[u8] = b"urn:iso:std:iso:20022:tech:xsd:";
 
 /// The format of a file starting with `head` (its first [`HEAD_BYTES`], or all of it).
 /// XML (after an optional UTF-8 BOM and blanks, a `<`) is ISO 20022; a file of none of
-/// the kinds [`StatementFormat`] and [`Refusal`] list is NACHA when it begins with a digit
+/// the kinds [`StatementFormat`] and [`Refusal`] list is NACHA when it begins with three digits
 /// (an empty one too: its reader says so), else refused as [`Refusal::Unrecognised`].
 pub fn detect(head: &[u8]) -> Detected {
     if utf16_xml(head) {
@@ -259,10 +259,13 @@ pub fn detect(head: &[u8]) -> Detected {
     if csv(start) {
         return Detected::Refused(Refusal::Csv);
     }
-    match start.first() {
-        Some(b) if !b.is_ascii_digit() => Detected::Refused(Refusal::Unrecognised),
-        // Empty (the NACHA reader says so) or a record type: NACHA.
-        _ => Detected::Payment(FileFormat::Nacha),
+    // Empty (the NACHA reader says so), or a record opening as NACHA's do: its type and
+    // then digits (`101` a file header's priority code, `5200` a batch header's class).
+    let nacha_record = start.len() >= 3 && start[..3].iter().all(u8::is_ascii_digit);
+    if start.is_empty() || nacha_record {
+        Detected::Payment(FileFormat::Nacha)
+    } else {
+        Detected::Refused(Refusal::Unrecognised)
     }
 }
 
@@ -623,8 +626,12 @@ mod tests {
         assert_eq!(detect(b"101 :20: 1210428822611290900A094101"), nacha);
         assert_eq!(detect(b":2:"), Detected::Refused(Refusal::Unrecognised));
         assert_eq!(detect(b":2000:"), Detected::Refused(Refusal::Unrecognised));
-        assert_eq!(detect(b"0"), nacha);
-        assert_eq!(detect(b"01"), nacha);
+        assert_eq!(detect(b"0"), Detected::Refused(Refusal::Unrecognised));
+        assert_eq!(
+            detect(b"1\n2\n3\n"),
+            Detected::Refused(Refusal::Unrecognised)
+        );
+        assert_eq!(detect(b"101"), nacha);
         assert_eq!(detect(b"\x1F"), Detected::Refused(Refusal::Unrecognised));
         // Free text with a `:20:` line but no `:25:`: not enough to call it a statement.
         assert_eq!(

@@ -199,7 +199,7 @@ fn json_csv_bank_fields_alone_and_other_text_are_refused_as_such() {
             "notes.txt",
             b"Statement for November\nplease find attached\n",
             "unknown",
-            "a file of none of these kinds: its first line is no NACHA record",
+            "a file of none of these kinds: it does not begin as a NACHA record does",
         ),
     ];
     for (name, bytes, kind, found) in files {

@@ -140,9 +140,9 @@ fn check_a_stream(len: u64) -> (u64, serde_json::Value) {
     let mut stdin = child.stdin.take().unwrap();
     // A record type first, so that the stream is read as NACHA (a file beginning with a
     // letter is refused at once).
-    stdin.write_all(b"1").expect("feed clearledger check");
+    stdin.write_all(b"101").expect("feed clearledger check");
     let chunk = vec![b'A'; 1 << 20];
-    let mut left = len - 1;
+    let mut left = len - 3;
     while left > 0 {
         let n = left.min(chunk.len() as u64) as usize;
         stdin

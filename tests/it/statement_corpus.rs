@@ -75,7 +75,7 @@ const OUTCOMES: &[(&str, &str, u64, u64, u64, u64, u64)] = &[
         0,
         0,
     ),
-    ("mt940/invalid_statement.sta", "rejected", 1, 0, 0, 0, 0),
+    ("mt940/invalid_statement.sta", "rejected", 0, 0, 0, 0, 0),
     ("mt940/jejik-knab.sta", "needs_attention", 3, 3, 0, 0, 0),
     (
         "mt940/jejik-postfinance.sta",
