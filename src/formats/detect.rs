@@ -177,7 +177,9 @@ impl Refusal {
             SwiftFields => "SWIFT MT fields (:NS:) without the :20: and :25: of an MT940/MT942",
             Json => "a JSON document",
             Csv => "CSV text (lines of separated values)",
-            Unrecognised => "a file of none of these kinds: it does not begin as a NACHA record does",
+            Unrecognised => {
+                "a file of none of these kinds: it does not begin as a NACHA record does"
+            }
         }
     }
 

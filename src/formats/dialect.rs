@@ -34,6 +34,8 @@ pub enum DialectRule {
     /// A line inside `:86:` that begins like a tag the message does not have there
     /// (`:12:11`, `:26:37` in a wrapped timestamp).
     WrappedTagLikeLine,
+    /// MT940 balance without its currency (`:62F:C020315105000,00`): the statement's.
+    NoBalanceCurrency,
     /// BAI2 `16` text holding `/`, blanks and a record code that cannot come there (`FEE/
     /// 16,50 EUR`): the text is the record's last field and runs to its end. (A `/` alone
     /// in a text is BAI2's own rule and no dialect; `/`, blanks and a `16` with its type
@@ -60,6 +62,7 @@ pub const RULES: &[DialectRule] = &[
     DialectRule::WithdrawnCurrency,
     DialectRule::AccountCurrencySuffix,
     DialectRule::WrappedTagLikeLine,
+    DialectRule::NoBalanceCurrency,
     DialectRule::SlashInText,
     DialectRule::NoStatementId,
     DialectRule::NoEntryStatus,
@@ -81,6 +84,7 @@ impl DialectRule {
             WithdrawnCurrency => "withdrawn currency: minor units from ISO 4217's historic list",
             AccountCurrencySuffix => "currency after the account: account and currency split",
             WrappedTagLikeLine => "tag-like line inside :86:: read as its continuation",
+            NoBalanceCurrency => "balance without currency: the statement's currency",
             SlashInText => "16 text holding '/' and a record code: text runs to the record's end",
             NoStatementId => {
                 "no statement Id: the message's MsgId and the statement's number stand in"

@@ -427,31 +427,33 @@ fn mbank_mt940_in_soh_etx_frames() {
 }
 
 #[test]
-fn raphaelm_is_refused() {
-    // WoLpH reads it (lenient); we refuse it, for one cause three times: :62M:/:62F:
-    // without a currency (WoLpH takes '105' as the currency), which of the digits are the
-    // amount is not clear. What is clear is read, with warnings: DEM in its historic
-    // decimals (once per statement), the :61: lines without a reference, :NS: skipped,
-    // :28: read as :28C:.
+fn raphaelm_is_read_its_closing_balances_in_the_statement_currency() {
+    // WoLpH reads it (lenient) but takes '105' of `:62M:C020315105000,00` for the currency.
+    // The closings have no currency; the statement's (DEM, from :60F:) is meant, and the
+    // balances then add up, statement by statement: read, told three times. What else is
+    // clear is read with warnings: DEM in its historic decimals (once per statement), the
+    // :61: lines without a reference, :NS: skipped, :28: read as :28C:.
     let g = read_file("mt940/raphaelm.sta");
     assert_eq!((g.r.statements, g.r.entries), (2, 9));
     let errors: Vec<_> = g.findings().into_iter().filter(|f| f.0 == Error).collect();
-    assert_eq!(
-        errors,
-        vec![
-            (Error, TagSyntax, 27, 13),
-            (Error, TagSyntax, 35, 13),
-            (Error, TagSyntax, 47, 13),
-        ]
-    );
-    assert_eq!(
-        g.r.findings
-            .iter()
-            .filter(|f| f.code == TagSyntax && f.severity == Error)
-            .map(|f| f.found.as_str())
-            .collect::<Vec<_>>(),
-        ["105000,00", "145000,00", "95000,00"]
-    );
+    assert_eq!(errors, vec![]);
+    let closings: Vec<_> = g
+        .sts
+        .iter()
+        .map(|s| {
+            let c = s.balance(BalanceKind::ClosingBooked).unwrap();
+            (c.amount_minor, c.currency.as_str())
+        })
+        .collect();
+    assert_eq!(closings, [(14_500_000, "DEM"), (9_500_000, "DEM")]);
+    let no_ccy = |line| {
+        (
+            line,
+            13,
+            DialectRule::NoBalanceCurrency,
+            "no currency".to_string(),
+        )
+    };
     let no_ref = |line| {
         (
             line,
@@ -470,11 +472,14 @@ fn raphaelm_is_refused() {
             no_ref(24),
             no_ref(25),
             no_ref(26),
+            no_ccy(27),
             dem(32),
             no_ref(33),
             no_ref(34),
+            no_ccy(35),
             dem(43),
             no_ref(44),
+            no_ccy(47),
         ]
     );
     let others: Vec<_> = g

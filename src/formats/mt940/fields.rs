@@ -237,7 +237,16 @@ pub(crate) fn parse_balance(v: &[u8]) -> (Option<BalanceValue<'_>>, Vec<Bad>) {
             .parse(v)
             .map_err(|_: NomErr<'_>| syntax(v, v, "C or D"))?;
         let (i, date) = date6(v, i, "balance date", &mut bad)?;
-        let (i, currency) = currency(v, i)?;
+        // An amount where the currency should be: the statement's currency is meant (the
+        // reader fills it in, an empty currency here).
+        let (i, currency) = match currency(v, i) {
+            Err(_) if i.first().is_some_and(u8::is_ascii_digit) => {
+                let found = "no currency".to_string();
+                bad.push(dialect(v, i, DialectRule::NoBalanceCurrency, found));
+                (i, "")
+            }
+            r => r?,
+        };
         let (i, amount) = amount(v, i, &mut bad)?;
         Ok((
             i,
@@ -967,8 +976,13 @@ mod tests {
         assert!(b.debit);
         assert_eq!((b.date, b.currency), (d(2007, 9, 4), "EUR"));
         let (b, bad) = parse_balance(b"C020315105000,00");
+        assert_eq!(b.map(|b| b.currency), Some(""));
+        assert_eq!(
+            (bad[0].code, bad[0].at, bad[0].found.as_str()),
+            (FindingCode::BankDialect, 7, "no currency")
+        );
+        let (b, bad) = parse_balance(b"C020315XY105000,00");
         assert_eq!(b, None);
-        assert_eq!((bad[0].at, bad[0].found.as_str()), (7, "105000,00"));
         assert!(bad[0].expected.starts_with("a currency code"));
         let (b, bad) = parse_balance(b"C160231EUR1,00 x");
         assert!(b.is_some());

@@ -973,3 +973,40 @@ fn an_amount_not_read_leaves_no_sum_to_mismatch() {
         ]
     );
 }
+
+#[test]
+fn a_balance_without_its_currency_is_in_the_statements() {
+    let (r, sts) = run(":20:S\n:25:1234\n:28C:1\n:60F:C250101EUR10,00\n\
+         :61:2501010101C1,00NTRFR\n:62F:C25010111,00\n-\n");
+    assert_eq!(
+        said(&r),
+        vec![told(DialectRule::NoBalanceCurrency, 6, 13, "no currency")]
+    );
+    let c = sts[0].balance(BalanceKind::ClosingBooked).unwrap();
+    assert_eq!((c.amount_minor, c.currency.as_str()), (1_100, "EUR"));
+    // No currency anywhere before it: which one is meant is not clear, one error at each.
+    let (r, _) = run(":20:S\n:25:1234\n:28C:1\n:60F:C25010110,00\n:62F:C25010110,00\n-\n");
+    let errors: Vec<_> = found(&r)
+        .into_iter()
+        .filter(|f| f.0 == Severity::Error)
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            (
+                Severity::Error,
+                FindingCode::MissingTag,
+                4,
+                13,
+                tag(":60F:")
+            ),
+            (
+                Severity::Error,
+                FindingCode::MissingTag,
+                5,
+                13,
+                tag(":62F:")
+            ),
+        ]
+    );
+}

@@ -4,7 +4,7 @@
 
 use super::tags::{once, rank, tag_bit};
 use super::{Control, Field, Page, Reader};
-use crate::findings::{FindingCode, show};
+use crate::findings::{Finding, FindingCode, show};
 use crate::formats::dialect::DialectRule;
 use crate::formats::mt940::fields::{self, Bad};
 use crate::formats::mt940::{
@@ -302,6 +302,30 @@ impl Reader<'_> {
         );
     }
 
+    /// The exponent of a balance's currency: the first opening's sets the statement's;
+    /// another is checked (a withdrawn one told once per currency).
+    fn balance_exponent(&mut self, page: &mut Page, f: &Field, currency: &str) -> Option<u32> {
+        // The currency starts at offset 7 (mark and date before it).
+        if page.currency.is_none() && matches!(f.tag, "60F" | "60M") {
+            self.set_currency(page, f, currency, 7);
+            return page.exponent;
+        }
+        match statement_exponent(currency) {
+            Ok((e, withdrawn)) => {
+                // Told once per currency: at the statement's, or here for another.
+                if withdrawn && page.currency.as_deref() != Some(currency) {
+                    let pos = f.pos(0, 7);
+                    self.push(DialectRule::WithdrawnCurrency.finding(pos, currency));
+                }
+                Some(e)
+            }
+            Err(e) => {
+                self.currency_error(f, 7, currency, e);
+                None
+            }
+        }
+    }
+
     pub(super) fn balance(&mut self, page: &mut Page, f: &Field, v: &[u8]) {
         let tag = f.tag;
         match tag {
@@ -309,33 +333,31 @@ impl Reader<'_> {
             "62F" | "62M" => page.closing_tag = Some(tag),
             _ => {}
         }
+        let filled: String;
         let (b, bad) = fields::parse_balance(v);
         for x in bad {
             self.bad(f, 0, x);
         }
-        let Some(b) = b else {
+        let Some(mut b) = b else {
             return;
         };
-        // The currency starts at offset 7 (mark and date before it).
-        let exponent = if page.currency.is_none() && matches!(tag, "60F" | "60M") {
-            self.set_currency(page, f, b.currency, 7);
-            page.exponent
-        } else {
-            match statement_exponent(b.currency) {
-                Ok((e, withdrawn)) => {
-                    // Told once per currency: at the statement's, or here for another.
-                    if withdrawn && page.currency.as_deref() != Some(b.currency) {
-                        let pos = f.pos(0, 7);
-                        self.push(DialectRule::WithdrawnCurrency.finding(pos, b.currency));
-                    }
-                    Some(e)
-                }
-                Err(e) => {
-                    self.currency_error(f, 7, b.currency, e);
-                    None
-                }
-            }
-        };
+        if b.currency.is_empty() {
+            // A balance without its currency (a bank dialect, told by the parser): the
+            // statement's, which its opening gave; none known yet is one error.
+            let Some(c) = page.currency.clone() else {
+                self.push(Finding::error(
+                    FindingCode::MissingTag,
+                    f.pos(0, 7),
+                    None,
+                    "a currency (the balance's, or an opening balance's before it)",
+                    "none",
+                ));
+                return;
+            };
+            filled = c;
+            b.currency = &filled;
+        }
+        let exponent = self.balance_exponent(page, f, b.currency);
         let amount_minor = match exponent.map(|e| fields::to_minor(&b.amount, e, b.currency)) {
             Some(Ok(a)) => a as i64,
             Some(Err(x)) => {
