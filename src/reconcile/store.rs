@@ -419,7 +419,7 @@ impl Ledger {
             }
         };
         let read = self.read_sides(req, &mapped, &stage).await?;
-        let identity = run_identity(req, &read.inputs_hash, &read.balances);
+        let identity = run_identity(req, &read.inputs_hash, &read.balances, &read.breaks);
         if let Some(earlier) = self.earlier_run(req.tenant, &identity).await? {
             return Ok(ReconcileOutcome::Done(earlier));
         }
@@ -1296,7 +1296,12 @@ fn inputs_hash(mapped: &[String], hash_in: &mut [(u8, i64, String)]) -> String {
 
 /// A run's identity: tenant, bank account, period, rules, inputs, the corrections asked
 /// for and the balances read (a change in any is a new run).
-fn run_identity(req: &ReconcileRequest<'_>, inputs_hash: &str, balances: &[BalanceRow]) -> String {
+fn run_identity(
+    req: &ReconcileRequest<'_>,
+    inputs_hash: &str,
+    balances: &[BalanceRow],
+    breaks: &[StatementBreak],
+) -> String {
     let corrections = match &req.corrections {
         None => "no-corrections".to_string(),
         Some(keys) => {
@@ -1320,6 +1325,12 @@ fn run_identity(req: &ReconcileRequest<'_>, inputs_hash: &str, balances: &[Balan
         serde_json::to_string(&balances).unwrap_or_default(),
     ] {
         h.update(part.as_bytes());
+        h.update([0x1f]);
+    }
+    // A statement recorded unbalanced since is a new run too (nothing added when there is
+    // none: the identities of runs recorded before breaks were kept stay as they were).
+    if !breaks.is_empty() {
+        h.update(serde_json::to_string(breaks).unwrap_or_default().as_bytes());
         h.update([0x1f]);
     }
     hex::encode(h.finalize())

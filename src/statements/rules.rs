@@ -187,9 +187,13 @@ impl Ledger {
             .or_else(|| s.balance(BalanceKind::IntermediateClosing));
         let detail = balances_detail(s);
         let (sd, fd, td) = (d(s.date), d(s.from_date), d(s.to_date));
-        // The first break found is the one recorded: the statement's own closing before
-        // the chain from the one before it.
-        let brk = s.balance_breaks.first();
+        // One break is recorded: the statement's own closing before a chain (from the
+        // previous statement, or between its pages), whichever the reader found first.
+        let brk = s
+            .balance_breaks
+            .iter()
+            .find(|b| b.kind == crate::formats::statement::BreakKind::Closing)
+            .or_else(|| s.balance_breaks.first());
         let a = args![
             start.tenant,
             r.statement_key.as_str(),

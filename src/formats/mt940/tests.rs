@@ -1010,3 +1010,21 @@ fn a_balance_without_its_currency_is_in_the_statements() {
         ]
     );
 }
+
+#[test]
+fn one_account_in_two_currencies_chains_each_currency_apart() {
+    // The currency split off `:25:` leaves one account name; its EUR and USD statements
+    // are two chains, each continuous.
+    let (r, sts) = run(
+        ":20:A\n:25:NL34RABO0142623393 EUR\n:28C:1\n:60F:C250101EUR10,00\n:62F:C250101EUR10,00\n-\n\
+         :20:B\n:25:NL34RABO0142623393 USD\n:28C:1\n:60F:C250101USD99,00\n:62F:C250101USD99,00\n-\n\
+         :20:C\n:25:NL34RABO0142623393 EUR\n:28C:2\n:60F:C250102EUR10,00\n:62F:C250102EUR10,00\n-\n",
+    );
+    assert_eq!(sts.len(), 3);
+    assert!(sts.iter().all(|s| s.balance_breaks.is_empty()), "{sts:?}");
+    let faults: Vec<_> = found(&r)
+        .into_iter()
+        .filter(|f| f.1 != FindingCode::BankDialect)
+        .collect();
+    assert_eq!(faults, vec![]);
+}

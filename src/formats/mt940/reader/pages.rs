@@ -303,7 +303,14 @@ impl Reader<'_> {
         if amounts_known && let Some(f) = check_balance(&mut st) {
             self.push(f);
         }
-        let key = format!("{}\u{0}{}", st.format, st.account);
+        // Per account and currency: an account whose `:25:` named its currency (split off)
+        // may hold statements in several, each its own chain.
+        let key = format!(
+            "{}\u{0}{}\u{0}{}",
+            st.format,
+            st.account,
+            st.currency.as_deref().unwrap_or("")
+        );
         let number = st
             .sequence
             .as_deref()
