@@ -187,13 +187,7 @@ impl Ledger {
             .or_else(|| s.balance(BalanceKind::IntermediateClosing));
         let detail = balances_detail(s);
         let (sd, fd, td) = (d(s.date), d(s.from_date), d(s.to_date));
-        // One break is recorded: the statement's own closing before a chain (from the
-        // previous statement, or between its pages), whichever the reader found first.
-        let brk = s
-            .balance_breaks
-            .iter()
-            .find(|b| b.kind == crate::formats::statement::BreakKind::Closing)
-            .or_else(|| s.balance_breaks.first());
+        let brk = recorded_break(s);
         let a = args![
             start.tenant,
             r.statement_key.as_str(),
@@ -250,6 +244,19 @@ impl Ledger {
             !same,
         ))
     }
+}
+
+/// The one break a statement is recorded with: its own closing before a chain (from the
+/// previous statement, or between its pages), whichever the reader found first.
+fn recorded_break(
+    s: &crate::formats::statement::Statement,
+) -> Option<&crate::formats::statement::BalanceBreak> {
+    use crate::formats::statement::BreakKind;
+    let breaks = &s.balance_breaks;
+    breaks
+        .iter()
+        .find(|b| b.kind == BreakKind::Closing)
+        .or_else(|| breaks.first())
 }
 
 /// The statement's balances, as its stored detail (a JSON object).
