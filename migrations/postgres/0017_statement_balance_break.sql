@@ -8,3 +8,6 @@ ALTER TABLE statements ADD CONSTRAINT statements_balance_break_check
     CHECK (balance_break = 'closing' OR balance_break = 'chain');
 ALTER TABLE statements ADD COLUMN balance_expected_minor BIGINT;
 ALTER TABLE statements ADD COLUMN balance_found_minor BIGINT;
+-- The run that recorded such statements counts them: it needs attention, whoever reads it
+-- (`runs`, `report`, the HTTP service, its webhooks).
+ALTER TABLE runs ADD COLUMN unbalanced BIGINT NOT NULL DEFAULT 0;

@@ -6,3 +6,6 @@ ALTER TABLE statements ADD COLUMN balance_break TEXT
     CHECK (balance_break = 'closing' OR balance_break = 'chain');
 ALTER TABLE statements ADD COLUMN balance_expected_minor INTEGER;
 ALTER TABLE statements ADD COLUMN balance_found_minor INTEGER;
+-- The run that recorded such statements counts them: it needs attention, whoever reads it
+-- (`runs`, `report`, the HTTP service, its webhooks).
+ALTER TABLE runs ADD COLUMN unbalanced INTEGER NOT NULL DEFAULT 0;

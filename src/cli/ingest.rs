@@ -511,12 +511,7 @@ impl OneFile<'_> {
         s: &crate::report::summary::Summary<'_>,
     ) -> FileResult {
         let (g, name, run) = (self.g, &self.name, s.run);
-        // A statement recorded unbalanced needs an operator as a conflict does.
-        let unbalanced = s.statements.is_some_and(|st| st.unbalanced > 0);
-        let status = match run.status_word() {
-            "completed" if unbalanced => "needs_attention",
-            w => w,
-        };
+        let status = run.status_word();
         if status == "needs_attention" {
             result.code = exit::ATTENTION;
         }

@@ -572,6 +572,7 @@ fn unjournaled_rejection(r: Rejection) -> RunInfo {
         kind: crate::ledger::RunKind::Ingest,
         reason: None,
         actor: None,
+        unbalanced: 0,
         totals: Vec::new(),
     }
 }

@@ -265,6 +265,8 @@ pub struct RunInfo {
     pub reason: Option<String>,
     /// Who ran an operator's run (`--by`); `None` otherwise.
     pub actor: Option<String>,
+    /// Statements it recorded whose balances do not add up (statement runs only).
+    pub unbalanced: i64,
     /// What it posted per currency.
     pub totals: Vec<CurrencyTotal>,
 }
@@ -293,6 +295,7 @@ impl RunInfo {
             kind: RunKind::Ingest,
             reason: None,
             actor: None,
+            unbalanced: 0,
             totals: Vec::new(),
         }
     }
@@ -337,11 +340,14 @@ impl RunKind {
 
 impl RunInfo {
     /// The word the ingest summary, `runs` and `report` say a run's status with: a
-    /// completed run with conflicts or held records is `needs_attention` (the ingest's exit
+    /// completed run with conflicts, held records or statements recorded unbalanced is
+    /// `needs_attention` (the ingest's exit
     /// code 1); otherwise its stored status.
     pub fn status_word(&self) -> &'static str {
         match self.status {
-            RunStatus::Completed if self.conflicts > 0 || self.held > 0 => "needs_attention",
+            RunStatus::Completed if self.conflicts > 0 || self.held > 0 || self.unbalanced > 0 => {
+                "needs_attention"
+            }
             s => s.as_str(),
         }
     }

@@ -13,7 +13,7 @@ use crate::keys::Outcome;
 
 pub(crate) const RUN_COLUMNS: &str = "run_id, tenant, file_id, sha256, format, source_name, started_at, \
      finished_at, status, records, posted, duplicates, conflicts, held, posted_amount_minor, errors, warnings, kind, \
-     reason, actor";
+     reason, actor, unbalanced";
 
 /// `RUN_COLUMNS` by name, for `run_info`.
 pub(crate) const RUN: Columns = Columns(&[
@@ -37,6 +37,7 @@ pub(crate) const RUN: Columns = Columns(&[
     "kind",
     "reason",
     "actor",
+    "unbalanced",
 ]);
 const _: () = RUN.check(RUN_COLUMNS);
 
@@ -175,6 +176,7 @@ pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
         kind: RunKind::parse(&r.text(kind)?).ok_or_else(|| bad(kind, "a run kind"))?,
         reason: r.opt_text(col!(RUN, "reason"))?,
         actor: r.opt_text(col!(RUN, "actor"))?,
+        unbalanced: r.int(col!(RUN, "unbalanced"))?,
         totals: Vec::new(),
     })
 }

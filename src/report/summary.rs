@@ -50,9 +50,6 @@ pub(crate) fn completed(s: &Summary<'_>) -> Value {
             "duplicate": st.statements_duplicate, "conflict": st.statements_conflict,
             "unbalanced": st.unbalanced,
         });
-        if st.unbalanced > 0 && v["status"] == "completed" {
-            v["status"] = json!("needs_attention");
-        }
         v["entries"] = json!(st.entries);
         v["recorded"] = json!(st.recorded);
         v["provisional"] = json!(st.provisional);

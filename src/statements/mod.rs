@@ -216,6 +216,10 @@ impl Ledger {
             run_id,
         ];
         self.store().execute(sql::COMPLETE_RUN, &a).await?;
+        if c.unbalanced > 0 {
+            let a = args![c.unbalanced as i64, run_id];
+            self.store().execute(store::SET_UNBALANCED, &a).await?;
+        }
         self.insert_findings_of(run_id, start.findings).await
     }
 }

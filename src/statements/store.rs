@@ -22,6 +22,9 @@ pub(super) const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, state
 pub(super) const NEW_STATEMENT: Columns = Columns(&["statement_id"]);
 const _: () = NEW_STATEMENT.check(INSERT_STATEMENT);
 
+/// How many statements a run recorded unbalanced. Binds: count, run_id.
+pub(super) const SET_UNBALANCED: &str = "UPDATE runs SET unbalanced = $1 WHERE run_id = $2";
+
 /// The statement recorded before under a key. Binds: tenant, statement_key.
 pub(super) const STATEMENT_BY_KEY: &str =
     "SELECT statement_id, fingerprint FROM statements WHERE tenant = $1 AND statement_key = $2";

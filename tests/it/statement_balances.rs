@@ -58,6 +58,14 @@ fn an_unbalanced_statement_is_recorded_marked_and_needs_attention(db: TestDb) {
     );
     assert_eq!(v["recorded"], 1, "{v}");
     assert_eq!(db.scalar("SELECT count(*) FROM statement_entries"), 1);
+    // The run itself says so, whoever reads it later (`runs`, the HTTP service, webhooks).
+    let runs = db.cl(&["runs", "--json"]);
+    let run = &json(&runs.stdout)[0];
+    assert_eq!(
+        (run["status"].as_str(), run["unbalanced"].as_i64()),
+        (Some("needs_attention"), Some(1)),
+        "{run}"
+    );
     let s = db.cl(&["statements", "--json"]);
     assert_eq!(s.code, 1, "{}", s.stderr);
     let st = &json(&s.stdout)[0];

@@ -746,7 +746,8 @@ impl Ledger {
     }
 
     /// Inside the run's transaction: its notification ([`OutboxHook`] calls it for a
-    /// tenant with an endpoint). `run.completed`, `run.needs_attention` (conflicts or held records) or
+    /// tenant with an endpoint). `run.completed`, `run.needs_attention` (conflicts, held records or statements recorded
+    /// unbalanced) or
     /// `run.rejected`; the webhook id `{tenant}:run:{run_id}:{type}` is unique, so a
     /// notification is written once whatever happens.
     async fn write_outbox(&mut self, run: &RunInfo, now: DateTime<Utc>) -> Result<()> {
