@@ -20,9 +20,29 @@ pub(crate) fn line(args: fmt::Arguments) -> io::Result<()> {
 /// Writes one line on standard error, as `--log-format` wants it.
 pub(crate) use crate::stderr::line as err_line;
 
-/// The reader of standard output went away (EPIPE).
+/// The reader of standard output went away (EPIPE), also when a writer wrapped the error
+/// (the CSV and JSON writers' errors carry the I/O error they met).
 pub(crate) fn closed(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
+    let pipe = |x: &(dyn std::error::Error + 'static)| {
+        x.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            || x.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
+            || x.downcast_ref::<csv::Error>().is_some_and(
+                |c| matches!(c.kind(), csv::ErrorKind::Io(io) if io.kind() == io::ErrorKind::BrokenPipe),
+            )
+    };
+    if e.kind() == io::ErrorKind::BrokenPipe || e.get_ref().is_some_and(|x| pipe(x)) {
+        return true;
+    }
+    let mut cause = std::error::Error::source(e);
+    while let Some(x) = cause {
+        if pipe(x) {
+            return true;
+        }
+        cause = x.source();
+    }
+    false
 }
 
 /// What failed, for a message: standard output closed, or the write's error.

@@ -127,6 +127,30 @@ fn runs_lookup_and_report_to_a_full_or_closed_stdout_do_not_panic(db: TestDb) {
         assert_eq!(out.stderr, "", "{what} | (closed): quiet");
     }
     assert_eq!(runs(&db), 1, "nothing was committed by the readers");
+    // A report larger than a pipe's buffer meets the closed pipe while writing its rows
+    // (through the CSV writer), not at the end: quietly too (`report RUN | head`).
+    let big = db.file("big.ach");
+    let g = db.cl(&[
+        "generate",
+        "nacha",
+        "--entries",
+        "5000",
+        "-o",
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    assert_eq!(db.cl(&["ingest", "-q", big.to_str().unwrap()]).code, 0);
+    let id = last_run(&db).to_string();
+    for format in ["csv", "jsonl"] {
+        let args = ["report", &id, "--format", format];
+        let out = cl_to(&db, &args, Sink::Closed, Sink::Capture);
+        no_panic("report (big)", &out);
+        assert_eq!(
+            (out.code, out.stderr.as_str()),
+            (0, ""),
+            "report {id} --format {format} | (closed)"
+        );
+    }
 }
 
 fn ingest_json_to_a_full_stdout_commits_and_exits_6_naming_the_run(db: TestDb) {
