@@ -333,22 +333,30 @@ fn break_lines(breaks: &[crate::reconcile::StatementBreak]) -> std::io::Result<(
     Ok(())
 }
 
-/// One line per currency: the ledger's balance against the statement's.
+/// One line per currency: the ledger's balance against the statement's, each amount by
+/// its currency's exponent (`--json` keeps the minor units, in `*_minor` fields).
 fn balance_lines(balances: &[crate::reconcile::BalanceRow]) -> std::io::Result<()> {
     for b in balances {
+        let m = |v: i64| {
+            format!(
+                "{} {}",
+                crate::money::format_minor(v, &b.currency),
+                b.currency
+            )
+        };
         match (b.statement_closing_minor, b.drift_minor) {
             (Some(c), Some(d)) => outln!(
-                "  balance {}: ledger {} statement {} ({}) drift {}",
+                "  balance {}: ledger {}, statement {} ({}), drift {}",
                 b.currency,
-                b.ledger_balance_minor,
-                c,
+                m(b.ledger_balance_minor),
+                m(c),
                 b.statement_date.as_deref().unwrap_or("-"),
-                d
+                m(d)
             )?,
             _ => outln!(
                 "  balance {}: ledger {}, no statement balance",
                 b.currency,
-                b.ledger_balance_minor
+                m(b.ledger_balance_minor)
             )?,
         }
     }

@@ -177,4 +177,11 @@ fn reconciliation_reads_the_entries_and_leads_with_the_break(db: TestDb) {
         "{}",
         t.stdout
     );
+    // Amounts in text by their currency's exponent, never minor units beside a currency.
+    assert!(
+        t.stdout.lines().any(|l| l
+            == "  balance EUR: ledger 0.00 EUR, statement 1300.00 EUR (2026-12-01), drift 1300.00 EUR"),
+        "{}",
+        t.stdout
+    );
 }
