@@ -127,6 +127,16 @@ pub(crate) fn format_minor(amount_minor: i64, currency: &str) -> String {
     }
 }
 
+/// An amount for a person: [`format_minor`] followed by its currency (`1234.56 USD`).
+pub(crate) fn format_amount(amount_minor: i64, currency: &str) -> String {
+    let n = format_minor(amount_minor, currency);
+    if currency.is_empty() {
+        n
+    } else {
+        format!("{n} {currency}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

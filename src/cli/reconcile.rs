@@ -314,8 +314,7 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
 /// First, what the entries cannot explain: each statement recorded unbalanced.
 fn break_lines(breaks: &[crate::reconcile::StatementBreak]) -> std::io::Result<()> {
     for b in breaks {
-        let ccy = b.currency.as_deref().unwrap_or("");
-        let m = |v: i64| format!("{} {ccy}", crate::money::format_minor(v, ccy));
+        let m = |v: i64| crate::money::format_amount(v, b.currency.as_deref().unwrap_or(""));
         outln!(
             "  UNBALANCED statement {}{} of {} ({}): expected {}, found {}, difference {}",
             b.stmt_id,
@@ -337,13 +336,7 @@ fn break_lines(breaks: &[crate::reconcile::StatementBreak]) -> std::io::Result<(
 /// its currency's exponent (`--json` keeps the minor units, in `*_minor` fields).
 fn balance_lines(balances: &[crate::reconcile::BalanceRow]) -> std::io::Result<()> {
     for b in balances {
-        let m = |v: i64| {
-            format!(
-                "{} {}",
-                crate::money::format_minor(v, &b.currency),
-                b.currency
-            )
-        };
+        let m = |v: i64| crate::money::format_amount(v, &b.currency);
         match (b.statement_closing_minor, b.drift_minor) {
             (Some(c), Some(d)) => outln!(
                 "  balance {}: ledger {}, statement {} ({}), drift {}",

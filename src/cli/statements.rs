@@ -3,7 +3,7 @@
 //! per account).
 
 use super::{GlobalOpts, exit, infra_error, out, require_tenant, with_ledger};
-use crate::money::format_minor;
+use crate::money::format_amount;
 use crate::statements::{StoredStatement, continuity};
 use clap::Args;
 use serde_json::json;
@@ -33,7 +33,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &StatementsArgs) -> u8 {
         };
         let gaps = continuity(&list);
         let money = |m: Option<i64>, c: &Option<String>| match (m, c) {
-            (Some(m), Some(c)) => format!("{} {c}", format_minor(m, c)),
+            (Some(m), Some(c)) => format_amount(m, c),
             (Some(m), None) => m.to_string(),
             _ => "-".to_string(),
         };

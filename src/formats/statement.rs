@@ -474,33 +474,9 @@ fn read_strict(
 ) -> std::io::Result<StatementRead> {
     use StatementFormat::*;
     match format {
-        Camt052 | Camt053 | Camt054 => {
-            let r = crate::formats::camt::read(input, on_statement)?;
-            Ok(StatementRead {
-                format: r.format,
-                statements: r.statements,
-                entries: r.entries,
-                findings: r.findings,
-            })
-        }
-        Bai2 => {
-            let r = crate::formats::bai2::read(input, on_statement)?;
-            Ok(StatementRead {
-                format: r.format,
-                statements: r.statements,
-                entries: r.entries,
-                findings: r.findings,
-            })
-        }
-        Mt940 | Mt942 => {
-            let r = crate::formats::mt940::read(input, on_statement)?;
-            Ok(StatementRead {
-                format: r.format,
-                statements: r.statements,
-                entries: r.entries,
-                findings: r.findings,
-            })
-        }
+        Camt052 | Camt053 | Camt054 => crate::formats::camt::read(input, on_statement),
+        Bai2 => crate::formats::bai2::read(input, on_statement),
+        Mt940 | Mt942 => crate::formats::mt940::read(input, on_statement),
     }
 }
 

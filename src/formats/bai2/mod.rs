@@ -66,22 +66,13 @@ mod reader;
 
 pub use generate::generate_bai2;
 
-use crate::findings::Finding;
 use crate::formats::statement::{Statement, StatementKind};
 
 /// The format string of every statement read here.
 pub const FORMAT: &str = "bai2";
 
-/// What one pass gave.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct StatementRead {
-    pub(crate) format: &'static str,
-    /// Statements (account groups `03` … `49`) emitted.
-    pub(crate) statements: u64,
-    /// Entries (`16` records) in them.
-    pub(crate) entries: u64,
-    pub(crate) findings: Vec<Finding>,
-}
+/// What one pass gave: the statement readers' one result.
+pub(crate) use crate::formats::statement::StatementRead;
 
 /// Reads a BAI2 file, calling `on_statement` once per account group as its `49` is read
 /// (or as the group is closed by what follows, when the `49` is missing). A file with an

@@ -21,19 +21,11 @@ mod reader;
 mod statement;
 mod values;
 
-use crate::findings::Finding;
 use crate::formats::statement::Statement;
 use std::io::{self, BufRead};
 
-/// What one pass gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StatementRead {
-    /// `camt.052`, `camt.053`, `camt.054`; `camt` when no camt message was found.
-    pub(crate) format: &'static str,
-    pub(crate) statements: u64,
-    pub(crate) entries: u64,
-    pub(crate) findings: Vec<Finding>,
-}
+/// What one pass gave: the statement readers' one result.
+pub(crate) use crate::formats::statement::StatementRead;
 
 /// Reads one camt document, calling `on_statement` once per statement as it completes.
 /// Errors in the input are findings; `Err` is an I/O error of `input` only.

@@ -94,7 +94,6 @@ mod reader;
 
 pub use generate::generate_mt940;
 
-use crate::findings::Finding;
 use crate::formats::statement::Statement;
 use crate::formats::statement::collapse_whitespace_into;
 use std::borrow::Cow;
@@ -112,15 +111,8 @@ pub(crate) const FIELD_LINES_MAX: usize = 100;
 /// it (a `SizeLimit` error, the rest not kept).
 pub(crate) const ENTRIES_PER_STATEMENT_MAX: usize = 200_000;
 
-/// What one pass gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StatementRead {
-    /// `mt940` or `mt942`: the first message's.
-    pub(crate) format: &'static str,
-    pub(crate) statements: u64,
-    pub(crate) entries: u64,
-    pub(crate) findings: Vec<Finding>,
-}
+/// What one pass gave: the statement readers' one result.
+pub(crate) use crate::formats::statement::StatementRead;
 
 /// Reads an MT940/MT942 file; `on_statement` gets each statement as it completes (a
 /// statement of several pages when its last page has been read).

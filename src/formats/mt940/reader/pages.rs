@@ -8,8 +8,7 @@ use super::{Page, Reader};
 use crate::findings::{Finding, FindingCode, Position, TextPosition};
 use crate::formats::mt940::{ENTRIES_PER_STATEMENT_MAX, fields};
 use crate::formats::statement::{
-    BalanceBreak, BalanceKind, BreakKind, EntryStatus, Statement, StatementKind, chain_break,
-    check_balance, fit_entries,
+    BalanceKind, EntryStatus, Statement, StatementKind, chain_break, check_balance, fit_entries,
 };
 
 impl Reader<'_> {
@@ -347,24 +346,24 @@ impl Reader<'_> {
 /// its closing is a finding and a break recorded on the statement; this closing is kept for
 /// the next.
 fn chain(state: &mut super::AccountState, st: &mut Statement, findings: &mut Vec<Finding>) {
-    let mut chain = None;
     let open = st
         .balance(BalanceKind::OpeningBooked)
         .or_else(|| st.balance(BalanceKind::IntermediateOpening));
+    let mut broken = None;
     if let (Some((amount, ccy, id)), Some(open)) = (&state.closing, open)
         && (*amount != open.amount_minor || *ccy != open.currency)
     {
-        findings.push(Finding::error(
-                    FindingCode::BalanceChain,
-                    open.position.clone(),
-                    None,
-                    format!(
-                        "{} = the closing balance {amount} {ccy} of the previous statement {id} of account {}",
-                        open.code, st.account
-                    ),
-                    format!("{} {}", open.amount_minor, open.currency),
-                ));
-        chain = Some((*amount, open.amount_minor, open.currency.clone()));
+        let f = Finding::error(
+            FindingCode::BalanceChain,
+            open.position.clone(),
+            None,
+            format!(
+                "{} = the closing balance {amount} {ccy} of the previous statement {id} of account {}",
+                open.code, st.account
+            ),
+            format!("{} {}", open.amount_minor, open.currency),
+        );
+        broken = Some((f, *amount, open.amount_minor, open.currency.clone()));
     }
     let close = st
         .balance(BalanceKind::ClosingBooked)
@@ -372,12 +371,7 @@ fn chain(state: &mut super::AccountState, st: &mut Statement, findings: &mut Vec
     if let Some(c) = close {
         state.closing = Some((c.amount_minor, c.currency.clone(), st.id.clone()));
     }
-    if let Some((expected, found, ccy)) = chain {
-        st.balance_breaks.push(BalanceBreak {
-            kind: BreakKind::Chain,
-            expected_minor: expected,
-            found_minor: found,
-            currency: ccy,
-        });
+    if let Some((f, expected, found, ccy)) = broken {
+        findings.push(chain_break(st, expected, found, &ccy, f));
     }
 }
