@@ -814,6 +814,11 @@ impl OneFile<'_> {
                 }
                 result.failed(exit::INFRASTRUCTURE, "changed_while_read", e.to_string())
             }
+            // A value of the file the database cannot store: the file's fault, refused
+            // whole, like an overflowing total.
+            IngestError::Ledger(e) if e.is_unstorable_input() => {
+                result.refused(self.a, name, e.to_string())
+            }
             IngestError::Ledger(e @ crate::ledger::LedgerError::TotalOverflow) => {
                 // The file's fault, not the database's: refused whole, and not worth a retry.
                 result.refused(self.a, name, e.to_string())

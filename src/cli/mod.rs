@@ -384,11 +384,19 @@ fn unknown_tenant<'a>(tenant: &str, known: impl ExactSizeIterator<Item = &'a str
     )
 }
 
-/// Prints an error for a database failure and returns its exit code: a configuration
-/// mistake ([`crate::ledger::LedgerError::is_configuration`]) is [`exit::CONFIG`], said
+/// Prints an error for a database failure and returns its exit code: a value the database
+/// refused ([`crate::ledger::LedgerError::is_unstorable_input`]) is [`exit::USAGE`]; a
+/// configuration mistake ([`crate::ledger::LedgerError::is_configuration`]) is [`exit::CONFIG`], said
 /// "not retryable" with what to fix; anything else [`exit::INFRASTRUCTURE`], "safe to
 /// retry". Only for a failure before anything was committed.
 pub(crate) fn infra_error(e: &crate::ledger::LedgerError) -> u8 {
+    if e.is_unstorable_input() {
+        errln!(
+            "clearledger: the database refused a value given to it (not retryable): {e}; \
+             remove it from the input (a NUL character, for one, cannot be stored)"
+        );
+        return exit::USAGE;
+    }
     match e.configuration_fix() {
         Some(fix) => {
             errln!("clearledger: configuration error (not retryable): {e}; {fix}");

@@ -368,6 +368,20 @@ impl LedgerError {
         }
     }
 
+    /// The database refused a value the caller gave, not the request's form: PostgreSQL's
+    /// SQLSTATE class 22, "data exception" (a NUL character in text, `22021`; a value out
+    /// of range). A retry sends the same value and fails the same way: it is the caller's to
+    /// fix, never "safe to retry". The edges refuse what they can name before the database
+    /// (`serve::text`); this is the last line for what they cannot.
+    pub fn is_unstorable_input(&self) -> bool {
+        match self {
+            LedgerError::Database { source, .. } => {
+                pg_code(source).is_some_and(|c| c.starts_with("22"))
+            }
+            _ => false,
+        }
+    }
+
     /// The PostgreSQL database the URL names does not exist (`3D000`).
     pub fn is_missing_database(&self) -> bool {
         match self {

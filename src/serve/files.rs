@@ -350,7 +350,7 @@ fn failed(app: &App, e: IngestError) -> Response {
         .into_response(),
         IngestError::Ledger(l) => {
             tracing::warn!(error = %l, "upload failed; nothing committed");
-            Problem::unavailable(&l).into_response()
+            Problem::ledger(&l).into_response()
         }
         e => Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -19,6 +19,7 @@ pub(crate) mod pool;
 pub(crate) mod problem;
 pub(crate) mod reads;
 pub(crate) mod store;
+pub(crate) mod text;
 pub mod webhooks;
 
 use crate::ledger::{DbOptions, LedgerError};
@@ -139,6 +140,7 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         .fallback(|| async {
             Problem::not_found("no such route; the routes are listed at /v1/openapi.json")
         })
+        .layer(axum::middleware::from_fn(text::refuse_nul))
         .layer(axum::middleware::map_response(problem::as_problem))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(app)
@@ -275,7 +277,7 @@ impl FromRequestParts<Shared> for Caller {
         {
             Ok(Ok(Some(k))) => Ok(Caller(k)),
             Ok(Ok(None)) => Err(unauthorized("unknown or revoked API key")),
-            Ok(Err(e)) | Err(e) => Err(Problem::unavailable(&e).into_response()),
+            Ok(Err(e)) | Err(e) => Err(Problem::ledger(&e).into_response()),
         }
     }
 }
@@ -290,6 +292,6 @@ async fn metrics_text(State(app): State<Shared>) -> Response {
             app.metrics.render(&totals),
         )
             .into_response(),
-        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
+        Ok(Err(e)) | Err(e) => Problem::ledger(&e).into_response(),
     }
 }

@@ -72,6 +72,22 @@ impl Problem {
         Problem::new(StatusCode::BAD_REQUEST, code, "Bad request", detail)
     }
 
+    /// A ledger call failed: a value the database refused (`LedgerError::is_unstorable_input`)
+    /// is the client's to fix, `422`; anything else is the database failing, `503`.
+    pub(crate) fn ledger(e: &crate::ledger::LedgerError) -> Self {
+        if e.is_unstorable_input() {
+            return Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unstorable_input",
+                "The request holds a value the ledger cannot store",
+                format!(
+                    "{e}; nothing was committed; a retry with the same input fails the same way"
+                ),
+            );
+        }
+        Problem::unavailable(e)
+    }
+
     /// The database failed: nothing of the request committed; safe to retry.
     pub(crate) fn unavailable(e: &crate::ledger::LedgerError) -> Self {
         Problem::new(

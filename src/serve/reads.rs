@@ -27,7 +27,7 @@ where
 {
     match app.readers.run(read).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) | Err(e) => Err(Problem::unavailable(&e).into_response()),
+        Ok(Err(e)) | Err(e) => Err(Problem::ledger(&e).into_response()),
     }
 }
 

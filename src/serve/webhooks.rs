@@ -19,7 +19,7 @@ use crate::serve::store::{OutboxMessage, Received};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -32,6 +32,8 @@ use std::time::Duration;
 
 /// How far a delivery's timestamp may be from our clock (Standard Webhooks: 5 minutes).
 pub const TIMESTAMP_TOLERANCE_SECS: i64 = 300;
+/// The challenge of a webhook's `401` (RFC 9110 §11.6.1).
+pub const WEBHOOK_CHALLENGE: &str = "StandardWebhooks realm=\"clearledger\", headers=\"webhook-id webhook-timestamp webhook-signature\"";
 /// The largest event body accepted.
 pub const EVENT_MAX_BYTES: usize = 1024 * 1024;
 
@@ -79,6 +81,9 @@ fn unauthorized(code: &'static str, detail: String) -> Response {
         "The webhook's signature was not accepted",
         detail,
     )
+    // RFC 9110 §15.5.2: a 401 names its scheme. Standard Webhooks registers none; this
+    // one says which headers carry the signature.
+    .header(header::WWW_AUTHENTICATE, WEBHOOK_CHALLENGE)
     .into_response()
 }
 
@@ -109,7 +114,7 @@ pub(crate) async fn receive(
         .await
     {
         Ok(Ok(k)) => k,
-        Ok(Err(e)) | Err(e) => return Problem::unavailable(&e).into_response(),
+        Ok(Err(e)) | Err(e) => return Problem::ledger(&e).into_response(),
     };
     let Some(known) = known else {
         app.metrics.webhook("refused");
@@ -122,9 +127,12 @@ pub(crate) async fn receive(
             return unauthorized(code, detail);
         }
     };
-    let event_type = serde_json::from_slice::<serde_json::Value>(&body)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string));
+    let event = serde_json::from_slice::<serde_json::Value>(&body).ok();
+    if let Some(Err(refused)) = event.as_ref().map(super::text::refuse_nul_json) {
+        app.metrics.webhook("refused");
+        return refused;
+    }
+    let event_type = event.and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string));
     let Some(event_type) = event_type else {
         app.metrics.webhook("refused");
         return Problem::bad_request(
@@ -147,7 +155,7 @@ pub(crate) async fn receive(
         .await;
     match received {
         Ok(Ok(r)) => received_response(&app, &provider, &event_type, r),
-        Ok(Err(e)) | Err(e) => Problem::unavailable(&e).into_response(),
+        Ok(Err(e)) | Err(e) => Problem::ledger(&e).into_response(),
     }
 }
 

@@ -35,6 +35,7 @@ mod resent;
 mod schema_parity;
 mod serve;
 mod serve_load;
+mod serve_standards;
 mod small;
 mod statement_balances;
 mod statement_corpus;
