@@ -72,13 +72,13 @@ pub(crate) fn nul_in_json(v: &Value) -> Option<String> {
     walk(v, &mut at).then_some(at)
 }
 
-/// `400` for a JSON body with a NUL character, naming the member.
-pub(crate) fn refuse_nul_json(v: &Value) -> Result<(), Response> {
-    match nul_in_json(v) {
-        Some(at) if at.is_empty() => Err(refused("the body".to_string())),
-        Some(at) => Err(refused(format!("the body's member {at}"))),
-        None => Ok(()),
-    }
+/// The `400` for a JSON body with a NUL character, naming the member; `None` when it has
+/// none.
+pub(crate) fn refuse_nul_json(v: &Value) -> Option<Response> {
+    nul_in_json(v).map(|at| match at.as_str() {
+        "" => refused("the body".to_string()),
+        _ => refused(format!("the body's member {at}")),
+    })
 }
 
 #[cfg(test)]

@@ -128,7 +128,7 @@ pub(crate) async fn receive(
         }
     };
     let event = serde_json::from_slice::<serde_json::Value>(&body).ok();
-    if let Some(Err(refused)) = event.as_ref().map(super::text::refuse_nul_json) {
+    if let Some(refused) = event.as_ref().and_then(super::text::refuse_nul_json) {
         app.metrics.webhook("refused");
         return refused;
     }
