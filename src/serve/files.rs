@@ -105,35 +105,66 @@ impl crate::serve::pool::Reusable for Work {
     }
 }
 
-/// The value of `Idempotency-Key`: 1 to 255 visible ASCII characters, as a token or as
-/// the draft's Structured Field string (`"…"`).
+/// The key of `Idempotency-Key`, an RFC 8941 Item whose value is a String (§3.3.3): its
+/// escapes read, its parameters ignored, 1 to 255 characters. Repeated field lines are
+/// their comma-joined form (RFC 9110 §5.3), so two of them are a list and refused, as the
+/// same two values on one line are.
+///
+/// A bare value (`8e03978e-40d5…`, not in quotes) is accepted too, as itself: most clients
+/// send the key bare, as Stripe's API taught them, and refusing them would help nobody. It
+/// must not hold what would make it ambiguous (`,` `;` `"` or a space): those need quotes.
 fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
-    let Some(v) = headers.get("idempotency-key") else {
+    let lines: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
+    if lines.is_empty() {
         return Err(Problem::bad_request(
             "idempotency_key_missing",
             "POST /v1/files requires an Idempotency-Key header (a unique value per file, e.g. a \
              UUID); a retry of the same upload sends the same key",
         ));
-    };
-    let raw = v.to_str().unwrap_or("");
-    let key = raw
-        .strip_prefix('"')
-        .and_then(|k| k.strip_suffix('"'))
-        .unwrap_or(raw);
-    if key.is_empty()
-        || key.len() > IDEMPOTENCY_KEY_MAX
-        || !key.bytes().all(|b| b.is_ascii_graphic())
-    {
-        return Err(Problem::bad_request(
-            "idempotency_key_invalid",
-            format!(
-                "the Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} visible ASCII characters; \
-                 found {} bytes",
-                v.len()
-            ),
-        ));
     }
-    Ok(key.to_string())
+    let invalid = |why: String| Problem::bad_request("idempotency_key_invalid", why);
+    let joined = lines
+        .iter()
+        .map(|v| v.to_str())
+        .collect::<Result<Vec<&str>, _>>()
+        .map_err(|_| invalid("the Idempotency-Key holds bytes that are not visible ASCII".into()))?
+        .join(", ");
+    let key = if joined.starts_with('"') {
+        sf_string(&joined).map_err(invalid)?
+    } else if let Some(c) = joined.chars().find(|c| matches!(c, ',' | ';' | '"' | ' ')) {
+        return Err(invalid(format!(
+            "the Idempotency-Key {joined:?} holds {c:?}: send one key per request, as an RFC 8941 \
+             sf-string (\"…\", §3.3.3) when it holds a comma, semicolon, quote or space (two \
+             Idempotency-Key lines are one comma-separated list, RFC 9110 §5.3)"
+        )));
+    } else {
+        joined
+    };
+    if key.is_empty() || key.len() > IDEMPOTENCY_KEY_MAX {
+        return Err(invalid(format!(
+            "the Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters; found {}",
+            key.len()
+        )));
+    }
+    Ok(key)
+}
+
+/// The String of an RFC 8941 Item (parameters ignored), or why the value is not one.
+fn sf_string(value: &str) -> Result<String, String> {
+    let not = |why: String| {
+        format!(
+            "the Idempotency-Key {value:?} is not an RFC 8941 sf-string (§3.3.3: \"…\" with \\\" \
+             and \\\\ as its only escapes, then parameters): {why}"
+        )
+    };
+    match sfv::Parser::new(value).parse_item::<sfv::Item>() {
+        Ok(sfv::Item {
+            bare_item: sfv::BareItem::String(s),
+            ..
+        }) => Ok(s.as_str().to_string()),
+        Ok(_) => Err(not("it is another kind of item".into())),
+        Err(e) => Err(not(e.to_string())),
+    }
 }
 
 pub(crate) async fn post_file(
@@ -773,22 +804,47 @@ mod tests {
         assert_eq!(retry_after(Duration::from_secs(600)), 30);
     }
 
+    fn key_of(lines: &[&str]) -> Result<String, &'static str> {
+        let mut h = HeaderMap::new();
+        for v in lines {
+            h.append("idempotency-key", HeaderValue::from_str(v).unwrap());
+        }
+        idempotency_key(&h).map_err(|p| p.code)
+    }
+
     #[test]
-    fn a_key_is_a_token_or_a_quoted_string_of_visible_ascii() {
-        let key = |v: &str| {
-            let mut h = HeaderMap::new();
-            h.insert("idempotency-key", HeaderValue::from_str(v).unwrap());
-            idempotency_key(&h).map_err(|p| p.code)
-        };
+    fn a_key_is_an_sf_string_or_a_bare_value() {
+        let key = |v: &str| key_of(&[v]);
         assert_eq!(key("abc-1"), Ok("abc-1".to_string()));
         assert_eq!(key("\"abc-1\""), Ok("abc-1".to_string()));
-        assert_eq!(key("a b"), Err("idempotency_key_invalid"));
-        assert_eq!(key("\"\""), Err("idempotency_key_invalid"));
+        // RFC 8941 §3.3.3: a space is a character of a String; the escapes are read.
+        assert_eq!(key("\"a b\""), Ok("a b".to_string()));
+        assert_eq!(key(r#""a\"b\\c""#), Ok(r#"a"b\c"#.to_string()));
+        // Parameters are not part of the key.
+        assert_eq!(key("\"abc\";v=1;x"), Ok("abc".to_string()));
+        for bad in [
+            "a b",
+            "\"\"",
+            "\"abc",
+            "\"a\\qb\"",
+            "\"abc\" junk",
+            "abc;v=1",
+            "\"a\", \"b\"",
+        ] {
+            assert_eq!(key(bad), Err("idempotency_key_invalid"), "{bad}");
+        }
         assert_eq!(key(&"k".repeat(255)).map(|k| k.len()), Ok(255));
         assert_eq!(key(&"k".repeat(256)), Err("idempotency_key_invalid"));
+        assert_eq!(key_of(&[]), Err("idempotency_key_missing"));
+    }
+
+    /// RFC 9110 §5.3: two field lines mean their comma-joined value, a list of two keys.
+    #[test]
+    fn two_key_lines_are_one_list_and_refused() {
+        assert_eq!(key_of(&["abc", "abc"]), Err("idempotency_key_invalid"));
         assert_eq!(
-            idempotency_key(&HeaderMap::new()).map_err(|p| p.code),
-            Err("idempotency_key_missing")
+            key_of(&["\"abc\"", "\"abc\""]),
+            Err("idempotency_key_invalid")
         );
     }
 }

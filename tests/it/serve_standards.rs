@@ -12,6 +12,7 @@ use server::{Server, api_key, get, runtime, send, upload};
 on_both_backends!(
     a_nul_character_anywhere_is_a_400_naming_where,
     a_webhook_401_names_its_challenge,
+    the_idempotency_key_is_an_rfc_8941_string,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -104,4 +105,40 @@ fn a_webhook_401_names_its_challenge(db: TestDb) {
         );
         assert_eq!(r.json()["status"], 401);
     });
+}
+
+/// RFC 8941 §3.3.3: `"a b"` is the key `a b`, its parameters are not part of it; two field
+/// lines are a list of two keys (RFC 9110 §5.3), refused as the same on one line is.
+fn the_idempotency_key_is_an_rfc_8941_string(db: TestDb) {
+    let key = api_key(&db, "default");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = reqwest::Client::new();
+        let post = |idem: &[&str]| {
+            let mut req = c
+                .post(s.url("/v1/files?name=upload.ach"))
+                .bearer_auth(&key)
+                .body(payroll());
+            for v in idem {
+                req = req.header("Idempotency-Key", *v);
+            }
+            send(req)
+        };
+        let first = post(&["\"a b\""]).await;
+        assert_eq!(first.status, 201, "{}", first.text());
+        let again = post(&["\"a b\";client=retry"]).await;
+        assert_eq!(again.status, 201, "{}", again.text());
+        assert_eq!(again.header("idempotent-replayed").as_deref(), Some("true"));
+        assert_eq!(again.body, first.body);
+        for lines in [
+            &["\"a b\"", "\"a b\""][..],
+            &["\"a b\", \"a b\""],
+            &["\"a b"],
+        ] {
+            let r = post(lines).await;
+            assert_eq!(r.status, 400, "{lines:?}: {}", r.text());
+            assert_eq!(r.json()["code"], "idempotency_key_invalid");
+        }
+    });
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
 }
