@@ -548,14 +548,20 @@ async fn spool(app: &App, q: FileQuery, req: Request) -> Result<Spooled, Problem
         max: app.config.max_upload_bytes,
     };
     let pause = app.config.request_timeout;
+    let deadline = app.config.body_deadline;
     let mut name = q.name;
-    if is_multipart {
-        let part_name = sink.multipart(req, pause).await?;
-        if name.is_none() {
-            name = part_name;
+    let read = async {
+        if is_multipart {
+            sink.multipart(req, pause).await
+        } else {
+            sink.body(req, pause).await.map(|()| None)
         }
-    } else {
-        sink.body(req, pause).await?;
+    };
+    let part_name = tokio::time::timeout(deadline, read)
+        .await
+        .map_err(|_| late(deadline))??;
+    if name.is_none() {
+        name = part_name;
     }
     sink.file.flush().map_err(|e| {
         Problem::new(
@@ -594,14 +600,30 @@ fn temp_file(app: &App) -> Result<tempfile::NamedTempFile, Problem> {
 async fn drain(app: &App, req: Request) {
     let mut stream = req.into_body().into_data_stream();
     let mut seen = 0u64;
-    while let Ok(Some(Ok(c))) =
-        tokio::time::timeout(app.config.request_timeout, stream.next()).await
-    {
-        seen += c.len() as u64;
-        if seen > app.config.max_upload_bytes {
-            break;
+    let read = async {
+        while let Ok(Some(Ok(c))) =
+            tokio::time::timeout(app.config.request_timeout, stream.next()).await
+        {
+            seen += c.len() as u64;
+            if seen > app.config.max_upload_bytes {
+                break;
+            }
         }
-    }
+    };
+    let _ = tokio::time::timeout(app.config.body_deadline, read).await;
+}
+
+/// The `408` of an upload whose body took longer than `serve --body-deadline`.
+fn late(deadline: std::time::Duration) -> Problem {
+    Problem::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "body_deadline",
+        "The upload took too long",
+        format!(
+            "the body did not arrive whole within {} s (`serve --body-deadline`); nothing was done",
+            deadline.as_secs()
+        ),
+    )
 }
 
 fn timeout(pause: std::time::Duration) -> Problem {

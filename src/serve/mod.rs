@@ -13,6 +13,7 @@
 //!   flight commits or rolls back whole), then the process exits 0.
 
 pub(crate) mod files;
+pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod pool;
@@ -49,6 +50,12 @@ pub(crate) struct ServeConfig {
     /// The longest pause between two pieces of an upload's body, and the time a read
     /// request may take (`408` beyond).
     pub(crate) request_timeout: Duration,
+    /// The time a client has to send a request's header fields (the connection is closed
+    /// beyond).
+    pub(crate) header_timeout: Duration,
+    /// The time an upload's whole body may take to arrive, however steadily it comes
+    /// (`408` beyond).
+    pub(crate) body_deadline: Duration,
     /// Where uploads are spooled while they are ingested (the system's temporary
     /// directory when `None`).
     pub(crate) spool_dir: Option<std::path::PathBuf>,
@@ -132,9 +139,16 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         )
         .route(
             "/v1/webhooks/{provider}",
-            post(webhooks::receive).layer(axum::extract::DefaultBodyLimit::max(
-                webhooks::EVENT_MAX_BYTES,
-            )),
+            post(webhooks::receive)
+                .layer::<_, std::convert::Infallible>(axum::extract::DefaultBodyLimit::max(
+                    webhooks::EVENT_MAX_BYTES,
+                ))
+                .layer::<_, std::convert::Infallible>(
+                    tower_http::timeout::TimeoutLayer::with_status_code(
+                        StatusCode::REQUEST_TIMEOUT,
+                        timeout,
+                    ),
+                ),
         )
         .merge(reads)
         .fallback(|| async {
@@ -182,11 +196,11 @@ pub(crate) async fn serve(
             .route("/metrics", get(metrics_text))
             .layer(axum::middleware::map_response(problem::as_problem))
             .with_state(app.clone());
-        tokio::spawn(async move { axum::serve(l, r).await })
+        let header_timeout = app.config.header_timeout;
+        tokio::spawn(listen::serve(l, r, header_timeout, std::future::pending()))
     });
-    let res = axum::serve(listener, router(app.clone(), metrics_server.is_none()))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let routes = router(app.clone(), metrics_server.is_none());
+    listen::serve(listener, routes, app.config.header_timeout, shutdown).await;
     if let Some(m) = metrics_server {
         m.abort();
     }
@@ -200,7 +214,7 @@ pub(crate) async fn serve(
     let _ = journal.await;
     app.pool.close().await;
     app.readers.close().await;
-    res.map_err(|e| LedgerError::Internal(format!("the server failed: {e}")))
+    Ok(())
 }
 
 /// Deletes expired idempotency rows, at start and then hourly (an expired row is also

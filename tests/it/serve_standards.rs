@@ -13,6 +13,8 @@ on_both_backends!(
     a_nul_character_anywhere_is_a_400_naming_where,
     a_webhook_401_names_its_challenge,
     the_idempotency_key_is_an_rfc_8941_string,
+    protocol_errors_are_problem_json,
+    slow_clients_are_timed_out,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -141,4 +143,109 @@ fn the_idempotency_key_is_an_rfc_8941_string(db: TestDb) {
         }
     });
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
+}
+
+/// Writes `request` on a raw connection and reads the answer to its end.
+fn raw(base: &str, request: &[u8]) -> (String, String) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let _ = s.write_all(request);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_string(), body.to_string())
+}
+
+/// The errors the HTTP layer answers before any route (a malformed Content-Length, a
+/// target or header fields too large) are problem+json like every other error.
+fn protocol_errors_are_problem_json(db: TestDb) {
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let long_target = format!(
+        "GET /v1/runs?x={} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let big_headers = format!(
+        "GET /healthz HTTP/1.1\r\nhost: x\r\n{}\r\n",
+        (0..120)
+            .map(|i| format!("x-h{i}: {}\r\n", "v".repeat(4000)))
+            .collect::<String>()
+    );
+    for (request, status, code) in [
+        (
+            "POST /v1/files HTTP/1.1\r\nhost: x\r\ncontent-length: 12abc\r\n\r\n".to_string(),
+            "400",
+            "malformed_request",
+        ),
+        (long_target, "414", "uri_too_long"),
+        (big_headers, "431", "header_fields_too_large"),
+    ] {
+        let (head, body) = raw(&s.base, request.as_bytes());
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("\r\ncontent-type: application/problem+json"),
+            "{head}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
+        assert_eq!(v["code"], code);
+        assert_eq!(v["status"].to_string(), status);
+    }
+}
+
+/// A client that sends its header fields too slowly is cut off; one that trickles an
+/// upload's body past the deadline gets 408, however short each pause.
+fn slow_clients_are_timed_out(db: TestDb) {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let key = api_key(&db, "default");
+    let s = Server::start(
+        &db.url,
+        db.dir.path(),
+        &["--header-timeout", "1", "--body-deadline", "2"],
+    );
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let t0 = Instant::now();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = slow.read_to_end(&mut out);
+    let held = t0.elapsed();
+    assert!(held < Duration::from_secs(10), "held {held:?}");
+    assert!(!String::from_utf8_lossy(&out).contains("200 OK"));
+
+    let body = payroll();
+    let mut up = std::net::TcpStream::connect(&addr).unwrap();
+    up.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        up,
+        "POST /v1/files?name=slow.ach HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {key}\r\n\
+         idempotency-key: slow-1\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let mut answer = Vec::new();
+    for b in body.iter().take(40) {
+        if up.write_all(&[*b]).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        if t0.elapsed() > Duration::from_secs(4) {
+            break;
+        }
+    }
+    let _ = up.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    assert!(answer.contains("\"code\":\"body_deadline\""), "{answer}");
+    drop(s);
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 0);
 }
