@@ -296,16 +296,25 @@ impl FromRequestParts<Shared> for Caller {
     }
 }
 
-async fn metrics_text(State(app): State<Shared>) -> Response {
+async fn metrics_text(State(app): State<Shared>, headers: axum::http::HeaderMap) -> Response {
+    let format =
+        metrics::Exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
     match app.readers.run(|l| l.metric_totals().boxed()).await {
-        Ok(Ok(totals)) => (
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
-            app.metrics.render(&totals),
-        )
-            .into_response(),
+        Ok(Ok(totals)) => {
+            let open = app.metrics.render(&totals);
+            let body = match format {
+                metrics::Exposition::OpenMetrics => open,
+                metrics::Exposition::Text004 => metrics::to_text_004(&open),
+            };
+            (
+                [
+                    (header::CONTENT_TYPE, format.content_type()),
+                    (header::VARY, "Accept"),
+                ],
+                body,
+            )
+                .into_response()
+        }
         Ok(Err(e)) | Err(e) => Problem::ledger(&e).into_response(),
     }
 }

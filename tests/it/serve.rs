@@ -491,7 +491,11 @@ fn metrics_count_what_happened(db: TestDb) {
         upload(&c, &s.base, &key, None, payroll()).await;
         // The same file under a new key: a run of duplicates.
         upload(&c, &s.base, &key, Some("b"), payroll()).await;
-        let m = send(c.get(s.url("/metrics"))).await;
+        let m = send(
+            c.get(s.url("/metrics"))
+                .header("accept", "application/openmetrics-text"),
+        )
+        .await;
         assert_eq!(m.status, 200);
         let t = m.text();
         assert_eq!(

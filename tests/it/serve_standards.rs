@@ -15,6 +15,7 @@ on_both_backends!(
     the_idempotency_key_is_an_rfc_8941_string,
     protocol_errors_are_problem_json,
     slow_clients_are_timed_out,
+    metrics_come_in_the_format_asked_for_and_pass_promtool,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -248,4 +249,58 @@ fn slow_clients_are_timed_out(db: TestDb) {
     assert!(answer.contains("\"code\":\"body_deadline\""), "{answer}");
     drop(s);
     assert_eq!(db.scalar("SELECT count(*) FROM runs"), 0);
+}
+
+/// `promtool check metrics` (Debian's `prometheus`; `scripts/test.sh` installs it) reads
+/// the text format clean; Prometheus's own Accept gets OpenMetrics.
+fn metrics_come_in_the_format_asked_for_and_pass_promtool(db: TestDb) {
+    let key = api_key(&db, "default");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let (text, open) = runtime().block_on(async {
+        let c = reqwest::Client::new();
+        let up = upload(&c, &s.base, &key, Some("m-1"), payroll()).await;
+        assert_eq!(up.status, 201, "{}", up.text());
+        let text = send(
+            c.get(s.url("/metrics"))
+                .header("accept", "text/plain;version=0.0.4"),
+        )
+        .await;
+        let open = send(c.get(s.url("/metrics")).header(
+            "accept",
+            "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+        ))
+        .await;
+        (text, open)
+    });
+    assert_eq!(
+        text.header("content-type").as_deref(),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    assert!(!text.text().contains("# EOF"));
+    assert_eq!(
+        open.header("content-type").as_deref(),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
+    assert!(open.text().ends_with("# EOF\n"));
+    let out = promtool(&text.body);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
+
+fn promtool(exposition: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "promtool cannot be run ({e}): scripts/test.sh installs it (Debian's `prometheus`)"
+            )
+        });
+    child.stdin.take().unwrap().write_all(exposition).unwrap();
+    child.wait_with_output().unwrap()
 }
