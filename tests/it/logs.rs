@@ -19,10 +19,9 @@ on_both_backends!(
 /// (after the schedule and the user), with its paths and database URL. A page that stops
 /// showing JSON logs, or changes the paths, fails here.
 fn documented_cron_command() -> String {
-    let page = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scheduling.md"),
-    )
-    .expect("docs/scheduling.md");
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scheduling.md"))
+            .expect("docs/scheduling.md");
     let block = page
         .split("```cron\n")
         .nth(1)
@@ -44,7 +43,10 @@ fn documented_cron_command() -> String {
         "--log-format json",
         ">> /var/log/clearledger.jsonl 2>&1",
     ] {
-        assert!(command.contains(part), "the documented cron line: {command}");
+        assert!(
+            command.contains(part),
+            "the documented cron line: {command}"
+        );
     }
     command
 }
