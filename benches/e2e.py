@@ -17,7 +17,7 @@ indexes: `COPY` into `postings` (for camt.053: `statement_entries`), and `INSERT
 (fresh, and again with every row a conflict).
 
 `check` is printed beside the bare streaming pass over the same file (examples/scan_ceiling.rs:
-PERFORMANCE.md's memchr NACHA scan, or its quick-xml pass for pacs.008), timed in the same run:
+a memchr NACHA scan, or a quick-xml pass for pacs.008), timed in the same run:
 each the median of 5 runs, the two alternated.
 
 With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
@@ -25,7 +25,7 @@ that peak RSS does not grow with the file, and the rate at 5 M against the rate 
 
 With NACHA among the formats, the reference file of the shared corpus (100 k entries) is checked
 against achkit, the Python peer, which the script installs from PyPI into a virtual environment
-in its work directory. Every ratio with a performance target (README, Performance) ends the output, in one table
+in its work directory. Every ratio with a performance target (docs/performance.md) ends the output, in one table
 ("Targets, this run"), met or missed.
 
 A camt.053 file's ceiling is the same measure on its own rows: the statement entries the
@@ -180,7 +180,7 @@ def one_format(fmt, n, work, postgres_url):
     checks, scans = [], []
     for _ in range(RUNS):
         checks.append(timed([BIN, "check", "-q", f]))
-        # The bare streaming pass over the same file (PERFORMANCE.md's scan ceilings), same run.
+        # The bare streaming pass over the same file (examples/scan_ceiling.rs), same run.
         if fmt in ("nacha", "pacs008"):
             out = subprocess.run([SCAN, "nacha" if fmt == "nacha" else "xml", f], capture_output=True,
                                  text=True, check=True).stdout
@@ -296,7 +296,10 @@ def pg_url():
     url = os.environ.get("CLEARLEDGER_TEST_PG_URL")
     if not url:
         out = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], capture_output=True, text=True, check=True).stdout
-        url = out.strip().split("=", 1)[1]
+        # The URL alone, or an `export CLEARLEDGER_TEST_PG_URL=URL` line.
+        url = out.strip().splitlines()[-1]
+        if url.startswith("export "):
+            url = url.split("=", 1)[1]
     return url
 
 

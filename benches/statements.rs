@@ -1,7 +1,7 @@
 //! Criterion benchmark: bank statement readers, parse + validate (MB/s), on generated
 //! files (`generate camt053`, `generate bai2`, `generate mt940`; BAI2 and MT940 about
 //! 1.5 MB each). `cargo bench --bench statements` (`-- bai2`, `-- mt940` for one).
-//! The target is 200 MB/s for BAI2 and MT940 (not met yet: README "Bank statements").
+//! The target is 200 MB/s for BAI2 and MT940 (not met yet: docs/performance.md).
 
 /// The binary's allocator (src/main.rs), so this measures what ships.
 #[global_allocator]

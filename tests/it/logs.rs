@@ -1,6 +1,6 @@
 //! Cron-grade logs: under `--log-format json` standard error carries one JSON
 //! object per line and nothing else, and every file an ingest takes ends in one event.
-//! The unattended run is the README's own cron line, read from the README.
+//! The unattended run is the documented cron line, read from docs/scheduling.md.
 
 use crate::common;
 
@@ -9,23 +9,24 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 on_both_backends!(
-    the_readme_cron_line_logs_one_json_event_per_file,
-    the_readme_cron_line_against_an_unreachable_database_logs_json,
+    the_documented_cron_line_logs_one_json_event_per_file,
+    the_documented_cron_line_against_an_unreachable_database_logs_json,
     plain_ingest_logs_every_file_as_json_with_or_without_quiet,
     every_message_on_stderr_is_json_in_json_mode
 );
 
-/// The README's cron example: the command of its `*/5 * * * *` line (after the schedule
-/// and the user), with its paths and database URL. A README that stops showing JSON logs,
-/// or changes the paths, fails here.
-fn readme_cron_command() -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let block = readme
+/// The documented cron example (docs/scheduling.md): the command of its `*/5 * * * *` line
+/// (after the schedule and the user), with its paths and database URL. A page that stops
+/// showing JSON logs, or changes the paths, fails here.
+fn documented_cron_command() -> String {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scheduling.md"))
+            .expect("docs/scheduling.md");
+    let block = page
         .split("```cron\n")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .expect("a ```cron block in the README");
+        .expect("a ```cron block in docs/scheduling.md");
     let line = block
         .lines()
         .find(|l| l.starts_with("*/5 * * * * "))
@@ -42,18 +43,21 @@ fn readme_cron_command() -> String {
         "--log-format json",
         ">> /var/log/clearledger.jsonl 2>&1",
     ] {
-        assert!(command.contains(part), "the README's cron line: {command}");
+        assert!(
+            command.contains(part),
+            "the documented cron line: {command}"
+        );
     }
     command
 }
 
-/// Runs the README's cron command through `sh`, on this database and these directories;
+/// Runs the documented cron command through `sh`, on this database and these directories;
 /// returns the exit code and the log file the line appends to.
 fn run_cron(db: &TestDb, url: &str) -> (i32, String) {
     let dir = db.dir.path();
     let log = dir.join("clearledger.jsonl");
     let _ = std::fs::remove_file(&log);
-    let command = readme_cron_command()
+    let command = documented_cron_command()
         .replace("/usr/local/bin/clearledger", common::bin())
         .replace("postgres://ledger@db/ledger", url)
         .replace("/srv/ach/", &format!("{}/", dir.display()))
@@ -126,7 +130,7 @@ fn rejected_run(db: &TestDb) -> i64 {
     db.scalar("SELECT max(run_id) FROM runs WHERE status = 'rejected'")
 }
 
-fn the_readme_cron_line_logs_one_json_event_per_file(db: TestDb) {
+fn the_documented_cron_line_logs_one_json_event_per_file(db: TestDb) {
     let dir = db.dir.path();
     let (inbox, archive, quarantine) = (
         dir.join("inbox"),
@@ -194,7 +198,7 @@ fn the_readme_cron_line_logs_one_json_event_per_file(db: TestDb) {
     );
 }
 
-fn the_readme_cron_line_against_an_unreachable_database_logs_json(db: TestDb) {
+fn the_documented_cron_line_against_an_unreachable_database_logs_json(db: TestDb) {
     let dir = db.dir.path();
     let inbox = dir.join("inbox");
     std::fs::create_dir_all(&inbox).unwrap();

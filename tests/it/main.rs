@@ -17,6 +17,7 @@ mod config;
 mod corpus;
 mod crash;
 mod detect;
+mod docs;
 mod fuzz_smoke;
 mod hardening;
 mod hostile;
