@@ -407,6 +407,22 @@ impl FileResult {
     }
 }
 
+/// The conflicts `ingest` names under a run's summary line; the report has them all.
+const CONFLICTS_SHOWN: i64 = 10;
+
+/// `  record 2: conflict: amount: 187550 != 187551` for each of `shown`, then how many
+/// more the report holds.
+fn print_conflicts(shown: &[(i64, String)], total: i64, run_id: i64) -> std::io::Result<()> {
+    for (record_no, differences) in shown {
+        outln!("  record {record_no}: conflict: {differences}")?;
+    }
+    let more = total.saturating_sub(shown.len() as i64);
+    if more > 0 {
+        outln!("  … and {more} more conflicts: `clearledger report {run_id}` lists every one")?;
+    }
+    Ok(())
+}
+
 /// One file on its way once its run has ended: its name in messages, the run's
 /// duration, and the progress bar while it is drawn.
 struct OneFile<'a> {
@@ -542,7 +558,20 @@ impl OneFile<'_> {
             result.report_failed = true;
             result.error = Some(msg.clone());
         }
-        if let Err(e) = self.print_completed(s, status, report_error.as_deref()) {
+        let conflicts = if self.a.json || g.quiet || run.conflicts == 0 {
+            Vec::new()
+        } else {
+            // What differs is the first thing an operator asks of a conflict: the first
+            // few are said here, every one in the report (`--report`, `report RUN`).
+            ledger
+                .run_conflicts(run.run_id, CONFLICTS_SHOWN)
+                .await
+                .unwrap_or_default()
+        };
+        if let Err(e) = self
+            .print_completed(s, status, report_error.as_deref())
+            .and_then(|()| print_conflicts(&conflicts, run.conflicts, run.run_id))
+        {
             let what = out::describe(&e);
             result.code = after_commit(&format_args!("{name}: {what}"), run.run_id);
             result.stop = true;

@@ -7,6 +7,30 @@ use super::{CurrencyTotal, Ledger, LedgerError, Lookup, Posting, Result, RunInfo
 use crate::keys;
 
 impl Ledger {
+    /// The first `limit` conflicts of run `run_id`, in record order: each record's number
+    /// and the fields that differ from what its key holds (`amount: 187550 != 187551`), for
+    /// the lines `ingest` prints under its summary.
+    pub(crate) async fn run_conflicts(
+        &mut self,
+        run_id: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>> {
+        const CONFLICT: Columns = Columns(&["record_no", "differences"]);
+        let sql = CONFLICT.checked(
+            "SELECT record_no, differences FROM journal WHERE run_id = $1 AND outcome = 'conflict' \
+             ORDER BY record_no LIMIT $2",
+        );
+        let mut out = Vec::new();
+        for r in self.store.query(sql, &args![run_id, limit]).await? {
+            out.push((
+                r.int(col!(CONFLICT, "record_no"))?,
+                r.opt_text(col!(CONFLICT, "differences"))?
+                    .unwrap_or_default(),
+            ));
+        }
+        Ok(out)
+    }
+
     /// Run `run_id` as it stands, whichever tenant's: for the core and the commit hooks,
     /// which read the run inside its transaction.
     pub(crate) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {

@@ -122,6 +122,9 @@ fn same_header_with_one_amount_changed_is_one_conflict_naming_amount(db: TestDb)
         rep.to_str().unwrap(),
     ]);
     assert_eq!(out.code, 1, "conflicts need attention: {}", out.stderr);
+    // The summary line names what differs without a report being asked for.
+    let said: Vec<&str> = out.stdout.lines().skip(1).collect();
+    assert_eq!(said, ["  record 2: conflict: amount: 187550 != 187551"]);
     assert_eq!(db.scalar("SELECT count(*) FROM postings"), 4);
     assert_eq!(
         db.scalar("SELECT CAST(sum(amount_minor) AS BIGINT) FROM postings"),
