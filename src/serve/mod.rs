@@ -18,6 +18,7 @@ pub(crate) mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod pool;
 pub(crate) mod problem;
+pub(crate) mod problem_types;
 pub(crate) mod reads;
 pub(crate) mod store;
 pub(crate) mod text;
@@ -103,6 +104,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/openapi.json",
     "/metrics",
     "/healthz",
+    "/problems/{code}",
 ];
 
 /// The router, with every route and layer; `/metrics` only when `with_metrics` (else it
@@ -118,7 +120,8 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         .route("/v1/statements", get(reads::statements))
         .route("/v1/reconciliations/{id}", get(reads::reconciliation))
         .route("/v1/openapi.json", get(reads::openapi))
-        .route("/healthz", get(|| async { "ok\n" }));
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/problems/{code}", get(problem_types::page));
     let reads = if with_metrics {
         reads.route("/metrics", get(metrics_text))
     } else {

@@ -107,7 +107,11 @@ pub(crate) fn document() -> Value {
                 "responses": {"200": ok_json("{\"summary\": {...}, \"items\": [...]}"), "404": problem("No such reconciliation for this tenant")}}},
             "/v1/openapi.json": {"get": {"summary": "This document", "responses": {"200": ok_json("OpenAPI 3.1")}}},
             "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "OpenMetrics text"}}}},
-            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "ok"}}}}
+            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "ok"}}}},
+            "/problems/{code}": {"get": {"summary": "What a problem type means and what to do (the page its `type` leads to)",
+                "parameters": [{"name": "code", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "An HTML page", "content": {"text/html": {"schema": {"type": "string"}}}},
+                              "404": problem("No such problem type")}}}
         }
     })
 }

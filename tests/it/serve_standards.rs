@@ -16,6 +16,7 @@ on_both_backends!(
     protocol_errors_are_problem_json,
     slow_clients_are_timed_out,
     metrics_come_in_the_format_asked_for_and_pass_promtool,
+    a_problem_type_leads_to_its_page,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -303,4 +304,32 @@ fn promtool(exposition: &[u8]) -> std::process::Output {
         });
     child.stdin.take().unwrap().write_all(exposition).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// RFC 9457 §3.1.1: a problem's `type`, resolved against the server, is a page saying what
+/// it means and what to do.
+fn a_problem_type_leads_to_its_page(db: TestDb) {
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = reqwest::Client::new();
+        let refused = send(c.get(s.url("/v1/runs"))).await;
+        let ty = refused.json()["type"].as_str().unwrap().to_string();
+        assert_eq!(ty, "/problems/unauthorized");
+        let page = send(c.get(s.url(&ty))).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.header("content-type").as_deref(),
+            Some("text/html; charset=utf-8")
+        );
+        let html = page.text();
+        assert!(html.contains("<h1>unauthorized</h1>"), "{html}");
+        assert!(html.contains("<p>HTTP 401 Unauthorized</p>"), "{html}");
+        assert!(
+            html.contains("clearledger apikey create --tenant T"),
+            "{html}"
+        );
+        let none = send(c.get(s.url("/problems/no_such_thing"))).await;
+        assert_eq!(none.status, 404);
+        assert_eq!(none.json()["code"], "not_found");
+    });
 }
