@@ -558,7 +558,8 @@ impl OneFile<'_> {
             result.report_failed = true;
             result.error = Some(msg.clone());
         }
-        let conflicts = if self.a.json || g.quiet || run.conflicts == 0 {
+        let show_conflicts = !self.a.json && !g.quiet && run.conflicts > 0;
+        let conflicts = if !show_conflicts {
             Vec::new()
         } else {
             // What differs is the first thing an operator asks of a conflict: the first
@@ -570,7 +571,10 @@ impl OneFile<'_> {
         };
         if let Err(e) = self
             .print_completed(s, status, report_error.as_deref())
-            .and_then(|()| print_conflicts(&conflicts, run.conflicts, run.run_id))
+            .and_then(|()| match show_conflicts {
+                true => print_conflicts(&conflicts, run.conflicts, run.run_id),
+                false => Ok(()),
+            })
         {
             let what = out::describe(&e);
             result.code = after_commit(&format_args!("{name}: {what}"), run.run_id);

@@ -98,6 +98,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/runs/{id}",
     "/v1/runs/{id}/records",
     "/v1/postings",
+    "/v1/postings/{id}/events",
     "/v1/held",
     "/v1/statements",
     "/v1/reconciliations/{id}",
@@ -116,6 +117,7 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         .route("/v1/runs/{id}", get(reads::run))
         .route("/v1/runs/{id}/records", get(reads::records))
         .route("/v1/postings", get(reads::postings))
+        .route("/v1/postings/{id}/events", get(reads::posting_events))
         .route("/v1/held", get(reads::held))
         .route("/v1/statements", get(reads::statements))
         .route("/v1/reconciliations/{id}", get(reads::reconciliation))

@@ -289,11 +289,49 @@ pub(crate) async fn postings(
     let lookup = ways.remove(0);
     let tenant = k.tenant;
     match read(&app, move |l| {
-        async move { l.lookup(&tenant, &lookup).await }.boxed()
+        async move {
+            let mut found = Vec::new();
+            for p in l.lookup(&tenant, &lookup).await? {
+                let status = l.posting_status(p.posting_id).await?;
+                let mut v = json!(p);
+                v["status"] = json!(status);
+                found.push(v);
+            }
+            Ok(found)
+        }
+        .boxed()
     })
     .await
     {
         Ok(p) => Json(json!({ "postings": p })).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// `GET /v1/postings/{id}/events`: a posting's status and every webhook event that moved
+/// it, oldest first.
+pub(crate) async fn posting_events(
+    State(app): State<Shared>,
+    Caller(k): Caller,
+    Path(id): Path<i64>,
+) -> Response {
+    let tenant = k.tenant;
+    let found = read(&app, move |l| {
+        async move {
+            if !l.is_tenants_posting(&tenant, id).await? {
+                return Ok(None);
+            }
+            let status = l.posting_status(id).await?;
+            Ok(Some((status, l.status_changes(id).await?)))
+        }
+        .boxed()
+    })
+    .await;
+    match found {
+        Ok(Some((status, events))) => {
+            Json(json!({"posting_id": id, "status": status, "events": events})).into_response()
+        }
+        Ok(None) => Problem::not_found(format!("no posting {id} for this tenant")).into_response(),
         Err(r) => r,
     }
 }

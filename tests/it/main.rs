@@ -13,6 +13,7 @@
 mod common;
 
 mod accounts;
+mod api_conformance;
 mod config;
 mod corpus;
 mod crash;

@@ -19,6 +19,7 @@ on_both_backends!(
     each_notification_is_delivered_at_least_once_under_a_stable_id,
     an_event_before_its_posting_waits_for_it,
     an_event_that_keeps_failing_ends_failed,
+    a_postings_status_and_the_events_that_moved_it_are_read_over_http,
 );
 
 const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
@@ -441,4 +442,68 @@ fn an_event_that_keeps_failing_ends_failed(db: TestDb) {
         ]
     );
     assert!(status_of(&db, &key).is_empty());
+}
+
+/// A read for every write: the status webhooks moved a posting to shows beside it in
+/// `GET /v1/postings`, and `GET /v1/postings/{id}/events` lists the events that moved it;
+/// another tenant finds nothing.
+fn a_postings_status_and_the_events_that_moved_it_are_read_over_http(db: TestDb) {
+    let key = setup(&db);
+    let api = server::api_key(&db, "default");
+    let other = server::api_key(&db, "acme");
+    let id = db.scalar(&format!(
+        "SELECT posting_id FROM postings WHERE posting_key = '{key}'"
+    ));
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let (eid, body) = event("evt_s", "payment.settled", &key);
+        assert_eq!(deliver(&c, &s, &eid, &body, SECRET).await.status, 202);
+        let (eid, body) = event("evt_r", "payment.returned", &key);
+        assert_eq!(deliver(&c, &s, &eid, &body, SECRET).await.status, 202);
+    });
+    all_applied(&db);
+    let untouched = db.rows(&format!(
+        "SELECT posting_key FROM postings WHERE posting_id <> {id} ORDER BY posting_id"
+    ))[0][0]
+        .clone();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let found = server::get(&c, &s.url(&format!("/v1/postings?key={key}")), &api).await;
+        assert_eq!(found.status, 200, "{}", found.text());
+        assert_eq!(found.json()["postings"][0]["status"], "returned");
+        let plain = server::get(&c, &s.url(&format!("/v1/postings?key={untouched}")), &api).await;
+        assert_eq!(plain.json()["postings"][0]["status"], "posted");
+        let url = s.url(&format!("/v1/postings/{id}/events"));
+        let events = server::get(&c, &url, &api).await.json();
+        assert_eq!(events["posting_id"], id);
+        assert_eq!(events["status"], "returned");
+        let moves: Vec<(String, String, String, String)> = events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let s = |k: &str| e[k].as_str().unwrap().to_string();
+                (
+                    s("from_status"),
+                    s("to_status"),
+                    s("webhook_id"),
+                    s("event_type"),
+                )
+            })
+            .collect();
+        let m = |a: &str, b: &str, c: &str, d: &str| {
+            (a.to_string(), b.to_string(), c.to_string(), d.to_string())
+        };
+        assert_eq!(
+            moves,
+            [
+                m("posted", "settled", "evt_s", "payment.settled"),
+                m("settled", "returned", "evt_r", "payment.returned"),
+            ]
+        );
+        assert_eq!(events["events"][0]["provider"], "bank");
+        assert_eq!(server::get(&c, &url, &other).await.status, 404);
+    });
 }

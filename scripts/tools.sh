@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the outside tools the test suite drives the HTTP service with, when missing:
+#   - schemathesis (PyPI), in a virtualenv under target/tools/venv: the OpenAPI conformance
+#     run (tests/it/api_conformance.rs);
+#   - promtool (Debian's `prometheus` package): `promtool check metrics` on /metrics.
+# Idempotent and quiet when both are there. Run by scripts/test.sh before the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCHEMATHESIS_VERSION=4.32.5
+venv=target/tools/venv
+if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+    echo "tools: installing schemathesis $SCHEMATHESIS_VERSION into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2
+fi
+
+if ! command -v promtool >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "tools: installing promtool (Debian's prometheus package)" >&2
+        apt-get update -qq >&2
+        # The package's own service is not wanted here: it is not started in a container,
+        # and stopped if it was.
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >&2
+        systemctl stop prometheus 2>/dev/null || true
+    else
+        echo "tools: promtool is missing: install Debian's \`prometheus\` package (or Prometheus's promtool) and run again" >&2
+        exit 1
+    fi
+fi
