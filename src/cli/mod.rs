@@ -172,11 +172,13 @@ ENVIRONMENT:
 
 /// clearledger: clearing files into an exactly-once ledger.
 ///
-/// Parses NACHA ACH files and ISO 20022 messages (pain.001, pacs.008, pacs.004),
-/// validates every field and control total, and posts each record exactly once behind
-/// the ledger's unique index (SQLite, or PostgreSQL for many workers). A file uploaded
-/// again posts nothing and reports, record by record, the original each one duplicates;
-/// a record whose key was seen with other content is a conflict, never posted.
+/// Parses NACHA ACH files, ISO 20022 messages (pain.001, pacs.008, pacs.004) and bank
+/// statements (camt.052/053/054, BAI2, MT940/MT942), validates every field and control
+/// total, and posts each record exactly once behind the ledger's unique index (SQLite, or
+/// PostgreSQL for many workers). A file uploaded again posts nothing and reports, record by
+/// record, the original each one duplicates; a record whose key was seen with other content
+/// is a conflict, never posted. The ledger is reconciled with the bank's statements
+/// (`reconcile`) and served over HTTP (`serve`).
 #[derive(Debug, Parser)]
 #[command(name = "clearledger", version, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
@@ -186,7 +188,10 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The options every command takes, listed under their own heading in each `--help`, after
+/// the command's own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalOpts {
     /// Database URL: sqlite://PATH (default sqlite://clearledger.db) or
     /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=require|verify-full]

@@ -706,6 +706,37 @@ fn help_documents_exit_codes() {
     }
 }
 
+/// A command's own options come first under "Options:"; the ones every command takes
+/// under "Global options:", not mixed in.
+#[test]
+fn global_options_have_their_own_heading() {
+    for command in ["ingest", "reconcile", "serve", "runs"] {
+        let out = common::run(&[command, "--help"], &[]);
+        assert_eq!(out.code, 0, "{command}");
+        let (own, global) = out
+            .stdout
+            .split_once("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("{command}: no Global options heading: {}", out.stdout));
+        assert!(own.contains("\nOptions:\n"), "{command}");
+        for flag in [
+            "--db",
+            "--tenant",
+            "--lock-timeout",
+            "--log-format",
+            "--quiet",
+        ] {
+            assert!(
+                global.contains(flag),
+                "{command}: {flag} not global: {global}"
+            );
+            assert!(
+                !own.contains(&format!(" {flag} ")),
+                "{command}: {flag} among its own"
+            );
+        }
+    }
+}
+
 /// Long variant (`#[ignore]`d; CLEARLEDGER_LONG_TESTS=1): a 1 M-entry file, first ingest
 /// and re-upload.
 fn long_one_million_entries_post_once_and_reupload_posts_nothing(db: TestDb) {
