@@ -48,7 +48,9 @@ pub(crate) struct IngestArgs {
     /// 20022 when the file starts with `<` after an optional BOM, NACHA otherwise; a gzip or
     /// zip archive, a PDF, UTF-16 text that is not XML with a byte-order mark, UTF-32 text,
     /// another SWIFT FIN message, SWIFT MT fields without `:20:` and `:25:`, JSON or CSV is
-    /// rejected with one finding saying what it is). `nacha` reads any file as NACHA.
+    /// rejected with one finding saying what it is). `nacha` reads as NACHA any file that is not
+    /// plainly another kind (a file detected as XML, a statement, JSON, CSV or an archive is
+    /// still refused with that one finding).
     #[arg(long, value_enum, default_value_t = Format::Auto)]
     pub format: Format,
     /// Write the per-record report to PATH (CSV; JSON lines when PATH ends in .jsonl,

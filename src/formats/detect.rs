@@ -216,6 +216,25 @@ fn refused(format: &'static str, found: &'static str) -> ParseSummary {
     }
 }
 
+/// What a file given to the NACHA reader by `--format nacha` turns out to be, when its head
+/// says plainly it is another kind (XML, a statement, JSON, CSV, an archive…): the summary
+/// of a file refused with one finding saying so, where reading it as NACHA would give a
+/// finding per line about what it never was. A head detection cannot place
+/// ([`Refusal::Unrecognised`]) is read as NACHA, as asked: that is what forcing it is for.
+pub(crate) fn not_nacha(head: &[u8]) -> Option<ParseSummary> {
+    let (format, found) = match detect(head) {
+        Detected::Payment(FileFormat::Nacha) | Detected::Refused(Refusal::Unrecognised) => {
+            return None;
+        }
+        Detected::Payment(FileFormat::Iso20022) => ("iso20022", "an ISO 20022 XML message"),
+        Detected::Statement(kind) => (kind.as_str(), kind.describe()),
+        Detected::Refused(kind) => (kind.as_str(), kind.describe()),
+    };
+    let mut summary = refused(format, found);
+    summary.findings[0].expected = "a NACHA file (--format nacha)".into();
+    Some(summary)
+}
+
 /// What [`detect`] found: which reader the file goes to, or why none does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detected {

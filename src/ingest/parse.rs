@@ -109,6 +109,11 @@ fn parse(
     };
     let (head, source) = detect::read_head(counted)?;
     let detected = format.map_or_else(|| detect::detect(&head), Detected::Payment);
+    if detected == Detected::Payment(FileFormat::Nacha)
+        && let Some(refused) = detect::not_nacha(&head)
+    {
+        return Ok(refused);
+    }
     let mut source = BufReader::with_capacity(256 * 1024, source);
     let mut out = Outbound {
         tx,
