@@ -274,6 +274,7 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         s.items
     )?;
     break_lines(&s.balance_breaks)?;
+    let amount = amounts_of(&s.balances);
     for o in crate::reconcile::Outcome::ALL {
         if let Some(t) = s.outcomes.get(o.as_str())
             && t.items > 0
@@ -282,9 +283,9 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
                 "  {:<26} {:>8} items  ours {:>14}  theirs {:>14}  Δ {:>12}",
                 o.as_str(),
                 t.items,
-                t.our_amount_minor,
-                t.their_amount_minor,
-                t.delta_minor
+                amount(t.our_amount_minor),
+                amount(t.their_amount_minor),
+                amount(t.delta_minor)
             )?;
         }
     }
@@ -299,9 +300,9 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
     balance_lines(&s.balances)?;
     if s.corrections_posted + s.corrections_duplicate > 0 {
         outln!(
-            "  corrections: {} posted ({} minor units), {} posted before",
+            "  corrections: {} posted ({}), {} posted before",
             s.corrections_posted,
-            s.corrections_amount_minor,
+            amount(s.corrections_amount_minor),
             s.corrections_duplicate
         )?;
     }
@@ -309,6 +310,23 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         outln!("needs attention: {} items", s.needs_attention)?;
     }
     Ok(())
+}
+
+/// How the outcome totals are written: by the account's currency's exponent, with its code,
+/// when its balances are in one currency (the common case: one bank account, one
+/// currency); else in minor units, said so, since a sum over currencies has no exponent.
+fn amounts_of(balances: &[crate::reconcile::BalanceRow]) -> impl Fn(i64) -> String {
+    let mut currencies: Vec<&str> = balances.iter().map(|b| b.currency.as_str()).collect();
+    currencies.sort_unstable();
+    currencies.dedup();
+    let one = match currencies.as_slice() {
+        [c] => Some(c.to_string()),
+        _ => None,
+    };
+    move |v| match &one {
+        Some(c) => crate::money::format_amount(v, c),
+        None => format!("{v} minor units"),
+    }
 }
 
 /// First, what the entries cannot explain: each statement recorded unbalanced.

@@ -702,7 +702,7 @@ impl Ledger {
                      posted; amount {}{} {}",
                     date.unwrap_or_default(),
                     if e.amount_minor > 0 { "+" } else { "" },
-                    e.amount_minor,
+                    crate::money::format_minor(e.amount_minor, &e.currency),
                     e.currency
                 );
                 found.insert(it.key.clone(), key);

@@ -470,11 +470,11 @@ fn every_outcome_with_its_explanation(db: TestDb) {
     let expected: Vec<(&str, &str)> = vec![
         (
             "missing_ours",
-            "|no posting for this entry; amount -1234 EUR, booked 2026-11-15",
+            "|no posting for this entry; amount -12.34 EUR, booked 2026-11-15",
         ),
         (
             "amount_mismatch",
-            "end_to_end_id|by end_to_end_id=E-4; amount ours -40000 theirs -45000 Δ -5000; days Δ 0 in -1..+3",
+            "end_to_end_id|by end_to_end_id=E-4; amount ours -400.00 theirs -450.00 Δ -50.00; days Δ 0 in -1..+3",
         ),
         (
             "currency_mismatch",
@@ -482,43 +482,43 @@ fn every_outcome_with_its_explanation(db: TestDb) {
         ),
         (
             "date_mismatch",
-            "end_to_end_id|by end_to_end_id=E-5; amount ours -50000 theirs -50000 Δ 0; days Δ +10 outside -1..+3",
+            "end_to_end_id|by end_to_end_id=E-5; amount ours -500.00 theirs -500.00 Δ 0.00; days Δ +10 outside -1..+3",
         ),
         (
             "duplicate_theirs",
-            "|repeats entry ENTRY9A by uetr=00000000-0000-4000-8000-000000000009 (posting POST9); amount -9000 EUR",
+            "|repeats entry ENTRY9A by uetr=00000000-0000-4000-8000-000000000009 (posting POST9); amount -90.00 EUR",
         ),
         (
             "returned",
-            "|returns posting POST10 by end_to_end_id=E-10; no return of it is posted; amount +11000 EUR",
+            "|returns posting POST10 by end_to_end_id=E-10; no return of it is posted; amount +110.00 EUR",
         ),
         (
             "ambiguous",
-            "|2 postings and 2 entries of -5500 EUR within the window: postings P55A, P55B and entries T55A, T55B fit more than one way; an operator decides",
+            "|2 postings and 2 entries of -55.00 EUR within the window: postings P55A, P55B and entries T55A, T55B fit more than one way; an operator decides",
         ),
         (
             "missing_theirs",
-            "|no bank entry by 2026-11-30 (due 2026-11-05); amount -70000 EUR",
+            "|no bank entry by 2026-11-30 (due 2026-11-05); amount -700.00 EUR",
         ),
         (
             "expected",
-            "|no bank entry yet; not due before 2026-12-02; amount -80000 EUR",
+            "|no bank entry yet; not due before 2026-12-02; amount -800.00 EUR",
         ),
         (
             "provisional",
-            "|provisional entry, not final until booked; amount -7700 EUR",
+            "|provisional entry, not final until booked; amount -77.00 EUR",
         ),
         (
             "many_to_one",
-            "batch|by batch pmtinf:PMT-SAL-11 quoted as PMT-SAL-11; members ours 3 theirs 1; amount ours -6000 theirs -6000 Δ 0; days Δ 0 in -1..+3",
+            "batch|by batch pmtinf:PMT-SAL-11 quoted as PMT-SAL-11; members ours 3 theirs 1; amount ours -60.00 theirs -60.00 Δ 0.00; days Δ 0 in -1..+3",
         ),
         (
             "one_to_many",
-            "details|by 2 of 2 details; members ours 2 theirs 1; amount ours -15000 theirs -15000 Δ 0; days Δ 0 in -1..+3",
+            "details|by 2 of 2 details; members ours 2 theirs 1; amount ours -150.00 theirs -150.00 Δ 0.00; days Δ 0 in -1..+3",
         ),
         (
             "matched_within_tolerance",
-            "end_to_end_id|by end_to_end_id=E-3; amount ours -30000 theirs -30250 Δ -250; within tolerance sepa-fee; days Δ +1 in -1..+3",
+            "end_to_end_id|by end_to_end_id=E-3; amount ours -300.00 theirs -302.50 Δ -2.50; within tolerance sepa-fee; days Δ +1 in -1..+3",
         ),
     ];
     // Keys are the ledger's: resolve the placeholders from the report itself.
@@ -572,27 +572,27 @@ fn every_outcome_with_its_explanation(db: TestDb) {
         vec![
             m(
                 "end_to_end_id",
-                "by end_to_end_id=E-10; amount ours -11000 theirs -11000 Δ 0; days Δ 0 in -1..+3"
+                "by end_to_end_id=E-10; amount ours -110.00 theirs -110.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             m(
                 "uetr",
-                "by uetr=00000000-0000-4000-8000-000000000009; amount ours -9000 theirs -9000 Δ 0; days Δ 0 in -1..+3"
+                "by uetr=00000000-0000-4000-8000-000000000009; amount ours -90.00 theirs -90.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             m(
                 "amount_date",
-                "by amount and date; amount ours -6600 theirs -6600 Δ 0; days Δ +1 in -1..+3"
+                "by amount and date; amount ours -66.00 theirs -66.00 Δ 0.00; days Δ +1 in -1..+3"
             ),
             m(
                 "end_to_end_id",
-                "by end_to_end_id=E-2; amount ours -20000 theirs -20000 Δ 0; days Δ +1 in -1..+3"
+                "by end_to_end_id=E-2; amount ours -200.00 theirs -200.00 Δ 0.00; days Δ +1 in -1..+3"
             ),
             m(
                 "uetr",
-                "by uetr=00000000-0000-4000-8000-000000000001; amount ours -10000 theirs -10000 Δ 0; days Δ 0 in -1..+3"
+                "by uetr=00000000-0000-4000-8000-000000000001; amount ours -100.00 theirs -100.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             m(
                 "original_uetr",
-                "by original_uetr=00000000-0000-4000-8000-000000000001; amount ours +10000 theirs +10000 Δ 0; days Δ 0 in -1..+3"
+                "by original_uetr=00000000-0000-4000-8000-000000000001; amount ours +100.00 theirs +100.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
@@ -778,7 +778,7 @@ fn corrections_are_postings_keyed_by_their_item_and_fold_in(db: TestDb) {
     assert_eq!(
         folded["explanation"],
         format!(
-            "no posting for this entry; amount -1234 EUR, booked 2026-11-15; corrected by correction:{OUR_IBAN}:{key}:1 (-1234); was missing_ours"
+            "no posting for this entry; amount -12.34 EUR, booked 2026-11-15; corrected by correction:{OUR_IBAN}:{key}:1 (-12.34); was missing_ours"
         )
     );
     assert_eq!(next["changes"]["changed_outcomes"], 1);
@@ -923,18 +923,18 @@ fn nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement(db: TestDb) {
                 "many_to_one".to_string(),
                 "batch [\"ref:B3\"]".to_string(),
                 "by batch nacha:1234567890:2026-11-30:0000001 quoted as 1234567890; members ours 2 theirs 1; \
-                 amount ours -349999 theirs -349999 Δ 0; days Δ 0 in -1..+3"
+                 amount ours -3499.99 theirs -3499.99 Δ 0.00; days Δ 0 in -1..+3"
                     .to_string()
             ),
             (
                 "matched".to_string(),
                 "trace_number [\"ref:B1\"]".to_string(),
-                "by trace_number=121042880000002; amount ours -187550 theirs -187550 Δ 0; days Δ 0 in -1..+3".to_string()
+                "by trace_number=121042880000002; amount ours -1875.50 theirs -1875.50 Δ 0.00; days Δ 0 in -1..+3".to_string()
             ),
             (
                 "matched".to_string(),
                 "trace_number [\"ref:B2\"]".to_string(),
-                "by trace_number=121042880000003; amount ours -250000 theirs -250000 Δ 0; days Δ 0 in -1..+3".to_string()
+                "by trace_number=121042880000003; amount ours -2500.00 theirs -2500.00 Δ 0.00; days Δ 0 in -1..+3".to_string()
             ),
         ]
     );
@@ -1059,7 +1059,7 @@ fn a_return_weeks_after_its_payment_is_returned(db: TestDb) {
         rows[0]["explanation"],
         format!(
             "returns posting {key} by end_to_end_id=E-OLD (dated 2026-10-05, before the period read); no return of \
-             it is posted; amount +7500 EUR"
+             it is posted; amount +75.00 EUR"
         )
     );
 }

@@ -177,7 +177,14 @@ fn reconciliation_reads_the_entries_and_leads_with_the_break(db: TestDb) {
         "{}",
         t.stdout
     );
-    // Amounts in text by their currency's exponent, never minor units beside a currency.
+    // Amounts in text by their currency's exponent, never minor units beside a currency:
+    // the outcome totals too.
+    let missing = t.stdout.lines().find(|l| l.starts_with("  missing_ours"));
+    assert!(
+        missing.is_some_and(|l| l.contains("ours       0.00 EUR") && l.ends_with(" EUR")),
+        "{}",
+        t.stdout
+    );
     assert!(
         t.stdout.lines().any(|l| l
             == "  balance EUR: ledger 0.00 EUR, statement 1300.00 EUR (2026-12-01), drift 1300.00 EUR"),

@@ -3,7 +3,7 @@
 //! text names narrows). And, after the bounded sums, what is left of the same amount
 //! several ways: one `ambiguous` item per connected set, never a guess.
 
-use super::items::{plural, signed};
+use super::items::{plural, signed_amount};
 use super::{Engine, by};
 use std::collections::{BTreeMap, HashMap};
 
@@ -141,7 +141,7 @@ impl<'a> Engine<'a> {
                         "{} and {} of {} {} within the window",
                         plural(comp_o.len(), "posting"),
                         plural(comp_t.len(), "entry"),
-                        signed(k.1),
+                        signed_amount(k.1, &k.0),
                         k.0
                     );
                     self.ambiguous(comp_o, comp_t, why);

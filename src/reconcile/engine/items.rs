@@ -47,7 +47,7 @@ impl Engine<'_> {
         let explanation = format!(
             "repeats entry {first} by {tie} (posting {}); amount {} {}",
             inp.ours[posting].key,
-            signed(e.amount_minor),
+            signed_amount(e.amount_minor, &e.currency),
             e.currency
         );
         self.their_taken[t] = true;
@@ -163,6 +163,13 @@ pub(super) fn plural(n: usize, word: &str) -> String {
         (_, Some(stem)) => format!("{n} {stem}ies"),
         _ => format!("{n} {word}s"),
     }
+}
+
+/// `+144.45`, `-12.50`, `0.00`: an amount by its currency's exponent (`money`), signed, so
+/// that no one reads minor units beside a currency as a hundredfold amount.
+pub(super) fn signed_amount(minor: i64, currency: &str) -> String {
+    let n = crate::money::format_minor(minor, currency);
+    if minor > 0 { format!("+{n}") } else { n }
 }
 
 /// `+5`, `-1250`, `0`.

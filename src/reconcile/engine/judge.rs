@@ -2,7 +2,7 @@
 //! postings folded into the items they name, the items of the period kept, members by
 //! natural key.
 
-use super::items::signed;
+use super::items::{signed, signed_amount};
 use super::{Engine, Group, Item, Outcome, by};
 use chrono::NaiveDate;
 use std::collections::{BTreeSet, HashMap};
@@ -121,9 +121,9 @@ impl Engine<'_> {
         let delta = their_sum.saturating_sub(our_sum);
         parts.push(format!(
             "amount ours {} theirs {} Δ {}",
-            signed(our_sum),
-            signed(their_sum),
-            signed(delta)
+            signed_amount(our_sum, their_ccy),
+            signed_amount(their_sum, their_ccy),
+            signed_amount(delta, their_ccy)
         ));
         let t = (delta != 0)
             .then(|| self.rules.tolerance(their_ccy, our_sum, delta))
@@ -169,7 +169,7 @@ impl Engine<'_> {
                 "{}; corrected by {} ({})",
                 it.explanation,
                 p.key,
-                signed(p.amount_minor)
+                signed_amount(p.amount_minor, &p.currency)
             );
             if it.delta_minor == 0 && it.outcome.correctable() && !it.outcome.settled() {
                 it.explanation = format!("{}; was {}", it.explanation, it.outcome.as_str());
@@ -189,7 +189,7 @@ impl Engine<'_> {
         let explanation = format!(
             "a correction of item {}, which this run does not have (its members were settled otherwise): reverse it; amount {} {}",
             p.corrects.as_deref().unwrap_or(""),
-            signed(p.amount_minor),
+            signed_amount(p.amount_minor, &p.currency),
             p.currency
         );
         let mut item = self.unjudged(

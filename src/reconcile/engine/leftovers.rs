@@ -3,7 +3,7 @@
 //! yet, `expected`.
 
 use super::index::{Indexes, Which};
-use super::items::signed;
+use super::items::signed_amount;
 use super::{Engine, Outcome, Theirs, by};
 
 impl Engine<'_> {
@@ -20,8 +20,8 @@ impl Engine<'_> {
                     let explanation = format!(
                         "provisional entry {} names it ({v}); not final until booked; amount ours {} theirs {}",
                         e.key,
-                        signed(inp.ours[x].amount_minor),
-                        signed(e.amount_minor)
+                        signed_amount(inp.ours[x].amount_minor, &inp.ours[x].currency),
+                        signed_amount(e.amount_minor, &e.currency)
                     );
                     self.unjudged(
                         Outcome::Expected,
@@ -35,7 +35,7 @@ impl Engine<'_> {
                 None => {
                     let explanation = format!(
                         "provisional entry, not final until booked; amount {} {}",
-                        signed(e.amount_minor),
+                        signed_amount(e.amount_minor, &e.currency),
                         e.currency
                     );
                     self.unjudged(
@@ -86,7 +86,7 @@ impl Engine<'_> {
                 } else {
                     ""
                 },
-                signed(e.amount_minor),
+                signed_amount(e.amount_minor, &e.currency),
                 e.currency,
                 e.date.map(|d| format!(", booked {d}")).unwrap_or_default()
             );
@@ -125,7 +125,11 @@ impl Engine<'_> {
                 ),
                 _ => (Outcome::MissingTheirs, "no bank entry".to_string()),
             };
-            let explanation = format!("{why}; amount {} {}", signed(p.amount_minor), p.currency);
+            let explanation = format!(
+                "{why}; amount {} {}",
+                signed_amount(p.amount_minor, &p.currency),
+                p.currency
+            );
             let item = self.unjudged(outcome, None, vec![x], vec![], None, explanation);
             self.items.push(item);
         }

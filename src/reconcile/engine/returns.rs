@@ -4,7 +4,7 @@
 //! (`identifiers.rs`).
 
 use super::index::{Indexes, Which};
-use super::items::signed;
+use super::items::signed_amount;
 use super::{Engine, Inputs, Outcome, Theirs, by};
 
 impl Engine<'_> {
@@ -19,7 +19,7 @@ impl Engine<'_> {
                 let explanation = format!(
                     "returns posting {} by {tie}; no return of it is posted; amount {} {}",
                     inp.ours[x].key,
-                    signed(e.amount_minor),
+                    signed_amount(e.amount_minor, &e.currency),
                     e.currency
                 );
                 self.their_taken[t] = true;

@@ -119,35 +119,35 @@ fn uetr_first_then_end_to_end_id_then_missing_both_ways() {
                 "",
                 "",
                 "t:3",
-                "no posting for this entry; amount +777 EUR, booked 2026-11-05"
+                "no posting for this entry; amount +7.77 EUR, booked 2026-11-05"
             ),
             row(
                 "missing_theirs",
                 "",
                 "o:c",
                 "",
-                "no bank entry by 2026-11-30 (due 2026-11-07); amount -3000 EUR"
+                "no bank entry by 2026-11-30 (due 2026-11-07); amount -30.00 EUR"
             ),
             row(
                 "expected",
                 "",
                 "o:old",
                 "",
-                "no bank entry yet; not due before 2026-12-01; amount -4000 EUR"
+                "no bank entry yet; not due before 2026-12-01; amount -40.00 EUR"
             ),
             row(
                 "matched",
                 "uetr",
                 "o:a",
                 "t:1",
-                "by uetr=u-1; amount ours -1000 theirs -1000 Δ 0; days Δ 0 in -1..+3"
+                "by uetr=u-1; amount ours -10.00 theirs -10.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             row(
                 "matched",
                 "end_to_end_id",
                 "o:b",
                 "t:2",
-                "by end_to_end_id=E-2; amount ours -2000 theirs -2000 Δ 0; days Δ +1 in -1..+3"
+                "by end_to_end_id=E-2; amount ours -20.00 theirs -20.00 Δ 0.00; days Δ +1 in -1..+3"
             ),
         ]
     );
@@ -194,7 +194,7 @@ fn amount_date_tolerance_and_currency_are_judged_after_the_identifier() {
                 "end_to_end_id",
                 "o:b",
                 "t:b",
-                "by end_to_end_id=B; amount ours -10000 theirs -10251 Δ -251; days Δ +1 in -1..+3"
+                "by end_to_end_id=B; amount ours -100.00 theirs -102.51 Δ -2.51; days Δ +1 in -1..+3"
             ),
             row(
                 "currency_mismatch",
@@ -208,14 +208,14 @@ fn amount_date_tolerance_and_currency_are_judged_after_the_identifier() {
                 "end_to_end_id",
                 "o:c",
                 "t:c",
-                "by end_to_end_id=C; amount ours -10000 theirs -10000 Δ 0; days Δ +7 outside -1..+3"
+                "by end_to_end_id=C; amount ours -100.00 theirs -100.00 Δ 0.00; days Δ +7 outside -1..+3"
             ),
             row(
                 "matched_within_tolerance",
                 "end_to_end_id",
                 "o:a",
                 "t:a",
-                "by end_to_end_id=A; amount ours -10000 theirs -10250 Δ -250; within tolerance fee; days Δ +1 in -1..+3"
+                "by end_to_end_id=A; amount ours -100.00 theirs -102.50 Δ -2.50; within tolerance fee; days Δ +1 in -1..+3"
             ),
         ]
     );
@@ -239,14 +239,14 @@ fn a_second_entry_for_a_taken_posting_is_a_duplicate() {
                 "",
                 "",
                 "t:2",
-                "repeats entry t:1 by uetr=u-9 (posting o:a); amount +500 EUR"
+                "repeats entry t:1 by uetr=u-9 (posting o:a); amount +5.00 EUR"
             ),
             row(
                 "matched",
                 "uetr",
                 "o:a",
                 "t:1",
-                "by uetr=u-9; amount ours +500 theirs +500 Δ 0; days Δ 0 in -1..+3"
+                "by uetr=u-9; amount ours +5.00 theirs +5.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
@@ -285,28 +285,28 @@ fn a_return_matches_our_return_posting_else_is_returned() {
                 "",
                 "",
                 "t:ret",
-                "returns posting o:pay by end_to_end_id=E-8; no return of it is posted; amount +800 EUR"
+                "returns posting o:pay by end_to_end_id=E-8; no return of it is posted; amount +8.00 EUR"
             ),
             row(
                 "matched",
                 "end_to_end_id",
                 "o:pay",
                 "t:pay",
-                "by end_to_end_id=E-8; amount ours -800 theirs -800 Δ 0; days Δ 0 in -1..+3"
+                "by end_to_end_id=E-8; amount ours -8.00 theirs -8.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             row(
                 "matched",
                 "end_to_end_id",
                 "o:pay2",
                 "t:pay2",
-                "by end_to_end_id=E-9; amount ours -900 theirs -900 Δ 0; days Δ 0 in -1..+3"
+                "by end_to_end_id=E-9; amount ours -9.00 theirs -9.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
             row(
                 "matched",
                 "original_end_to_end_id",
                 "o:ret",
                 "t:ret2",
-                "by original_end_to_end_id=E-9; amount ours +900 theirs +900 Δ 0; days Δ 0 in -1..+3"
+                "by original_end_to_end_id=E-9; amount ours +9.00 theirs +9.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
@@ -342,14 +342,14 @@ fn a_batch_settled_as_one_line_is_many_to_one() {
                 "",
                 "o:other",
                 "",
-                "no bank entry by 2026-11-30 (due 2026-11-06); amount -600 EUR"
+                "no bank entry by 2026-11-30 (due 2026-11-06); amount -6.00 EUR"
             ),
             row(
                 "many_to_one",
                 "batch",
                 "o:0,o:1,o:2",
                 "t:sum",
-                "by batch pmtinf:PMT-7 quoted as PMT-7; members ours 3 theirs 1; amount ours -600 theirs -600 Δ 0; days Δ 0 in -1..+3"
+                "by batch pmtinf:PMT-7 quoted as PMT-7; members ours 3 theirs 1; amount ours -6.00 theirs -6.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
@@ -398,14 +398,14 @@ fn an_itemised_entry_is_one_to_many_and_names_the_detail_it_lacks() {
                 "details",
                 "o:c2",
                 "t:batch2",
-                "by 1 of 2 details; amount ours +100 theirs +400 Δ +300; days Δ 0 in -1..+3; detail 2 (end_to_end_id=E-c) has no posting"
+                "by 1 of 2 details; amount ours +1.00 theirs +4.00 Δ +3.00; days Δ 0 in -1..+3; detail 2 (end_to_end_id=E-c) has no posting"
             ),
             row(
                 "one_to_many",
                 "details",
                 "o:a,o:b",
                 "t:batch",
-                "by 2 of 2 details; members ours 2 theirs 1; amount ours +350 theirs +350 Δ 0; days Δ 0 in -1..+3"
+                "by 2 of 2 details; members ours 2 theirs 1; amount ours +3.50 theirs +3.50 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
@@ -438,7 +438,7 @@ fn identical_lines_are_ambiguous_never_guessed() {
             "",
             "o:0,o:1,o:2",
             "t:0,t:1",
-            "3 postings and 2 entries of -5000 EUR within the window: postings o:0, o:1, o:2 and entries t:0, t:1 fit more than one way; an operator decides"
+            "3 postings and 2 entries of -50.00 EUR within the window: postings o:0, o:1, o:2 and entries t:0, t:1 fit more than one way; an operator decides"
         )
     );
     assert_eq!(
@@ -448,7 +448,7 @@ fn identical_lines_are_ambiguous_never_guessed() {
             "amount_date",
             "o:lone",
             "t:lone",
-            "by amount and date; amount ours -7000 theirs -7000 Δ 0; days Δ +1 in -1..+3"
+            "by amount and date; amount ours -70.00 theirs -70.00 Δ 0.00; days Δ +1 in -1..+3"
         )
     );
 }
@@ -467,7 +467,7 @@ fn the_bounded_sum_search_pairs_one_solution_and_flags_two() {
             "amount_sum",
             "o:a,o:b",
             "t:350",
-            "by amount sum and date; members ours 2 theirs 1; amount ours -350 theirs -350 Δ 0; days Δ +1 in -1..+3"
+            "by amount sum and date; members ours 2 theirs 1; amount ours -3.50 theirs -3.50 Δ 0.00; days Δ +1 in -1..+3"
         )
     );
     // 100+250 and 150+200 both make 350.
@@ -507,14 +507,14 @@ fn provisional_entries_are_shown_never_final() {
                 "provisional",
                 "o:a",
                 "t:p",
-                "provisional entry t:p names it (u-p); not final until booked; amount ours -100 theirs -100"
+                "provisional entry t:p names it (u-p); not final until booked; amount ours -1.00 theirs -1.00"
             ),
             row(
                 "provisional",
                 "",
                 "",
                 "t:q",
-                "provisional entry, not final until booked; amount +42 EUR"
+                "provisional entry, not final until booked; amount +0.42 EUR"
             ),
         ]
     );
@@ -543,14 +543,14 @@ fn a_correction_folds_into_the_item_it_names() {
                 "",
                 "correction:y",
                 "",
-                "a correction of item 0123, which this run does not have (its members were settled otherwise): reverse it; amount +10 EUR"
+                "a correction of item 0123, which this run does not have (its members were settled otherwise): reverse it; amount +0.10 EUR"
             ),
             row(
                 "matched",
                 "correction",
                 "",
                 "t:fee",
-                "no posting for this entry; amount -35 EUR, booked 2026-11-04; corrected by correction:x (-35); was missing_ours"
+                "no posting for this entry; amount -0.35 EUR, booked 2026-11-04; corrected by correction:x (-0.35); was missing_ours"
             ),
         ]
     );
@@ -578,7 +578,7 @@ fn members_outside_the_period_are_read_but_not_reported() {
             "uetr",
             "o:edge",
             "t:next",
-            "by uetr=u-e; amount ours -100 theirs -100 Δ 0; days Δ +1 in -1..+3"
+            "by uetr=u-e; amount ours -1.00 theirs -1.00 Δ 0.00; days Δ +1 in -1..+3"
         )]
     );
 }
@@ -649,14 +649,14 @@ fn a_line_of_the_other_sign_quoting_a_payment_is_its_return() {
                 "",
                 "",
                 "t:back",
-                "returns posting o:pay by trace_number=091000010000001; no return of it is posted; amount +5000 EUR"
+                "returns posting o:pay by trace_number=091000010000001; no return of it is posted; amount +50.00 EUR"
             ),
             row(
                 "matched",
                 "trace_number",
                 "o:pay",
                 "t:debit",
-                "by trace_number=091000010000001; amount ours -5000 theirs -5000 Δ 0; days Δ 0 in -1..+3"
+                "by trace_number=091000010000001; amount ours -50.00 theirs -50.00 Δ 0.00; days Δ 0 in -1..+3"
             ),
         ]
     );
