@@ -141,7 +141,7 @@ impl<'a> Engine<'a> {
                         "{} and {} of {} {} within the window",
                         plural(comp_o.len(), "posting"),
                         plural(comp_t.len(), "entry"),
-                        signed_amount(k.1, &k.0),
+                        signed_amount(k.1, k.0),
                         k.0
                     );
                     self.ambiguous(comp_o, comp_t, why);
