@@ -295,8 +295,8 @@ def recon(n, work):
 def pg_url():
     url = os.environ.get("CLEARLEDGER_TEST_PG_URL")
     if not url:
-        out = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], capture_output=True, text=True, check=True).stdout
-        url = out.strip().split("=", 1)[1]
+        # pg-start.sh prints the URL alone on stdout (what it does, on stderr).
+        url = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     return url
 
 

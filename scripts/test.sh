@@ -6,10 +6,13 @@
 #   CLEARLEDGER_LONG_TESTS=1    also run the long variants (1 M-entry files; #[ignore]d tests)
 #   CLEARLEDGER_CORPUS=DIR      where the shared corpus is (default ../shared/corpus)
 #   CLEARLEDGER_TEST_PG_URL=URL use this PostgreSQL server instead of starting one
+#   CLEARLEDGER_PG_PORT=PORT    the port of the server pg-start.sh starts (default 55432)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PostgreSQL first, before any build: without it the suite cannot pass, and pg-start.sh
+# installs it or says in one line what to install.
 if [ -z "${CLEARLEDGER_TEST_PG_URL:-}" ]; then
-    eval "$(./scripts/pg-start.sh)"
+    CLEARLEDGER_TEST_PG_URL=$(./scripts/pg-start.sh) || exit 1
 fi
 export CLEARLEDGER_TEST_PG_URL
 # House style first: formatted, and no clippy warning (clippy.toml: a function fits a screen).
