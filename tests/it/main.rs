@@ -15,6 +15,7 @@ mod common;
 mod accounts;
 mod config;
 mod corpus;
+mod corpus_list;
 mod crash;
 mod detect;
 mod fuzz_smoke;
