@@ -13,18 +13,15 @@ pub fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
-/// The shared corpus: `CLEARLEDGER_CORPUS`, else `../shared/corpus` beside the checkout.
-/// Absent, the tests that need it fail, saying so: a test that cannot run never passes.
+// The unit tests' lookup itself, so that both find the corpus in the same place.
+#[path = "../../../src/test_support.rs"]
+mod test_support;
+
+/// The test corpus: `CLEARLEDGER_CORPUS`, else `../shared/corpus` beside the checkout, else
+/// `target/corpus` (scripts/fetch-corpus.sh). Absent, the tests that need it fail, saying
+/// where they looked: a test that cannot run never passes.
 pub fn corpus() -> PathBuf {
-    let dir = std::env::var_os("CLEARLEDGER_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    assert!(
-        dir.join("ach").is_dir(),
-        "the shared corpus is absent at {}: set CLEARLEDGER_CORPUS to its path",
-        dir.display()
-    );
-    dir
+    test_support::corpus_dir()
 }
 
 /// The sample most tests start from: a PPD payroll of four credits.
