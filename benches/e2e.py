@@ -23,7 +23,7 @@ each the median of 5 runs, the two alternated.
 With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
 that peak RSS does not grow with the file, and the rate at 5 M against the rate at 1 M.
 
-With NACHA among the formats, the reference file of the shared corpus (100 k entries) is checked
+With NACHA among the formats, the reference file of the test corpus (100 k entries) is checked
 against achkit, the Python peer, which the script installs from PyPI into a virtual environment
 in its work directory. Every ratio with a performance target (README, Performance) ends the output, in one table
 ("Targets, this run"), met or missed.
@@ -50,7 +50,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "clearledger")
 CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
 SCAN = os.path.join(ROOT, "target", "release", "examples", "scan_ceiling")
-REFERENCE = os.path.join(ROOT, "..", "shared", "corpus", "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
+
+
+def corpus_dir():
+    """The test corpus where the tests look for it (src/test_support.rs): CLEARLEDGER_CORPUS,
+    else ../shared/corpus beside the checkout, else target/corpus (scripts/fetch-corpus.sh)."""
+    if os.environ.get("CLEARLEDGER_CORPUS"):
+        return os.environ["CLEARLEDGER_CORPUS"]
+    shared = os.path.join(ROOT, "..", "shared", "corpus")
+    return shared if os.path.isdir(shared) else os.path.join(ROOT, "target", "corpus")
+
+
+REFERENCE = os.path.join(corpus_dir(), "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
 # The performance targets, gathered as the run measures them and printed together at the end:
 # (what, figure, target, "≥" or "≤").
 TARGETS = []
