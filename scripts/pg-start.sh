@@ -5,9 +5,12 @@
 # The server is a cluster of its own under this checkout's target/pgtest (whatever
 # CARGO_TARGET_DIR says), made by initdb -A trust -U clearledger (UTF8, locale C), listening
 # on 127.0.0.1 only, port CLEARLEDGER_PG_PORT (default 55432), with its unix socket in that
-# directory. The machine's own clusters are never used or touched, and no role gets a
-# password: the bootstrap superuser `clearledger` logs in by trust, so any local user can
-# reach this server; hold only test data in it. Stop it with scripts/pg-stop.sh.
+# directory, serving TLS with a self-signed certificate it makes (openssl). The machine's own
+# clusters are never used or touched, and this script gives no role a password: the
+# bootstrap superuser `clearledger` logs in by trust, so any local user can reach this
+# server; hold only test data in it. Any other role must prove its password (the tests make
+# such roles, with random passwords, to check how a wrong one fails). Stop it with
+# scripts/pg-stop.sh.
 # As root the server runs as `postgres` (initdb and the server refuse root): target/pgtest
 # belongs to postgres, which is given search permission on its parent directories if it
 # lacks it. As any other user it runs as that user.
@@ -17,9 +20,9 @@
 # anyone else is told what to install, and the script exits 1.
 # The URL names the database `clearledger`, owned by the role `clearledger`, so
 # `clearledger --db URL ingest FILE` works as printed; the tests use it as the admin URL from
-# which they create their own databases.
+# which they create their own databases and roles.
 # Idempotent: a server already running from target/pgtest is reused. Leftover test
-# databases (cl_test_*) from an interrupted run are dropped.
+# databases and roles (cl_test_*) from an interrupted run are dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,9 +109,31 @@ prepare_for_postgres() {
     grant_search
 }
 
+# Who may connect, written at every start: clearledger, the test role, is trusted and has
+# no password; any other role proves its password (SCRAM), so that the tests can check how
+# a wrong one fails on roles of their own (random passwords, dropped after the test). And a
+# self-signed certificate, so that they can check TLS.
+configure() {
+    as_owner tee "$dir/pg_hba.conf" >/dev/null <<'HBA'
+# Written by scripts/pg-start.sh at every start.
+local all all                trust
+host  all clearledger 127.0.0.1/32 trust
+host  all all         127.0.0.1/32 scram-sha-256
+HBA
+    if [ ! -f "$dir/server.key" ]; then
+        if command -v openssl >/dev/null; then
+            as_owner openssl req -new -x509 -days 3650 -nodes -subj /CN=clearledger-test \
+                -keyout "$dir/server.key" -out "$dir/server.crt" 2>/dev/null
+            as_owner chmod 600 "$dir/server.key"
+        else
+            echo "pg-start: openssl is missing, so the server has no TLS (the TLS test fails)"
+        fi
+    fi
+}
+
 # The cluster, made once, and its server running on $port.
 ensure_server() {
-    local running
+    local running opts
     if [ -n "$root" ]; then
         prepare_for_postgres
     fi
@@ -117,12 +142,17 @@ ensure_server() {
         chmod 700 "$dir"
         as_owner "$bin/initdb" -D "$dir" -A trust -U clearledger -E UTF8 --locale=C
     fi
+    configure
+    opts="-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c password_encryption=scram-sha-256"
+    if [ -f "$dir/server.key" ]; then
+        opts="$opts -c ssl=on"
+    fi
     if as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
         running=$(sed -n 4p "$dir/postmaster.pid")
         [ "$running" = "$port" ] ||
             die "the server of $dir runs on port $running, not $port: set CLEARLEDGER_PG_PORT=$running, or stop it (scripts/pg-stop.sh)"
-    elif ! as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w \
-        -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1" start; then
+        as_owner "$bin/pg_ctl" -D "$dir" -s reload
+    elif ! as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w -o "$opts" start; then
         tail -5 "$dir/log" || true
         die "the server of $dir did not start on port $port (its log: $dir/log)"
     fi
@@ -142,16 +172,26 @@ ALTER DATABASE clearledger OWNER TO clearledger;
 SQL
 }
 
-# Drop the databases an interrupted run left behind: cl_test_PID_N whose test process PID
-# is gone (a suite running beside this one keeps its databases).
-drop_leftovers() {
-    local db pid
-    for db in $(psql_ -c "SELECT datname FROM pg_database WHERE datname LIKE 'cl\_test\_%'" 2>/dev/null || true); do
-        pid=$(echo "$db" | cut -d_ -f3)
-        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-            continue
+# The names cl_test_PID_N (column $1 of $2) whose test process PID is gone: what an
+# interrupted run left behind (a suite running beside this one keeps its own).
+leftovers() {
+    local name pid
+    for name in $(psql_ -c "SELECT $1 FROM $2 WHERE $1 LIKE 'cl\_test\_%'" 2>/dev/null || true); do
+        pid=$(echo "$name" | cut -d_ -f3)
+        if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+            echo "$name"
         fi
-        psql_ -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" || true
+    done
+}
+
+# Databases first: a role of the tests owns the database of its name.
+drop_leftovers() {
+    local name
+    for name in $(leftovers datname pg_database); do
+        psql_ -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" || true
+    done
+    for name in $(leftovers rolname pg_roles); do
+        psql_ -c "DROP ROLE IF EXISTS \"$name\"" || true
     done
 }
 
