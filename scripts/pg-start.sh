@@ -184,6 +184,14 @@ leftovers() {
     done
 }
 
+# A server started before its TLS settings existed (reused as it runs) keeps ssl = off
+# until it restarts; restarting it here would cut off a suite running beside this one.
+check_tls() {
+    if [ -f "$dir/server.key" ] && [ "$(psql_ -c 'SHOW ssl')" != on ]; then
+        echo "pg-start: the running server has no TLS yet (the TLS test fails): restart it with scripts/pg-stop.sh, then this script"
+    fi
+}
+
 # Databases first: a role of the tests owns the database of its name.
 drop_leftovers() {
     local name
@@ -201,6 +209,7 @@ drop_leftovers() {
     ensure_bin
     ensure_server
     ensure_database
+    check_tls
     drop_leftovers
 } >&2
 echo "postgres://clearledger@127.0.0.1:$port/clearledger"
