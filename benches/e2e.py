@@ -23,7 +23,7 @@ each the median of 5 runs, the two alternated.
 With --sizes 100000,1000000,5000000, check and first ingest (SQLite) run at each size, to show
 that peak RSS does not grow with the file, and the rate at 5 M against the rate at 1 M.
 
-With NACHA among the formats, the reference file of the shared corpus (100 k entries) is checked
+With NACHA among the formats, the reference file of the test corpus (100 k entries) is checked
 against achkit, the Python peer, which the script installs from PyPI into a virtual environment
 in its work directory. Every ratio with a performance target (docs/performance.md) ends the output, in one table
 ("Targets, this run"), met or missed.
@@ -50,7 +50,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "clearledger")
 CEILING = os.path.join(ROOT, "target", "release", "examples", "sqlite_ceiling")
 SCAN = os.path.join(ROOT, "target", "release", "examples", "scan_ceiling")
-REFERENCE = os.path.join(ROOT, "..", "shared", "corpus", "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
+
+
+def corpus_dir():
+    """The test corpus where the tests look for it (src/test_support.rs): CLEARLEDGER_CORPUS,
+    else ../shared/corpus beside the checkout, else target/corpus (scripts/fetch-corpus.sh)."""
+    if os.environ.get("CLEARLEDGER_CORPUS"):
+        return os.environ["CLEARLEDGER_CORPUS"]
+    shared = os.path.join(ROOT, "..", "shared", "corpus")
+    return shared if os.path.isdir(shared) else os.path.join(ROOT, "target", "corpus")
+
+
+REFERENCE = os.path.join(corpus_dir(), "ach", "bench", "PPD-200-batches-100000-entries.ach.gz")
 # The performance targets, gathered as the run measures them and printed together at the end:
 # (what, figure, target, "≥" or "≤").
 TARGETS = []
@@ -295,11 +306,8 @@ def recon(n, work):
 def pg_url():
     url = os.environ.get("CLEARLEDGER_TEST_PG_URL")
     if not url:
-        out = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], capture_output=True, text=True, check=True).stdout
-        # The URL alone, or an `export CLEARLEDGER_TEST_PG_URL=URL` line.
-        url = out.strip().splitlines()[-1]
-        if url.startswith("export "):
-            url = url.split("=", 1)[1]
+        # pg-start.sh prints the URL alone on stdout (what it does, on stderr).
+        url = subprocess.run([os.path.join(ROOT, "scripts", "pg-start.sh")], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     return url
 
 

@@ -1,77 +1,215 @@
 #!/usr/bin/env bash
-# Starts a PostgreSQL server for the tests and prints the line to eval:
-#   export CLEARLEDGER_TEST_PG_URL=postgres://...
-# As root on a Debian machine with PostgreSQL installed: the packaged cluster
-# (pg_ctlcluster), with a `clearledger` login role (password `clearledger`, CREATEDB).
-# As another user: a private cluster under target/pgtest (initdb, trust auth, port 55432).
-# Either way the URL names the database `clearledger`, owned by the role `clearledger`, so
-# `clearledger --db URL ingest FILE` works as printed (PostgreSQL 15 grants CREATE on
-# schema public to a database's owner only, so `postgres` would refuse the tables); the
-# tests use it as the admin URL from which they create their own databases.
-# Idempotent: a server already running is reused. Leftover test databases (cl_test_*)
-# from an interrupted run are dropped.
+# Starts this checkout's private PostgreSQL server for the tests and prints its URL, and
+# nothing else, on stdout (all the rest goes to stderr):
+#   export CLEARLEDGER_TEST_PG_URL=$(scripts/pg-start.sh)
+# The server is a cluster of its own under this checkout's target/pgtest (whatever
+# CARGO_TARGET_DIR says), made by initdb -A trust -U clearledger (UTF8, locale C), listening
+# on 127.0.0.1 only, port CLEARLEDGER_PG_PORT (default 55432), with its unix socket in that
+# directory, serving TLS with a self-signed certificate it makes (openssl). The machine's own
+# clusters are never used or touched, and this script gives no role a password: the
+# bootstrap superuser `clearledger` logs in by trust, so any local user can reach this
+# server; hold only test data in it. Any other role must prove its password (the tests make
+# such roles, with random passwords, to check how a wrong one fails). Stop it with
+# scripts/pg-stop.sh.
+# As root the server runs as `postgres` (initdb and the server refuse root): target/pgtest
+# belongs to postgres, which is given search permission on its parent directories if it
+# lacks it. As any other user it runs as that user.
+# PostgreSQL 13+ server binaries: /usr/lib/postgresql/*/bin (Debian, Ubuntu), else initdb
+# and pg_ctl on PATH. Absent, root with apt-get installs the `postgresql` package (which
+# also creates and starts the machine's `main` cluster on 5432: left alone, never used);
+# anyone else is told what to install, and the script exits 1.
+# The URL names the database `clearledger`, owned by the role `clearledger`, so
+# `clearledger --db URL ingest FILE` works as printed; the tests use it as the admin URL from
+# which they create their own databases and roles.
+# Idempotent: a server already running from target/pgtest is reused. Leftover test
+# databases and roles (cl_test_*) from an interrupted run are dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ver=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -1 || true)
-if [ -z "$ver" ]; then
-    echo "pg-start: PostgreSQL is not installed (no /usr/lib/postgresql/*)" >&2
-    exit 1
+dir=$PWD/target/pgtest
+port=${CLEARLEDGER_PG_PORT:-55432}
+root=
+if [ "$(id -u)" = 0 ]; then
+    root=yes
 fi
-bin=/usr/lib/postgresql/$ver/bin
 
-if [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
-    if ! pg_lsclusters -h | awk '{print $1"/"$2}' | grep -qx "$ver/main"; then
-        pg_createcluster "$ver" main >&2
+die() {
+    echo "pg-start: $*"
+    exit 1
+}
+
+# The newest server binaries: Debian's versioned directories, else PATH.
+find_bin() {
+    local initdb
+    initdb=$(for f in /usr/lib/postgresql/*/bin/initdb; do
+        if [ -x "$f" ]; then echo "$f"; fi
+    done | sort -V | tail -1)
+    if [ -z "$initdb" ]; then
+        initdb=$(command -v initdb || true)
     fi
-    port=$(pg_lsclusters -h | awk -v v="$ver" '$1==v && $2=="main" {print $3}')
-    if ! pg_lsclusters -h | awk -v v="$ver" '$1==v && $2=="main" {print $4}' | grep -q online; then
-        pg_ctlcluster "$ver" main start >&2
+    [ -n "$initdb" ] && [ -x "$(dirname "$initdb")/pg_ctl" ] && dirname "$initdb"
+}
+
+# Sets bin: the server binaries, installed first where root can (apt-get).
+ensure_bin() {
+    local want="apt-get install postgresql, or your OS's PostgreSQL 13+ server package"
+    local ver old
+    bin=$(find_bin || true)
+    if [ -z "$bin" ] && [ -n "$root" ] && command -v apt-get >/dev/null; then
+        echo "pg-start: installing PostgreSQL's server (apt-get install postgresql)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+        bin=$(find_bin || true)
     fi
-    for _ in $(seq 1 60); do
-        pg_isready -q -h 127.0.0.1 -p "$port" && break
-        sleep 0.5
+    [ -n "$bin" ] || die "PostgreSQL's server binaries (initdb, pg_ctl) are missing: $want"
+    ver=$("$bin/pg_ctl" --version | sed -E 's/[^0-9]*([0-9]+).*/\1/')
+    [ "$ver" -ge 13 ] || die "PostgreSQL $ver is too old (13+ needed): $want"
+    if [ -f "$dir/PG_VERSION" ] && [ "$(cat "$dir/PG_VERSION")" != "$ver" ]; then
+        # A cluster is started by the binaries of its own major version.
+        old=$(cat "$dir/PG_VERSION")
+        bin=/usr/lib/postgresql/$old/bin
+        [ -x "$bin/pg_ctl" ] || die "$dir is a PostgreSQL $old cluster and its binaries are gone: rm -rf $dir"
+    fi
+}
+
+# initdb, pg_ctl and the server as the data directory's owner: postgres under root.
+as_owner() {
+    if [ -n "$root" ]; then
+        (cd / && runuser -u postgres -- "$@")
+    else
+        "$@"
+    fi
+}
+
+# postgres needs search permission on every directory above target/pgtest (from / down:
+# a directory is reachable only through its parents).
+grant_search() {
+    local d path=
+    local IFS=/
+    for d in ${dir#/}; do
+        path=$path/$d
+        if [ -d "$path" ] && ! runuser -u postgres -- test -x "$path"; then
+            echo "pg-start: giving postgres search permission on $path"
+            setfacl -m u:postgres:x "$path" 2>/dev/null || chmod o+x "$path"
+        fi
     done
-    runuser -u postgres -- psql -q -p "$port" -v ON_ERROR_STOP=1 >&2 <<'SQL'
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'clearledger') THEN
-    CREATE ROLE clearledger LOGIN CREATEDB PASSWORD 'clearledger';
-  END IF;
-END $$;
-SQL
-    psqlcmd=(runuser -u postgres -- psql -qAt -p "$port")
-    url="postgres://clearledger:clearledger@127.0.0.1:$port/clearledger"
-else
-    dir=$PWD/target/pgtest
-    port=55432
+}
+
+# Under root, target/pgtest is postgres's and reachable by it.
+prepare_for_postgres() {
+    local owner
+    id postgres >/dev/null 2>&1 || die "as root the server runs as the user postgres, which does not exist"
+    mkdir -p "$dir"
+    owner=$(stat -c %U "$dir")
+    if [ ! -f "$dir/PG_VERSION" ]; then
+        chown postgres: "$dir"
+    elif [ "$owner" != postgres ]; then
+        die "$dir belongs to $owner, not postgres: run this as $owner, or rm -rf $dir"
+    fi
+    grant_search
+}
+
+# Who may connect, written at every start: clearledger, the test role, is trusted and has
+# no password; any other role proves its password (SCRAM), so that the tests can check how
+# a wrong one fails on roles of their own (random passwords, dropped after the test). And a
+# self-signed certificate, so that they can check TLS.
+configure() {
+    as_owner tee "$dir/pg_hba.conf" >/dev/null <<'HBA'
+# Written by scripts/pg-start.sh at every start.
+local all all                trust
+host  all clearledger 127.0.0.1/32 trust
+host  all all         127.0.0.1/32 scram-sha-256
+HBA
+    if [ ! -f "$dir/server.key" ]; then
+        if command -v openssl >/dev/null; then
+            as_owner openssl req -new -x509 -days 3650 -nodes -subj /CN=clearledger-test \
+                -keyout "$dir/server.key" -out "$dir/server.crt" 2>/dev/null
+            as_owner chmod 600 "$dir/server.key"
+        else
+            echo "pg-start: openssl is missing, so the server has no TLS (the TLS test fails)"
+        fi
+    fi
+}
+
+# The cluster, made once, and its server running on $port.
+ensure_server() {
+    local running opts
+    if [ -n "$root" ]; then
+        prepare_for_postgres
+    fi
     if [ ! -f "$dir/PG_VERSION" ]; then
         mkdir -p "$dir"
-        "$bin/initdb" -D "$dir" -A trust -U clearledger >&2
+        chmod 700 "$dir"
+        as_owner "$bin/initdb" -D "$dir" -A trust -U clearledger -E UTF8 --locale=C
     fi
-    if ! "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
-        "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w \
-            -o "-p $port -k $dir -c listen_addresses=127.0.0.1" start >&2
+    configure
+    opts="-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c password_encryption=scram-sha-256"
+    if [ -f "$dir/server.key" ]; then
+        opts="$opts -c ssl=on"
     fi
-    psqlcmd=(psql -qAt -h 127.0.0.1 -p "$port" -U clearledger)
-    url="postgres://clearledger@127.0.0.1:$port/clearledger"
-fi
+    if as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+        running=$(sed -n 4p "$dir/postmaster.pid")
+        [ "$running" = "$port" ] ||
+            die "the server of $dir runs on port $running, not $port: set CLEARLEDGER_PG_PORT=$running, or stop it (scripts/pg-stop.sh)"
+        as_owner "$bin/pg_ctl" -D "$dir" -s reload
+    elif ! as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/log" -w -o "$opts" start; then
+        tail -5 "$dir/log" || true
+        die "the server of $dir did not start on port $port (its log: $dir/log)"
+    fi
+}
+
+psql_() {
+    "$bin/psql" -qAt -h 127.0.0.1 -p "$port" -U clearledger -d postgres "$@"
+}
 
 # The database the URL names, owned by the role (CREATE DATABASE cannot run inside a DO
 # block: \gexec runs it only when it is missing; the owner is set either way).
-"${psqlcmd[@]}" -d postgres -v ON_ERROR_STOP=1 >&2 <<'SQL'
+ensure_database() {
+    psql_ -v ON_ERROR_STOP=1 <<'SQL'
 SELECT 'CREATE DATABASE clearledger OWNER clearledger'
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'clearledger')\gexec
 ALTER DATABASE clearledger OWNER TO clearledger;
 SQL
+}
 
-# Drop the databases an interrupted run left behind: cl_test_PID_N whose test process PID
-# is gone (a suite running beside this one keeps its databases).
-for db in $("${psqlcmd[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datname LIKE 'cl\_test\_%'" 2>/dev/null || true); do
-    pid=$(echo "$db" | cut -d_ -f3)
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-        continue
+# The names cl_test_PID_N (column $1 of $2) whose test process PID is gone: what an
+# interrupted run left behind (a suite running beside this one keeps its own).
+leftovers() {
+    local name pid
+    for name in $(psql_ -c "SELECT $1 FROM $2 WHERE $1 LIKE 'cl\_test\_%'" 2>/dev/null || true); do
+        pid=$(echo "$name" | cut -d_ -f3)
+        if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+            echo "$name"
+        fi
+    done
+}
+
+# A server started before its TLS settings existed (reused as it runs) keeps ssl = off
+# until it restarts; restarting it here would cut off a suite running beside this one.
+check_tls() {
+    if [ -f "$dir/server.key" ] && [ "$(psql_ -c 'SHOW ssl')" != on ]; then
+        echo "pg-start: the running server has no TLS yet (the TLS test fails): restart it with scripts/pg-stop.sh, then this script"
     fi
-    "${psqlcmd[@]}" -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >&2 || true
-done
+}
 
-echo "export CLEARLEDGER_TEST_PG_URL=$url"
+# Databases first: a role of the tests owns the database of its name.
+drop_leftovers() {
+    local name
+    for name in $(leftovers datname pg_database); do
+        psql_ -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" || true
+    done
+    for name in $(leftovers rolname pg_roles); do
+        psql_ -c "DROP ROLE IF EXISTS \"$name\"" || true
+    done
+}
+
+# Everything but the URL goes to stderr, so that $(pg-start.sh) is the URL alone; and no
+# descriptor of that stdout reaches the server, which would hold $(...) open for its life.
+{
+    ensure_bin
+    ensure_server
+    ensure_database
+    check_tls
+    drop_leftovers
+} >&2
+echo "postgres://clearledger@127.0.0.1:$port/clearledger"

@@ -4,14 +4,37 @@
 # CLEARLEDGER_TEST_PG_URL is not already set.
 #
 #   CLEARLEDGER_LONG_TESTS=1    also run the long variants (1 M-entry files; #[ignore]d tests)
-#   CLEARLEDGER_CORPUS=DIR      where the shared corpus is (default ../shared/corpus)
+#   CLEARLEDGER_CORPUS=DIR      where the test corpus is (else ../shared/corpus, else
+#                               target/corpus; absent, scripts/fetch-corpus.sh fetches it)
 #   CLEARLEDGER_TEST_PG_URL=URL use this PostgreSQL server instead of starting one
+#   CLEARLEDGER_PG_PORT=PORT    the port of the server pg-start.sh starts (default 55432)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PostgreSQL first, before any build: without it the suite cannot pass, and pg-start.sh
+# installs it or says in one line what to install.
 if [ -z "${CLEARLEDGER_TEST_PG_URL:-}" ]; then
-    eval "$(./scripts/pg-start.sh)"
+    CLEARLEDGER_TEST_PG_URL=$(./scripts/pg-start.sh) || exit 1
 fi
 export CLEARLEDGER_TEST_PG_URL
+# The corpus, where the tests look for it (src/test_support.rs), fetched when absent: a test
+# without its files fails rather than passes. target/corpus is completed too, should a fetch
+# have been cut short (the files already there are only hashed).
+corpus=
+if [ -n "${CLEARLEDGER_CORPUS:-}" ]; then
+    if [ -d "$CLEARLEDGER_CORPUS" ]; then corpus=$CLEARLEDGER_CORPUS; fi
+else
+    for d in ../shared/corpus target/corpus; do
+        if [ -z "$corpus" ] && [ -d "$d" ]; then corpus=$d; fi
+    done
+fi
+if [ -z "$corpus" ] || [ "$corpus" = target/corpus ]; then
+    absent="test.sh: the test corpus is absent (looked in \$CLEARLEDGER_CORPUS, ../shared/corpus, target/corpus): run scripts/fetch-corpus.sh, or set CLEARLEDGER_CORPUS"
+    if [ -z "$corpus" ]; then echo "$absent" >&2; fi
+    ./scripts/fetch-corpus.sh "${CLEARLEDGER_CORPUS:-target/corpus}" || {
+        echo "$absent" >&2
+        exit 1
+    }
+fi
 # House style first: formatted, and no clippy warning (clippy.toml: a function fits a screen).
 cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings

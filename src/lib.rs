@@ -45,3 +45,5 @@ pub mod rng;
 pub mod serve;
 pub mod statements;
 pub(crate) mod stderr;
+#[cfg(test)]
+mod test_support;

@@ -754,7 +754,7 @@ mod tests {
 
     #[test]
     fn every_nacha_file_of_the_corpus_is_still_nacha() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ach");
+        let dir = crate::test_support::corpus_dir().join("ach");
         let mut seen = 0;
         for sub in ["valid", "invalid", "lenient"] {
             for e in std::fs::read_dir(dir.join(sub)).unwrap() {

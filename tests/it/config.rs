@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Backend, Inbox, PAYROLL, Run, TestDb, sample};
+use common::{Backend, Inbox, PAYROLL, Run, TestDb, sample, with_credentials};
 use std::fs;
 
 on_both_backends!(db_backup_copies_sqlite_and_names_pg_dump_for_postgres);
@@ -21,13 +21,6 @@ fn redacted(url: &str) -> String {
         },
         None => url.to_string(),
     }
-}
-
-/// `url` with the userinfo `user:password`.
-fn with_credentials(url: &str, user: &str, password: &str) -> String {
-    let (scheme, rest) = url.split_at(url.find("://").unwrap() + 3);
-    let host = rest.split_once('@').map_or(rest, |(_, h)| h);
-    format!("{scheme}{user}:{password}@{host}")
 }
 
 /// The database name of a PostgreSQL URL.
@@ -149,8 +142,9 @@ fn bad_schemes_and_unparsable_urls_are_exit_7_for_every_command() {
 #[test]
 fn a_privilege_lost_after_the_migrations_is_exit_7_mid_run() {
     // The owner gives up its own INSERT on postings: the run opens, claims the file, and
-    // its first posting insert is refused (42501). Nothing of it commits.
-    let db = TestDb::postgres();
+    // its first posting insert is refused (42501). Nothing of it commits. The owner is a
+    // role of its own: a superuser would be refused nothing.
+    let db = TestDb::postgres_own_role();
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
     db.exec_script("REVOKE INSERT ON postings FROM CURRENT_USER");
     let ppd = sample(PAYROLL);
@@ -196,30 +190,22 @@ fn an_unknown_role_is_exit_7_and_its_password_printed_nowhere() {
     );
 }
 
-/// The test role with a wrong password: only a server that checks passwords refuses it
-/// (scripts/pg-start.sh as root: the packaged cluster, whose URL carries the password; its
-/// private cluster, without a password in the URL, trusts every local connection).
+/// A known role with a wrong password: the database's own role, whose password the server
+/// checks (scripts/pg-start.sh's server trusts its admin role `clearledger` alone).
 #[test]
 fn a_wrong_password_of_a_known_role_is_exit_7_and_printed_nowhere() {
-    let db = TestDb::postgres();
+    let db = TestDb::postgres_own_role();
     let secret = "Wrong-Pw-8472-zq";
-    let admin = common::pg_admin_url();
-    let user = admin
-        .split("://")
-        .nth(1)
-        .unwrap()
-        .split(['@', ':'])
-        .next()
-        .unwrap();
-    assert_ne!(
-        redacted(&admin),
-        admin,
-        "the test server's URL carries no password, so the server trusts local connections \
-         and a wrong password of {user} cannot be checked: run ./scripts/test.sh as root (it \
-         starts the packaged cluster, which checks passwords) or set CLEARLEDGER_TEST_PG_URL \
-         to a server that does"
-    );
+    let (user, _) = db.role();
     let wrong = with_credentials(&db.url, user, secret);
+    assert_ne!(
+        common::run(&["--db", &wrong, "runs"], &[]).code,
+        0,
+        "the test server let {user} in with a wrong password: it trusts every connection, so \
+         no wrong password can be checked; use the server of scripts/pg-start.sh, or set \
+         CLEARLEDGER_TEST_PG_URL to a server that checks the passwords of the roles its admin \
+         role makes"
+    );
     for (what, out) in every_command(&wrong, db.dir.path()) {
         assert_configuration_error(
             &what,
@@ -299,7 +285,8 @@ fn no_create_on_schema_public_is_exit_7() {
     // PostgreSQL 15 grants CREATE on schema public to the database owner only
     // (pg_database_owner); taking it away from the owner gives the error a role meets on a
     // database it does not own (`postgres`, before scripts/pg-start.sh created its own).
-    let db = TestDb::postgres();
+    // The owner is a role of its own: a superuser would be refused nothing.
+    let db = TestDb::postgres_own_role();
     db.exec_script("REVOKE ALL ON SCHEMA public FROM pg_database_owner");
     for args in [
         &["runs"][..],
@@ -402,16 +389,16 @@ fn help_lists_exit_7_and_hides_the_url_from_the_environment() {
 
 #[test]
 fn db_migrate_prints_the_url_without_its_password() {
-    let db = TestDb::postgres();
+    // A URL with a password: the database's own role.
+    let db = TestDb::postgres_own_role();
     let out = db.cl(&["db", "migrate"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         out.stdout,
         format!("{}: migrations applied\n", redacted(&db.url))
     );
-    if redacted(&db.url) != db.url {
-        assert!(out.stdout.contains(":***@"), "{}", out.stdout);
-    }
+    assert!(out.stdout.contains(":***@"), "{}", out.stdout);
+    assert!(!out.stdout.contains(db.role().1), "{}", out.stdout);
 }
 
 fn db_backup_copies_sqlite_and_names_pg_dump_for_postgres(db: TestDb) {

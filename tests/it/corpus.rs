@@ -1,4 +1,4 @@
-//! The real-world NACHA files of `../shared/corpus/ach/`, with the outcomes their
+//! The real-world NACHA files of the test corpus (`ach/`), with the outcomes their
 //! MANIFEST states. Where we are stricter or more lenient than the peer (moov-io/ach),
 //! the test says why.
 

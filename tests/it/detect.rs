@@ -15,7 +15,7 @@ fn corpus_dir(sub: &str) -> PathBuf {
     let dir = common::corpus().join(sub);
     assert!(
         dir.is_dir(),
-        "{} is missing from the shared corpus: the statement detection tests need it",
+        "{} is missing from the test corpus: the statement detection tests need it",
         dir.display()
     );
     dir

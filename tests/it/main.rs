@@ -16,6 +16,7 @@ mod accounts;
 mod api_conformance;
 mod config;
 mod corpus;
+mod corpus_list;
 mod crash;
 mod detect;
 mod docs;

@@ -301,8 +301,8 @@ fn tls_from_the_url() {
     assert_eq!(
         db.rows("SHOW ssl")[0][0],
         "on",
-        "the test server has ssl = off, so TLS cannot be checked: run ./scripts/test.sh as \
-         root (it starts the packaged cluster, which serves TLS) or set \
+        "the test server has ssl = off, so TLS cannot be checked: use the server of \
+         scripts/pg-start.sh (it serves TLS when openssl is installed) or set \
          CLEARLEDGER_TEST_PG_URL to a server with ssl = on"
     );
     let payroll = common::samples().join(common::PAYROLL);
@@ -361,17 +361,11 @@ fn sslmode_require_refuses_a_server_without_tls() {
 /// The password may come from PGPASSWORD instead of the URL.
 #[test]
 fn the_password_may_come_from_pgpassword() {
-    let db = TestDb::postgres();
-    let Some((before, after)) = db.url.split_once(":clearledger@") else {
-        panic!(
-            "the test server's URL carries no password, so the server trusts local \
-             connections and PGPASSWORD cannot be checked: run ./scripts/test.sh as root (it \
-             starts the packaged cluster, user clearledger, password clearledger) or set \
-             CLEARLEDGER_TEST_PG_URL to such a server"
-        )
-    };
-    let url = format!("{before}@{after}");
-    let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", "clearledger")]);
+    // The database's own role, whose password the server checks.
+    let db = TestDb::postgres_own_role();
+    let (_, password) = db.role();
+    let url = db.url.replacen(&format!(":{password}@"), "@", 1);
+    let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", password)]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = common::run(&["--db", &url, "runs"], &[("PGPASSWORD", "wrong")]);
     // A wrong password is a configuration error: no retry fixes it (tests/it/config.rs).

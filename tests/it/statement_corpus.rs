@@ -1,4 +1,4 @@
-//! Every bank statement file of the shared corpus (`../shared/corpus`: MANIFEST.md "Statement
+//! Every bank statement file of the test corpus (`common::corpus`; MANIFEST.md "Statement
 //! files"), ingested in one ledger in this order, on both backends: each file's outcome is
 //! pinned — rejected (with the reader's error findings: the readers' own corpus tests name
 //! them, src/formats/{bai2,camt,mt940}), or recorded with its entries counted, and each

@@ -36,9 +36,7 @@ fn generated_file_reads_back_without_findings() {
 }
 
 fn corpus(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/bai2")
-        .join(name)
+    crate::test_support::corpus_dir().join("bai2").join(name)
 }
 
 fn read_corpus(name: &str) -> (Vec<Statement>, StatementRead) {
@@ -550,7 +548,7 @@ fn the_balance_chain_runs_across_as_of_dates() {
     assert_eq!(r.findings, vec![]);
 }
 
-// ---- the corpus (../shared/corpus/bai2, MANIFEST "Statement files") ----
+// ---- the corpus (its bai2/; MANIFEST "Statement files") ----
 
 /// Credits and debits (count, minor units) over all statements.
 fn totals(st: &[Statement]) -> ((usize, u64), (usize, u64)) {

@@ -5,9 +5,7 @@ use std::io::BufReader;
 use std::path::PathBuf;
 
 fn corpus(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/iso20022")
-        .join(rel)
+    crate::test_support::corpus_dir().join("iso20022").join(rel)
 }
 
 /// Reads `xml` through reads of `chunk` bytes.

@@ -680,8 +680,7 @@ mod tests {
 
     #[test]
     fn corpus_payment_files_read_alike_cut_or_not() {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/iso20022");
+        let root = crate::test_support::corpus_dir().join("iso20022");
         let mut files = 0;
         let mut cut = 0;
         for dir in std::fs::read_dir(&root).unwrap() {

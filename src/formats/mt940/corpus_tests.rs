@@ -1,4 +1,4 @@
-//! Every MT940/MT942 file of the corpus (`../shared/corpus/mt940`, `mt942`), with the
+//! Every MT940/MT942 file of the test corpus (its `mt940/` and `mt942/`), with the
 //! facts we assert: statements, entries, totals per currency, balances, findings with their
 //! positions, and the mt940-rs golden parses (`*.expected.json`) compared entry by entry.
 
@@ -13,7 +13,7 @@ use FindingCode::*;
 use Severity::{Error, Warning};
 
 fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+    crate::test_support::corpus_dir()
 }
 
 struct Got {

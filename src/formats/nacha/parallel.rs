@@ -757,14 +757,14 @@ mod tests {
         }
     }
 
-    /// The shared corpus's NACHA files (valid, lenient, invalid, and the 100 k-entry
+    /// The test corpus's NACHA files (valid, lenient, invalid, and the 100 k-entry
     /// reference file), in small chunks.
     #[test]
     fn corpus_files_join_to_the_one_pass_summary() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ach");
+        let root = crate::test_support::corpus_dir().join("ach");
         let mut n = 0;
         for dir in ["valid", "lenient", "invalid"] {
-            let entries = std::fs::read_dir(root.join(dir)).expect("the shared corpus");
+            let entries = std::fs::read_dir(root.join(dir)).expect("the test corpus");
             for e in entries {
                 let path = e.unwrap().path();
                 let data = std::fs::read(&path).unwrap();

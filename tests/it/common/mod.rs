@@ -13,18 +13,15 @@ pub fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
-/// The shared corpus: `CLEARLEDGER_CORPUS`, else `../shared/corpus` beside the checkout.
-/// Absent, the tests that need it fail, saying so: a test that cannot run never passes.
+// The unit tests' lookup itself, so that both find the corpus in the same place.
+#[path = "../../../src/test_support.rs"]
+mod test_support;
+
+/// The test corpus: `CLEARLEDGER_CORPUS`, else `../shared/corpus` beside the checkout, else
+/// `target/corpus` (scripts/fetch-corpus.sh). Absent, the tests that need it fail, saying
+/// where they looked: a test that cannot run never passes.
 pub fn corpus() -> PathBuf {
-    let dir = std::env::var_os("CLEARLEDGER_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    assert!(
-        dir.join("ach").is_dir(),
-        "the shared corpus is absent at {}: set CLEARLEDGER_CORPUS to its path",
-        dir.display()
-    );
-    dir
+    test_support::corpus_dir()
 }
 
 /// The sample most tests start from: a PPD payroll of four credits.
@@ -178,6 +175,13 @@ pub fn with_database(url: &str, db: &str) -> String {
     out
 }
 
+/// `url` with the userinfo `user:password`.
+pub fn with_credentials(url: &str, user: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_at(url.find("://").unwrap() + 3);
+    let host = rest.split_once('@').map_or(rest, |(_, h)| h);
+    format!("{scheme}{user}:{password}@{host}")
+}
+
 /// Runs `f` to completion on a runtime of its own (direct SQL from a synchronous test).
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -196,6 +200,8 @@ pub struct TestDb {
     pub dir: tempfile::TempDir,
     pub url: String,
     pg_name: Option<String>,
+    /// The database's own role and its password (`postgres_own_role`).
+    pg_role: Option<(String, String)>,
 }
 
 impl TestDb {
@@ -207,6 +213,7 @@ impl TestDb {
             dir,
             url,
             pg_name: None,
+            pg_role: None,
         }
     }
 
@@ -234,7 +241,44 @@ impl TestDb {
             dir,
             url: with_database(&admin, &name),
             pg_name: Some(name),
+            pg_role: None,
         }
+    }
+
+    /// A fresh database on the test server owned by a login role of its own (same name, a
+    /// random password, in the URL): what a deployment connects as, no superuser, with a
+    /// password the server checks (scripts/pg-start.sh's server trusts only the admin role,
+    /// `clearledger`). The admin role makes the role (it must be allowed to: pg-start.sh's
+    /// is the superuser); both are dropped with the value.
+    pub fn postgres_own_role() -> Self {
+        let mut db = Self::postgres();
+        let name = db.pg_name.clone().unwrap();
+        let mut raw = [0u8; 16];
+        getrandom::fill(&mut raw).expect("random password");
+        let password = hex::encode(raw);
+        block_on(async {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&pg_admin_url()).await.unwrap();
+            for sql in [
+                format!("CREATE ROLE \"{name}\" LOGIN PASSWORD '{password}'"),
+                format!("ALTER DATABASE \"{name}\" OWNER TO \"{name}\""),
+            ] {
+                sqlx::query(&sql)
+                    .execute(&mut c)
+                    .await
+                    .expect("the test's role");
+            }
+        });
+        db.url = with_credentials(&db.url, &name, &password);
+        db.pg_role = Some((name, password));
+        db
+    }
+
+    /// The role and password of a `postgres_own_role` database.
+    #[allow(dead_code)]
+    pub fn role(&self) -> (&str, &str) {
+        let (role, password) = self.pg_role.as_ref().expect("a postgres_own_role database");
+        (role, password)
     }
 
     /// Whether `account map` takes `name` (no blank or control character, 1–200 bytes):
@@ -360,6 +404,7 @@ impl Drop for TestDb {
     fn drop(&mut self) {
         if let (Some(name), Ok(admin)) = (&self.pg_name, std::env::var("CLEARLEDGER_TEST_PG_URL")) {
             let name = name.clone();
+            let role = self.pg_role.as_ref().map(|(role, _)| role.clone());
             block_on(async move {
                 use sqlx::Connection;
                 if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
@@ -367,6 +412,12 @@ impl Drop for TestDb {
                         sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
                             .execute(&mut c)
                             .await;
+                    // The database's own role, after the database it owns.
+                    if let Some(role) = role {
+                        let _ = sqlx::query(&format!("DROP ROLE IF EXISTS \"{role}\""))
+                            .execute(&mut c)
+                            .await;
+                    }
                 }
             });
         }
