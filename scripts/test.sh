@@ -35,6 +35,8 @@ if [ -z "$corpus" ] || [ "$corpus" = target/corpus ]; then
         exit 1
     }
 fi
+# The outside tools the HTTP tests drive the server with: schemathesis and promtool.
+./scripts/tools.sh || exit 1
 # House style first: formatted, and no clippy warning (clippy.toml: a function fits a screen).
 cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings
