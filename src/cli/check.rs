@@ -119,9 +119,18 @@ fn check_nacha(
         "total_debit_minor": s.total_debit_minor.to_string(),
         "total_credit_minor": s.total_credit_minor.to_string(),
     });
+    // NACHA moves US dollars only: its totals are cents (past an i64, still said in cents).
+    let usd = |v: u128| match i64::try_from(v) {
+        Ok(v) => crate::money::format_amount(v, "USD"),
+        Err(_) => format!("{v} USD cents"),
+    };
     let line = format!(
-        "{} batches, {} entries, {} addenda, debits {} credits {} (minor units)",
-        s.batches, s.entries, s.addenda, s.total_debit_minor, s.total_credit_minor
+        "{} batches, {} entries, {} addenda, debits {} credits {}",
+        s.batches,
+        s.entries,
+        s.addenda,
+        usd(s.total_debit_minor),
+        usd(s.total_credit_minor)
     );
     let summary = ParseSummary {
         format: "nacha",

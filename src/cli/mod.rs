@@ -151,7 +151,8 @@ const AFTER_HELP: &str = "\
 EXIT CODES:
     0  processed: every record posted or a true duplicate
     1  processed with conflicts or held records: needs attention (check: warnings only)
-    2  usage error (also an unknown --tenant: `clearledger tenant add NAME`)
+    2  usage error (also an unknown --tenant: `clearledger tenant add NAME`, or a value
+       the database refuses to store: not retryable)
     3  file rejected: failed validation or unreadable; nothing of it posted
     4  infrastructure failure (database unreachable or locked, disk full): nothing of
        the failed run committed; safe to retry. Also when the outcome of a COMMIT is

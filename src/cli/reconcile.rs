@@ -30,7 +30,7 @@ pub(crate) struct ReconcileArgs {
     #[arg(long, value_name = "DATE", value_parser = parse_date)]
     pub to: Option<NaiveDate>,
     /// Rules (TOML): day windows, tolerances with priorities, where corrections post
-    /// (README "Reconciliation"). Default: exact amounts, the bank booking from 1 day
+    /// (docs/operators.md, "Reconciliation"). Default: exact amounts, the bank booking from 1 day
     /// before to 3 days after our date, `expected` for 3 days.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,

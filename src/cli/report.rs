@@ -41,7 +41,7 @@ async fn print(g: &GlobalOpts, a: &ReportArgs, ledger: &mut Ledger) -> u8 {
             .map(ReportFormat::from_path)
             .unwrap_or(ReportFormat::Csv)
     });
-    // A reconciliation run's report is its items (README "Reconciliation").
+    // A reconciliation run's report is its items (docs/operators.md, "Reconciliation").
     if let [run] = runs.as_slice()
         && run.kind == ledger::RunKind::Reconcile
         && !a.postings

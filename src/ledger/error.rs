@@ -283,7 +283,7 @@ const PG_CONFIGURATION_ERRORS: &[(&str, &str)] = &[
         "42501",
         "give the role the privilege: make it the owner of the database (CREATE DATABASE … \
          OWNER the role) or GRANT CREATE ON SCHEMA public TO the role (PostgreSQL 15 grants \
-         it to the owner only; README, Backends)",
+         it to the owner only; docs/postgres-production.md)",
     ),
 ];
 

@@ -17,9 +17,9 @@
 //!
 //! One driver per backend: rusqlite for every SQLite statement, sqlx for PostgreSQL. The
 //! bulk SQLite paths already ran on rusqlite (sqlx hands every statement and row between
-//! threads: ≈9 µs a row read, README "Performance"), through sqlx's raw handle and an
+//! threads: ≈9 µs a row read, docs/performance.md), through sqlx's raw handle and an
 //! `unsafe` borrow; running all SQLite work on rusqlite removes both, and the measured
-//! rates did not drop (README, Architecture).
+//! rates did not drop (docs/architecture.md).
 
 mod apply;
 pub(crate) mod backend;

@@ -4,9 +4,9 @@
 //! - WAL journal: readers (`report`, `lookup`) never block the ingest, and the ingest
 //!   commits with few fsyncs.
 //! - `synchronous = FULL`: a committed run survives a power cut. In one big transaction
-//!   FULL costs the same as NORMAL (PERFORMANCE.md).
+//!   FULL costs the same as NORMAL (docs/performance.md).
 //! - `cache_size` 128 MiB: bulk inserts into the unique indexes thrash the default 2 MB
-//!   page cache (PERFORMANCE.md: 256 MiB nearly doubles the rate). Measured here on 1 M
+//!   page cache (docs/performance.md: 256 MiB nearly doubles the rate). Measured here on 1 M
 //!   NACHA rows (examples/sqlite_ceiling.rs): 256 MiB 11.5 s, 128 MiB 10.0 s, 64 MiB 9.9 s
 //!   fresh; all-conflict 1.6 / 1.7 / 2.5 s. 128 MiB keeps peak RSS near 200 MB whatever
 //!   the file's size.

@@ -676,8 +676,9 @@ fn check_validates_without_a_database() {
     let out = common::run(&["check", &sample("ppd-payroll-credits.ach")], &[]);
     assert_eq!(out.code, 0);
     assert!(
-        out.stdout
-            .contains("valid: 1 batches, 4 entries, 1 addenda, debits 0 credits 787549"),
+        out.stdout.contains(
+            "valid: 1 batches, 4 entries, 1 addenda, debits 0.00 USD credits 7875.49 USD;"
+        ),
         "{}",
         out.stdout
     );

@@ -10,8 +10,8 @@
 //! refusals (DOCTYPE, entities other than XML's own, duplicate attributes) and limits
 //! (depth, event size), the same positions (byte, line, element path with indices).
 //!
-//! The mapping to the model, the checks and the decisions are in README.md, "Bank
-//! statements", "camt.052 / camt.053 / camt.054".
+//! The mapping to the model, the checks and the decisions are in docs/formats.md, "camt.052 /
+//! camt.053 / camt.054".
 
 mod balance;
 mod details;
