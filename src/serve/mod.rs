@@ -121,7 +121,10 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         .route("/v1/held", get(reads::held))
         .route("/v1/statements", get(reads::statements))
         .route("/v1/reconciliations/{id}", get(reads::reconciliation))
-        .route("/v1/openapi.json", get(reads::openapi))
+        .route(
+            "/v1/openapi.json",
+            get(move || reads::openapi(with_metrics)),
+        )
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/problems/{code}", get(problem_types::page));
     let reads = if with_metrics {

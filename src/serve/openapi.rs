@@ -323,10 +323,13 @@ fn merged(parts: &[Value]) -> Value {
     Value::Object(out)
 }
 
-/// The document.
-pub(crate) fn document() -> Value {
+/// The document of a server that serves `/metrics` beside the API when `with_metrics`.
+pub(crate) fn document(with_metrics: bool) -> Value {
     let auth = json!([{"bearer": []}]);
     let mut paths = merged(&[run_paths(&auth), lookup_paths(&auth), open_paths()]);
+    if !with_metrics && let Some(p) = paths.as_object_mut() {
+        p.remove("/metrics");
+    }
     paths["/v1/files"] = json!({"post": post_file(&auth)});
     paths["/v1/webhooks/{provider}"] = json!({"post": post_webhook()});
     json!({
@@ -349,7 +352,7 @@ mod tests {
     /// Every route of the router (`mod.rs`) is in the document, and nothing else.
     #[test]
     fn the_document_names_every_route() {
-        let doc = super::document();
+        let doc = super::document(true);
         let mut paths: Vec<&str> = doc["paths"]
             .as_object()
             .unwrap()
@@ -365,7 +368,7 @@ mod tests {
     /// Every `$ref` names a schema the document has.
     #[test]
     fn every_reference_resolves() {
-        let doc = super::document();
+        let doc = super::document(true);
         let text = doc.to_string();
         for (i, _) in text.match_indices("#/components/schemas/") {
             let name: String = text[i + 21..].chars().take_while(|c| *c != '"').collect();

@@ -385,6 +385,8 @@ pub(crate) async fn reconciliation(
     }
 }
 
-pub(crate) async fn openapi() -> Response {
-    Json(super::openapi::document()).into_response()
+/// The OpenAPI document of this server: `/metrics` in it only when it is served here (not
+/// on a listener of its own, `--metrics-listen`).
+pub(crate) async fn openapi(with_metrics: bool) -> Response {
+    Json(super::openapi::document(with_metrics)).into_response()
 }

@@ -656,6 +656,10 @@ fn metrics_can_have_a_listener_of_their_own(db: TestDb) {
         let main = send(c.get(s.url("/metrics"))).await;
         assert_eq!(main.status, 404);
         assert_eq!(main.json()["code"], "not_found");
+        // The API's document does not list what this listener does not serve.
+        let doc = send(c.get(s.url("/v1/openapi.json"))).await.json();
+        assert!(doc["paths"]["/v1/runs"].is_object());
+        assert!(doc["paths"].get("/metrics").is_none(), "{}", doc["paths"]);
         let own = send(c.get(format!("{metrics}/metrics"))).await;
         assert_eq!(own.status, 200);
         assert!(
