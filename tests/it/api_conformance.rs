@@ -3,7 +3,7 @@
 //! route and checks every answer — no 5xx, every status and content type documented, every
 //! body as its schema says, authentication enforced — against a real server on loopback,
 //! both backends, on a ledger with runs, conflicts, statements and a webhook provider in
-//! it. Bounded examples (`tests/schemathesis/schemathesis.toml`): about ten seconds a
+//! it (a reconciliation and a posting's status change too). Bounded examples (`tests/schemathesis/schemathesis.toml`): about ten seconds a
 //! backend.
 
 use crate::common;
@@ -34,8 +34,11 @@ fn schemathesis() -> PathBuf {
     bin
 }
 
-fn schemathesis_finds_no_failure(db: TestDb) {
-    let bin = schemathesis();
+const SECRET: &str = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
+
+/// A ledger with something behind every route: runs of each outcome, a statement, a
+/// reconciliation, a webhook provider.
+fn seed(db: &TestDb) {
     for f in [
         "ppd-payroll-credits.ach",
         "ppd-payroll-credits-amended.ach",
@@ -45,13 +48,79 @@ fn schemathesis_finds_no_failure(db: TestDb) {
         let r = db.cl(&["ingest", "--quiet", &sample(f)]);
         assert!(r.code <= 1, "{f}: {}", r.stderr);
     }
-    let secret = "whsec_c2VjcmV0LW9mLXRoZS1iYW5rLWZvci10ZXN0cw==";
+    let month = db.dir.path().join("month");
+    let m = month.to_str().unwrap();
+    let g = db.cl(&["generate", "recon", "--payments", "200", "--out-dir", m]);
+    assert_eq!(g.code, 0, "{}", g.stderr);
+    let files = [
+        "ours-pacs008.xml",
+        "ours-pain001.xml",
+        "ours-pacs004.xml",
+        "bank-camt053.xml",
+    ];
+    let paths: Vec<String> = files.iter().map(|f| format!("{m}/{f}")).collect();
+    let mut args = vec!["ingest", "--quiet"];
+    args.extend(paths.iter().map(String::as_str));
+    assert!(db.cl(&args).code <= 1);
+    let account = "DE89370400440532013000";
+    let ledger = format!("acct:{account}");
+    let mapped = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        account,
+        "--ledger-account",
+        &ledger,
+    ]);
+    assert_eq!(mapped.code, 0, "{}", mapped.stderr);
+    let rules = format!("{m}/rules.toml");
+    let r = db.cl(&[
+        "reconcile",
+        "--bank-account",
+        account,
+        "--rules",
+        &rules,
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
-        db.cl(&["webhook", "add", "bank", "--secret", secret]).code,
+        db.cl(&["webhook", "add", "bank", "--secret", SECRET]).code,
         0
     );
+}
+
+/// One status change of posting 1, so that its events are not an empty list.
+fn settle_posting_one(db: &TestDb, s: &Server) {
+    let key = db.rows("SELECT posting_key FROM postings WHERE posting_id = 1")[0][0].clone();
+    let body =
+        serde_json::json!({"type": "payment.settled", "data": {"posting_key": key}}).to_string();
+    let ts = chrono::Utc::now().timestamp().to_string();
+    let sig = clearledger::serve::webhooks::sign(SECRET, "evt_1", &ts, body.as_bytes());
+    let r = server::runtime().block_on(server::send(
+        reqwest::Client::new()
+            .post(s.url("/v1/webhooks/bank"))
+            .header("webhook-id", "evt_1")
+            .header("webhook-timestamp", ts)
+            .header("webhook-signature", sig)
+            .body(body),
+    ));
+    assert_eq!(r.status, 202, "{}", r.text());
+    let t0 = std::time::Instant::now();
+    while db.scalar("SELECT count(*) FROM posting_status_changes") == 0 {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "not applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn schemathesis_finds_no_failure(db: TestDb) {
+    let bin = schemathesis();
+    seed(&db);
     let key = api_key(&db, "default");
     let s = Server::start(&db.url, db.dir.path(), &[]);
+    settle_posting_one(&db, &s);
     let out = Command::new(bin)
         .arg("--config-file")
         .arg(tools().join("schemathesis.toml"))
