@@ -43,12 +43,18 @@ while IFS=$'\t' read -r dest repo commit path want; do
         echo "fetch-corpus: $dest: not the listed file, fetched again" >&2
         rm -f "$out"
     fi
-    command -v curl >/dev/null || { echo "fetch-corpus: curl is missing (apt-get install curl)" >&2; exit 1; }
+    if ! command -v curl >/dev/null; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "fetch-corpus: installing curl" >&2
+            apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >&2
+        fi
+        command -v curl >/dev/null || { echo "fetch-corpus: curl is missing (apt-get install curl)" >&2; exit 1; }
+    fi
     url=$base/$repo/$commit/$path
     part=$out.part
     mkdir -p "$(dirname "$out")"
     got=
-    if ! curl -fsSL --retry 3 --connect-timeout 30 -o "$part" "$url"; then
+    if ! curl -fsSL --retry 3 --connect-timeout 30 --max-time 300 -o "$part" "$url"; then
         echo "fetch-corpus: $dest: could not download $url" >&2
     else
         got=$(sha256 "$part")

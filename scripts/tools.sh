@@ -11,6 +11,17 @@ SCHEMATHESIS_VERSION=4.32.5
 venv=target/tools/venv
 if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
     echo "tools: installing schemathesis $SCHEMATHESIS_VERSION into $venv" >&2
+    # A Debian machine may lack Python's venv module (python3-venv) or Python itself.
+    if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            apt-get update -qq >&2
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >&2
+        else
+            echo "tools: Python 3 with its venv module is missing: install python3 and python3-venv" >&2
+            exit 1
+        fi
+    fi
+    rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2
 fi

@@ -412,11 +412,16 @@ impl FileResult {
 /// The conflicts `ingest` names under a run's summary line; the report has them all.
 const CONFLICTS_SHOWN: i64 = 10;
 
-/// `  record 2: conflict: amount: 187550 != 187551` for each of `shown`, then how many
-/// more the report holds.
-fn print_conflicts(shown: &[(i64, String)], total: i64, run_id: i64) -> std::io::Result<()> {
-    for (record_no, differences) in shown {
-        outln!("  record {record_no}: conflict: {differences}")?;
+/// `  record 2: conflict: amount: 187550 != 187551` (`entry 3: …` for a statement's) for
+/// each of `shown`, then how many more the report holds.
+fn print_conflicts(
+    shown: &[(i64, String)],
+    unit: &str,
+    total: i64,
+    run_id: i64,
+) -> std::io::Result<()> {
+    for (no, differences) in shown {
+        outln!("  {unit} {no}: conflict: {differences}")?;
     }
     let more = total.saturating_sub(shown.len() as i64);
     if more > 0 {
@@ -566,15 +571,26 @@ impl OneFile<'_> {
         } else {
             // What differs is the first thing an operator asks of a conflict: the first
             // few are said here, every one in the report (`--report`, `report RUN`).
-            ledger
-                .run_conflicts(run.run_id, CONFLICTS_SHOWN)
-                .await
-                .unwrap_or_default()
+            // A statement's conflicts are its entries', in its own journal.
+            match s.statements {
+                Some(_) => {
+                    ledger
+                        .statement_conflicts(run.run_id, CONFLICTS_SHOWN)
+                        .await
+                }
+                None => ledger.run_conflicts(run.run_id, CONFLICTS_SHOWN).await,
+            }
+            .unwrap_or_default()
+        };
+        let unit = if s.statements.is_some() {
+            "entry"
+        } else {
+            "record"
         };
         if let Err(e) = self
             .print_completed(s, status, report_error.as_deref())
             .and_then(|()| match show_conflicts {
-                true => print_conflicts(&conflicts, run.conflicts, run.run_id),
+                true => print_conflicts(&conflicts, unit, run.conflicts, run.run_id),
                 false => Ok(()),
             })
         {

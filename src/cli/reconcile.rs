@@ -274,21 +274,7 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         s.items
     )?;
     break_lines(&s.balance_breaks)?;
-    let amount = amounts_of(&s.balances);
-    for o in crate::reconcile::Outcome::ALL {
-        if let Some(t) = s.outcomes.get(o.as_str())
-            && t.items > 0
-        {
-            outln!(
-                "  {:<26} {:>8} items  ours {:>14}  theirs {:>14}  Δ {:>12}",
-                o.as_str(),
-                t.items,
-                amount(t.our_amount_minor),
-                amount(t.their_amount_minor),
-                amount(t.delta_minor)
-            )?;
-        }
-    }
+    outcome_lines(r)?;
     if let Some(prev) = s.changes.previous_run_id {
         outln!(
             "  since run {prev}: {} new items, {} outcomes changed, {} items gone",
@@ -302,7 +288,7 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
         outln!(
             "  corrections: {} posted ({}), {} posted before",
             s.corrections_posted,
-            amount(s.corrections_amount_minor),
+            corrections_amount(r),
             s.corrections_duplicate
         )?;
     }
@@ -312,20 +298,49 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-/// How the outcome totals are written: by the account's currency's exponent, with its code,
-/// when its balances are in one currency (the common case: one bank account, one
-/// currency); else in minor units, said so, since a sum over currencies has no exponent.
-fn amounts_of(balances: &[crate::reconcile::BalanceRow]) -> impl Fn(i64) -> String {
-    let mut currencies: Vec<&str> = balances.iter().map(|b| b.currency.as_str()).collect();
+/// One line per outcome and currency: the items and their totals, by the currency's exponent
+/// (a sum over currencies would have none). The JSON summary keeps the minor units.
+fn outcome_lines(r: &Reconciliation) -> std::io::Result<()> {
+    use std::collections::BTreeMap;
+    let mut totals: BTreeMap<(&str, &str), [i64; 4]> = BTreeMap::new();
+    for i in &r.items {
+        let t = totals
+            .entry((i.outcome.as_str(), i.currency.as_str()))
+            .or_default();
+        t[0] += 1;
+        t[1] = t[1].saturating_add(i.our_amount_minor);
+        t[2] = t[2].saturating_add(i.their_amount_minor);
+        t[3] = t[3].saturating_add(i.delta_minor);
+    }
+    for o in crate::reconcile::Outcome::ALL {
+        let of_outcome = totals
+            .range((o.as_str(), "")..)
+            .take_while(|((outcome, _), _)| *outcome == o.as_str());
+        for ((_, ccy), [n, ours, theirs, delta]) in of_outcome {
+            let m = |v: i64| crate::money::format_amount(v, ccy);
+            outln!(
+                "  {:<26} {:>8} items  ours {:>16}  theirs {:>16}  Δ {:>14}",
+                o.as_str(),
+                n,
+                m(*ours),
+                m(*theirs),
+                m(*delta)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The corrections' total by its currency's exponent, when the items are in one currency
+/// (corrections post in the currency of the items they correct); else in minor units.
+fn corrections_amount(r: &Reconciliation) -> String {
+    let v = r.summary.corrections_amount_minor;
+    let mut currencies: Vec<&str> = r.items.iter().map(|i| i.currency.as_str()).collect();
     currencies.sort_unstable();
     currencies.dedup();
-    let one = match currencies.as_slice() {
-        [c] => Some(c.to_string()),
-        _ => None,
-    };
-    move |v| match &one {
-        Some(c) => crate::money::format_amount(v, c),
-        None => format!("{v} minor units"),
+    match currencies.as_slice() {
+        [c] => crate::money::format_amount(v, c),
+        _ => format!("{v} minor units"),
     }
 }
 

@@ -368,15 +368,18 @@ impl LedgerError {
         }
     }
 
-    /// The database refused a value the caller gave, not the request's form: PostgreSQL's
-    /// SQLSTATE class 22, "data exception" (a NUL character in text, `22021`; a value out
-    /// of range). A retry sends the same value and fails the same way: it is the caller's to
-    /// fix, never "safe to retry". The edges refuse what they can name before the database
-    /// (`serve::text`); this is the last line for what they cannot.
+    /// The database refused a text the caller gave: PostgreSQL's "data exception"s of
+    /// characters and lengths (a NUL character, `22021`; a character the encoding lacks,
+    /// `22P05`; a string too long, `22001`, `22026`). A retry sends the same text and fails
+    /// the same way: it is the caller's to fix, never "safe to retry". The edges refuse what
+    /// they can name before the database (`serve::text`); this is the last line for what
+    /// they cannot. Other data exceptions (an overflow in a sum, a division by zero) are the
+    /// server's, not the caller's.
     pub fn is_unstorable_input(&self) -> bool {
+        const TEXT_REFUSED: [&str; 4] = ["22021", "22P05", "22001", "22026"];
         match self {
             LedgerError::Database { source, .. } => {
-                pg_code(source).is_some_and(|c| c.starts_with("22"))
+                pg_code(source).is_some_and(|c| TEXT_REFUSED.contains(&c.as_str()))
             }
             _ => false,
         }

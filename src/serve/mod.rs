@@ -137,8 +137,8 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
         timeout,
     ));
     Router::new()
-        // An upload's time is its ingest's: no overall deadline (a pause in its body is
-        // bounded instead, `files.rs`).
+        // An upload's time is its ingest's: no overall deadline (a pause in its body, and
+        // the whole body's arrival, are bounded instead, `files.rs`).
         // Its own limit (`--max-upload-bytes`) is counted as the body is spooled; axum's
         // default 2 MiB (which multipart bodies are held to) does not apply.
         .route(
@@ -151,10 +151,12 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
                 .layer::<_, std::convert::Infallible>(axum::extract::DefaultBodyLimit::max(
                     webhooks::EVENT_MAX_BYTES,
                 ))
+                // Its body within the read timeout; on SQLite its insert may also wait for
+                // the write lock a long ingest holds, up to --lock-timeout.
                 .layer::<_, std::convert::Infallible>(
                     tower_http::timeout::TimeoutLayer::with_status_code(
                         StatusCode::REQUEST_TIMEOUT,
-                        timeout,
+                        timeout + app.config.db.lock_timeout,
                     ),
                 ),
         )

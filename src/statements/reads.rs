@@ -113,6 +113,29 @@ const STATEMENT: Columns = Columns(&[
 ]);
 
 impl Ledger {
+    /// The first `limit` conflicts of statement run `run_id`, in entry order: each entry's
+    /// number and the fields that differ, for the lines `ingest` prints under its summary.
+    pub(crate) async fn statement_conflicts(
+        &mut self,
+        run_id: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>> {
+        const CONFLICT: Columns = Columns(&["entry_no", "differences"]);
+        let sql = CONFLICT.checked(
+            "SELECT entry_no, differences FROM statement_journal WHERE run_id = $1 \
+             AND outcome = 'conflict' ORDER BY entry_no LIMIT $2",
+        );
+        let mut out = Vec::new();
+        for r in self.store().query(sql, &args![run_id, limit]).await? {
+            out.push((
+                r.int(col!(CONFLICT, "entry_no"))?,
+                r.opt_text(col!(CONFLICT, "differences"))?
+                    .unwrap_or_default(),
+            ));
+        }
+        Ok(out)
+    }
+
     /// The tenant's statements (of one account), by account, date and sequence.
     pub async fn statements(
         &mut self,

@@ -254,6 +254,43 @@ fn every_break_found(db: &TestDb, seed: u64) {
         summary["entries_read"].as_u64().unwrap() as usize,
         quoted.len()
     );
+    text_totals_by_currency(db, &rules, &summary);
+}
+
+/// The text's outcome lines total the items by currency, each by its exponent: the planted
+/// currency mismatches (booked in USD) on a line of their own, never summed with euros.
+fn text_totals_by_currency(db: &TestDb, rules: &std::path::Path, summary: &Value) {
+    let r = db.cl(&[
+        "reconcile",
+        "--bank-account",
+        IBAN,
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let line = |outcome: &str| -> Vec<String> {
+        let l = r
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(outcome));
+        l.unwrap_or_else(|| panic!("{outcome}: {}", r.stdout))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let mismatch = line("currency_mismatch");
+    assert_eq!(mismatch[5], "USD", "{mismatch:?}");
+    let matched = line("matched");
+    let ours = summary["outcomes"]["matched"]["our_amount_minor"]
+        .as_i64()
+        .unwrap();
+    let euros = format!("{}.{:02}", ours / 100, (ours % 100).abs());
+    assert_eq!(matched[4..6], [euros, "EUR".to_string()], "{matched:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ on_both_backends!(
     strict_balances_refuse_the_file_and_record_nothing,
     a_break_in_the_chain_is_recorded_on_the_statement_that_breaks_it,
     reconciliation_reads_the_entries_and_leads_with_the_break,
+    a_corrected_statement_names_its_conflicting_entry,
 );
 
 const ACCOUNT: &str = "NL91ABNA0417164300";
@@ -180,8 +181,25 @@ fn reconciliation_reads_the_entries_and_leads_with_the_break(db: TestDb) {
     // Amounts in text by their currency's exponent, never minor units beside a currency:
     // the outcome totals too.
     let missing = t.stdout.lines().find(|l| l.starts_with("  missing_ours"));
-    assert!(
-        missing.is_some_and(|l| l.contains("ours       0.00 EUR") && l.ends_with(" EUR")),
+    let words: Vec<&str> = missing
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        words,
+        [
+            "missing_ours",
+            "1",
+            "items",
+            "ours",
+            "0.00",
+            "EUR",
+            "theirs",
+            "250.00",
+            "EUR",
+            "Δ",
+            "250.00",
+            "EUR"
+        ],
         "{}",
         t.stdout
     );
@@ -190,5 +208,27 @@ fn reconciliation_reads_the_entries_and_leads_with_the_break(db: TestDb) {
             == "  balance EUR: ledger 0.00 EUR, statement 1300.00 EUR (2026-12-01), drift 1300.00 EUR"),
         "{}",
         t.stdout
+    );
+}
+
+/// The sample statement sent again with one amount (and its closing balance) corrected: the
+/// summary line is followed by the entry in conflict and the field that differs, as a
+/// payment file's conflicts are.
+fn a_corrected_statement_names_its_conflicting_entry(db: TestDb) {
+    let sample = crate::common::sample("statement-mt940.sta");
+    assert_eq!(db.cl(&["ingest", "-q", &sample]).code, 0);
+    let corrected = std::fs::read_to_string(&sample)
+        .unwrap()
+        .replace("C2400,00NTRFINV", "C2400,10NTRFINV")
+        .replace("EUR15100,26", "EUR15100,36");
+    let f = write(&db, "corrected.sta", &corrected);
+    let out = db.cl(&["ingest", &f]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let said: Vec<&str> = out.stdout.lines().skip(1).collect();
+    assert_eq!(
+        said,
+        ["  entry 1: conflict: amount_minor: 240000 != 240010"],
+        "{}",
+        out.stdout
     );
 }
