@@ -28,11 +28,13 @@ pub(crate) struct ServeArgs {
     pub request_timeout: u64,
     /// The time a client has to send a request's header fields; a connection that takes
     /// longer (a slow or stalled client) is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub header_timeout: u64,
     /// The time an upload's whole body may take to arrive, however steadily it comes (408
     /// beyond): a client trickling a byte a minute cannot hold a connection for ever.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub body_deadline: u64,
     /// Where uploads wait while they are ingested (the system's temporary directory).
     #[arg(long)]
@@ -113,8 +115,8 @@ pub(crate) async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
         idempotency_window: a.idempotency_window,
         max_upload_bytes: a.max_upload_bytes,
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),
-        header_timeout: Duration::from_secs(a.header_timeout.max(1)),
-        body_deadline: Duration::from_secs(a.body_deadline.max(1)),
+        header_timeout: Duration::from_secs(a.header_timeout),
+        body_deadline: Duration::from_secs(a.body_deadline),
         spool_dir: a.spool_dir.clone(),
         sweep_after: Duration::from_secs(a.sweep_after),
         sweep_interval: Duration::from_secs(a.sweep_after.clamp(1, 10)),

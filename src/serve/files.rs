@@ -131,7 +131,10 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
         .join(", ");
     let key = if joined.starts_with('"') {
         sf_string(&joined).map_err(invalid)?
-    } else if let Some(c) = joined.chars().find(|c| matches!(c, ',' | ';' | '"' | ' ')) {
+    } else if let Some(c) = joined
+        .chars()
+        .find(|c| matches!(c, ',' | ';' | '"') || !c.is_ascii_graphic())
+    {
         return Err(invalid(format!(
             "the Idempotency-Key {joined:?} holds {c:?}: send one key per request, as an RFC 8941 \
              sf-string (\"…\", §3.3.3) when it holds a comma, semicolon, quote or space (two \
@@ -846,6 +849,7 @@ mod tests {
         assert_eq!(key("\"abc\";v=1;x"), Ok("abc".to_string()));
         for bad in [
             "a b",
+            "a\tb",
             "\"\"",
             "\"abc",
             "\"a\\qb\"",

@@ -64,6 +64,9 @@ pub(crate) async fn serve(
 
 /// A connection whose writes are looked at for the bodiless error answers hyper writes
 /// on its own (see the module's comment), which are replaced by problem+json.
+///
+/// It does not say it takes vectored writes (`is_write_vectored` is false), so hyper
+/// flattens each answer's head into one buffer: a head is seen whole in one `poll_write`.
 pub(crate) struct ProblemIo<S> {
     inner: S,
     /// A replacement answer not yet written whole.
@@ -192,7 +195,65 @@ fn problem_for(head: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::problem_for;
+    use super::{ProblemIo, problem_for};
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A socket that is busy every other call and takes at most 5 bytes at a time.
+    #[derive(Default)]
+    struct Slow {
+        out: Vec<u8>,
+        busy: bool,
+    }
+
+    impl tokio::io::AsyncWrite for Slow {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.busy = !self.busy;
+            if self.busy {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let n = buf.len().min(5);
+            self.out.extend_from_slice(&buf[..n]);
+            Poll::Ready(Ok(n))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Through a socket that is busy and takes little at a time, hyper's answer is replaced
+    /// whole and the next answer follows it, byte for byte.
+    #[test]
+    fn the_replacement_goes_out_whole_through_a_slow_socket() {
+        use tokio::io::AsyncWriteExt;
+        let hyper = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+        let next = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let out = rt.block_on(async {
+            let mut io = ProblemIo::new(Slow::default());
+            io.write_all(hyper).await.unwrap();
+            io.write_all(next).await.unwrap();
+            io.flush().await.unwrap();
+            io.shutdown().await.unwrap();
+            io.inner.out
+        });
+        let mut want = problem_for(hyper).unwrap();
+        want.extend_from_slice(next);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+    }
 
     #[test]
     fn only_hypers_own_bodiless_errors_are_rewritten() {

@@ -321,8 +321,14 @@ pub(crate) async fn posting_events(
             if !l.is_tenants_posting(&tenant, id).await? {
                 return Ok(None);
             }
-            let status = l.posting_status(id).await?;
-            Ok(Some((status, l.status_changes(id).await?)))
+            // The status is the last move's, read with the moves: a webhook applied between
+            // two reads cannot make them disagree.
+            let events = l.status_changes(id).await?;
+            let status = match events.last() {
+                Some(last) => json!(last.to_status),
+                None => json!(l.posting_status(id).await?),
+            };
+            Ok(Some((status, events)))
         }
         .boxed()
     })

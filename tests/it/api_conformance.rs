@@ -121,31 +121,33 @@ fn schemathesis_finds_no_failure(db: TestDb) {
     let key = api_key(&db, "default");
     let s = Server::start(&db.url, db.dir.path(), &[]);
     settle_posting_one(&db, &s);
-    let out = Command::new(bin)
+    let mut child = Command::new(bin)
         .arg("--config-file")
         .arg(tools().join("schemathesis.toml"))
-        .args([
-            "run",
-            &s.url("/v1/openapi.json"),
-            "--checks",
-            "all",
-            "--workers",
-            "1",
-        ])
-        .args(["--seed", "20261206"])
+        .args(["run", &s.url("/v1/openapi.json")])
+        .args(["--checks", "all", "--workers", "1", "--seed", "20261206"])
         .env("CLEARLEDGER_API_KEY", &key)
         .env("SCHEMATHESIS_HOOKS", "hooks")
         .env("PYTHONPATH", tools())
         .env("NO_COLOR", "1")
-        .output()
+        // To files, not pipes: a long report must not block the run while it is waited for.
+        .stdout(std::fs::File::create(db.file("st.out")).unwrap())
+        .stderr(std::fs::File::create(db.file("st.err")).unwrap())
+        .spawn()
         .expect("schemathesis runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // A run that hangs fails the test rather than the suite's time.
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("schemathesis ran for more than 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let status = child.wait().unwrap();
+    let text = std::fs::read_to_string(db.file("st.out")).unwrap();
+    let err = std::fs::read_to_string(db.file("st.err")).unwrap();
+    assert_eq!(status.code(), Some(0), "{text}\n{err}");
     // It ran: every operation tested (all but the document itself, which schemathesis
     // reads rather than tests), and none failed.
     assert!(text.contains("Tested: 13"), "{text}");
