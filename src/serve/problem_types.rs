@@ -267,6 +267,18 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// Text as HTML: escaped, and what stands between backticks set as code.
+fn html(s: &str) -> String {
+    escape(s)
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 => format!("<code>{part}</code>"),
+            _ => part.to_string(),
+        })
+        .collect()
+}
+
 /// `GET /problems/{code}`: the page a problem's `type` leads to.
 pub(crate) async fn page(Path(code): Path<String>) -> Response {
     let Some(p) = PROBLEM_TYPES.iter().find(|p| p.code == code) else {
@@ -286,8 +298,8 @@ pub(crate) async fn page(Path(code): Path<String>) -> Response {
         code = escape(p.code),
         status = p.status,
         reason = escape(reason),
-        means = escape(p.means),
-        todo = escape(p.todo),
+        means = html(p.means),
+        todo = html(p.todo),
     );
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }

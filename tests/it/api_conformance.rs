@@ -3,8 +3,8 @@
 //! route and checks every answer — no 5xx, every status and content type documented, every
 //! body as its schema says, authentication enforced — against a real server on loopback,
 //! both backends, on a ledger with runs, conflicts, statements and a webhook provider in
-//! it (a reconciliation and a posting's status change too). Bounded examples (`tests/schemathesis/schemathesis.toml`): about ten seconds a
-//! backend.
+//! it (a reconciliation and a posting's status change too). Bounded examples
+//! (`tests/schemathesis/schemathesis.toml`): about ten seconds a backend.
 
 use crate::common;
 use crate::common::server;
@@ -122,6 +122,8 @@ fn schemathesis_finds_no_failure(db: TestDb) {
     let s = Server::start(&db.url, db.dir.path(), &[]);
     settle_posting_one(&db, &s);
     let mut child = Command::new(bin)
+        // Its caches (.schemathesis/, .hypothesis/) in the test's directory, not the checkout.
+        .current_dir(db.dir.path())
         .arg("--config-file")
         .arg(tools().join("schemathesis.toml"))
         .args(["run", &s.url("/v1/openapi.json")])

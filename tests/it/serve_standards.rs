@@ -325,7 +325,7 @@ fn a_problem_type_leads_to_its_page(db: TestDb) {
         assert!(html.contains("<h1>unauthorized</h1>"), "{html}");
         assert!(html.contains("<p>HTTP 401 Unauthorized</p>"), "{html}");
         assert!(
-            html.contains("clearledger apikey create --tenant T"),
+            html.contains("<code>clearledger apikey create --tenant T</code>"),
             "{html}"
         );
         let none = send(c.get(s.url("/problems/no_such_thing"))).await;
