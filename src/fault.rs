@@ -3,7 +3,8 @@
 //! Points: `after_parse_start` (first chunk applied), `before_commit` (postings and
 //! completion mark written, transaction not committed), `after_commit` (committed,
 //! report not yet written), `webhook_after_insert` (`serve`: a webhook event inserted and
-//! committed, not yet applied nor answered); `stop:NAME` stops there instead of aborting. Unset in production, where this is one env lookup per run.
+//! committed, not yet applied nor answered), `reconcile_after_read` (a recorded
+//! reconciliation has read both sides, inside its transaction, and not yet matched them); `stop:NAME` stops there instead of aborting. Unset in production, where this is one env lookup per run.
 //!
 //! PostgreSQL connection faults, where the process goes on (`armed`): `pg_drop_at_commit`
 //! (the server ends the session just before COMMIT is sent: COMMIT fails on a dead

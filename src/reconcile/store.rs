@@ -17,7 +17,7 @@
 //! previous reconciliation of the same account and period (per item key).
 
 use super::breaks::StatementBreak;
-use crate::ledger::backend::Begin;
+use crate::ledger::backend::{Begin, Dialect};
 use crate::ledger::store::{Arg, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result};
@@ -154,6 +154,9 @@ pub(crate) struct Reconciliation {
     /// `Some(run)`: these inputs were reconciled before, by that run; nothing was created.
     pub(crate) repeat_of: Option<i64>,
 }
+
+/// What a reconciliation came to, and whether the transaction it ran in was ended.
+struct Ended(ReconcileOutcome, bool);
 
 /// Why a reconciliation was not made.
 #[derive(Debug)]
@@ -405,6 +408,12 @@ impl Ledger {
     /// Reconciles a bank account over a period (see the module's doc): the accounts
     /// mapped to it, both sides read, the run's identity (the same identity again is the
     /// earlier run), the engine's items, and — unless a dry run — the run recorded.
+    ///
+    /// A recorded run reads its inputs inside the transaction that records it, with the
+    /// tables it reads closed to writers until it commits (SQLite: the write lock;
+    /// PostgreSQL: `SHARE` locks): an ingest committing meanwhile would otherwise have the
+    /// run post a correction for a posting it never saw (docs/principles.md §10). Ingests
+    /// wait for it, up to their `--lock-timeout`.
     pub(crate) async fn reconcile(
         &mut self,
         req: &ReconcileRequest<'_>,
@@ -413,15 +422,60 @@ impl Ledger {
             Ok(mapped) => mapped,
             Err(refused) => return Ok(refused),
         };
+        if req.dry_run {
+            return self.reconcile_read(req, &mapped).await.map(|e| e.0);
+        }
+        self.begin_reconciliation().await?;
+        let res = self.reconcile_read(req, &mapped).await;
+        if !matches!(res, Ok(Ended(_, true))) {
+            let _ = self.store().rollback().await;
+        }
+        res.map(|e| e.0)
+    }
+
+    /// The write transaction of a recorded run, the tables it reads closed to writers.
+    async fn begin_reconciliation(&mut self) -> Result<()> {
+        self.store()
+            .begin(Begin::Write)
+            .await
+            .during("starting the reconciliation's transaction")?;
+        if self.store().dialect() == Dialect::Postgres {
+            // In the order a statement's ingest writes them, so that waiting for one that
+            // holds the first never holds what it waits for next.
+            let lock = self
+                .store()
+                .execute(
+                    "LOCK TABLE statements, statement_entries, postings IN SHARE MODE",
+                    &[],
+                )
+                .await
+                .during("locking the reconciliation's inputs");
+            if let Err(e) = lock {
+                let _ = self.store().rollback().await;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads both sides, matches them and (unless a dry run) records the run, inside the
+    /// transaction the caller began; the answer, and whether that transaction was ended
+    /// (committed, or rolled back by [`Ledger::record`]).
+    async fn reconcile_read(
+        &mut self,
+        req: &ReconcileRequest<'_>,
+        mapped: &[String],
+    ) -> Result<Ended> {
         let stage = |s: &'static str| {
             if let Some(f) = req.on_stage {
                 f(s)
             }
         };
-        let read = self.read_sides(req, &mapped, &stage).await?;
+        let read = self.read_sides(req, mapped, &stage).await?;
+        crate::fault::point("reconcile_after_read");
         let identity = run_identity(req, &read.inputs_hash, &read.balances, &read.breaks);
         if let Some(earlier) = self.earlier_run(req.tenant, &identity).await? {
-            return Ok(ReconcileOutcome::Done(earlier));
+            return Ok(Ended(ReconcileOutcome::Done(earlier), false));
         }
         let as_of = req.to.or_else(|| {
             let dates = read.theirs.iter().filter_map(|t| t.date);
@@ -437,18 +491,18 @@ impl Ledger {
         let t0 = std::time::Instant::now();
         stage("matching");
         let mut items = reconcile::reconcile(&inputs, req.rules);
-        let late = self.late_returns(req, &mapped, &inputs, &mut items).await?;
+        let late = self.late_returns(req, mapped, &inputs, &mut items).await?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         tracing::debug!(ms, items = items.len(), "reconcile: matched");
         if let Some(unknown) = unknown_corrections(req, &items) {
-            return Ok(ReconcileOutcome::UnknownItems(unknown));
+            return Ok(Ended(ReconcileOutcome::UnknownItems(unknown), false));
         }
         let t0 = std::time::Instant::now();
         let previous = self.previous_outcomes(req).await?;
         let mut rows = item_rows(&inputs, &items, &previous, &late);
         took(t0, "rows built");
         let head = Head {
-            mapped: &mapped,
+            mapped,
             inputs: &inputs,
             inputs_hash: read.inputs_hash,
             identity,
@@ -459,11 +513,13 @@ impl Ledger {
         if req.dry_run {
             name_dry_run_corrections(req, &items, &mut rows);
             tally(&mut summary, &rows);
-            return Ok(done(summary, rows));
+            return Ok(Ended(done(summary, rows), false));
         }
         stage("recording");
-        self.record(req, &inputs, &items, rows, summary, &mapped)
-            .await
+        let recorded = self
+            .record(req, &inputs, &items, rows, summary, mapped)
+            .await?;
+        Ok(Ended(recorded, true))
     }
 
     /// The ledger accounts mapped to the bank account, in byte order whatever the
@@ -542,7 +598,8 @@ impl Ledger {
         Ok(Some(Box::new(r)))
     }
 
-    /// Records the run, its items and (when asked) its corrections in one transaction.
+    /// Records the run, its items and (when asked) its corrections in the transaction
+    /// begun for it, and ends it: committed, or rolled back.
     async fn record(
         &mut self,
         req: &ReconcileRequest<'_>,
@@ -552,10 +609,6 @@ impl Ledger {
         mut summary: Summary,
         mapped: &[String],
     ) -> Result<ReconcileOutcome> {
-        self.store()
-            .begin(Begin::Write)
-            .await
-            .during("starting the reconciliation's transaction")?;
         let res = self
             .record_reconciliation(req, inputs, items, &mut rows, &mut summary, mapped)
             .await;

@@ -17,7 +17,8 @@ on_both_backends!(
     nacha_trace_numbers_and_a_batch_settle_against_a_bai2_statement,
     corrections_stay_with_their_bank_account_and_post_where_they_are_read,
     a_return_weeks_after_its_payment_is_returned,
-    an_mt940_account_with_its_currency_and_wrapped_text_reconciles
+    an_mt940_account_with_its_currency_and_wrapped_text_reconciles,
+    an_ingest_cannot_commit_between_what_a_recorded_run_read_and_what_it_corrects,
 );
 
 const OUR_IBAN: &str = "DE89370400440532013000";
@@ -1138,4 +1139,76 @@ fn an_mt940_account_with_its_currency_and_wrapped_text_reconciles(db: TestDb) {
         ]
     );
     assert_eq!(code, 1, "{err}");
+}
+
+/// A recorded reconciliation reads its inputs inside the transaction that records it, the
+/// tables closed to writers: held just after its read, an ingest cannot commit (it waits,
+/// here past its 2-second --lock-timeout, and posts nothing), so no posting can arrive
+/// between what the run saw and the corrections it posts from that. Once the run has
+/// committed, the same ingest goes through.
+fn an_ingest_cannot_commit_between_what_a_recorded_run_read_and_what_it_corrects(db: TestDb) {
+    setup(&db);
+    let rules = rules(&db);
+    let late = write(
+        &db,
+        "late.xml",
+        &pacs008(
+            "LATE-1",
+            "2026-11-20",
+            &[Tx {
+                e2e: "E2E-LATE",
+                uetr: None,
+                amount: "10.00",
+                creditor: "INITECH BV",
+            }],
+        ),
+    );
+    let args = [
+        "--db",
+        db.url.as_str(),
+        "reconcile",
+        "--bank-account",
+        OUR_IBAN,
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+        "--rules",
+        rules.as_str(),
+        "--post-corrections",
+        "--json",
+    ];
+    let held = std::process::Command::new(common::bin())
+        .args(args)
+        .env("CLEARLEDGER_FAULT", "stop:reconcile_after_read")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_until_stopped(held.id());
+    let postings = db.scalar("SELECT count(*) FROM postings");
+    let meanwhile = db.cl(&["--lock-timeout", "2", "ingest", &late]);
+    assert_eq!(
+        meanwhile.code, 4,
+        "{}{}",
+        meanwhile.stdout, meanwhile.stderr
+    );
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), postings);
+    common::resume(held.id());
+    let out = held.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let corrected = summary["corrections_posted"].as_i64().unwrap();
+    assert!(corrected > 0, "{summary}");
+    let after = db.cl(&["ingest", &late]);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings"),
+        postings + corrected + 1
+    );
 }
