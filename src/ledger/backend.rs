@@ -24,6 +24,12 @@ use std::ops::{Deref, DerefMut};
 pub(crate) enum Begin {
     /// A run or a rejection: takes what the backend needs to serialise writers early.
     Write,
+    /// A write transaction no other write transaction runs beside: what it reads stays as
+    /// it read it until it commits (a reconciliation posting corrections from what it read).
+    /// SQLite's write lock is that already; on PostgreSQL every `Write` holds a shared
+    /// advisory lock this one takes exclusively, so it waits for the writers in flight and
+    /// new ones wait for it.
+    Exclusive,
     /// Applying migrations: also serialises concurrent migrators.
     Migrate,
 }

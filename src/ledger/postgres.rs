@@ -345,9 +345,19 @@ impl Backend for PgStore {
 
     async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
-            Begin::Write => {
+            Begin::Write | Begin::Exclusive => {
                 self.execute("BEGIN ISOLATION LEVEL READ COMMITTED", &[])
                     .await?;
+                // Writers share the lock; an exclusive transaction has it alone. Released at
+                // COMMIT or ROLLBACK; one not had within lock_timeout leaves no transaction.
+                let lock = match why {
+                    Begin::Exclusive => "SELECT pg_advisory_xact_lock(7265736963)",
+                    _ => "SELECT pg_advisory_xact_lock_shared(7265736963)",
+                };
+                if let Err(e) = self.execute(lock, &[]).await {
+                    let _ = self.execute("ROLLBACK", &[]).await;
+                    return Err(e);
+                }
             }
             Begin::Migrate => {
                 self.execute("BEGIN", &[]).await?;

@@ -438,7 +438,7 @@ impl Backend for SqliteStore {
 
     async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
-            Begin::Write => self
+            Begin::Write | Begin::Exclusive => self
                 .conn
                 .execute_batch("BEGIN IMMEDIATE")
                 .ctx("starting the transaction"),

@@ -17,7 +17,7 @@
 //! previous reconciliation of the same account and period (per item key).
 
 use super::breaks::StatementBreak;
-use crate::ledger::backend::{Begin, Dialect};
+use crate::ledger::backend::Begin;
 use crate::ledger::store::{Arg, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result};
@@ -409,11 +409,11 @@ impl Ledger {
     /// mapped to it, both sides read, the run's identity (the same identity again is the
     /// earlier run), the engine's items, and — unless a dry run — the run recorded.
     ///
-    /// A recorded run reads its inputs inside the transaction that records it, with the
-    /// tables it reads closed to writers until it commits (SQLite: the write lock;
-    /// PostgreSQL: `SHARE` locks): an ingest committing meanwhile would otherwise have the
-    /// run post a correction for a posting it never saw (docs/principles.md §10). Ingests
-    /// wait for it, up to their `--lock-timeout`.
+    /// A recorded run reads its inputs inside the transaction that records it, no other
+    /// write transaction beside it until it commits (`Begin::Exclusive`): an ingest
+    /// committing meanwhile would otherwise have the run post a correction for a posting it
+    /// never saw (docs/principles.md §11). Writers wait for it, up to their
+    /// `--lock-timeout`.
     pub(crate) async fn reconcile(
         &mut self,
         req: &ReconcileRequest<'_>,
@@ -433,29 +433,12 @@ impl Ledger {
         res.map(|e| e.0)
     }
 
-    /// The write transaction of a recorded run, the tables it reads closed to writers.
+    /// The write transaction of a recorded run, no other writer beside it.
     async fn begin_reconciliation(&mut self) -> Result<()> {
         self.store()
-            .begin(Begin::Write)
+            .begin(Begin::Exclusive)
             .await
-            .during("starting the reconciliation's transaction")?;
-        if self.store().dialect() == Dialect::Postgres {
-            // In the order a statement's ingest writes them, so that waiting for one that
-            // holds the first never holds what it waits for next.
-            let lock = self
-                .store()
-                .execute(
-                    "LOCK TABLE statements, statement_entries, postings IN SHARE MODE",
-                    &[],
-                )
-                .await
-                .during("locking the reconciliation's inputs");
-            if let Err(e) = lock {
-                let _ = self.store().rollback().await;
-                return Err(e);
-            }
-        }
-        Ok(())
+            .during("starting the reconciliation's transaction")
     }
 
     /// Reads both sides, matches them and (unless a dry run) records the run, inside the
