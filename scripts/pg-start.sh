@@ -4,8 +4,8 @@
 #   export CLEARLEDGER_TEST_PG_URL=$(scripts/pg-start.sh)
 # The server is a cluster of its own under this checkout's target/pgtest (whatever
 # CARGO_TARGET_DIR says), made by initdb -A trust -U clearledger (UTF8, locale C), listening
-# on 127.0.0.1 only, port CLEARLEDGER_PG_PORT (default 55432), with its unix socket in that
-# directory, serving TLS with a self-signed certificate it makes (openssl). The machine's own
+# on 127.0.0.1 only, port CLEARLEDGER_PG_PORT (default 55432), with no unix socket,
+# serving TLS with a self-signed certificate it makes (openssl). The machine's own
 # clusters are never used or touched, and this script gives no role a password: the
 # bootstrap superuser `clearledger` logs in by trust, so any local user can reach this
 # server; hold only test data in it. Any other role must prove its password (the tests make
@@ -143,7 +143,9 @@ ensure_server() {
         as_owner "$bin/initdb" -D "$dir" -A trust -U clearledger -E UTF8 --locale=C
     fi
     configure
-    opts="-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c password_encryption=scram-sha-256"
+    # TCP on 127.0.0.1 only: every client connects there, and no Unix socket means no
+    # socket path under the checkout, which a long checkout path would make too long.
+    opts="-p $port -c unix_socket_directories='' -c listen_addresses=127.0.0.1 -c password_encryption=scram-sha-256"
     if [ -f "$dir/server.key" ]; then
         opts="$opts -c ssl=on"
     fi
@@ -178,7 +180,8 @@ leftovers() {
     local name pid
     for name in $(psql_ -c "SELECT $1 FROM $2 WHERE $1 LIKE 'cl\_test\_%'" 2>/dev/null || true); do
         pid=$(echo "$name" | cut -d_ -f3)
-        if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+        # Gone, not merely another user's (which kill -0 cannot signal): /proc says.
+        if [ -z "$pid" ] || { [ ! -e "/proc/$pid" ] && ! kill -0 "$pid" 2>/dev/null; }; then
             echo "$name"
         fi
     done
