@@ -4,6 +4,7 @@
 //! several ways: one `ambiguous` item per connected set, never a guess.
 
 use super::items::{plural, signed_amount};
+use super::window_sets::connected_sets;
 use super::{Engine, by};
 use std::collections::{BTreeMap, HashMap};
 
@@ -127,67 +128,30 @@ impl<'a> Engine<'a> {
         let theirs_by = self.theirs_left_by_amount(booked);
         for (k, ts) in theirs_by {
             let Some(xs) = ours_by.get(&k) else { continue };
-            // Connected sets under "within the window", in date order.
-            let mut seen_t = vec![false; ts.len()];
-            for start in 0..ts.len() {
-                if seen_t[start] {
+            let inp = self.inp;
+            let our_dates: Vec<_> = xs.iter().map(|&x| inp.ours[x].date).collect();
+            let their_dates: Vec<_> = ts.iter().map(|&t| inp.theirs[t].date).collect();
+            let (before, after) = (
+                i64::from(self.rules.days_before),
+                i64::from(self.rules.days_after),
+            );
+            for (o, t) in connected_sets(&our_dates, &their_dates, before, after) {
+                if o.is_empty() || (o.len() == 1 && t.len() == 1) {
                     continue;
                 }
-                let (mut comp_o, mut comp_t) = self.connected(start, &ts, xs, &mut seen_t);
-                if !comp_o.is_empty() && (comp_o.len() > 1 || comp_t.len() > 1) {
-                    comp_o.sort_unstable();
-                    comp_t.sort_unstable();
-                    let why = format!(
-                        "{} and {} of {} {} within the window",
-                        plural(comp_o.len(), "posting"),
-                        plural(comp_t.len(), "entry"),
-                        signed_amount(k.1, k.0),
-                        k.0
-                    );
-                    self.ambiguous(comp_o, comp_t, why);
-                }
+                let mut comp_o: Vec<usize> = o.iter().map(|&i| xs[i]).collect();
+                let mut comp_t: Vec<usize> = t.iter().map(|&i| ts[i]).collect();
+                comp_o.sort_unstable();
+                comp_t.sort_unstable();
+                let why = format!(
+                    "{} and {} of {} {} within the window",
+                    plural(comp_o.len(), "posting"),
+                    plural(comp_t.len(), "entry"),
+                    signed_amount(k.1, k.0),
+                    k.0
+                );
+                self.ambiguous(comp_o, comp_t, why);
             }
         }
-    }
-
-    /// The postings of `xs` and entries of `ts` connected to entry `ts[start]` by "within
-    /// the window" (the entries marked in `seen_t`), in the order they were reached.
-    fn connected(
-        &self,
-        start: usize,
-        ts: &[usize],
-        xs: &[usize],
-        seen_t: &mut [bool],
-    ) -> (Vec<usize>, Vec<usize>) {
-        let inp = self.inp;
-        let mut comp_t = vec![ts[start]];
-        seen_t[start] = true;
-        let mut comp_o: Vec<usize> = Vec::new();
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for &x in xs {
-                if !comp_o.contains(&x)
-                    && comp_t
-                        .iter()
-                        .any(|&t| self.in_window(inp.ours[x].date, inp.theirs[t].date))
-                {
-                    comp_o.push(x);
-                    grew = true;
-                }
-            }
-            for (i, &t) in ts.iter().enumerate() {
-                if !seen_t[i]
-                    && comp_o
-                        .iter()
-                        .any(|&x| self.in_window(inp.ours[x].date, inp.theirs[t].date))
-                {
-                    seen_t[i] = true;
-                    comp_t.push(t);
-                    grew = true;
-                }
-            }
-        }
-        (comp_o, comp_t)
     }
 }

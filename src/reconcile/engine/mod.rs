@@ -59,7 +59,8 @@
 //!   references), and the `duplicate_theirs` they find;
 //! - `returns.rs`: entries returning a payment of ours whose return we never posted;
 //! - `batches.rs`: level 6, a batch settled as one line;
-//! - `amount_date.rs`: level 8, and the ambiguity left by amount and window;
+//! - `amount_date.rs`: level 8, and the ambiguity left by amount and window (its sets:
+//!   `window_sets.rs`);
 //! - `sums.rs`: level 9, the bounded N:M search;
 //! - `leftovers.rs`: provisional entries, `missing_ours`, `missing_theirs` / `expected`;
 //! - `items.rs`: how a pass records what it finds (a pairing to judge, an item made
@@ -77,6 +78,7 @@ mod returns;
 mod sums;
 #[cfg(test)]
 mod tests;
+mod window_sets;
 
 use super::rules::Rules;
 use chrono::NaiveDate;
