@@ -2,9 +2,13 @@
 //! findings, postings by trace number, UETR, EndToEndId, source or key.
 
 use super::sql;
-use super::store::{Arg, Columns, args, col};
+use super::store::{Arg, Columns, args, checked, col};
 use super::{CurrencyTotal, Ledger, LedgerError, Lookup, Posting, Result, RunInfo, StoredFinding};
 use crate::keys;
+
+/// The columns of a query [`Ledger::first_conflicts`] runs: a record's (or an entry's)
+/// number, as `no`, and the fields that differ.
+pub(crate) const CONFLICT_COLUMNS: Columns = Columns(&["no", "differences"]);
 
 impl Ledger {
     /// The first `limit` conflicts of run `run_id`, in record order: each record's number
@@ -15,17 +19,29 @@ impl Ledger {
         run_id: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>> {
-        const CONFLICT: Columns = Columns(&["record_no", "differences"]);
-        let sql = CONFLICT.checked(
-            "SELECT record_no, differences FROM journal WHERE run_id = $1 AND outcome = 'conflict' \
-             ORDER BY record_no LIMIT $2",
+        let sql = checked!(
+            CONFLICT_COLUMNS,
+            "SELECT record_no AS no, differences FROM journal WHERE run_id = $1 \
+             AND outcome = 'conflict' ORDER BY record_no LIMIT $2"
         );
+        self.first_conflicts(sql, run_id, limit).await
+    }
+
+    /// The conflicts `sql` lists (binds: the run, the limit; columns [`CONFLICT_COLUMNS`]), each a
+    /// number and what differs: a run's records' here, a statement run's entries' in its
+    /// feature.
+    pub(crate) async fn first_conflicts(
+        &mut self,
+        sql: &str,
+        run_id: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>> {
         let mut out = Vec::new();
         for r in self.store.query(sql, &args![run_id, limit]).await? {
+            let differences = r.opt_text(col!(CONFLICT_COLUMNS, "differences"))?;
             out.push((
-                r.int(col!(CONFLICT, "record_no"))?,
-                r.opt_text(col!(CONFLICT, "differences"))?
-                    .unwrap_or_default(),
+                r.int(col!(CONFLICT_COLUMNS, "no"))?,
+                differences.unwrap_or_default(),
             ));
         }
         Ok(out)

@@ -290,14 +290,15 @@ pub(crate) async fn postings(
     let tenant = k.tenant;
     match read(&app, move |l| {
         async move {
-            let mut found = Vec::new();
-            for p in l.lookup(&tenant, &lookup).await? {
-                let status = l.posting_status(p.posting_id).await?;
+            let postings = l.lookup(&tenant, &lookup).await?;
+            let ids: Vec<i64> = postings.iter().map(|p| p.posting_id).collect();
+            let moved = l.moved_statuses(&ids).await?;
+            let with_status = |p: &crate::ledger::Posting| {
                 let mut v = json!(p);
-                v["status"] = json!(status);
-                found.push(v);
-            }
-            Ok(found)
+                v["status"] = json!(moved.get(&p.posting_id).map_or("posted", String::as_str));
+                v
+            };
+            Ok(postings.iter().map(with_status).collect::<Vec<_>>())
         }
         .boxed()
     })

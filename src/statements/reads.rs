@@ -120,20 +120,12 @@ impl Ledger {
         run_id: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>> {
-        const CONFLICT: Columns = Columns(&["entry_no", "differences"]);
-        let sql = CONFLICT.checked(
-            "SELECT entry_no, differences FROM statement_journal WHERE run_id = $1 \
-             AND outcome = 'conflict' ORDER BY entry_no LIMIT $2",
+        let sql = checked!(
+            crate::ledger::CONFLICT_COLUMNS,
+            "SELECT entry_no AS no, differences FROM statement_journal WHERE run_id = $1 \
+             AND outcome = 'conflict' ORDER BY entry_no LIMIT $2"
         );
-        let mut out = Vec::new();
-        for r in self.store().query(sql, &args![run_id, limit]).await? {
-            out.push((
-                r.int(col!(CONFLICT, "entry_no"))?,
-                r.opt_text(col!(CONFLICT, "differences"))?
-                    .unwrap_or_default(),
-            ));
-        }
-        Ok(out)
+        self.first_conflicts(sql, run_id, limit).await
     }
 
     /// The tenant's statements (of one account), by account, date and sequence.

@@ -421,7 +421,8 @@ fn rules(db: &TestDb) -> String {
     )
 }
 
-fn reconcile(db: &TestDb, extra: &[&str]) -> (i32, serde_json::Value, String) {
+/// `reconcile` of our account for November, as JSON, with `extra`.
+fn reconcile_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "reconcile",
         "--bank-account",
@@ -433,7 +434,11 @@ fn reconcile(db: &TestDb, extra: &[&str]) -> (i32, serde_json::Value, String) {
         "--json",
     ];
     args.extend_from_slice(extra);
-    let r = db.cl(&args);
+    args
+}
+
+fn reconcile(db: &TestDb, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let r = db.cl(&reconcile_args(extra));
     let v: serde_json::Value = serde_json::from_str(r.stdout.trim())
         .unwrap_or_else(|e| panic!("{e}: {} / {}", r.stdout, r.stderr));
     (r.code, v, r.stderr)
@@ -1163,23 +1168,9 @@ fn an_ingest_cannot_commit_between_what_a_recorded_run_read_and_what_it_corrects
             }],
         ),
     );
-    let args = [
-        "--db",
-        db.url.as_str(),
-        "reconcile",
-        "--bank-account",
-        OUR_IBAN,
-        "--from",
-        "2026-11-01",
-        "--to",
-        "2026-11-30",
-        "--rules",
-        rules.as_str(),
-        "--post-corrections",
-        "--json",
-    ];
     let held = std::process::Command::new(common::bin())
-        .args(args)
+        .args(["--db", db.url.as_str()])
+        .args(reconcile_args(&["--rules", &rules, "--post-corrections"]))
         .env("CLEARLEDGER_FAULT", "stop:reconcile_after_read")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -86,20 +86,11 @@ fn every_break_found(db: &TestDb, seed: u64) {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let report = db.file("items.jsonl");
     let rules = dir.join("rules.toml");
-    let r = db.cl(&[
-        "reconcile",
-        "--bank-account",
-        IBAN,
-        "--from",
-        "2026-11-01",
-        "--to",
-        "2026-11-30",
-        "--rules",
-        rules.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--json",
-    ]);
+    let r = reconcile_month(
+        db,
+        &rules,
+        &["--report", report.to_str().unwrap(), "--json"],
+    );
     // Breaks need an operator: exit 1.
     assert_eq!(r.code, 1, "{} {}", r.stdout, r.stderr);
     let summary: Value = serde_json::from_str(r.stdout.trim()).unwrap();
@@ -257,10 +248,9 @@ fn every_break_found(db: &TestDb, seed: u64) {
     text_totals_by_currency(db, &rules, &summary);
 }
 
-/// The text's outcome lines total the items by currency, each by its exponent: the planted
-/// currency mismatches (booked in USD) on a line of their own, never summed with euros.
-fn text_totals_by_currency(db: &TestDb, rules: &std::path::Path, summary: &Value) {
-    let r = db.cl(&[
+/// `reconcile` of the generated account for November, under `rules`, with `extra`.
+fn reconcile_month(db: &TestDb, rules: &std::path::Path, extra: &[&str]) -> common::Run {
+    let mut args = vec![
         "reconcile",
         "--bank-account",
         IBAN,
@@ -270,8 +260,15 @@ fn text_totals_by_currency(db: &TestDb, rules: &std::path::Path, summary: &Value
         "2026-11-30",
         "--rules",
         rules.to_str().unwrap(),
-        "--dry-run",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    db.cl(&args)
+}
+
+/// The text's outcome lines total the items by currency, each by its exponent: the planted
+/// currency mismatches (booked in USD) on a line of their own, never summed with euros.
+fn text_totals_by_currency(db: &TestDb, rules: &std::path::Path, summary: &Value) {
+    let r = reconcile_month(db, rules, &["--dry-run"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let line = |outcome: &str| -> Vec<String> {
         let l = r

@@ -51,6 +51,32 @@ impl Ledger {
         Ok(row.is_some())
     }
 
+    /// The status of each of `ids` that an event moved (a posting without one is `posted`),
+    /// in one query.
+    pub(crate) async fn moved_statuses(
+        &mut self,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, String>> {
+        const STATUS: Columns = Columns(&["posting_id", "status"]);
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+        let sql = format!(
+            "SELECT posting_id, status FROM posting_status WHERE posting_id IN ({})",
+            list.join(", ")
+        );
+        let rows = self.store().query(STATUS.checked(&sql), &[]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.int(col!(STATUS, "posting_id"))?,
+                    r.text(col!(STATUS, "status"))?,
+                ))
+            })
+            .collect()
+    }
+
     /// Every move of posting `posting_id`'s status, oldest first.
     pub(crate) async fn status_changes(&mut self, posting_id: i64) -> Result<Vec<StatusChange>> {
         let sql = CHANGE.checked(
