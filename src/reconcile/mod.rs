@@ -30,6 +30,7 @@ mod synthetic;
 pub(crate) use breaks::StatementBreak;
 pub use engine::{
     BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, by, item_key, reconcile,
+    reconcile_in_parts,
 };
 pub(crate) use store::{BalanceRow, ItemRow, ReconcileOutcome, ReconcileRequest, Reconciliation};
 #[doc(hidden)]

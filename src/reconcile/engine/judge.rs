@@ -9,13 +9,19 @@ use std::collections::{BTreeSet, HashMap};
 
 impl Engine<'_> {
     /// Every item of the run: the pairings judged, then the items made outright, with
-    /// `corrections` folded in; those with a member dated in the period.
-    pub(super) fn judged(&mut self, corrections: &[usize]) -> Vec<Item> {
+    /// `corrections` folded in; those with a member dated in the period. A correction
+    /// whose item is not among them is an item of its own when `orphans` (else another
+    /// part of the run may have its item); the corrections folded in are returned.
+    pub(super) fn judged(
+        &mut self,
+        corrections: &[usize],
+        orphans: bool,
+    ) -> (Vec<Item>, Vec<usize>) {
         let inp = self.inp;
         let groups = std::mem::take(&mut self.groups);
         let mut items: Vec<Item> = groups.into_iter().map(|g| self.judge(g)).collect();
         items.append(&mut self.items);
-        self.fold_corrections(&mut items, corrections);
+        let folded = self.fold_corrections(&mut items, corrections, orphans);
         items.retain(|i| self.in_period(i));
         // Members by natural key: the same inputs in any order give the same items.
         for it in &mut items {
@@ -26,7 +32,7 @@ impl Engine<'_> {
             it.corrections
                 .sort_by(|&a, &b| inp.ours[a].key.cmp(&inp.ours[b].key));
         }
-        items
+        (items, folded)
     }
 
     /// Judges a pairing: its outcome, Δ and explanation.
@@ -145,22 +151,29 @@ impl Engine<'_> {
         (outcome, t.map(|t| t.name.clone()))
     }
 
-    /// Folds each correction posting into the item it names; one whose item this run
-    /// does not have (its members were matched otherwise since) is an item of its own.
-    fn fold_corrections(&self, items: &mut Vec<Item>, corrections: &[usize]) {
+    /// Folds each correction posting into the item it names (returned); one whose item
+    /// this run does not have (its members were matched otherwise since) is an item of its
+    /// own when `orphans`.
+    fn fold_corrections(
+        &self,
+        items: &mut Vec<Item>,
+        corrections: &[usize],
+        orphans: bool,
+    ) -> Vec<usize> {
         let inp = self.inp;
         let by_key: HashMap<String, usize> = items
             .iter()
             .enumerate()
             .map(|(i, it)| (it.key.clone(), i))
             .collect();
-        let mut orphans = Vec::new();
+        let (mut folded, mut left) = (Vec::new(), Vec::new());
         for &c in corrections {
             let p = &inp.ours[c];
             let Some(&i) = p.corrects.as_ref().and_then(|k| by_key.get(k)) else {
-                orphans.push(c);
+                left.push(c);
                 continue;
             };
+            folded.push(c);
             let it = &mut items[i];
             it.corrections.push(c);
             it.our_amount_minor = it.our_amount_minor.saturating_add(p.amount_minor);
@@ -177,14 +190,15 @@ impl Engine<'_> {
                 it.matched_by = Some(by::CORRECTION);
             }
         }
-        for c in orphans {
-            items.push(self.orphan_correction(c));
+        if orphans {
+            items.extend(left.into_iter().map(|c| self.orphan_correction(c)));
         }
+        folded
     }
 
     /// A correction whose item this run does not have: an item of its own, never
     /// corrected again (reversing it is an operator's `reverse`).
-    fn orphan_correction(&self, c: usize) -> Item {
+    pub(super) fn orphan_correction(&self, c: usize) -> Item {
         let p = &self.inp.ours[c];
         let explanation = format!(
             "a correction of item {}, which this run does not have (its members were settled otherwise): reverse it; amount {} {}",
@@ -205,7 +219,7 @@ impl Engine<'_> {
     }
 
     /// Whether a member of the item is dated within the period (or undated).
-    fn in_period(&self, it: &Item) -> bool {
+    pub(super) fn in_period(&self, it: &Item) -> bool {
         let inp = self.inp;
         let inside = |d: Option<NaiveDate>| match d {
             None => true,
@@ -213,15 +227,5 @@ impl Engine<'_> {
         };
         it.ours.iter().any(|&x| inside(inp.ours[x].date))
             || it.theirs.iter().any(|&t| inside(inp.theirs[t].date))
-    }
-
-    /// The earliest date of the item's members: the report orders by it.
-    pub(super) fn first_date(&self, it: &Item) -> Option<NaiveDate> {
-        let inp = self.inp;
-        it.theirs
-            .iter()
-            .filter_map(|&t| inp.theirs[t].date)
-            .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
-            .min()
     }
 }

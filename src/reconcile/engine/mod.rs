@@ -74,6 +74,9 @@ mod index;
 mod items;
 mod judge;
 mod leftovers;
+mod parts;
+#[cfg(test)]
+mod parts_tests;
 mod returns;
 mod sums;
 #[cfg(test)]
@@ -83,6 +86,7 @@ mod window_sets;
 use super::rules::Rules;
 use chrono::NaiveDate;
 use index::Indexes;
+pub use parts::reconcile_in_parts;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -468,69 +472,100 @@ impl Order {
 /// exactly one item (as a member, or — a correction — folded into one), items in report
 /// order.
 pub fn reconcile(inp: &Inputs, rules: &Rules) -> Vec<Item> {
-    let mut e = Engine {
-        inp,
-        rules,
-        our_taken: vec![false; inp.ours.len()],
-        their_taken: vec![false; inp.theirs.len()],
-        groups: Vec::new(),
-        items: Vec::new(),
-        our_group: HashMap::new(),
-    };
-    e.run()
+    let mut e = Engine::new(inp, rules);
+    let mut lap = Lap::start();
+    let order = Order::of(inp);
+    let idx = Indexes::of(&inp.ours, &order.plain);
+    lap.mark("indexes");
+    e.first_stage(&order, &idx, &mut lap);
+    e.second_stage(&order, &idx, &mut lap);
+    let (mut items, _) = e.judged(&order.corrections, true);
+    lap.mark("judged");
+    sort_for_report(inp, &mut items);
+    items
 }
 
-impl Engine<'_> {
-    /// The passes in order (the cascade above), then the items judged and sorted.
-    fn run(&mut self) -> Vec<Item> {
-        let inp = self.inp;
-        let mut lap = Lap::start();
-        let order = Order::of(inp);
-        let idx = Indexes::of(&inp.ours, &order.plain);
+/// Items in report order: by outcome (`missing_ours` first), then the earliest date of
+/// their members, then key.
+pub(crate) fn sort_for_report(inp: &Inputs, items: &mut [Item]) {
+    items.sort_by_cached_key(|i| (i.outcome, first_date(inp, i), i.key.clone()));
+}
+
+/// The earliest date of the item's members: the report orders by it.
+pub(crate) fn first_date(inp: &Inputs, it: &Item) -> Option<NaiveDate> {
+    it.theirs
+        .iter()
+        .filter_map(|&t| inp.theirs[t].date)
+        .chain(it.ours.iter().filter_map(|&x| inp.ours[x].date))
+        .min()
+}
+
+impl<'a> Engine<'a> {
+    fn new(inp: &'a Inputs, rules: &'a Rules) -> Self {
+        Engine {
+            inp,
+            rules,
+            our_taken: vec![false; inp.ours.len()],
+            their_taken: vec![false; inp.theirs.len()],
+            groups: Vec::new(),
+            items: Vec::new(),
+            our_group: HashMap::new(),
+        }
+    }
+
+    /// The passes that tie by identifier (levels 1 to 7 and the returns we never posted):
+    /// each needs a value an entry and a posting share, so postings and entries that
+    /// share none are left alone (`parts.rs` runs them part by part).
+    fn first_stage(&mut self, order: &Order, idx: &Indexes<'_>, lap: &mut Lap) {
         let (plain, booked) = (&order.plain[..], &order.booked[..]);
-        lap.mark("indexes");
-        // Levels 1 to 5, the returns we never posted, levels 6 to 9, what is left.
-        self.itemised(&idx, booked);
+        self.itemised(idx, booked);
         lap.mark("itemised");
-        self.identifiers(&idx, booked);
+        self.identifiers(idx, booked);
         lap.mark("identifiers");
-        self.unposted_returns(&idx, booked);
+        self.unposted_returns(idx, booked);
         lap.mark("returns");
         self.batches(plain, booked);
         lap.mark("batches");
-        self.references(&idx, booked);
+        self.references(idx, booked);
         lap.mark("references");
+    }
+
+    /// What the identifiers left: amount and date (levels 8 and 9, the ambiguity left),
+    /// provisional entries, then what nothing took.
+    fn second_stage(&mut self, order: &Order, idx: &Indexes<'_>, lap: &mut Lap) {
+        let (plain, booked) = (&order.plain[..], &order.booked[..]);
         self.amount_date(plain, booked);
         lap.mark("amount_date");
         self.sums(plain, booked);
         self.leftover_ambiguity(plain, booked);
         lap.mark("sums_and_ambiguity");
-        self.provisional(&idx, &order.pending);
+        self.provisional(idx, &order.pending);
         lap.mark("provisional");
         self.missing_ours(booked);
         self.missing_theirs(plain);
         lap.mark("leftovers");
-        let mut items = self.judged(&order.corrections);
-        lap.mark("judged");
-        items.sort_by_cached_key(|i| (i.outcome, self.first_date(i), i.key.clone()));
-        items
     }
 }
 
 /// Phase timings at debug level (`RUST_LOG=clearledger=debug`).
-struct Lap(std::time::Instant);
+struct Lap(Option<std::time::Instant>);
 
 impl Lap {
     fn start() -> Self {
-        Lap(std::time::Instant::now())
+        Lap(Some(std::time::Instant::now()))
+    }
+    /// No timings (a part of a run: thousands of parts would drown the log).
+    fn quiet() -> Self {
+        Lap(None)
     }
     fn mark(&mut self, phase: &str) {
+        let Some(then) = self.0 else { return };
         let now = std::time::Instant::now();
         tracing::debug!(
             phase,
-            ms = (now - self.0).as_secs_f64() * 1e3,
+            ms = (now - then).as_secs_f64() * 1e3,
             "reconcile phase"
         );
-        self.0 = now;
+        self.0 = Some(now);
     }
 }

@@ -10,17 +10,21 @@
 use chrono::NaiveDate;
 
 /// Union-find over `0..n`, with path halving.
-struct Sets(Vec<usize>);
+pub(super) struct Sets(Vec<usize>);
 
 impl Sets {
-    fn root(&mut self, mut i: usize) -> usize {
+    /// `n` sets of one.
+    pub(super) fn new(n: usize) -> Sets {
+        Sets((0..n).collect())
+    }
+    pub(super) fn root(&mut self, mut i: usize) -> usize {
         while self.0[i] != i {
             self.0[i] = self.0[self.0[i]];
             i = self.0[i];
         }
         i
     }
-    fn join(&mut self, a: usize, b: usize) {
+    pub(super) fn join(&mut self, a: usize, b: usize) {
         let (a, b) = (self.root(a), self.root(b));
         if a != b {
             self.0[a.max(b)] = a.min(b);
@@ -39,7 +43,7 @@ pub(super) fn connected_sets(
     after: i64,
 ) -> Vec<(Vec<usize>, Vec<usize>)> {
     let (m, n) = (ours.len(), theirs.len());
-    let mut sets = Sets((0..m + n).collect());
+    let mut sets = Sets::new(m + n);
     let mut dated: Vec<usize> = (0..n).filter(|&t| theirs[t].is_some()).collect();
     dated.sort_by_key(|&t| (theirs[t], t));
     let undated: Vec<usize> = (0..n).filter(|&t| theirs[t].is_none()).collect();

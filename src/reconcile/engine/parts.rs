@@ -1,0 +1,270 @@
+//! A run in parts, for inputs too large to hold at once. The first stage (the levels
+//! that tie by identifier) only ever pairs, repeats or returns a posting and an entry that
+//! share a value: an identifier one quotes and the other carries. So the postings and
+//! entries linked by shared values, directly or through others (a component), are
+//! matched by the first stage exactly as among all the inputs; what shares nothing is
+//! left to the second stage untouched. A run in parts is then:
+//!
+//! 1. every row's link values hashed ([`our_links`], [`their_links`]) and the components
+//!    found ([`components`]): a value links rows only when both sides carry it (a message
+//!    id every posting of a file carries, which no entry quotes, links nothing);
+//! 2. the components packed into parts of a bounded number of rows ([`pack`]), each
+//!    matched by [`first_stage`] with every correction posting beside it;
+//! 3. what the parts left, with the provisional entries, matched by [`second_stage`];
+//! 4. the corrections no item named made items of their own ([`orphans`]); all the items
+//!    put in report order.
+//!
+//! The same items in the same order as [`super::reconcile`], whatever the parts' size:
+//! each part keeps its rows in the inputs' order (the passes walk them by date, then the
+//! ledger's id, and break ties by position), and hashes that collide only join
+//! components, never split one. The store reads the inputs this way part by part.
+
+use super::index::{Indexes, provided};
+use super::window_sets::Sets;
+use super::{Engine, Inputs, Item, Lap, Order, Ours, Theirs, sort_for_report};
+use crate::reconcile::rules::Rules;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// A value a first-stage level may tie on, hashed; `None` for a value no level looks up.
+fn link(v: &str) -> Option<u64> {
+    let v = v.trim();
+    if v.is_empty() || v.eq_ignore_ascii_case("NOTPROVIDED") {
+        return None;
+    }
+    let mut h = DefaultHasher::new();
+    v.hash(&mut h);
+    Some(h.finish())
+}
+
+/// The values an identifier level may find posting `o` by (its UETR, EndToEndId, trace
+/// number, a return's original references, its other references, its batches' ties),
+/// hashed, appended to `out`. A correction posting has none: it is folded in by key.
+pub(crate) fn our_links(o: &Ours, out: &mut Vec<u64>) {
+    if o.corrects.is_some() {
+        return;
+    }
+    let ids = [
+        &o.uetr,
+        &o.end_to_end_id,
+        &o.trace,
+        &o.original_uetr,
+        &o.original_end_to_end_id,
+        &o.original_trace,
+    ];
+    out.extend(ids.into_iter().filter_map(|v| provided(v)).filter_map(link));
+    out.extend(o.refs.iter().filter_map(|r| link(r)));
+    let ties = o.batches.iter().flat_map(|b| b.ties.iter());
+    out.extend(ties.filter_map(|t| link(t)));
+}
+
+/// The values entry `e` may find a posting by (its identifiers, references and batch
+/// reference, its details' identifiers), hashed, appended to `out`. A provisional entry
+/// has none: only the second stage looks at it.
+pub(crate) fn their_links(e: &Theirs, out: &mut Vec<u64>) {
+    if e.provisional {
+        return;
+    }
+    let ids = [
+        &e.uetr,
+        &e.end_to_end_id,
+        &e.bank_ref,
+        &e.customer_ref,
+        &e.batch_ref,
+    ];
+    out.extend(ids.into_iter().filter_map(|v| provided(v)).filter_map(link));
+    for d in &e.details {
+        let ids = [&d.uetr, &d.end_to_end_id];
+        out.extend(ids.into_iter().filter_map(|v| provided(v)).filter_map(link));
+    }
+}
+
+/// The components of rows `0..rows` (postings `0..split`, entries `split..`) linked by a
+/// value both sides carry, given each row's values as `(hash, row)` pairs (sorted here):
+/// each component's rows ascending, components in the order of their first row. Rows
+/// linked to nothing are in none.
+pub(crate) fn components(pairs: &mut [(u64, u32)], rows: usize, split: u32) -> Vec<Vec<u32>> {
+    pairs.sort_unstable();
+    let mut sets = Sets::new(rows);
+    let mut linked = vec![false; rows];
+    for run in pairs.chunk_by(|a, b| a.0 == b.0) {
+        let ours = run.iter().any(|p| p.1 < split);
+        let theirs = run.iter().any(|p| p.1 >= split);
+        if !(ours && theirs) {
+            continue;
+        }
+        for p in run {
+            linked[p.1 as usize] = true;
+            sets.join(run[0].1 as usize, p.1 as usize);
+        }
+    }
+    let mut of_root: HashMap<usize, usize> = HashMap::new();
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for row in (0..rows).filter(|&r| linked[r]) {
+        let r = sets.root(row);
+        let c = *of_root.entry(r).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[c].push(row as u32);
+    }
+    out
+}
+
+/// Components packed, in order, into parts of at most `max_rows` rows (a larger component
+/// is a part of its own); each part's rows ascending.
+pub(crate) fn pack(components: Vec<Vec<u32>>, max_rows: usize) -> Vec<Vec<u32>> {
+    let mut parts: Vec<Vec<u32>> = Vec::new();
+    let mut cur: Vec<u32> = Vec::new();
+    for c in components {
+        if !cur.is_empty() && cur.len() + c.len() > max_rows {
+            cur.sort_unstable();
+            parts.push(std::mem::take(&mut cur));
+        }
+        cur.extend(c);
+    }
+    if !cur.is_empty() {
+        cur.sort_unstable();
+        parts.push(cur);
+    }
+    parts
+}
+
+/// What a stage made of its inputs.
+pub(crate) struct Staged {
+    /// Its items (indexes into the stage's inputs), corrections folded in.
+    pub(crate) items: Vec<Item>,
+    /// Postings it left to the next stage (not corrections).
+    pub(crate) left_ours: Vec<usize>,
+    /// Booked entries it left to the next stage.
+    pub(crate) left_theirs: Vec<usize>,
+    /// The correction postings folded into its items.
+    pub(crate) folded: Vec<usize>,
+}
+
+/// The first stage over one part (its postings, entries and every correction posting).
+pub(crate) fn first_stage(inp: &Inputs, rules: &Rules) -> Staged {
+    let mut e = Engine::new(inp, rules);
+    let order = Order::of(inp);
+    let idx = Indexes::of(&inp.ours, &order.plain);
+    e.first_stage(&order, &idx, &mut Lap::quiet());
+    let left_ours = order.plain.iter().copied().filter(|&x| !e.our_taken[x]);
+    let left_ours: Vec<usize> = left_ours.collect();
+    let left_theirs = order.booked.iter().copied().filter(|&t| !e.their_taken[t]);
+    let left_theirs: Vec<usize> = left_theirs.collect();
+    let (items, folded) = e.judged(&order.corrections, false);
+    Staged {
+        items,
+        left_ours,
+        left_theirs,
+        folded,
+    }
+}
+
+/// The second stage over what the parts left (with the provisional entries and every
+/// correction posting): it leaves nothing.
+pub(crate) fn second_stage(inp: &Inputs, rules: &Rules) -> Staged {
+    let mut e = Engine::new(inp, rules);
+    let order = Order::of(inp);
+    let idx = Indexes::of(&inp.ours, &order.plain);
+    e.second_stage(&order, &idx, &mut Lap::quiet());
+    let (items, folded) = e.judged(&order.corrections, false);
+    Staged {
+        items,
+        left_ours: vec![],
+        left_theirs: vec![],
+        folded,
+    }
+}
+
+/// The items of correction postings no item named (`inp` holds only those): each an item
+/// of its own, when in the period.
+pub(crate) fn orphans(inp: &Inputs, rules: &Rules) -> Vec<Item> {
+    let e = Engine::new(inp, rules);
+    (0..inp.ours.len())
+        .map(|c| e.orphan_correction(c))
+        .filter(|it| e.in_period(it))
+        .collect()
+}
+
+/// Reconciles `inp` under `rules` in parts of at most `max_rows` postings and entries
+/// (a component larger than that is a part of its own): the same items, in the same
+/// order, as [`super::reconcile`].
+pub fn reconcile_in_parts(inp: &Inputs, rules: &Rules, max_rows: usize) -> Vec<Item> {
+    let split = inp.ours.len();
+    let mut pairs: Vec<(u64, u32)> = Vec::new();
+    let mut vals = Vec::new();
+    for (x, o) in inp.ours.iter().enumerate() {
+        vals.clear();
+        our_links(o, &mut vals);
+        pairs.extend(vals.iter().map(|&h| (h, x as u32)));
+    }
+    for (t, e) in inp.theirs.iter().enumerate() {
+        vals.clear();
+        their_links(e, &mut vals);
+        pairs.extend(vals.iter().map(|&h| (h, (split + t) as u32)));
+    }
+    let rows = split + inp.theirs.len();
+    let parts = pack(components(&mut pairs, rows, split as u32), max_rows);
+    let corrections: Vec<usize> = (0..split)
+        .filter(|&x| inp.ours[x].corrects.is_some())
+        .collect();
+    let mut in_part = vec![false; rows];
+    let (mut items, mut folded) = (Vec::new(), vec![false; split]);
+    let (mut left_ours, mut left_theirs) = (Vec::new(), Vec::new());
+    for part in parts {
+        part.iter().for_each(|&r| in_part[r as usize] = true);
+        let (xs, ts): (Vec<u32>, Vec<u32>) = part.iter().partition(|&&r| (r as usize) < split);
+        let mut xs: Vec<usize> = xs.into_iter().map(|r| r as usize).collect();
+        xs.extend(&corrections);
+        xs.sort_unstable();
+        let ts: Vec<usize> = ts.into_iter().map(|r| r as usize - split).collect();
+        let st = first_stage(&subset(inp, &xs, &ts), rules);
+        left_ours.extend(st.left_ours.iter().map(|&i| xs[i]));
+        left_theirs.extend(st.left_theirs.iter().map(|&i| ts[i]));
+        st.folded.iter().for_each(|&i| folded[xs[i]] = true);
+        items.extend(st.items.into_iter().map(|it| lift(it, &xs, &ts)));
+    }
+    // What no part held, beside what the parts left: the second stage's inputs.
+    let alone = (0..split).filter(|&x| !in_part[x] && inp.ours[x].corrects.is_none());
+    left_ours.extend(alone.chain(corrections.iter().copied()));
+    left_ours.sort_unstable();
+    left_theirs.extend((0..inp.theirs.len()).filter(|&t| !in_part[split + t]));
+    left_theirs.sort_unstable();
+    let st = second_stage(&subset(inp, &left_ours, &left_theirs), rules);
+    st.folded.iter().for_each(|&i| folded[left_ours[i]] = true);
+    items.extend(
+        st.items
+            .into_iter()
+            .map(|it| lift(it, &left_ours, &left_theirs)),
+    );
+    let unfolded: Vec<usize> = corrections.into_iter().filter(|&c| !folded[c]).collect();
+    let sub = subset(inp, &unfolded, &[]);
+    items.extend(
+        orphans(&sub, rules)
+            .into_iter()
+            .map(|it| lift(it, &unfolded, &[])),
+    );
+    sort_for_report(inp, &mut items);
+    items
+}
+
+/// The inputs of rows `xs` and `ts` of `inp` (ascending), with its period.
+fn subset(inp: &Inputs, xs: &[usize], ts: &[usize]) -> Inputs {
+    Inputs {
+        ours: xs.iter().map(|&x| inp.ours[x].clone()).collect(),
+        theirs: ts.iter().map(|&t| inp.theirs[t].clone()).collect(),
+        from: inp.from,
+        to: inp.to,
+        as_of: inp.as_of,
+    }
+}
+
+/// An item of a subset's, its members named by their indexes in the whole inputs.
+fn lift(mut it: Item, xs: &[usize], ts: &[usize]) -> Item {
+    it.ours.iter_mut().for_each(|i| *i = xs[*i]);
+    it.corrections.iter_mut().for_each(|i| *i = xs[*i]);
+    it.theirs.iter_mut().for_each(|i| *i = ts[*i]);
+    it.refers_to = it.refers_to.map(|i| xs[i]);
+    it
+}
