@@ -53,6 +53,12 @@ pub(crate) struct ReconcileArgs {
     /// Post the correction of this item only (its `item_key`); repeatable.
     #[arg(long, value_name = "ITEM_KEY", conflicts_with = "post_corrections")]
     pub correct: Vec<String>,
+    /// The most postings and entries matched at once: the rows that share identifiers are
+    /// read, matched and let go a part at a time, so memory holds a part and not the
+    /// period (what no identifier ties is held whole). Every value gives the same items.
+    #[arg(long, value_name = "ROWS", default_value_t = 20_000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub part_rows: u64,
 }
 
 fn parse_date(s: &str) -> Result<NaiveDate, String> {
@@ -98,6 +104,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &ReconcileArgs) -> u8 {
             on_stage: spinner
                 .as_ref()
                 .map(|s| s as &(dyn Fn(&'static str) + Sync)),
+            part_rows: a.part_rows as usize,
         };
         let res = ledger.reconcile(&req).await;
         if let Some(pb) = &bar {

@@ -32,6 +32,9 @@ pub use engine::{
     BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, by, item_key, reconcile,
     reconcile_in_parts,
 };
+pub(crate) use engine::{
+    components, first_date, first_stage, orphans, our_links, pack, second_stage, their_links,
+};
 pub(crate) use store::{BalanceRow, ItemRow, ReconcileOutcome, ReconcileRequest, Reconciliation};
 #[doc(hidden)]
 pub use synthetic::synthetic;

@@ -16,15 +16,16 @@
 //! reported again: nothing is created. Otherwise the run says what changed since the
 //! previous reconciliation of the same account and period (per item key).
 
+mod parted;
+
 use super::breaks::StatementBreak;
 use crate::ledger::backend::Begin;
 use crate::ledger::store::{Arg, Col, Columns, Row, args, bad, checked, col};
 use crate::ledger::ts;
 use crate::ledger::{During, Ledger, LedgerError, Result};
-use crate::reconcile::{
-    self, BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, rules::Rules,
-};
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use crate::reconcile::{BatchKey, Inputs, Item, Ours, Outcome, TheirDetail, Theirs, rules::Rules};
+use chrono::{DateTime, NaiveDate, Utc};
+use parted::Decided;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -45,6 +46,9 @@ pub(crate) struct ReconcileRequest<'a> {
     /// Told each step as it starts (`reading postings`, `reading entries`, `matching`,
     /// `recording`): the CLI's progress spinner.
     pub(crate) on_stage: Option<&'a (dyn Fn(&'static str) + Sync)>,
+    /// The most postings and entries matched at once (`--part-rows`): a part of the
+    /// inputs is read, matched and let go before the next (`store/parted.rs`).
+    pub(crate) part_rows: usize,
 }
 
 /// One item as stored and reported.
@@ -382,15 +386,6 @@ const THEIRS: Columns = Columns(&[
     "refs",
 ]);
 
-/// What a reconciliation read of both sides, before the engine judges them.
-struct Read {
-    ours: Vec<Ours>,
-    theirs: Vec<Theirs>,
-    inputs_hash: String,
-    balances: Vec<BalanceRow>,
-    breaks: Vec<StatementBreak>,
-}
-
 /// Previous outcomes per item key, of the last reconciliation of the same account and
 /// period (its run id first).
 type Previous = Option<(i64, HashMap<String, String>)>;
@@ -454,54 +449,44 @@ impl Ledger {
                 f(s)
             }
         };
-        let read = self.read_sides(req, mapped, &stage).await?;
+        stage("reading postings and entries");
+        let t0 = std::time::Instant::now();
+        let scan = self.scan_sides(req, mapped).await?;
+        took(t0, "both sides scanned");
+        let balances = self.balances(req, mapped).await?;
+        let breaks = self.balance_breaks(req).await?;
         crate::fault::point("reconcile_after_read");
-        let identity = run_identity(req, &read.inputs_hash, &read.balances, &read.breaks);
+        let identity = run_identity(req, &scan.inputs_hash, &balances, &breaks);
         if let Some(earlier) = self.earlier_run(req.tenant, &identity).await? {
             return Ok(Ended(ReconcileOutcome::Done(earlier), false));
         }
-        let as_of = req.to.or_else(|| {
-            let dates = read.theirs.iter().filter_map(|t| t.date);
-            dates.chain(read.ours.iter().filter_map(|o| o.date)).max()
-        });
-        let inputs = Inputs {
-            ours: read.ours,
-            theirs: read.theirs,
-            from: req.from,
-            to: req.to,
-            as_of,
-        };
-        let t0 = std::time::Instant::now();
-        stage("matching");
-        let mut items = reconcile::reconcile(&inputs, req.rules);
-        let late = self.late_returns(req, mapped, &inputs, &mut items).await?;
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        tracing::debug!(ms, items = items.len(), "reconcile: matched");
-        if let Some(unknown) = unknown_corrections(req, &items) {
-            return Ok(Ended(ReconcileOutcome::UnknownItems(unknown), false));
-        }
-        let t0 = std::time::Instant::now();
-        let previous = self.previous_outcomes(req).await?;
-        let mut rows = item_rows(&inputs, &items, &previous, &late);
-        took(t0, "rows built");
         let head = Head {
             mapped,
-            inputs: &inputs,
-            inputs_hash: read.inputs_hash,
+            as_of: req.to.or(scan.latest),
+            postings_read: scan.postings_read,
+            entries_read: scan.entries_read,
+            inputs_hash: scan.inputs_hash.clone(),
             identity,
-            balances: read.balances,
-            breaks: read.breaks,
+            balances,
+            breaks,
         };
-        let mut summary = new_summary(req, head, &rows, &previous);
+        stage("matching");
+        let t0 = std::time::Instant::now();
+        let previous = self.previous_outcomes(req).await?;
+        let mut decided = self
+            .match_in_parts(req, mapped, scan, head.as_of, &previous)
+            .await?;
+        took(t0, "matched");
+        if let Some(unknown) = unknown_corrections(req, &decided) {
+            return Ok(Ended(ReconcileOutcome::UnknownItems(unknown), false));
+        }
+        let mut summary = new_summary(req, head, &decided, &previous);
         if req.dry_run {
-            name_dry_run_corrections(req, &items, &mut rows);
-            tally(&mut summary, &rows);
-            return Ok(Ended(done(summary, rows), false));
+            tally(&mut summary, &decided);
+            return Ok(Ended(done(summary, decided), false));
         }
         stage("recording");
-        let recorded = self
-            .record(req, &inputs, &items, rows, summary, mapped)
-            .await?;
+        let recorded = self.record(req, &mut decided, summary).await?;
         Ok(Ended(recorded, true))
     }
 
@@ -531,39 +516,6 @@ impl Ledger {
         Ok(Ok(mapped))
     }
 
-    /// Both sides, their hash (with every mapped account) and the balances.
-    async fn read_sides(
-        &mut self,
-        req: &ReconcileRequest<'_>,
-        mapped: &[String],
-        stage: &dyn Fn(&'static str),
-    ) -> Result<Read> {
-        stage("reading postings");
-        let t0 = std::time::Instant::now();
-        let (ours, mut hash_in) = self.read_ours(req, mapped).await?;
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        tracing::debug!(ms, postings = ours.len(), "reconcile: postings read");
-        stage("reading entries");
-        let t0 = std::time::Instant::now();
-        let theirs = self.read_theirs(req, &mut hash_in).await?;
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        tracing::debug!(ms, entries = theirs.len(), "reconcile: entries read");
-        let t0 = std::time::Instant::now();
-        let inputs_hash = inputs_hash(mapped, &mut hash_in);
-        took(t0, "inputs hashed");
-        let t0 = std::time::Instant::now();
-        let balances = self.balances(req, mapped).await?;
-        let breaks = self.balance_breaks(req).await?;
-        took(t0, "balances read");
-        Ok(Read {
-            ours,
-            theirs,
-            inputs_hash,
-            balances,
-            breaks,
-        })
-    }
-
     /// The run recorded earlier under `identity`, reported again as a repeat of it.
     async fn earlier_run(
         &mut self,
@@ -586,15 +538,10 @@ impl Ledger {
     async fn record(
         &mut self,
         req: &ReconcileRequest<'_>,
-        inputs: &Inputs,
-        items: &[Item],
-        mut rows: Vec<ItemRow>,
+        decided: &mut Vec<Decided>,
         mut summary: Summary,
-        mapped: &[String],
     ) -> Result<ReconcileOutcome> {
-        let res = self
-            .record_reconciliation(req, inputs, items, &mut rows, &mut summary, mapped)
-            .await;
+        let res = self.record_reconciliation(req, decided, &mut summary).await;
         match res {
             Ok(true) => {}
             Ok(false) => {
@@ -610,65 +557,7 @@ impl Ledger {
         }
         let run_id = summary.run_id.unwrap_or_default();
         self.end_run(Ok(run_id)).await?;
-        Ok(done(summary, rows))
-    }
-
-    async fn read_ours(
-        &mut self,
-        req: &ReconcileRequest<'_>,
-        mapped: &[String],
-    ) -> Result<(Vec<Ours>, Vec<(u8, i64, String)>)> {
-        let rules = req.rules;
-        let lo = req
-            .from
-            .map(|f| (f - Days::new(u64::from(rules.days_after))).to_string());
-        let hi = req
-            .to
-            .map(|t| (t + Days::new(u64::from(rules.days_before))).to_string());
-        let n = mapped.len();
-        // A scan of the table in its own order: `tenant || ''` keeps SQLite from walking an
-        // index on the tenant and fetching each row apart (then sorting them all); the
-        // postings of the mapped accounts have no index of their own (it would cost every
-        // ingest), and the engine orders what it reads itself.
-        let sql = format!(
-            "SELECT posting_id, operation, posting_key, file_id, trace_number, debit_account, credit_account, \
-             amount_minor, currency, effective_date, fingerprint, detail, compensates FROM postings \
-             WHERE tenant || '' = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
-             AND (effective_date IS NULL OR (($2 = '' OR effective_date >= $2) AND ($3 = '' OR effective_date <= $3))) \
-             ",
-            list = placeholders(4, n)
-        );
-        let mut a: Vec<Arg> = vec![
-            Arg::Text(req.tenant),
-            Arg::Text(lo.as_deref().unwrap_or("")),
-            Arg::Text(hi.as_deref().unwrap_or("")),
-        ];
-        a.extend(mapped.iter().map(|m| Arg::Text(m)));
-        // One pass, row by row (1 M postings are never 1 M rows in memory at once);
-        // a posting and its compensation cancel out, so both are dropped after it.
-        let mapped: HashSet<&str> = mapped.iter().map(String::as_str).collect();
-        let mut cancelled: HashSet<i64> = HashSet::new();
-        let mut ours: Vec<Ours> = Vec::new();
-        let mut hash_in: Vec<(u8, i64, String)> = Vec::new();
-        self.store()
-            .each_row(OURS.checked(&sql), &a, &mut |r| {
-                let id = r.int(col!(OURS, "posting_id"))?;
-                hash_in.push((b'o', id, r.fingerprint(col!(OURS, "fingerprint"))?));
-                if let Some(c) = r.opt_int(col!(OURS, "compensates"))? {
-                    cancelled.insert(c);
-                    cancelled.insert(id);
-                }
-                if let Some(o) = our_side(r, &mapped, req.bank_account)? {
-                    ours.push(o);
-                }
-                Ok(())
-            })
-            .await
-            .during("reading the postings")?;
-        if !cancelled.is_empty() {
-            ours.retain(|o| !cancelled.contains(&o.id));
-        }
-        Ok((ours, hash_in))
+        Ok(done(summary, std::mem::take(decided)))
     }
 
     /// A return booked after the day window of the payment it returns: its original is
@@ -748,46 +637,6 @@ impl Ledger {
             items.sort_by_key(|i| i.outcome);
         }
         Ok(found)
-    }
-
-    async fn read_theirs(
-        &mut self,
-        req: &ReconcileRequest<'_>,
-        hash_in: &mut Vec<(u8, i64, String)>,
-    ) -> Result<Vec<Theirs>> {
-        let rules = req.rules;
-        let lo = req
-            .from
-            .map(|f| (f - Days::new(u64::from(rules.days_before))).to_string());
-        let hi = req
-            .to
-            .map(|t| (t + Days::new(u64::from(rules.days_after))).to_string());
-        const SQL: &str = "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
-             value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
-             WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
-             AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
-             AND ($4 = '' OR coalesce(booking_date, value_date) <= $4)))";
-        let a = args![
-            req.tenant,
-            req.bank_account,
-            lo.as_deref().unwrap_or(""),
-            hi.as_deref().unwrap_or("")
-        ];
-        let mut out = Vec::new();
-        self.store()
-            .each_row(checked!(THEIRS, SQL), &a, &mut |r| {
-                let (t, status) = their_side(r)?;
-                hash_in.push((
-                    b't',
-                    t.id,
-                    format!("{}:{status}", r.text(col!(THEIRS, "fingerprint"))?),
-                ));
-                out.push(t);
-                Ok(())
-            })
-            .await
-            .during("reading the statement entries")?;
-        Ok(out)
     }
 
     async fn balances(
@@ -931,30 +780,28 @@ impl Ledger {
     async fn record_reconciliation(
         &mut self,
         req: &ReconcileRequest<'_>,
-        inputs: &Inputs,
-        items: &[Item],
-        rows: &mut [ItemRow],
+        decided: &mut [Decided],
         summary: &mut Summary,
-        mapped: &[String],
     ) -> Result<bool> {
         let at = ts(&req.at);
         let run_id = self.insert_recon_run(req, &at).await?;
         summary.run_id = Some(run_id);
-        for r in rows.iter_mut() {
-            r.run_id = Some(run_id);
+        for d in decided.iter_mut() {
+            d.row.run_id = Some(run_id);
         }
         // The claim first: the same identity recorded by another process wins.
         if !self.claim_identity(req, run_id, summary).await? {
             return Ok(false);
         }
         if req.corrections.is_some() {
-            self.post_corrections(req, run_id, &at, inputs, items, rows, summary, mapped)
+            self.post_corrections(req, run_id, &at, decided, summary)
                 .await?;
         }
-        tally(summary, rows);
-        self.insert_items(run_id, rows).await?;
-        self.insert_members(run_id, inputs, items).await?;
-        self.complete_recon_run(run_id, rows, summary).await?;
+        tally(summary, decided);
+        self.insert_items(run_id, decided).await?;
+        self.insert_members(run_id, decided).await?;
+        self.complete_recon_run(run_id, decided.len(), summary)
+            .await?;
         crate::fault::point("before_commit");
         Ok(true)
     }
@@ -1017,7 +864,8 @@ impl Ledger {
     }
 
     /// The run's items, in chunks the backend takes in one statement.
-    async fn insert_items(&mut self, run_id: i64, rows: &[ItemRow]) -> Result<()> {
+    async fn insert_items(&mut self, run_id: i64, decided: &[Decided]) -> Result<()> {
+        let rows: Vec<&ItemRow> = decided.iter().map(|d| &d.row).collect();
         let texts: Vec<[String; 5]> = rows
             .iter()
             .map(|r| {
@@ -1046,12 +894,11 @@ impl Ledger {
     }
 
     /// Which postings and entries each item holds.
-    async fn insert_members(&mut self, run_id: i64, inputs: &Inputs, items: &[Item]) -> Result<()> {
+    async fn insert_members(&mut self, run_id: i64, decided: &[Decided]) -> Result<()> {
         let mut members: Vec<[Arg; 4]> = Vec::new();
-        for (n, it) in items.iter().enumerate() {
-            let no = n as i64 + 1;
-            for &x in it.ours.iter().chain(&it.corrections) {
-                let id = inputs.ours[x].id;
+        for d in decided {
+            let no = d.row.item_no;
+            for &id in &d.our_ids {
                 members.push([
                     Arg::Int(run_id),
                     Arg::Text("ours"),
@@ -1059,8 +906,7 @@ impl Ledger {
                     Arg::Int(no),
                 ]);
             }
-            for &t in &it.theirs {
-                let id = inputs.theirs[t].id;
+            for &id in &d.their_ids {
                 members.push([
                     Arg::Int(run_id),
                     Arg::Text("theirs"),
@@ -1085,7 +931,7 @@ impl Ledger {
     async fn complete_recon_run(
         &mut self,
         run_id: i64,
-        rows: &[ItemRow],
+        items: usize,
         summary: &Summary,
     ) -> Result<()> {
         let json = serde_json::to_string(summary).unwrap_or_default();
@@ -1098,7 +944,7 @@ impl Ledger {
         let finished = ts(&Utc::now());
         let a = args![
             finished.as_str(),
-            rows.len() as i64,
+            items as i64,
             summary.corrections_posted as i64,
             summary.corrections_duplicate as i64,
             summary.corrections_amount_minor,
@@ -1113,25 +959,21 @@ impl Ledger {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn post_corrections(
         &mut self,
         req: &ReconcileRequest<'_>,
         run_id: i64,
         at: &str,
-        inputs: &Inputs,
-        items: &[Item],
-        rows: &mut [ItemRow],
+        decided: &mut [Decided],
         summary: &mut Summary,
-        mapped: &[String],
     ) -> Result<()> {
-        for (row, it) in rows.iter_mut().zip(items) {
-            if !wants_correction(req, it) {
+        for d in decided.iter_mut() {
+            let Some(c) = &mut d.correction else {
                 continue;
-            }
-            let mut c = correction_of(req, inputs, it, row, mapped);
+            };
+            let row = &mut d.row;
             c.file_id = format!("reconcile:{run_id}");
-            if self.post_correction(req, run_id, at, &c).await? {
+            if self.post_correction(req, run_id, at, c).await? {
                 summary.corrections_posted += 1;
                 summary.corrections_amount_minor =
                     summary.corrections_amount_minor.saturating_add(c.amount);
@@ -1311,25 +1153,6 @@ fn corrections_unreadable(req: &ReconcileRequest<'_>, mapped: &[String]) -> Opti
     })
 }
 
-/// SHA-256 of every mapped account and every input read (side, id, fingerprint), in a
-/// fixed order.
-fn inputs_hash(mapped: &[String], hash_in: &mut [(u8, i64, String)]) -> String {
-    hash_in.sort_unstable_by_key(|(side, id, _)| (*side, *id));
-    let mut h = Sha256::new();
-    for m in mapped {
-        h.update(b"m:");
-        h.update(m.as_bytes());
-        h.update(b"\n");
-    }
-    for (side, id, fp) in hash_in.iter() {
-        h.update([*side]);
-        h.update(id.to_le_bytes());
-        h.update(fp.as_bytes());
-        h.update(b"\n");
-    }
-    hex::encode(h.finalize())
-}
-
 /// A run's identity: tenant, bank account, period, rules, inputs, the corrections asked
 /// for and the balances read (a change in any is a new run).
 fn run_identity(
@@ -1373,9 +1196,9 @@ fn run_identity(
 }
 
 /// The item keys asked to be corrected that no item has.
-fn unknown_corrections(req: &ReconcileRequest<'_>, items: &[Item]) -> Option<Vec<String>> {
+fn unknown_corrections(req: &ReconcileRequest<'_>, items: &[Decided]) -> Option<Vec<String>> {
     let keys = req.corrections.as_ref()?;
-    let have: HashSet<&str> = items.iter().map(|i| i.key.as_str()).collect();
+    let have: HashSet<&str> = items.iter().map(|i| i.row.item_key.as_str()).collect();
     let unknown: Vec<String> = keys
         .iter()
         .filter(|k| !have.contains(k.as_str()))
@@ -1384,30 +1207,12 @@ fn unknown_corrections(req: &ReconcileRequest<'_>, items: &[Item]) -> Option<Vec
     (!unknown.is_empty()).then_some(unknown)
 }
 
-/// Every item as its row, with the previous run's outcome and a late return's original.
-fn item_rows(
-    inputs: &Inputs,
-    items: &[Item],
-    previous: &Previous,
-    late: &HashMap<String, String>,
-) -> Vec<ItemRow> {
-    items
-        .iter()
-        .enumerate()
-        .map(|(n, it)| {
-            let mut row = item_row(inputs, it, n as i64 + 1, previous.as_ref().map(|p| &p.1));
-            if let Some(k) = late.get(&it.key) {
-                row.refers_to = Some(k.clone());
-            }
-            row
-        })
-        .collect()
-}
-
 /// What a run's summary is made of besides its items.
 struct Head<'a> {
     mapped: &'a [String],
-    inputs: &'a Inputs,
+    as_of: Option<NaiveDate>,
+    postings_read: u64,
+    entries_read: u64,
     inputs_hash: String,
     identity: String,
     balances: Vec<BalanceRow>,
@@ -1419,9 +1224,10 @@ struct Head<'a> {
 fn new_summary(
     req: &ReconcileRequest<'_>,
     head: Head<'_>,
-    rows: &[ItemRow],
+    decided: &[Decided],
     previous: &Previous,
 ) -> Summary {
+    let rows = || decided.iter().map(|d| &d.row);
     let mut summary = Summary {
         run_id: None,
         tenant: req.tenant.to_string(),
@@ -1429,13 +1235,13 @@ fn new_summary(
         ledger_accounts: head.mapped.to_vec(),
         from: date_text(req.from),
         to: date_text(req.to),
-        as_of: date_text(head.inputs.as_of),
+        as_of: date_text(head.as_of),
         rules_hash: req.rules.hash(),
         inputs_hash: head.inputs_hash,
         identity: head.identity,
-        postings_read: head.inputs.ours.len() as u64,
-        entries_read: head.inputs.theirs.len() as u64,
-        items: rows.len() as u64,
+        postings_read: head.postings_read,
+        entries_read: head.entries_read,
+        items: decided.len() as u64,
         outcomes: BTreeMap::new(),
         needs_attention: 0,
         changes: Changes::default(),
@@ -1446,34 +1252,17 @@ fn new_summary(
         corrections_amount_minor: 0,
     };
     if let Some((prev_run, prev)) = previous {
-        let now: HashSet<&str> = rows.iter().map(|r| r.item_key.as_str()).collect();
+        let now: HashSet<&str> = rows().map(|r| r.item_key.as_str()).collect();
         summary.changes = Changes {
             previous_run_id: Some(*prev_run),
-            new_items: rows.iter().filter(|r| r.previous_outcome.is_none()).count() as u64,
-            changed_outcomes: rows
-                .iter()
+            new_items: rows().filter(|r| r.previous_outcome.is_none()).count() as u64,
+            changed_outcomes: rows()
                 .filter(|r| r.previous_outcome.as_ref().is_some_and(|p| *p != r.outcome))
                 .count() as u64,
             gone_items: prev.keys().filter(|k| !now.contains(k.as_str())).count() as u64,
         };
     }
     summary
-}
-
-/// A dry run names the corrections it would post, and posts none.
-fn name_dry_run_corrections(req: &ReconcileRequest<'_>, items: &[Item], rows: &mut [ItemRow]) {
-    if req.corrections.is_none() {
-        return;
-    }
-    for (row, it) in rows.iter_mut().zip(items) {
-        if wants_correction(req, it) {
-            row.correction_key = Some(format!(
-                "{}:{}",
-                crate::keys::OPERATION_CORRECTION,
-                correction_key(req.bank_account, it)
-            ));
-        }
-    }
 }
 
 /// An item's row as bound to `INSERT INTO recon_items ({ITEM_COLUMNS})`; `texts` are its
@@ -1582,10 +1371,10 @@ fn correction_of(
     }
 }
 
-fn done(summary: Summary, items: Vec<ItemRow>) -> ReconcileOutcome {
+fn done(summary: Summary, decided: Vec<Decided>) -> ReconcileOutcome {
     ReconcileOutcome::Done(Box::new(Reconciliation {
         summary,
-        items,
+        items: decided.into_iter().map(|d| d.row).collect(),
         repeat_of: None,
     }))
 }
@@ -1605,7 +1394,8 @@ fn correction_key(bank_account: &str, it: &Item) -> String {
     format!("{bank_account}:{}:{}", it.key, it.corrections.len() + 1)
 }
 
-fn tally(summary: &mut Summary, rows: &[ItemRow]) {
+fn tally(summary: &mut Summary, decided: &[Decided]) {
+    let rows = decided.iter().map(|d| &d.row);
     let mut outcomes: BTreeMap<String, OutcomeTotals> = Outcome::ALL
         .iter()
         .map(|o| (o.as_str().to_string(), OutcomeTotals::default()))
@@ -1623,7 +1413,7 @@ fn tally(summary: &mut Summary, rows: &[ItemRow]) {
     }
     summary.outcomes = outcomes;
     summary.needs_attention = attention;
-    summary.items = rows.len() as u64;
+    summary.items = decided.len() as u64;
 }
 
 fn item_row(

@@ -87,6 +87,9 @@ use super::rules::Rules;
 use chrono::NaiveDate;
 use index::Indexes;
 pub use parts::reconcile_in_parts;
+pub(crate) use parts::{
+    components, first_stage, orphans, our_links, pack, second_stage, their_links,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

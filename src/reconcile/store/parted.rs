@@ -1,0 +1,518 @@
+//! Both sides read in parts, so memory holds a part at a time and not a month
+//! (`engine/parts.rs` says why the items are the same as matching everything at once):
+//!
+//! 1. **The scan**: every posting and entry of the period read once, in id order, each
+//!    row hashed into the inputs hash as it passes, and only its id, its date and its link
+//!    values (hashed) kept; correction postings and provisional entries, few, kept whole.
+//! 2. **The parts**: the rows linked by shared values, packed into parts of at most
+//!    `--part-rows` rows; each part's rows read again by id, matched by the identifier
+//!    passes, its items decided ([`Decided`]: everything the report and the records need,
+//!    no row kept), what it left kept for the next step.
+//! 3. **The rest**: what the parts left and the rows linked to nothing, with the
+//!    provisional entries and the corrections, matched by amount and date; then the
+//!    corrections no item named.
+//!
+//! The rest is held whole: memory grows with what no identifier ties (in a month where
+//! identifiers tie almost everything, a small share), never with the matched.
+
+use super::{
+    Correction, ItemRow, Previous, correction_key, correction_of, item_row, wants_correction,
+};
+use super::{OURS, THEIRS, our_side, their_side};
+use crate::ledger::backend::Dialect;
+use crate::ledger::store::{Arg, Row, args, col};
+use crate::ledger::{During, Ledger, Result};
+use crate::reconcile::{Inputs, Ours, Theirs, our_links, their_links};
+use crate::reconcile::{
+    Item, Outcome, components, first_date, first_stage, orphans, pack, second_stage,
+};
+use chrono::{Days, NaiveDate};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+
+/// The scan of both sides: what the parts are made from.
+pub(super) struct Scan {
+    /// The postings that are not corrections, in id order (rows `0..split`).
+    pub(super) our_ids: Vec<i64>,
+    /// The booked entries, in id order (rows `split..`).
+    pub(super) their_ids: Vec<i64>,
+    /// Each row's link values: (hash, row).
+    pub(super) links: Vec<(u64, u32)>,
+    /// Rows left out: a posting and its compensation cancel out.
+    pub(super) gone: Vec<bool>,
+    /// Correction postings, whole.
+    pub(super) corrections: Vec<Ours>,
+    /// Provisional entries, whole.
+    pub(super) pending: Vec<Theirs>,
+    /// SHA-256 of the mapped accounts and every row read (`inputs_hash`).
+    pub(super) inputs_hash: String,
+    /// The latest date read (the day `expected` is judged on when the period has no end).
+    pub(super) latest: Option<NaiveDate>,
+    /// Postings and entries read (those cancelled out not counted).
+    pub(super) postings_read: u64,
+    pub(super) entries_read: u64,
+}
+
+/// The postings query of a reconciliation: the mapped accounts' postings dated within the
+/// period widened by the day window, and `filter` (ids, or nothing), in id order.
+fn ours_sql<'a>(
+    req: &super::ReconcileRequest<'a>,
+    mapped: &'a [String],
+    dates: &'a (String, String),
+    filter: &str,
+) -> (String, Vec<Arg<'a>>) {
+    let n = mapped.len();
+    // A scan of the table in its own order: `tenant || ''` keeps SQLite from walking an
+    // index on the tenant and fetching each row apart; the postings of the mapped
+    // accounts have no index of their own (it would cost every ingest).
+    let sql = format!(
+        "SELECT posting_id, operation, posting_key, file_id, trace_number, debit_account, credit_account, \
+         amount_minor, currency, effective_date, fingerprint, detail, compensates FROM postings \
+         WHERE tenant || '' = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+         AND (effective_date IS NULL OR (($2 = '' OR effective_date >= $2) AND ($3 = '' OR effective_date <= $3))) \
+         {filter} ORDER BY posting_id",
+        list = super::placeholders(4, n)
+    );
+    let mut a: Vec<Arg> = vec![
+        Arg::Text(req.tenant),
+        Arg::Text(&dates.0),
+        Arg::Text(&dates.1),
+    ];
+    a.extend(mapped.iter().map(|m| Arg::Text(m)));
+    (sql, a)
+}
+
+/// The entries query: the bank account's booked and provisional entries dated within the
+/// period widened by the day window, and `filter`, in id order.
+fn theirs_sql(filter: &str) -> String {
+    format!(
+        "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
+         value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
+         WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
+         AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
+         AND ($4 = '' OR coalesce(booking_date, value_date) <= $4))) {filter} ORDER BY entry_id"
+    )
+}
+
+/// The period widened by the day window, for one side: (from, to), `''` for no bound.
+fn widened(req: &super::ReconcileRequest<'_>, ours: bool) -> (String, String) {
+    let r = req.rules;
+    let (lo, hi) = if ours {
+        (r.days_after, r.days_before)
+    } else {
+        (r.days_before, r.days_after)
+    };
+    let lo = req.from.map(|f| (f - Days::new(u64::from(lo))).to_string());
+    let hi = req.to.map(|t| (t + Days::new(u64::from(hi))).to_string());
+    (lo.unwrap_or_default(), hi.unwrap_or_default())
+}
+
+/// `AND {column} IN (ids)` with the ids bound as the one parameter `$n`, as the backend
+/// takes a list: SQLite a JSON array, PostgreSQL an array literal.
+fn ids_filter(d: Dialect, column: &str, n: usize, ids: &[i64]) -> (String, String) {
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    match d {
+        Dialect::Sqlite => (
+            format!("AND {column} IN (SELECT value FROM json_each(${n}))"),
+            format!("[{list}]"),
+        ),
+        Dialect::Postgres => (
+            format!("AND {column} = ANY(CAST(${n} AS BIGINT[]))"),
+            format!("{{{list}}}"),
+        ),
+    }
+}
+
+impl Ledger {
+    /// The scan (step 1): both sides read once, in id order, hashed as they pass.
+    pub(super) async fn scan_sides(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+    ) -> Result<Scan> {
+        let mut h = Sha256::new();
+        for m in mapped {
+            h.update(b"m:");
+            h.update(m.as_bytes());
+            h.update(b"\n");
+        }
+        let mut s = Scan {
+            our_ids: Vec::new(),
+            their_ids: Vec::new(),
+            links: Vec::new(),
+            gone: Vec::new(),
+            corrections: Vec::new(),
+            pending: Vec::new(),
+            inputs_hash: String::new(),
+            latest: None,
+            postings_read: 0,
+            entries_read: 0,
+        };
+        let cancelled = self.scan_ours(req, mapped, &mut h, &mut s).await?;
+        self.scan_theirs(req, &mut h, &mut s).await?;
+        s.inputs_hash = hex::encode(h.finalize());
+        s.gone = s.our_ids.iter().map(|i| cancelled.contains(i)).collect();
+        s.gone.resize(s.our_ids.len() + s.their_ids.len(), false);
+        s.corrections.retain(|c| !cancelled.contains(&c.id));
+        let kept = s.gone.iter().filter(|g| !**g).count() - s.their_ids.len();
+        s.postings_read = (kept + s.corrections.len()) as u64;
+        s.entries_read = (s.their_ids.len() + s.pending.len()) as u64;
+        Ok(s)
+    }
+
+    /// The postings of the scan; the ids of those that cancel out.
+    async fn scan_ours(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        h: &mut Sha256,
+        s: &mut Scan,
+    ) -> Result<HashSet<i64>> {
+        let dates = widened(req, true);
+        let (sql, a) = ours_sql(req, mapped, &dates, "");
+        let on: HashSet<&str> = mapped.iter().map(String::as_str).collect();
+        let mut cancelled: HashSet<i64> = HashSet::new();
+        let (mut vals, mut dates_kept) = (Vec::new(), Vec::new());
+        self.store()
+            .each_row(OURS.checked(&sql), &a, &mut |r| {
+                let id = r.int(col!(OURS, "posting_id"))?;
+                hash_row(h, b'o', id, &r.fingerprint(col!(OURS, "fingerprint"))?);
+                if let Some(c) = r.opt_int(col!(OURS, "compensates"))? {
+                    cancelled.insert(c);
+                    cancelled.insert(id);
+                }
+                let Some(o) = our_side(r, &on, req.bank_account)? else {
+                    return Ok(());
+                };
+                if o.corrects.is_some() {
+                    s.corrections.push(o);
+                    return Ok(());
+                }
+                vals.clear();
+                our_links(&o, &mut vals);
+                let row = s.our_ids.len() as u32;
+                s.links.extend(vals.iter().map(|&v| (v, row)));
+                s.our_ids.push(id);
+                dates_kept.push((id, o.date));
+                Ok(())
+            })
+            .await
+            .during("reading the postings")?;
+        let dates = dates_kept.iter().filter(|(id, _)| !cancelled.contains(id));
+        let corrections = s.corrections.iter().filter(|c| !cancelled.contains(&c.id));
+        let latest = dates
+            .filter_map(|d| d.1)
+            .chain(corrections.filter_map(|c| c.date));
+        s.latest = s.latest.max(latest.max());
+        Ok(cancelled)
+    }
+
+    /// The entries of the scan.
+    async fn scan_theirs(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        h: &mut Sha256,
+        s: &mut Scan,
+    ) -> Result<()> {
+        let dates = widened(req, false);
+        let a = args![
+            req.tenant,
+            req.bank_account,
+            dates.0.as_str(),
+            dates.1.as_str()
+        ];
+        let split = s.our_ids.len();
+        let mut vals = Vec::new();
+        self.store()
+            .each_row(THEIRS.checked(&theirs_sql("")), &a, &mut |r| {
+                let (t, status) = their_side(r)?;
+                let fp = format!("{}:{status}", r.text(col!(THEIRS, "fingerprint"))?);
+                hash_row(h, b't', t.id, &fp);
+                s.latest = s.latest.max(t.date);
+                if t.provisional {
+                    s.pending.push(t);
+                    return Ok(());
+                }
+                vals.clear();
+                their_links(&t, &mut vals);
+                let row = (split + s.their_ids.len()) as u32;
+                s.links.extend(vals.iter().map(|&v| (v, row)));
+                s.their_ids.push(t.id);
+                Ok(())
+            })
+            .await
+            .during("reading the statement entries")?;
+        Ok(())
+    }
+
+    /// The postings and entries of these ids (each list ascending), read again whole.
+    pub(super) async fn read_rows(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        our_ids: &[i64],
+        their_ids: &[i64],
+    ) -> Result<(Vec<Ours>, Vec<Theirs>)> {
+        let d = self.store().dialect();
+        let mut ours = Vec::with_capacity(our_ids.len());
+        if !our_ids.is_empty() {
+            let dates = widened(req, true);
+            let n = 4 + mapped.len();
+            let (filter, list) = ids_filter(d, "posting_id", n, our_ids);
+            let (sql, mut a) = ours_sql(req, mapped, &dates, &filter);
+            a.push(Arg::Text(&list));
+            let on: HashSet<&str> = mapped.iter().map(String::as_str).collect();
+            self.store()
+                .each_row(OURS.checked(&sql), &a, &mut |r: &Row| {
+                    ours.extend(our_side(r, &on, req.bank_account)?);
+                    Ok(())
+                })
+                .await
+                .during("reading the postings")?;
+        }
+        let mut theirs = Vec::with_capacity(their_ids.len());
+        if !their_ids.is_empty() {
+            let dates = widened(req, false);
+            let (filter, list) = ids_filter(d, "entry_id", 5, their_ids);
+            let sql = theirs_sql(&filter);
+            let a = args![
+                req.tenant,
+                req.bank_account,
+                dates.0.as_str(),
+                dates.1.as_str(),
+                list.as_str()
+            ];
+            self.store()
+                .each_row(THEIRS.checked(&sql), &a, &mut |r: &Row| {
+                    theirs.push(their_side(r)?.0);
+                    Ok(())
+                })
+                .await
+                .during("reading the statement entries")?;
+        }
+        Ok((ours, theirs))
+    }
+}
+
+/// One row into the inputs hash: side, id, fingerprint (rows come in id order, postings
+/// first, as the hash has always taken them).
+fn hash_row(h: &mut Sha256, side: u8, id: i64, fp: &str) {
+    h.update([side]);
+    h.update(id.to_le_bytes());
+    h.update(fp.as_bytes());
+    h.update(b"\n");
+}
+
+/// The inputs of one part or of the rest: rows in id order, with the period.
+pub(super) fn inputs_of(
+    req: &super::ReconcileRequest<'_>,
+    mut ours: Vec<Ours>,
+    mut theirs: Vec<Theirs>,
+    as_of: Option<NaiveDate>,
+) -> Inputs {
+    ours.sort_unstable_by_key(|o| o.id);
+    theirs.sort_unstable_by_key(|t| t.id);
+    Inputs {
+        ours,
+        theirs,
+        from: req.from,
+        to: req.to,
+        as_of,
+    }
+}
+
+/// An item decided, with all the report and the records need of it: its row, its
+/// members' ids, the correction it asks for (no inputs kept for it).
+pub(super) struct Decided {
+    pub(super) row: ItemRow,
+    /// Our members' ids (postings, then corrections folded in), for `recon_members`.
+    pub(super) our_ids: Vec<i64>,
+    /// Their members' ids.
+    pub(super) their_ids: Vec<i64>,
+    /// The correction this run posts for it, if any.
+    pub(super) correction: Option<Correction>,
+    /// Report order: outcome, a late return before the others, first date (the key
+    /// last, in the row).
+    order: (Outcome, bool, Option<NaiveDate>),
+}
+
+impl Decided {
+    fn order(&self) -> (Outcome, bool, Option<NaiveDate>, &str) {
+        let (o, l, d) = self.order;
+        (o, l, d, self.row.item_key.as_str())
+    }
+}
+
+/// What a part or the rest decided of item `it` of `inp`.
+fn decide(
+    req: &super::ReconcileRequest<'_>,
+    mapped: &[String],
+    inp: &Inputs,
+    it: &Item,
+    previous: &Previous,
+    late: Option<&String>,
+) -> Decided {
+    let mut row = item_row(inp, it, 0, previous.as_ref().map(|p| &p.1));
+    if let Some(k) = late {
+        row.refers_to = Some(k.clone());
+    }
+    let mut correction = None;
+    if wants_correction(req, it) {
+        if req.dry_run {
+            // A dry run names the corrections it would post, and posts none.
+            let key = correction_key(req.bank_account, it);
+            row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
+        } else {
+            correction = Some(correction_of(req, inp, it, &row, mapped));
+        }
+    }
+    let ours = it.ours.iter().chain(&it.corrections);
+    Decided {
+        our_ids: ours.map(|&x| inp.ours[x].id).collect(),
+        their_ids: it.theirs.iter().map(|&t| inp.theirs[t].id).collect(),
+        order: (it.outcome, late.is_none(), first_date(inp, it)),
+        row,
+        correction,
+    }
+}
+
+/// The rows a part left to the rest, moved out of its inputs.
+fn left_over(inp: &mut Inputs, ours: &[usize], theirs: &[usize]) -> (Vec<Ours>, Vec<Theirs>) {
+    (
+        ours.iter()
+            .map(|&i| std::mem::take(&mut inp.ours[i]))
+            .collect(),
+        theirs
+            .iter()
+            .map(|&i| std::mem::take(&mut inp.theirs[i]))
+            .collect(),
+    )
+}
+
+/// What the parts passed on: the rows they left, the corrections they folded in.
+struct Left {
+    ours: Vec<Ours>,
+    theirs: Vec<Theirs>,
+    folded: HashSet<i64>,
+}
+
+impl Ledger {
+    /// Steps 2 and 3: the parts, the rest, the orphan corrections; every item decided,
+    /// in report order and numbered.
+    pub(super) async fn match_in_parts(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        scan: Scan,
+        as_of: Option<NaiveDate>,
+        previous: &Previous,
+    ) -> Result<Vec<Decided>> {
+        let mut out = Vec::new();
+        let mut left = self
+            .match_parts(req, mapped, &scan, as_of, previous, &mut out)
+            .await?;
+        let Scan {
+            corrections,
+            pending,
+            ..
+        } = scan;
+        left.ours.extend(corrections.iter().cloned());
+        left.theirs.extend(pending);
+        let inp = inputs_of(req, left.ours, left.theirs, as_of);
+        let st = second_stage(&inp, req.rules);
+        let mut items = st.items;
+        let late = self.late_returns(req, mapped, &inp, &mut items).await?;
+        left.folded
+            .extend(st.folded.iter().map(|&c| inp.ours[c].id));
+        for it in &items {
+            out.push(decide(req, mapped, &inp, it, previous, late.get(&it.key)));
+        }
+        let unfolded = corrections
+            .into_iter()
+            .filter(|c| !left.folded.contains(&c.id));
+        let inp = inputs_of(req, unfolded.collect(), vec![], as_of);
+        for it in &orphans(&inp, req.rules) {
+            out.push(decide(req, mapped, &inp, it, previous, None));
+        }
+        out.sort_by(|a, b| a.order().cmp(&b.order()));
+        for (n, d) in out.iter_mut().enumerate() {
+            d.row.item_no = n as i64 + 1;
+            if let Some(c) = &mut d.correction {
+                c.item_no = d.row.item_no;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Step 2: each part read and matched by the identifier passes, its items decided
+    /// into `out`; what the parts left, and the rows linked to nothing, read for the rest.
+    async fn match_parts(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        scan: &Scan,
+        as_of: Option<NaiveDate>,
+        previous: &Previous,
+        out: &mut Vec<Decided>,
+    ) -> Result<Left> {
+        let split = scan.our_ids.len();
+        let rows = scan.gone.len();
+        let mut links: Vec<(u64, u32)> = scan
+            .links
+            .iter()
+            .copied()
+            .filter(|&(_, r)| !scan.gone[r as usize])
+            .collect();
+        let parts = pack(components(&mut links, rows, split as u32), req.part_rows);
+        drop(links);
+        let mut done = scan.gone.clone();
+        let mut left = Left {
+            ours: Vec::new(),
+            theirs: Vec::new(),
+            folded: HashSet::new(),
+        };
+        for part in parts {
+            part.iter().for_each(|&r| done[r as usize] = true);
+            let (xs, ts) = scan.ids_of(part.iter().map(|&r| r as usize));
+            let (mut ours, theirs) = self.read_rows(req, mapped, &xs, &ts).await?;
+            ours.extend(scan.corrections.iter().cloned());
+            let mut inp = inputs_of(req, ours, theirs, as_of);
+            let st = first_stage(&inp, req.rules);
+            left.folded
+                .extend(st.folded.iter().map(|&c| inp.ours[c].id));
+            for it in &st.items {
+                out.push(decide(req, mapped, &inp, it, previous, None));
+            }
+            let (o, t) = left_over(&mut inp, &st.left_ours, &st.left_theirs);
+            left.ours.extend(o);
+            left.theirs.extend(t);
+        }
+        let alone = (0..rows).filter(|&r| !done[r]);
+        let (xs, ts) = scan.ids_of(alone);
+        for ids in xs.chunks(req.part_rows.max(1)) {
+            left.ours
+                .extend(self.read_rows(req, mapped, ids, &[]).await?.0);
+        }
+        for ids in ts.chunks(req.part_rows.max(1)) {
+            left.theirs
+                .extend(self.read_rows(req, mapped, &[], ids).await?.1);
+        }
+        Ok(left)
+    }
+}
+
+impl Scan {
+    /// The posting ids and entry ids of these rows (ascending rows give ascending ids).
+    fn ids_of(&self, rows: impl Iterator<Item = usize>) -> (Vec<i64>, Vec<i64>) {
+        let split = self.our_ids.len();
+        let (mut xs, mut ts) = (Vec::new(), Vec::new());
+        for r in rows {
+            if r < split {
+                xs.push(self.our_ids[r]);
+            } else {
+                ts.push(self.their_ids[r - split]);
+            }
+        }
+        (xs, ts)
+    }
+}
