@@ -246,6 +246,42 @@ fn every_break_found(db: &TestDb, seed: u64) {
         quoted.len()
     );
     text_totals_by_currency(db, &rules, &summary);
+    the_same_items_in_parts_of_any_size(db, &rules, &report);
+}
+
+/// The month read and matched in parts of 1, 7 and 50 rows (and one part for every linked
+/// row) gives the recorded run's items, item for item, in its order.
+fn the_same_items_in_parts_of_any_size(
+    db: &TestDb,
+    rules: &std::path::Path,
+    recorded: &std::path::Path,
+) {
+    let without_run = |mut v: Vec<Value>| {
+        v.iter_mut().for_each(|i| {
+            i.as_object_mut().unwrap().remove("run_id");
+            i.as_object_mut().unwrap().remove("previous_outcome");
+        });
+        v
+    };
+    let want = without_run(jsonl(recorded));
+    assert!(want.len() > 250, "{} items", want.len());
+    for size in ["1", "7", "50", "100000000"] {
+        let out = db.file(&format!("parts-{size}.jsonl"));
+        let extra = [
+            "--dry-run",
+            "--part-rows",
+            size,
+            "--report",
+            out.to_str().unwrap(),
+        ];
+        let r = reconcile_month(db, rules, &extra);
+        assert_eq!(r.code, 1, "{} {}", r.stdout, r.stderr);
+        let got = without_run(jsonl(&out));
+        assert_eq!(got.len(), want.len(), "parts of {size}");
+        for (n, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "parts of {size}: item {}", n + 1);
+        }
+    }
 }
 
 /// `reconcile` of the generated account for November, under `rules`, with `extra`.

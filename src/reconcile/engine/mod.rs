@@ -65,7 +65,9 @@
 //! - `leftovers.rs`: provisional entries, `missing_ours`, `missing_theirs` / `expected`;
 //! - `items.rs`: how a pass records what it finds (a pairing to judge, an item made
 //!   outright) and the explanation's wording;
-//! - `judge.rs`: pairings judged, corrections folded in, the period kept.
+//! - `judge.rs`: pairings judged, corrections folded in, the period kept;
+//! - `parts.rs`: the same run in parts (the identifier passes per component of rows that
+//!   share a value, amount and date over the rest), for inputs read a part at a time.
 
 mod amount_date;
 mod batches;
