@@ -43,7 +43,7 @@ pub(crate) struct ReconcileRequest<'a> {
     /// these items only, `None` for none.
     pub(crate) corrections: Option<Vec<String>>,
     pub(crate) at: DateTime<Utc>,
-    /// Told each step as it starts (`reading postings`, `reading entries`, `matching`,
+    /// Told each step as it starts (`reading postings and entries`, `matching`,
     /// `recording`): the CLI's progress spinner.
     pub(crate) on_stage: Option<&'a (dyn Fn(&'static str) + Sync)>,
     /// The most postings and entries matched at once (`--part-rows`): a part of the
