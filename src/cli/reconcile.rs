@@ -308,30 +308,20 @@ fn text(r: &Reconciliation, dry_run: bool) -> std::io::Result<()> {
 /// One line per outcome and currency: the items and their totals, by the currency's exponent
 /// (a sum over currencies would have none). The JSON summary keeps the minor units.
 fn outcome_lines(r: &Reconciliation) -> std::io::Result<()> {
-    use std::collections::BTreeMap;
-    let mut totals: BTreeMap<(&str, &str), [i64; 4]> = BTreeMap::new();
-    for i in &r.items {
-        let t = totals
-            .entry((i.outcome.as_str(), i.currency.as_str()))
-            .or_default();
-        t[0] += 1;
-        t[1] = t[1].saturating_add(i.our_amount_minor);
-        t[2] = t[2].saturating_add(i.their_amount_minor);
-        t[3] = t[3].saturating_add(i.delta_minor);
-    }
     for o in crate::reconcile::Outcome::ALL {
-        let of_outcome = totals
-            .range((o.as_str(), "")..)
-            .take_while(|((outcome, _), _)| *outcome == o.as_str());
-        for ((_, ccy), [n, ours, theirs, delta]) in of_outcome {
+        let of_outcome = r
+            .by_currency
+            .range((o.as_str().to_string(), String::new())..)
+            .take_while(|((outcome, _), _)| outcome == o.as_str());
+        for ((_, ccy), t) in of_outcome {
             let m = |v: i64| crate::money::format_amount(v, ccy);
             outln!(
                 "  {:<26} {:>8} items  ours {:>16}  theirs {:>16}  Δ {:>14}",
                 o.as_str(),
-                n,
-                m(*ours),
-                m(*theirs),
-                m(*delta)
+                t.items,
+                m(t.our_amount_minor),
+                m(t.their_amount_minor),
+                m(t.delta_minor)
             )?;
         }
     }
@@ -342,7 +332,7 @@ fn outcome_lines(r: &Reconciliation) -> std::io::Result<()> {
 /// (corrections post in the currency of the items they correct); else in minor units.
 fn corrections_amount(r: &Reconciliation) -> String {
     let v = r.summary.corrections_amount_minor;
-    let mut currencies: Vec<&str> = r.items.iter().map(|i| i.currency.as_str()).collect();
+    let mut currencies: Vec<&str> = r.by_currency.keys().map(|(_, c)| c.as_str()).collect();
     currencies.sort_unstable();
     currencies.dedup();
     match currencies.as_slice() {

@@ -128,6 +128,12 @@ pub enum LedgerError {
     /// The operating system's random source failed (creating an API key).
     #[error("cannot read random bytes from the operating system: {0}")]
     Random(String),
+    /// A reconciliation's items could not be written to or read back from their
+    /// temporary file (`$TMPDIR`, a disk full?): nothing of the run was recorded.
+    #[error(
+        "cannot keep the reconciliation's items in a temporary file (set TMPDIR to a directory with room): {0}"
+    )]
+    TempFile(#[source] std::io::Error),
     /// An `Idempotency-Key`'s response was stored by another request while this one ran
     /// (another process on the same SQLite file): this run rolled back whole; the stored
     /// response is the answer.

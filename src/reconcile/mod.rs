@@ -33,8 +33,8 @@ pub use engine::{
     reconcile_in_parts,
 };
 pub(crate) use engine::{
-    components, first_date, first_stage, orphans, our_links, pack, second_stage, their_links,
+    Linker, Parts, first_date, first_stage, orphans, our_links, second_stage, their_links,
 };
-pub(crate) use store::{BalanceRow, ItemRow, ReconcileOutcome, ReconcileRequest, Reconciliation};
+pub(crate) use store::{BalanceRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation};
 #[doc(hidden)]
 pub use synthetic::synthetic;

@@ -17,6 +17,7 @@
 //! previous reconciliation of the same account and period (per item key).
 
 mod parted;
+mod spill;
 
 use super::breaks::StatementBreak;
 use crate::ledger::backend::Begin;
@@ -28,6 +29,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use parted::Decided;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+pub(crate) use spill::Items;
+use spill::Sorted;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -151,12 +154,30 @@ pub(crate) struct Summary {
 }
 
 /// A reconciliation as `reconcile` and `report` print it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Reconciliation {
     pub(crate) summary: Summary,
-    pub(crate) items: Vec<ItemRow>,
+    pub(crate) items: Items,
+    /// Per outcome and currency (the summary's totals add currencies up): what the text
+    /// summary prints by each currency's exponent.
+    pub(crate) by_currency: ByCurrency,
     /// `Some(run)`: these inputs were reconciled before, by that run; nothing was created.
     pub(crate) repeat_of: Option<i64>,
+}
+
+/// Items read back and recorded at a time (each backend then inserts them in chunks
+/// of the rows one statement takes).
+const RECORDED_AT_ONCE: usize = 4096;
+
+/// Totals by (outcome, currency).
+pub(crate) type ByCurrency = BTreeMap<(String, String), OutcomeTotals>;
+
+/// Adds an item to its outcome's totals.
+fn add(t: &mut OutcomeTotals, r: &ItemRow) {
+    t.items += 1;
+    t.our_amount_minor = t.our_amount_minor.saturating_add(r.our_amount_minor);
+    t.their_amount_minor = t.their_amount_minor.saturating_add(r.their_amount_minor);
+    t.delta_minor = t.delta_minor.saturating_add(r.delta_minor);
 }
 
 /// What a reconciliation came to, and whether the transaction it ran in was ended.
@@ -391,8 +412,15 @@ const THEIRS: Columns = Columns(&[
 type Previous = Option<(i64, HashMap<String, String>)>;
 
 /// Logs how long a step took (`RUST_LOG=clearledger=debug`).
+/// Logs how long a step took, and the process's peak resident memory so far where the
+/// system tells it (`RUST_LOG=clearledger=debug`): what the performance page's figures
+/// are broken down by.
 fn took(t0: std::time::Instant, step: &str) {
-    tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1e3, "reconcile: {step}");
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak = status.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+    let peak = peak.map(str::trim).unwrap_or("unknown");
+    tracing::debug!(ms, peak, "reconcile: {step}");
 }
 
 fn date_text(v: Option<NaiveDate>) -> Option<String> {
@@ -473,20 +501,24 @@ impl Ledger {
         stage("matching");
         let t0 = std::time::Instant::now();
         let previous = self.previous_outcomes(req).await?;
-        let mut decided = self
+        let sorted = self
             .match_in_parts(req, mapped, scan, head.as_of, &previous)
             .await?;
         took(t0, "matched");
-        if let Some(unknown) = unknown_corrections(req, &decided) {
+        let mut summary = new_summary(req, head);
+        let t0 = std::time::Instant::now();
+        let (unknown, by_currency) = summarize(req, &sorted, &previous, &mut summary)?;
+        took(t0, "items counted");
+        if let Some(unknown) = unknown {
             return Ok(Ended(ReconcileOutcome::UnknownItems(unknown), false));
         }
-        let mut summary = new_summary(req, head, &decided, &previous);
         if req.dry_run {
-            tally(&mut summary, &decided);
-            return Ok(Ended(done(summary, decided), false));
+            return Ok(Ended(done(summary, sorted, by_currency), false));
         }
         stage("recording");
-        let recorded = self.record(req, &mut decided, summary).await?;
+        let t0 = std::time::Instant::now();
+        let recorded = self.record(req, (sorted, by_currency), summary).await?;
+        took(t0, "recorded");
         Ok(Ended(recorded, true))
     }
 
@@ -538,10 +570,10 @@ impl Ledger {
     async fn record(
         &mut self,
         req: &ReconcileRequest<'_>,
-        decided: &mut Vec<Decided>,
+        (sorted, by_currency): (Sorted, ByCurrency),
         mut summary: Summary,
     ) -> Result<ReconcileOutcome> {
-        let res = self.record_reconciliation(req, decided, &mut summary).await;
+        let res = self.record_reconciliation(req, &sorted, &mut summary).await;
         match res {
             Ok(true) => {}
             Ok(false) => {
@@ -557,7 +589,7 @@ impl Ledger {
         }
         let run_id = summary.run_id.unwrap_or_default();
         self.end_run(Ok(run_id)).await?;
-        Ok(done(summary, std::mem::take(decided)))
+        Ok(done(summary, sorted, by_currency))
     }
 
     /// A return booked after the day window of the payment it returns: its original is
@@ -780,27 +812,34 @@ impl Ledger {
     async fn record_reconciliation(
         &mut self,
         req: &ReconcileRequest<'_>,
-        decided: &mut [Decided],
+        sorted: &Sorted,
         summary: &mut Summary,
     ) -> Result<bool> {
         let at = ts(&req.at);
         let run_id = self.insert_recon_run(req, &at).await?;
         summary.run_id = Some(run_id);
-        for d in decided.iter_mut() {
-            d.row.run_id = Some(run_id);
-        }
         // The claim first: the same identity recorded by another process wins.
         if !self.claim_identity(req, run_id, summary).await? {
             return Ok(false);
         }
-        if req.corrections.is_some() {
-            self.post_corrections(req, run_id, &at, decided, summary)
+        // Read back in report order a chunk at a time: the chunk's corrections posted,
+        // then its items and their members.
+        let mut items = sorted.iter().map_err(LedgerError::TempFile)?;
+        let mut chunk = Vec::with_capacity(RECORDED_AT_ONCE);
+        loop {
+            chunk.clear();
+            for d in items.by_ref().take(RECORDED_AT_ONCE) {
+                chunk.push(d.map_err(LedgerError::TempFile)?);
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            self.post_corrections(req, run_id, &at, &mut chunk, summary)
                 .await?;
+            self.insert_items(run_id, &chunk).await?;
+            self.insert_members(run_id, &chunk).await?;
         }
-        tally(summary, decided);
-        self.insert_items(run_id, decided).await?;
-        self.insert_members(run_id, decided).await?;
-        self.complete_recon_run(run_id, decided.len(), summary)
+        self.complete_recon_run(run_id, sorted.len(), summary)
             .await?;
         crate::fault::point("before_commit");
         Ok(true)
@@ -971,19 +1010,16 @@ impl Ledger {
             let Some(c) = &mut d.correction else {
                 continue;
             };
-            let row = &mut d.row;
             c.file_id = format!("reconcile:{run_id}");
             if self.post_correction(req, run_id, at, c).await? {
                 summary.corrections_posted += 1;
                 summary.corrections_amount_minor =
                     summary.corrections_amount_minor.saturating_add(c.amount);
             } else {
-                self.journal_correction_repeat(req, run_id, row.item_no, &c.key)
+                self.journal_correction_repeat(req, run_id, d.row.item_no, &c.key)
                     .await?;
                 summary.corrections_duplicate += 1;
             }
-            let key = &c.key;
-            row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
         }
         Ok(())
     }
@@ -1090,9 +1126,15 @@ impl Ledger {
             )
             .await?;
         let items = rows.iter().map(stored_item).collect::<Result<Vec<_>>>()?;
+        let mut by_currency = ByCurrency::new();
+        for r in &items {
+            let of = (r.outcome.clone(), r.currency.clone());
+            add(by_currency.entry(of).or_default(), r);
+        }
         Ok(Some(Reconciliation {
             summary,
-            items,
+            by_currency,
+            items: Items::Stored(items),
             repeat_of: None,
         }))
     }
@@ -1195,18 +1237,6 @@ fn run_identity(
     hex::encode(h.finalize())
 }
 
-/// The item keys asked to be corrected that no item has.
-fn unknown_corrections(req: &ReconcileRequest<'_>, items: &[Decided]) -> Option<Vec<String>> {
-    let keys = req.corrections.as_ref()?;
-    let have: HashSet<&str> = items.iter().map(|i| i.row.item_key.as_str()).collect();
-    let unknown: Vec<String> = keys
-        .iter()
-        .filter(|k| !have.contains(k.as_str()))
-        .cloned()
-        .collect();
-    (!unknown.is_empty()).then_some(unknown)
-}
-
 /// What a run's summary is made of besides its items.
 struct Head<'a> {
     mapped: &'a [String],
@@ -1221,14 +1251,8 @@ struct Head<'a> {
 
 /// The run's summary before it is tallied and recorded, with what changed since the
 /// previous run of the same account and period.
-fn new_summary(
-    req: &ReconcileRequest<'_>,
-    head: Head<'_>,
-    decided: &[Decided],
-    previous: &Previous,
-) -> Summary {
-    let rows = || decided.iter().map(|d| &d.row);
-    let mut summary = Summary {
+fn new_summary(req: &ReconcileRequest<'_>, head: Head<'_>) -> Summary {
+    Summary {
         run_id: None,
         tenant: req.tenant.to_string(),
         bank_account: req.bank_account.to_string(),
@@ -1241,7 +1265,7 @@ fn new_summary(
         identity: head.identity,
         postings_read: head.postings_read,
         entries_read: head.entries_read,
-        items: decided.len() as u64,
+        items: 0,
         outcomes: BTreeMap::new(),
         needs_attention: 0,
         changes: Changes::default(),
@@ -1250,19 +1274,7 @@ fn new_summary(
         corrections_posted: 0,
         corrections_duplicate: 0,
         corrections_amount_minor: 0,
-    };
-    if let Some((prev_run, prev)) = previous {
-        let now: HashSet<&str> = rows().map(|r| r.item_key.as_str()).collect();
-        summary.changes = Changes {
-            previous_run_id: Some(*prev_run),
-            new_items: rows().filter(|r| r.previous_outcome.is_none()).count() as u64,
-            changed_outcomes: rows()
-                .filter(|r| r.previous_outcome.as_ref().is_some_and(|p| *p != r.outcome))
-                .count() as u64,
-            gone_items: prev.keys().filter(|k| !now.contains(k.as_str())).count() as u64,
-        };
     }
-    summary
 }
 
 /// An item's row as bound to `INSERT INTO recon_items ({ITEM_COLUMNS})`; `texts` are its
@@ -1294,6 +1306,7 @@ fn item_args<'a>(run_id: i64, r: &'a ItemRow, t: &'a [String; 5]) -> [Arg<'a>; 2
 
 /// A correction an item asks for: which accounts, how much, dated when, and the fields
 /// its fingerprint and detail are made of.
+#[derive(Clone)]
 struct Correction {
     key: String,
     /// The reconciliation run's, and the item's number in it: the posting's source.
@@ -1371,10 +1384,12 @@ fn correction_of(
     }
 }
 
-fn done(summary: Summary, decided: Vec<Decided>) -> ReconcileOutcome {
+fn done(summary: Summary, sorted: Sorted, by_currency: ByCurrency) -> ReconcileOutcome {
+    let run_id = summary.run_id;
     ReconcileOutcome::Done(Box::new(Reconciliation {
         summary,
-        items: decided.into_iter().map(|d| d.row).collect(),
+        items: Items::Run { sorted, run_id },
+        by_currency,
         repeat_of: None,
     }))
 }
@@ -1394,26 +1409,58 @@ fn correction_key(bank_account: &str, it: &Item) -> String {
     format!("{bank_account}:{}:{}", it.key, it.corrections.len() + 1)
 }
 
-fn tally(summary: &mut Summary, decided: &[Decided]) {
-    let rows = decided.iter().map(|d| &d.row);
+/// One pass over the items in report order: the totals per outcome, what changed since
+/// the previous run, and the item keys asked to be corrected that no item has.
+fn summarize(
+    req: &ReconcileRequest<'_>,
+    sorted: &Sorted,
+    previous: &Previous,
+    summary: &mut Summary,
+) -> Result<(Option<Vec<String>>, ByCurrency)> {
     let mut outcomes: BTreeMap<String, OutcomeTotals> = Outcome::ALL
         .iter()
         .map(|o| (o.as_str().to_string(), OutcomeTotals::default()))
         .collect();
-    let mut attention = 0;
-    for r in rows {
-        let t = outcomes.entry(r.outcome.clone()).or_default();
-        t.items += 1;
-        t.our_amount_minor = t.our_amount_minor.saturating_add(r.our_amount_minor);
-        t.their_amount_minor = t.their_amount_minor.saturating_add(r.their_amount_minor);
-        t.delta_minor = t.delta_minor.saturating_add(r.delta_minor);
+    let mut unknown: HashSet<&str> = req
+        .corrections
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let mut changes = Changes::default();
+    let mut kept = 0;
+    let mut by_currency = ByCurrency::new();
+    for d in sorted.iter().map_err(LedgerError::TempFile)? {
+        let r = d.map_err(LedgerError::TempFile)?.row;
+        unknown.remove(r.item_key.as_str());
+        add(outcomes.entry(r.outcome.clone()).or_default(), &r);
+        let of = (r.outcome.clone(), r.currency.clone());
+        add(by_currency.entry(of).or_default(), &r);
         if Outcome::parse(&r.outcome).is_some_and(|o| !o.settled()) {
-            attention += 1;
+            summary.needs_attention += 1;
+        }
+        match &r.previous_outcome {
+            None => changes.new_items += 1,
+            Some(p) => {
+                kept += 1;
+                changes.changed_outcomes += u64::from(*p != r.outcome);
+            }
         }
     }
+    if let Some((prev_run, prev)) = previous {
+        // Item keys are unique in a run: the previous run's keys not met again are gone.
+        changes.previous_run_id = Some(*prev_run);
+        changes.gone_items = (prev.len() as u64).saturating_sub(kept);
+        summary.changes = changes;
+    }
     summary.outcomes = outcomes;
-    summary.needs_attention = attention;
-    summary.items = decided.len() as u64;
+    summary.items = sorted.len() as u64;
+    let keys = req.corrections.iter().flatten();
+    let unknown: Vec<String> = keys
+        .filter(|k| unknown.contains(k.as_str()))
+        .cloned()
+        .collect();
+    Ok(((!unknown.is_empty()).then_some(unknown), by_currency))
 }
 
 fn item_row(

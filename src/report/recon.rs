@@ -3,7 +3,7 @@
 //! a JSON array in its cell; in JSON lines it is an array.
 
 use super::ReportFormat;
-use crate::reconcile::ItemRow;
+use crate::reconcile::Items;
 use std::io::{self, Write};
 
 /// The columns of the reconciliation report, in order.
@@ -34,7 +34,7 @@ pub(crate) const RECON_COLUMNS: &[&str] = &[
 pub(crate) fn write_items(
     format: ReportFormat,
     out: Box<dyn Write + Send>,
-    items: &[ItemRow],
+    items: &Items,
 ) -> io::Result<()> {
     match format {
         ReportFormat::Csv => {
@@ -45,7 +45,7 @@ pub(crate) fn write_items(
             let j = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
             let o = |v: &Option<String>| v.clone().unwrap_or_default();
             let n = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
-            for r in items {
+            items.try_for_each(|r| {
                 w.write_record([
                     n(r.run_id),
                     r.item_no.to_string(),
@@ -68,15 +68,16 @@ pub(crate) fn write_items(
                     o(&r.correction_key),
                     r.item_key.clone(),
                 ])?;
-            }
+                Ok(())
+            })?;
             w.flush()
         }
         ReportFormat::Jsonl => {
             let mut w = io::BufWriter::with_capacity(1 << 16, out);
-            for r in items {
-                serde_json::to_writer(&mut w, r).map_err(io::Error::other)?;
-                w.write_all(b"\n")?;
-            }
+            items.try_for_each(|r| {
+                serde_json::to_writer(&mut w, &r).map_err(io::Error::other)?;
+                w.write_all(b"\n")
+            })?;
             w.flush()
         }
     }

@@ -89,10 +89,8 @@ use super::rules::Rules;
 use chrono::NaiveDate;
 use index::Indexes;
 pub use parts::reconcile_in_parts;
-pub(crate) use parts::{
-    components, first_stage, orphans, our_links, pack, second_stage, their_links,
-};
-use serde::Serialize;
+pub(crate) use parts::{Linker, Parts, first_stage, orphans, our_links, second_stage, their_links};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -220,7 +218,7 @@ pub struct Inputs {
 }
 
 /// What an item is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The bank booked an entry we never posted.

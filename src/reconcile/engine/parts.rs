@@ -23,7 +23,6 @@ use super::index::{Indexes, provided};
 use super::window_sets::Sets;
 use super::{Engine, Inputs, Item, Lap, Order, Ours, Theirs, sort_for_report};
 use crate::reconcile::rules::Rules;
-use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// A value a first-stage level may tie on, hashed; `None` for a value no level looks up.
@@ -80,54 +79,121 @@ pub(crate) fn their_links(e: &Theirs, out: &mut Vec<u64>) {
 }
 
 /// The components of rows `0..rows` (postings `0..split`, entries `split..`) linked by a
-/// value both sides carry, given each row's values as `(hash, row)` pairs (sorted here):
-/// each component's rows ascending, components in the order of their first row. Rows
-/// linked to nothing are in none.
-pub(crate) fn components(pairs: &mut [(u64, u32)], rows: usize, split: u32) -> Vec<Vec<u32>> {
-    pairs.sort_unstable();
-    let mut sets = Sets::new(rows);
-    let mut linked = vec![false; rows];
-    for run in pairs.chunk_by(|a, b| a.0 == b.0) {
-        let ours = run.iter().any(|p| p.1 < split);
-        let theirs = run.iter().any(|p| p.1 >= split);
-        if !(ours && theirs) {
-            continue;
-        }
-        for p in run {
-            linked[p.1 as usize] = true;
-            sets.join(run[0].1 as usize, p.1 as usize);
-        }
-    }
-    let mut of_root: HashMap<usize, usize> = HashMap::new();
-    let mut out: Vec<Vec<u32>> = Vec::new();
-    for row in (0..rows).filter(|&r| linked[r]) {
-        let r = sets.root(row);
-        let c = *of_root.entry(r).or_insert_with(|| {
-            out.push(Vec::new());
-            out.len() - 1
-        });
-        out[c].push(row as u32);
-    }
-    out
+/// value both sides carry: given the rows of each value in turn ([`Linker::group`]), each
+/// component's rows ascending, components in the order of their first row. Rows linked to
+/// nothing are in none. Four bytes a row, and the groups may come from a file.
+pub(crate) struct Linker {
+    sets: Sets,
+    linked: Vec<bool>,
+    split: u32,
 }
 
-/// Components packed, in order, into parts of at most `max_rows` rows (a larger component
-/// is a part of its own); each part's rows ascending.
-pub(crate) fn pack(components: Vec<Vec<u32>>, max_rows: usize) -> Vec<Vec<u32>> {
-    let mut parts: Vec<Vec<u32>> = Vec::new();
-    let mut cur: Vec<u32> = Vec::new();
-    for c in components {
-        if !cur.is_empty() && cur.len() + c.len() > max_rows {
-            cur.sort_unstable();
-            parts.push(std::mem::take(&mut cur));
+impl Linker {
+    pub(crate) fn new(rows: usize, split: u32) -> Linker {
+        Linker {
+            sets: Sets::new(rows),
+            linked: vec![false; rows],
+            split,
         }
-        cur.extend(c);
     }
-    if !cur.is_empty() {
-        cur.sort_unstable();
-        parts.push(cur);
+
+    /// The rows that carry one value (a value only one side carries links nothing).
+    pub(crate) fn group(&mut self, rows: &[u32]) {
+        let ours = rows.iter().any(|&r| r < self.split);
+        let theirs = rows.iter().any(|&r| r >= self.split);
+        if !(ours && theirs) {
+            return;
+        }
+        for &r in rows {
+            self.linked[r as usize] = true;
+            self.sets.join(rows[0] as usize, r as usize);
+        }
     }
-    parts
+
+    /// The components packed, in order, into parts of at most `max_rows` rows (a larger
+    /// component is a part of its own); each part's rows ascending.
+    pub(crate) fn parts(mut self, max_rows: usize) -> Parts {
+        let n = self.linked.len();
+        // Each component numbered by its first row; then the rows counted into place.
+        let mut no = vec![u32::MAX; n];
+        let mut sizes: Vec<u32> = Vec::new();
+        for r in (0..n).filter(|&r| self.linked[r]) {
+            let root = self.sets.root(r);
+            if no[root] == u32::MAX {
+                no[root] = sizes.len() as u32;
+                sizes.push(0);
+            }
+            no[r] = no[root];
+            sizes[no[r] as usize] += 1;
+        }
+        drop(self.sets);
+        let mut at: Vec<u32> = Vec::with_capacity(sizes.len());
+        let mut sum = 0u32;
+        for s in &sizes {
+            at.push(sum);
+            sum += s;
+        }
+        let mut rows = vec![0u32; sum as usize];
+        for r in (0..n).filter(|&r| self.linked[r]) {
+            let c = no[r] as usize;
+            rows[at[c] as usize] = r as u32;
+            at[c] += 1;
+        }
+        Parts::packed(rows, &sizes, max_rows)
+    }
+}
+
+/// Parts of rows, one after another in one list.
+pub(crate) struct Parts {
+    rows: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl Parts {
+    /// `rows` holds components of `sizes` rows in turn: packed into parts, each sorted.
+    fn packed(mut rows: Vec<u32>, sizes: &[u32], max_rows: usize) -> Parts {
+        let mut ends = Vec::new();
+        let (mut start, mut end) = (0, 0);
+        for &s in sizes {
+            if end > start && end - start + s as usize > max_rows {
+                ends.push(end);
+                start = end;
+            }
+            end += s as usize;
+        }
+        if end > start {
+            ends.push(end);
+        }
+        let mut start = 0;
+        for &e in &ends {
+            rows[start..e].sort_unstable();
+            start = e;
+        }
+        Parts { rows, ends }
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(s, &e)| &self.rows[s..e])
+    }
+}
+
+/// The parts of rows whose values are given as `(hash, row)` pairs (sorted here).
+pub(crate) fn parts_of(
+    pairs: &mut [(u64, u32)],
+    rows: usize,
+    split: u32,
+    max_rows: usize,
+) -> Parts {
+    pairs.sort_unstable();
+    let mut l = Linker::new(rows, split);
+    let mut group = Vec::new();
+    for run in pairs.chunk_by(|a, b| a.0 == b.0) {
+        group.clear();
+        group.extend(run.iter().map(|p| p.1));
+        l.group(&group);
+    }
+    l.parts(max_rows)
 }
 
 /// What a stage made of its inputs.
@@ -205,14 +271,14 @@ pub fn reconcile_in_parts(inp: &Inputs, rules: &Rules, max_rows: usize) -> Vec<I
         pairs.extend(vals.iter().map(|&h| (h, (split + t) as u32)));
     }
     let rows = split + inp.theirs.len();
-    let parts = pack(components(&mut pairs, rows, split as u32), max_rows);
+    let parts = parts_of(&mut pairs, rows, split as u32, max_rows);
     let corrections: Vec<usize> = (0..split)
         .filter(|&x| inp.ours[x].corrects.is_some())
         .collect();
     let mut in_part = vec![false; rows];
     let (mut items, mut folded) = (Vec::new(), vec![false; split]);
     let (mut left_ours, mut left_theirs) = (Vec::new(), Vec::new());
-    for part in parts {
+    for part in parts.iter() {
         part.iter().for_each(|&r| in_part[r as usize] = true);
         let (xs, ts): (Vec<u32>, Vec<u32>) = part.iter().partition(|&&r| (r as usize) < split);
         let mut xs: Vec<usize> = xs.into_iter().map(|r| r as usize).collect();

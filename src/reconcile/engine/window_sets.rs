@@ -9,25 +9,27 @@
 
 use chrono::NaiveDate;
 
-/// Union-find over `0..n`, with path halving.
-pub(super) struct Sets(Vec<usize>);
+/// Union-find over `0..n` (n < 2³²: four bytes an element, as a month's rows are many),
+/// with path halving.
+pub(super) struct Sets(Vec<u32>);
 
 impl Sets {
     /// `n` sets of one.
     pub(super) fn new(n: usize) -> Sets {
-        Sets((0..n).collect())
+        Sets((0..n as u32).collect())
     }
-    pub(super) fn root(&mut self, mut i: usize) -> usize {
-        while self.0[i] != i {
-            self.0[i] = self.0[self.0[i]];
-            i = self.0[i];
+    pub(super) fn root(&mut self, i: usize) -> usize {
+        let mut i = i as u32;
+        while self.0[i as usize] != i {
+            self.0[i as usize] = self.0[self.0[i as usize] as usize];
+            i = self.0[i as usize];
         }
-        i
+        i as usize
     }
     pub(super) fn join(&mut self, a: usize, b: usize) {
         let (a, b) = (self.root(a), self.root(b));
         if a != b {
-            self.0[a.max(b)] = a.min(b);
+            self.0[a.max(b)] = a.min(b) as u32;
         }
     }
 }

@@ -15,20 +15,26 @@
 //! The rest is held whole: memory grows with what no identifier ties (in a month where
 //! identifiers tie almost everything, a small share), never with the matched.
 
+use super::spill::{Links, Sorted, Sorter};
 use super::{
     Correction, ItemRow, Previous, correction_key, correction_of, item_row, wants_correction,
 };
 use super::{OURS, THEIRS, our_side, their_side};
 use crate::ledger::backend::Dialect;
 use crate::ledger::store::{Arg, Row, args, col};
-use crate::ledger::{During, Ledger, Result};
+use crate::ledger::{During, Ledger, LedgerError, Result};
 use crate::reconcile::{Inputs, Ours, Theirs, our_links, their_links};
 use crate::reconcile::{
-    Item, Outcome, components, first_date, first_stage, orphans, pack, second_stage,
+    Item, Linker, Outcome, Parts, first_date, first_stage, orphans, second_stage,
 };
 use chrono::{Days, NaiveDate};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
+
+/// Link values held in memory per row a part holds, before they go to a file (a row has
+/// a few: a payment's UETR, EndToEndId and references).
+const LINKS_PER_ROW: usize = 8;
 
 /// The scan of both sides: what the parts are made from.
 pub(super) struct Scan {
@@ -36,8 +42,9 @@ pub(super) struct Scan {
     pub(super) our_ids: Vec<i64>,
     /// The booked entries, in id order (rows `split..`).
     pub(super) their_ids: Vec<i64>,
-    /// Each row's link values: (hash, row).
-    pub(super) links: Vec<(u64, u32)>,
+    /// Each row's link values: (hash, row), kept in a temporary file past a few parts'
+    /// worth.
+    pub(super) links: Links,
     /// Rows left out: a posting and its compensation cancel out.
     pub(super) gone: Vec<bool>,
     /// Correction postings, whole.
@@ -85,10 +92,13 @@ fn ours_sql<'a>(
 /// The entries query: the bank account's booked and provisional entries dated within the
 /// period widened by the day window, and `filter`, in id order.
 fn theirs_sql(filter: &str) -> String {
+    // Read by ids, the entries are looked up by id: `|| ''` keeps SQLite from walking
+    // the account's whole index for each part instead.
+    let by_id = if filter.is_empty() { "" } else { " || ''" };
     format!(
         "SELECT entry_id, entry_key, amount_minor, currency, credit, reversal, status, booking_date, \
          value_date, bank_ref, customer_ref, end_to_end_id, fingerprint, detail, refs FROM statement_entries \
-         WHERE tenant = $1 AND account = $2 AND status IN ('booked', 'provisional') \
+         WHERE tenant{by_id} = $1 AND account{by_id} = $2 AND status IN ('booked', 'provisional') \
          AND (coalesce(booking_date, value_date) IS NULL OR (($3 = '' OR coalesce(booking_date, value_date) >= $3) \
          AND ($4 = '' OR coalesce(booking_date, value_date) <= $4))) {filter} ORDER BY entry_id"
     )
@@ -139,7 +149,7 @@ impl Ledger {
         let mut s = Scan {
             our_ids: Vec::new(),
             their_ids: Vec::new(),
-            links: Vec::new(),
+            links: Links::new(req.part_rows.saturating_mul(LINKS_PER_ROW)),
             gone: Vec::new(),
             corrections: Vec::new(),
             pending: Vec::new(),
@@ -191,7 +201,9 @@ impl Ledger {
                 vals.clear();
                 our_links(&o, &mut vals);
                 let row = s.our_ids.len() as u32;
-                s.links.extend(vals.iter().map(|&v| (v, row)));
+                for &v in &vals {
+                    s.links.push(v, row).map_err(LedgerError::TempFile)?;
+                }
                 s.our_ids.push(id);
                 dates_kept.push((id, o.date));
                 Ok(())
@@ -236,7 +248,9 @@ impl Ledger {
                 vals.clear();
                 their_links(&t, &mut vals);
                 let row = (split + s.their_ids.len()) as u32;
-                s.links.extend(vals.iter().map(|&v| (v, row)));
+                for &v in &vals {
+                    s.links.push(v, row).map_err(LedgerError::TempFile)?;
+                }
                 s.their_ids.push(t.id);
                 Ok(())
             })
@@ -323,13 +337,16 @@ pub(super) fn inputs_of(
 
 /// An item decided, with all the report and the records need of it: its row, its
 /// members' ids, the correction it asks for (no inputs kept for it).
+#[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Decided {
     pub(super) row: ItemRow,
     /// Our members' ids (postings, then corrections folded in), for `recon_members`.
     pub(super) our_ids: Vec<i64>,
     /// Their members' ids.
     pub(super) their_ids: Vec<i64>,
-    /// The correction this run posts for it, if any.
+    /// The correction this run posts for it, if any (kept beside the item when it is
+    /// written to a temporary file: `spill.rs`).
+    #[serde(skip)]
     pub(super) correction: Option<Correction>,
     /// Report order: outcome, a late return before the others, first date (the key
     /// last, in the row).
@@ -337,7 +354,7 @@ pub(super) struct Decided {
 }
 
 impl Decided {
-    fn order(&self) -> (Outcome, bool, Option<NaiveDate>, &str) {
+    pub(super) fn order(&self) -> (Outcome, bool, Option<NaiveDate>, &str) {
         let (o, l, d) = self.order;
         (o, l, d, self.row.item_key.as_str())
     }
@@ -358,11 +375,10 @@ fn decide(
     }
     let mut correction = None;
     if wants_correction(req, it) {
-        if req.dry_run {
-            // A dry run names the corrections it would post, and posts none.
-            let key = correction_key(req.bank_account, it);
-            row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
-        } else {
+        // Named whether posted now, found posted before, or (a dry run) not posted.
+        let key = correction_key(req.bank_account, it);
+        row.correction_key = Some(format!("{}:{key}", crate::keys::OPERATION_CORRECTION));
+        if !req.dry_run {
             correction = Some(correction_of(req, inp, it, &row, mapped));
         }
     }
@@ -398,19 +414,22 @@ struct Left {
 
 impl Ledger {
     /// Steps 2 and 3: the parts, the rest, the orphan corrections; every item decided,
-    /// in report order and numbered.
+    /// put in report order (numbered as they are read: [`Sorted::iter`]).
     pub(super) async fn match_in_parts(
         &mut self,
         req: &super::ReconcileRequest<'_>,
         mapped: &[String],
-        scan: Scan,
+        mut scan: Scan,
         as_of: Option<NaiveDate>,
         previous: &Previous,
-    ) -> Result<Vec<Decided>> {
-        let mut out = Vec::new();
+    ) -> Result<Sorted> {
+        let mut out = Sorter::new(req.part_rows);
+        let t0 = std::time::Instant::now();
+        let parts = scan.parts(req.part_rows)?;
         let mut left = self
-            .match_parts(req, mapped, &scan, as_of, previous, &mut out)
+            .match_parts(req, mapped, &scan, &parts, (as_of, previous), &mut out)
             .await?;
+        super::took(t0, "the parts matched");
         let Scan {
             corrections,
             pending,
@@ -425,23 +444,18 @@ impl Ledger {
         left.folded
             .extend(st.folded.iter().map(|&c| inp.ours[c].id));
         for it in &items {
-            out.push(decide(req, mapped, &inp, it, previous, late.get(&it.key)));
+            out.push(decide(req, mapped, &inp, it, previous, late.get(&it.key)))
+                .map_err(LedgerError::TempFile)?;
         }
         let unfolded = corrections
             .into_iter()
             .filter(|c| !left.folded.contains(&c.id));
         let inp = inputs_of(req, unfolded.collect(), vec![], as_of);
         for it in &orphans(&inp, req.rules) {
-            out.push(decide(req, mapped, &inp, it, previous, None));
+            out.push(decide(req, mapped, &inp, it, previous, None))
+                .map_err(LedgerError::TempFile)?;
         }
-        out.sort_by(|a, b| a.order().cmp(&b.order()));
-        for (n, d) in out.iter_mut().enumerate() {
-            d.row.item_no = n as i64 + 1;
-            if let Some(c) = &mut d.correction {
-                c.item_no = d.row.item_no;
-            }
-        }
-        Ok(out)
+        out.finish().map_err(LedgerError::TempFile)
     }
 
     /// Step 2: each part read and matched by the identifier passes, its items decided
@@ -451,27 +465,18 @@ impl Ledger {
         req: &super::ReconcileRequest<'_>,
         mapped: &[String],
         scan: &Scan,
-        as_of: Option<NaiveDate>,
-        previous: &Previous,
-        out: &mut Vec<Decided>,
+        parts: &Parts,
+        (as_of, previous): (Option<NaiveDate>, &Previous),
+        out: &mut Sorter,
     ) -> Result<Left> {
-        let split = scan.our_ids.len();
         let rows = scan.gone.len();
-        let mut links: Vec<(u64, u32)> = scan
-            .links
-            .iter()
-            .copied()
-            .filter(|&(_, r)| !scan.gone[r as usize])
-            .collect();
-        let parts = pack(components(&mut links, rows, split as u32), req.part_rows);
-        drop(links);
         let mut done = scan.gone.clone();
         let mut left = Left {
             ours: Vec::new(),
             theirs: Vec::new(),
             folded: HashSet::new(),
         };
-        for part in parts {
+        for part in parts.iter() {
             part.iter().for_each(|&r| done[r as usize] = true);
             let (xs, ts) = scan.ids_of(part.iter().map(|&r| r as usize));
             let (mut ours, theirs) = self.read_rows(req, mapped, &xs, &ts).await?;
@@ -481,7 +486,8 @@ impl Ledger {
             left.folded
                 .extend(st.folded.iter().map(|&c| inp.ours[c].id));
             for it in &st.items {
-                out.push(decide(req, mapped, &inp, it, previous, None));
+                out.push(decide(req, mapped, &inp, it, previous, None))
+                    .map_err(LedgerError::TempFile)?;
             }
             let (o, t) = left_over(&mut inp, &st.left_ours, &st.left_theirs);
             left.ours.extend(o);
@@ -502,6 +508,18 @@ impl Ledger {
 }
 
 impl Scan {
+    /// The rows linked by shared values (rows left out linking nothing), in parts.
+    fn parts(&mut self, max_rows: usize) -> Result<Parts> {
+        let split = self.our_ids.len() as u32;
+        let mut linker = Linker::new(self.gone.len(), split);
+        let links = std::mem::replace(&mut self.links, Links::new(1));
+        let gone = &self.gone;
+        links
+            .groups(|r| !gone[r as usize], |g| linker.group(g))
+            .map_err(LedgerError::TempFile)?;
+        Ok(linker.parts(max_rows))
+    }
+
     /// The posting ids and entry ids of these rows (ascending rows give ascending ids).
     fn ids_of(&self, rows: impl Iterator<Item = usize>) -> (Vec<i64>, Vec<i64>) {
         let split = self.our_ids.len();
