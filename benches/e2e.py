@@ -37,7 +37,9 @@ our payments and the bank's camt.053 with planted breaks; both are ingested (not
 `reconcile` is timed, as a dry run (read + match + report) and recorded (its items and members
 written), beside the same run's plain SQL join of the two tables on the identifier
 (`postings.detail`'s EndToEndId, extracted and indexed, = `statement_entries.end_to_end_id`, every
-pair counted, in SQLite): the target is reconcile >= 0.5x the join's rate.
+pair counted), on SQLite and with --postgres on PostgreSQL: the targets are the recorded run (its
+report written) >= 0.5x the join's rate and peak RSS <= 500 MB; the recorded run's report is
+checked against the month's expected.jsonl, item for item.
 
 Usage: python3 benches/e2e.py [--entries 1000000] [--formats nacha,pacs008,camt053,recon] [--postgres]
                               [--sizes 100000,1000000,5000000] [--keep DIR]
@@ -248,59 +250,152 @@ def one_format(fmt, n, work, postgres_url):
 
 
 RECON_IBAN = "DE89370400440532013000"
+TX_ID_KEY = 36  # `tx_id` in src/keys/detail.rs's KEYS, stored one past its index
 
 
-def recon(n, work):
-    """Reconcile n payments against their statement, beside a plain SQL join."""
+def recon(n, work, postgres_url):
+    """Reconcile n payments against their statement, beside a plain SQL join, on SQLite and
+    (with --postgres) PostgreSQL; the report checked against the month's expected.jsonl."""
     d = os.path.join(work, "recon")
     shutil.rmtree(d, ignore_errors=True)
     subprocess.run([BIN, "generate", "recon", "--payments", str(n), "--seed", "11", "--out-dir", d], check=True,
                    stdout=subprocess.DEVNULL)
     db = os.path.join(work, "recon.db")
     fresh(db)
-    url = "sqlite://" + db
+    recon_on("SQLite", "sqlite://" + db, d, work, sqlite_join(db))
+    fresh(db)
+    if postgres_url:
+        psql(postgres_url, "DROP DATABASE IF EXISTS cl_e2e_recon WITH (FORCE)")
+        psql(postgres_url, "CREATE DATABASE cl_e2e_recon")
+        url = with_db(postgres_url, "cl_e2e_recon")
+        recon_on("PostgreSQL", url, d, work, pg_join(url, work))
+        psql(postgres_url, "DROP DATABASE IF EXISTS cl_e2e_recon WITH (FORCE)")
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def recon_on(backend, url, d, work, join):
     for f in sorted(glob.glob(os.path.join(d, "*.xml"))):
         timed([BIN, "--db", url, "ingest", "-q", f])
     subprocess.run([BIN, "--db", url, "-q", "account", "map", "--bank-account", RECON_IBAN,
                     "--ledger-account", "acct:" + RECON_IBAN], check=True)
-    con = sqlite3.connect(db)
-    ours = con.execute("SELECT count(*) FROM postings").fetchone()[0]
-    theirs = con.execute("SELECT count(*) FROM statement_entries").fetchone()[0]
-    con.close()
     base = [BIN, "--db", url, "-q", "reconcile", "--bank-account", RECON_IBAN, "--from", "2026-11-01",
             "--to", "2026-11-30", "--rules", os.path.join(d, "rules.toml")]
     dry = timed(base + ["--dry-run", "--report", os.path.join(work, "recon-dry.csv")])
-    rec = timed(base + ["--report", os.path.join(work, "recon.csv")])
+    report = os.path.join(work, "recon.jsonl")
+    rec = timed(base + ["--report", report])
     again = timed(base)
-    # The ceiling: the two tables joined on the identifier, every pair produced (counted):
-    # the EndToEndIds out of the postings' detail, indexed, joined to the entries' column.
-    # (Joined directly, SQLite's planner loops over one table per row of the other.)
-    # The detail is stored compact (no SQL function reads it): the identifiers are
-    # read out first, untimed, so the ceiling is the index and the join alone (a higher
-    # ceiling than the json_extract scan it timed before).
-    con = sqlite3.connect(db)
-    e2e = [(pid, detail_field(d, E2E_KEY)) for pid, d in
-           con.execute("SELECT posting_id, detail FROM postings WHERE tenant = 'default'")]
-    con.execute("CREATE TEMP TABLE o (posting_id INTEGER, e2e TEXT)")
-    con.executemany("INSERT INTO o VALUES (?, ?)", e2e)
-    t0 = time.perf_counter()
-    con.execute("CREATE INDEX temp.o_e2e ON o (e2e)")
-    pairs = con.execute(
-        "SELECT count(*) FROM statement_entries e JOIN o ON o.e2e = e.end_to_end_id "
-        "WHERE e.tenant = 'default'").fetchone()[0]
-    join_s = time.perf_counter() - t0
-    con.close()
+    names, ours, theirs = join["names"](), join["count"]("postings"), join["count"]("statement_entries")
+    same, differ = recon_check(report, os.path.join(d, "expected.jsonl"), names)
+    pairs, join_s = join["time"]()
     rows = ours + theirs
     ceil = rows / join_s
-    print(f"\n### reconcile {ours:,} postings against {theirs:,} statement entries — SQLite\n")
-    print(f"(the join pairs {pairs:,} of them in {join_s:.2f} s)\n")
+    print(f"\n### reconcile {ours:,} postings against {theirs:,} statement entries — {backend}\n")
+    print(f"(the join pairs {pairs:,} of them in {join_s:.2f} s; the recorded run's report "
+          f"{'equals' if same else 'does NOT equal'} expected.jsonl item for item ({differ:,} differ))\n")
     print(HEADER)
     row("reconcile --dry-run (read, match, report)", rows, 0, *dry, ceil)
-    row("reconcile (items and members recorded)", rows, 0, *rec, ceil)
+    row("reconcile (items and members recorded, report written)", rows, 0, *rec, ceil)
     row("reconcile again (the same run, reported)", rows, 0, *again, ceil)
     row("ceiling: plain SQL join on the identifier", rows, 0, join_s, None)
-    shutil.rmtree(d, ignore_errors=True)
-    fresh(db)
+    target(f"reconcile recorded / SQL join, {backend}, {ours:,} postings", (rows / rec[0]) / ceil, 0.5)
+    target(f"reconcile recorded peak RSS MB, {backend}, {ours:,} postings", rec[1], 500, "≤")
+    target(f"reconcile dry run peak RSS MB, {backend}, {ours:,} postings", dry[1], 500, "≤")
+    target(f"reconcile report = expected.jsonl, {backend} (items differing)", differ, 0, "≤")
+
+
+def recon_check(report, expected, names):
+    """Whether the report's items are expected.jsonl's (outcome, level, both sides' members by
+    name, as the generated-month test compares them); how many differ."""
+    def key(outcome, by, ours, theirs):
+        return (outcome, by or None, tuple(sorted(ours)), tuple(sorted(theirs)))
+    want, got = {}, {}
+    with open(expected) as f:
+        for line in f:
+            e = json.loads(line)
+            k = key(e["outcome"], e["matched_by"], e["our"], e["their"])
+            want[k] = want.get(k, 0) + 1
+    with open(report) as f:
+        for line in f:
+            r = json.loads(line)
+            k = key(r["outcome"], r["matched_by"], [names.get(x, x) for x in r["our_keys"]],
+                    [x.removeprefix("ref:") for x in r["their_keys"]])
+            got[k] = got.get(k, 0) + 1
+    differ = sum(abs(got.get(k, 0) - want.get(k, 0)) for k in set(got) | set(want))
+    return differ == 0, differ
+
+
+def name_of(detail):
+    """A posting's name in expected.jsonl: its EndToEndId, else (a return) its RtrId."""
+    return detail_field(detail, E2E_KEY) or detail_field(detail, TX_ID_KEY)
+
+
+def sqlite_join(db):
+    """The SQLite ceiling: the EndToEndIds out of the postings' detail (untimed: no SQL
+    function reads the compact form), indexed, joined to the entries' column, every pair
+    counted. (Joined directly, SQLite's planner loops over one table per row of the other.)"""
+    def names():
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT operation || ':' || posting_key, detail FROM postings").fetchall()
+        con.close()
+        return {k: name_of(v) for k, v in rows}
+
+    def count(table):
+        con = sqlite3.connect(db)
+        c = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        con.close()
+        return c
+
+    def run():
+        con = sqlite3.connect(db)
+        e2e = [(pid, detail_field(v, E2E_KEY)) for pid, v in
+               con.execute("SELECT posting_id, detail FROM postings WHERE tenant = 'default'")]
+        con.execute("CREATE TEMP TABLE o (posting_id INTEGER, e2e TEXT)")
+        con.executemany("INSERT INTO o VALUES (?, ?)", e2e)
+        t0 = time.perf_counter()
+        con.execute("CREATE INDEX temp.o_e2e ON o (e2e)")
+        pairs = con.execute("SELECT count(*) FROM statement_entries e JOIN o ON o.e2e = e.end_to_end_id "
+                            "WHERE e.tenant = 'default'").fetchone()[0]
+        s = time.perf_counter() - t0
+        con.close()
+        return pairs, s
+    return {"names": names, "count": count, "time": run}
+
+
+NULL = "\\N"  # COPY's text form of NULL
+
+
+def pg_join(url, work):
+    """The PostgreSQL ceiling, the same join: the EndToEndIds read out of the details (untimed)
+    into a table, then indexed and joined in one timed psql session."""
+    def details():
+        out = psql(url, "COPY (SELECT posting_id, operation || ':' || posting_key, encode(detail, 'hex') "
+                        "FROM postings) TO STDOUT")
+        for line in out.splitlines():
+            pid, k, hexed = line.split("\t")
+            yield int(pid), k, bytes.fromhex(hexed)
+
+    def names():
+        return {k: name_of(v) for _, k, v in details()}
+
+    def count(table):
+        return int(psql(url, f"SELECT count(*) FROM {table}").split()[-3])
+
+    def run():
+        path = os.path.join(work, "o.tsv")
+        with open(path, "w") as f:
+            for pid, _, v in details():
+                e2e = detail_field(v, E2E_KEY)
+                f.write(f"{pid}\t{NULL if e2e is None else e2e}\n")
+        psql(url, "DROP TABLE IF EXISTS o; CREATE UNLOGGED TABLE o (posting_id bigint, e2e text)")
+        psql(url, stdin=f"\\copy o FROM '{path}'\n")
+        t0 = time.perf_counter()
+        out = psql(url, stdin="CREATE INDEX o_e2e ON o (e2e); ANALYZE o; SELECT count(*) FROM statement_entries e "
+                              "JOIN o ON o.e2e = e.end_to_end_id WHERE e.tenant = 'default';\n")
+        s = time.perf_counter() - t0
+        psql(url, "DROP TABLE o")
+        os.remove(path)
+        return int(out.split()[-3]), s
+    return {"names": names, "count": count, "time": run}
 
 
 def pg_url():
@@ -480,7 +575,7 @@ def main():
         url = pg_url() if a.postgres else None
         for fmt in fmts:
             if fmt == "recon":
-                recon(a.entries, work)
+                recon(a.entries, work, url)
             else:
                 one_format(fmt, a.entries, work, url)
             sys.stdout.flush()

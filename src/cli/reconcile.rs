@@ -55,7 +55,9 @@ pub(crate) struct ReconcileArgs {
     pub correct: Vec<String>,
     /// The most postings and entries matched at once: the rows that share identifiers are
     /// read, matched and let go a part at a time, so memory holds a part and not the
-    /// period (what no identifier ties is held whole). Every value gives the same items.
+    /// period (what no identifier ties is held whole). The items, and the link values past
+    /// eight a row of a part, wait in temporary files ($TMPDIR; about 0.3 KB an item) in
+    /// runs of this size. Every value gives the same items.
     #[arg(long, value_name = "ROWS", default_value_t = 20_000,
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub part_rows: u64,

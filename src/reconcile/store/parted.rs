@@ -354,6 +354,22 @@ pub(super) struct Decided {
 }
 
 impl Decided {
+    #[cfg(test)]
+    pub(super) fn new(
+        row: ItemRow,
+        our_ids: Vec<i64>,
+        their_ids: Vec<i64>,
+        order: (Outcome, bool, Option<NaiveDate>),
+    ) -> Decided {
+        Decided {
+            row,
+            our_ids,
+            their_ids,
+            correction: None,
+            order,
+        }
+    }
+
     pub(super) fn order(&self) -> (Outcome, bool, Option<NaiveDate>, &str) {
         let (o, l, d) = self.order;
         (o, l, d, self.row.item_key.as_str())
@@ -430,6 +446,14 @@ impl Ledger {
             .match_parts(req, mapped, &scan, &parts, (as_of, previous), &mut out)
             .await?;
         super::took(t0, "the parts matched");
+        let largest = parts.iter().map(<[u32]>::len).max().unwrap_or(0);
+        tracing::debug!(
+            parts = parts.iter().count(),
+            largest,
+            left_ours = left.ours.len(),
+            left_theirs = left.theirs.len(),
+            "reconcile: parts"
+        );
         let Scan {
             corrections,
             pending,

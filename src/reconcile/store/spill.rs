@@ -104,6 +104,9 @@ impl Sorter {
         } else if !self.batch.is_empty() {
             self.spill()?;
         }
+        let bytes = self.runs.last().map_or(0, |r| r.1);
+        let (items, runs) = (self.len, self.runs.len());
+        tracing::debug!(items, runs, bytes, "reconcile: items sorted");
         Ok(Sorted {
             held: self.batch,
             file: self.file,
@@ -441,5 +444,118 @@ impl Serialize for Items {
         }
         res.map_err(S::Error::custom)?;
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A small deterministic generator (no dependency for a test's noise).
+    fn noise(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn link_values_come_back_grouped_whatever_the_batch() {
+        let mut seed = 7;
+        let pairs: Vec<(u64, u32)> = (0..5_000)
+            .map(|_| (noise(&mut seed) % 700, (noise(&mut seed) % 2_000) as u32))
+            .collect();
+        let mut want: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for &(h, r) in &pairs {
+            if r % 5 != 0 {
+                want.entry(h).or_default().push(r);
+            }
+        }
+        let want: Vec<Vec<u32>> = want
+            .into_values()
+            .map(|mut g| {
+                g.sort_unstable();
+                g
+            })
+            .collect();
+        for cap in [1, 3, 64, 1_000_000] {
+            let mut links = Links::new(cap);
+            pairs.iter().for_each(|&(h, r)| links.push(h, r).unwrap());
+            let mut got = Vec::new();
+            links
+                .groups(|r| r % 5 != 0, |g| got.push(g.to_vec()))
+                .unwrap();
+            assert_eq!(got, want, "batches of {cap}");
+        }
+    }
+
+    fn item(key: String, outcome: Outcome, date: Option<NaiveDate>, late: bool) -> Decided {
+        let row = ItemRow {
+            run_id: None,
+            item_no: 0,
+            outcome: outcome.as_str().to_string(),
+            matched_by: None,
+            tolerance: None,
+            currency: "EUR".into(),
+            our_amount_minor: 1,
+            their_amount_minor: 2,
+            delta_minor: 1,
+            delta_days: None,
+            our_keys: vec![format!("o:{key}")],
+            our_dates: vec![],
+            their_keys: vec![],
+            their_dates: vec![],
+            refers_to: None,
+            corrections: vec![],
+            explanation: format!("item {key}"),
+            previous_outcome: None,
+            correction_key: None,
+            item_key: key,
+        };
+        Decided::new(row, vec![1, 2], vec![3], (outcome, !late, date))
+    }
+
+    #[test]
+    fn items_come_back_in_report_order_numbered_whatever_the_batch() {
+        let mut seed = 11;
+        let day = NaiveDate::from_ymd_opt(2026, 11, 1).unwrap();
+        let items: Vec<Decided> = (0..2_000)
+            .map(|n| {
+                let o = Outcome::ALL[(noise(&mut seed) % 4) as usize];
+                let d = day + chrono::Days::new(noise(&mut seed) % 9);
+                let date = (n % 13 != 0).then_some(d);
+                let mut d = item(
+                    format!("{:08x}", noise(&mut seed) % 500),
+                    o,
+                    date,
+                    n % 17 == 0,
+                );
+                d.row.explanation = format!("arrived {n}");
+                d
+            })
+            .collect();
+        let mut want: Vec<&Decided> = items.iter().collect();
+        want.sort_by(|a, b| a.order().cmp(&b.order()));
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|d| (d.row.item_key.clone(), d.row.explanation.clone()))
+            .collect();
+        for cap in [1, 7, 500, 1_000_000] {
+            let mut s = Sorter::new(cap);
+            items.iter().cloned().for_each(|d| s.push(d).unwrap());
+            let sorted = s.finish().unwrap();
+            assert_eq!(sorted.len(), items.len());
+            for _ in 0..2 {
+                let got: Vec<Decided> = sorted.iter().unwrap().map(Result::unwrap).collect();
+                let nos: Vec<i64> = got.iter().map(|d| d.row.item_no).collect();
+                assert_eq!(nos, (1..=items.len() as i64).collect::<Vec<_>>());
+                let got: Vec<(String, String)> = got
+                    .iter()
+                    .map(|d| (d.row.item_key.clone(), d.row.explanation.clone()))
+                    .collect();
+                assert_eq!(got, want, "batches of {cap}");
+            }
+        }
     }
 }
