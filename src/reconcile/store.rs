@@ -1116,25 +1116,33 @@ impl Ledger {
         let summary = col!(SUMMARY, "summary");
         let summary: Summary = serde_json::from_str(&r.text(summary)?)
             .map_err(|_| bad(summary, "a reconciliation summary"))?;
-        let rows = self
-            .store()
-            .query(
-                &format!(
-                    "SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 ORDER BY item_no"
-                ),
-                &args![run_id],
-            )
-            .await?;
-        let items = rows.iter().map(stored_item).collect::<Result<Vec<_>>>()?;
+        let mut items = spill::Sorter::in_order();
         let mut by_currency = ByCurrency::new();
-        for r in &items {
-            let of = (r.outcome.clone(), r.currency.clone());
-            add(by_currency.entry(of).or_default(), r);
-        }
+        let sql =
+            format!("SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 ORDER BY item_no");
+        self.store()
+            .each_row(&sql, &args![run_id], &mut |r| {
+                let item = stored_item(r)?;
+                add(
+                    by_currency
+                        .entry((item.outcome.clone(), item.currency.clone()))
+                        .or_default(),
+                    &item,
+                );
+                items
+                    .push(Decided::stored(item))
+                    .map_err(LedgerError::TempFile)
+            })
+            .await
+            .during("reading the reconciliation's items")?;
+        let sorted = items.finish().map_err(LedgerError::TempFile)?;
         Ok(Some(Reconciliation {
             summary,
             by_currency,
-            items: Items::Stored(items),
+            items: Items {
+                sorted,
+                run_id: Some(run_id),
+            },
             repeat_of: None,
         }))
     }
@@ -1388,7 +1396,7 @@ fn done(summary: Summary, sorted: Sorted, by_currency: ByCurrency) -> ReconcileO
     let run_id = summary.run_id;
     ReconcileOutcome::Done(Box::new(Reconciliation {
         summary,
-        items: Items::Run { sorted, run_id },
+        items: Items { sorted, run_id },
         by_currency,
         repeat_of: None,
     }))

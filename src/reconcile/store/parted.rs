@@ -354,6 +354,18 @@ pub(super) struct Decided {
 }
 
 impl Decided {
+    /// An item read back from the ledger (its members and correction not needed).
+    pub(super) fn stored(row: ItemRow) -> Decided {
+        let outcome = Outcome::parse(&row.outcome).unwrap_or(Outcome::MissingOurs);
+        Decided {
+            row,
+            our_ids: Vec::new(),
+            their_ids: Vec::new(),
+            correction: None,
+            order: (outcome, true, None),
+        }
+    }
+
     #[cfg(test)]
     pub(super) fn new(
         row: ItemRow,

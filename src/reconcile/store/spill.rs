@@ -28,6 +28,9 @@ pub(super) struct Sorter {
     runs: Vec<(u64, u64)>,
     corrections: Vec<Correction>,
     len: usize,
+    /// Items that come in report order already (a run read back from the ledger): one
+    /// run, never sorted.
+    ordered: bool,
 }
 
 /// Items out, in report order, as often as asked, numbered from 1.
@@ -56,6 +59,15 @@ impl Sorter {
             runs: Vec::new(),
             corrections: Vec::new(),
             len: 0,
+            ordered: false,
+        }
+    }
+
+    /// For items pushed in report order (kept in that order, numbered as they came).
+    pub(super) fn in_order() -> Sorter {
+        Sorter {
+            ordered: true,
+            ..Sorter::new(4_096)
         }
     }
 
@@ -70,7 +82,9 @@ impl Sorter {
 
     /// The batch sorted (stably: equal keys keep their arrival order) and written as a run.
     fn spill(&mut self) -> io::Result<()> {
-        self.batch.sort_by(|a, b| a.order().cmp(&b.order()));
+        if !self.ordered {
+            self.batch.sort_by(|a, b| a.order().cmp(&b.order()));
+        }
         let file = match &mut self.file {
             Some(f) => f,
             None => self.file.insert(tempfile::tempfile()?),
@@ -94,12 +108,15 @@ impl Sorter {
         w.flush()?;
         drop(w);
         let end = file.stream_position()?;
-        self.runs.push((start, end));
+        match self.runs.last_mut() {
+            Some(run) if self.ordered => run.1 = end,
+            _ => self.runs.push((start, end)),
+        }
         Ok(())
     }
 
     pub(super) fn finish(mut self) -> io::Result<Sorted> {
-        if self.file.is_none() {
+        if self.file.is_none() && !self.ordered {
             self.batch.sort_by(|a, b| a.order().cmp(&b.order()));
         } else if !self.batch.is_empty() {
             self.spill()?;
@@ -391,25 +408,19 @@ fn merge_links(
     Ok(())
 }
 
-/// A reconciliation's items as `reconcile` and `report` print them: read back from the
-/// ledger (a run recorded before), or this run's own, merged from its runs each time
-/// they are read.
+/// A reconciliation's items as `reconcile` and `report` print them, this run's or a
+/// recorded run's read back, in a temporary file past a few thousand: read in report order
+/// each time they are asked for.
 #[derive(Debug)]
-pub(crate) enum Items {
-    Stored(Vec<ItemRow>),
-    Run {
-        sorted: Sorted,
-        /// The run that recorded them (none for a dry run).
-        run_id: Option<i64>,
-    },
+pub(crate) struct Items {
+    pub(super) sorted: Sorted,
+    /// The run that recorded them (none for a dry run).
+    pub(super) run_id: Option<i64>,
 }
 
 impl Items {
     pub(crate) fn len(&self) -> usize {
-        match self {
-            Items::Stored(v) => v.len(),
-            Items::Run { sorted, .. } => sorted.len(),
-        }
+        self.sorted.len()
     }
 
     /// Each item, in report order.
@@ -417,14 +428,11 @@ impl Items {
         &self,
         mut f: impl FnMut(ItemRow) -> io::Result<()>,
     ) -> io::Result<()> {
-        match self {
-            Items::Stored(v) => v.iter().try_for_each(|r| f(r.clone())),
-            Items::Run { sorted, run_id } => sorted.iter()?.try_for_each(|d| {
-                let mut row = d?.row;
-                row.run_id = *run_id;
-                f(row)
-            }),
-        }
+        self.sorted.iter()?.try_for_each(|d| {
+            let mut row = d?.row;
+            row.run_id = self.run_id;
+            f(row)
+        })
     }
 }
 
@@ -557,5 +565,35 @@ mod tests {
                 assert_eq!(got, want, "batches of {cap}");
             }
         }
+    }
+
+    #[test]
+    fn items_read_back_in_order_stay_in_that_order() {
+        let mut seed = 3;
+        let day = NaiveDate::from_ymd_opt(2026, 11, 1).unwrap();
+        let mut s = Sorter::in_order();
+        let n = 10_000;
+        let mut want = Vec::new();
+        for k in 0..n {
+            // Orders that a sort would change: the order given is the one kept.
+            let o = Outcome::ALL[(noise(&mut seed) % 5) as usize];
+            let date = day + chrono::Days::new(noise(&mut seed) % 30);
+            let key = format!("{:08x}", noise(&mut seed));
+            want.push(key.clone());
+            let mut d = item(key, o, Some(date), false);
+            d.row.item_no = k + 1;
+            s.push(d).unwrap();
+        }
+        let sorted = s.finish().unwrap();
+        assert!(
+            sorted.runs.len() == 1 && sorted.held.is_empty(),
+            "{sorted:?}"
+        );
+        let got: Vec<String> = sorted
+            .iter()
+            .unwrap()
+            .map(|d| d.unwrap().row.item_key)
+            .collect();
+        assert_eq!(got, want);
     }
 }
