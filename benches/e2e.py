@@ -83,9 +83,16 @@ def table_of(fmt):
     return ("statement_entries", ENTRY_COLS) if fmt == "camt053" else ("postings", COLS)
 
 
+# A child's peak RSS as the kernel counts it includes its parent's at the fork (kept across
+# exec): this script grows (reading reports to check them), so the child is started by
+# /usr/bin/time, small, which reports its own child's.
+TIME = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
+
+
 def timed(cmd, stdin=None):
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin else None, stdout=subprocess.DEVNULL,
+    wrap = [TIME, "-f", "maxrss-kb %M"] if TIME else []
+    p = subprocess.Popen(wrap + cmd, stdin=subprocess.PIPE if stdin else None, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     if stdin:
         p.stdin.write(stdin)
@@ -96,7 +103,8 @@ def timed(cmd, stdin=None):
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"{' '.join(cmd)} failed ({code}): {err}")
-    return secs, ru.ru_maxrss / 1024.0
+    kb = [int(line.split()[1]) for line in err.splitlines() if line.startswith("maxrss-kb ")]
+    return secs, (kb[-1] if kb else ru.ru_maxrss) / 1024.0
 
 
 def fresh(path):
