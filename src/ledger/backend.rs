@@ -32,6 +32,9 @@ pub(crate) enum Begin {
     Exclusive,
     /// Applying migrations: also serialises concurrent migrators.
     Migrate,
+    /// Reads only, all of them from one state of the ledger whatever commits meanwhile (a
+    /// dry-run reconciliation reading its rows twice); writers are not held up.
+    Snapshot,
 }
 
 /// Which backend a database URL names, and so which SQL dialect it speaks (a feature

@@ -359,6 +359,10 @@ impl Backend for PgStore {
                     return Err(e);
                 }
             }
+            Begin::Snapshot => {
+                self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", &[])
+                    .await?;
+            }
             Begin::Migrate => {
                 self.execute("BEGIN", &[]).await?;
                 // Serialise concurrent migrators; released at COMMIT or ROLLBACK. A lock not

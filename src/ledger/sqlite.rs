@@ -442,6 +442,11 @@ impl Backend for SqliteStore {
                 .conn
                 .execute_batch("BEGIN IMMEDIATE")
                 .ctx("starting the transaction"),
+            // A deferred transaction: its first read fixes the WAL snapshot it reads.
+            Begin::Snapshot => self
+                .conn
+                .execute_batch("BEGIN DEFERRED")
+                .ctx("starting the transaction"),
             Begin::Migrate => {
                 // Outside any transaction, or the pragma does nothing (see the module docs).
                 self.conn

@@ -446,7 +446,14 @@ impl Ledger {
             Err(refused) => return Ok(refused),
         };
         if req.dry_run {
-            return self.reconcile_read(req, &mapped).await.map(|e| e.0);
+            // Its rows are read twice (scanned, then each part by id): from one snapshot.
+            self.store()
+                .begin(Begin::Snapshot)
+                .await
+                .during("starting the reconciliation's transaction")?;
+            let res = self.reconcile_read(req, &mapped).await;
+            let _ = self.store().rollback().await;
+            return res.map(|e| e.0);
         }
         self.begin_reconciliation().await?;
         let res = self.reconcile_read(req, &mapped).await;
