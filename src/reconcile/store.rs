@@ -407,9 +407,29 @@ const THEIRS: Columns = Columns(&[
     "refs",
 ]);
 
-/// Previous outcomes per item key, of the last reconciliation of the same account and
-/// period (its run id first).
-type Previous = Option<(i64, HashMap<String, String>)>;
+/// The last reconciliation of the same account and period: its run id and how many items
+/// it has (its items' outcomes are looked up by key a chunk at a time, never held).
+type Previous = Option<(i64, u64)>;
+
+/// `AND item_key IN (keys)`, the keys bound as `$2` as the backend takes a list: SQLite a
+/// JSON array, PostgreSQL an array literal (item keys are hex digits: nothing to escape).
+fn keys_filter<'a>(
+    d: crate::ledger::backend::Dialect,
+    keys: impl Iterator<Item = &'a str>,
+) -> (&'static str, String) {
+    use crate::ledger::backend::Dialect;
+    let keys: Vec<&str> = keys.collect();
+    match d {
+        Dialect::Sqlite => (
+            "AND item_key IN (SELECT value FROM json_each($2))",
+            serde_json::to_string(&keys).unwrap_or_default(),
+        ),
+        Dialect::Postgres => (
+            "AND item_key = ANY(CAST($2 AS TEXT[]))",
+            format!("{{{}}}", keys.join(",")),
+        ),
+    }
+}
 
 /// Logs how long a step took (`RUST_LOG=clearledger=debug`).
 /// Logs how long a step took, and the process's peak resident memory so far where the
@@ -507,10 +527,9 @@ impl Ledger {
         };
         stage("matching");
         let t0 = std::time::Instant::now();
-        let previous = self.previous_outcomes(req).await?;
-        let sorted = self
-            .match_in_parts(req, mapped, scan, head.as_of, &previous)
-            .await?;
+        let previous = self.previous_run(req).await?;
+        let sorted = self.match_in_parts(req, mapped, scan, head.as_of).await?;
+        let sorted = self.with_previous(&previous, sorted).await?;
         took(t0, "matched");
         let mut summary = new_summary(req, head);
         let t0 = std::time::Instant::now();
@@ -771,12 +790,9 @@ impl Ledger {
             .transpose()
     }
 
-    /// The latest reconciliation of the same account and period, and its outcomes by
-    /// item key.
-    async fn previous_outcomes(
-        &mut self,
-        req: &ReconcileRequest<'_>,
-    ) -> Result<Option<(i64, HashMap<String, String>)>> {
+    /// The latest reconciliation of the same account and period, and how many items it
+    /// has.
+    async fn previous_run(&mut self, req: &ReconcileRequest<'_>) -> Result<Previous> {
         let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
         let (from, to) = (d(req.from), d(req.to));
         let Some(r) = self
@@ -794,25 +810,71 @@ impl Ledger {
             return Ok(None);
         };
         let run_id = r.int(col!(RECON_RUN, "run_id"))?;
-        const OUTCOME: Columns = Columns(&["item_key", "outcome"]);
-        let rows = self
+        const COUNT: Columns = Columns(&["n"]);
+        let n = self
             .store()
-            .query(
+            .query_one(
                 checked!(
-                    OUTCOME,
-                    "SELECT item_key, outcome FROM recon_items WHERE run_id = $1"
+                    COUNT,
+                    "SELECT count(*) AS n FROM recon_items WHERE run_id = $1"
                 ),
                 &args![run_id],
             )
-            .await?;
-        let mut m = HashMap::with_capacity(rows.len());
-        for r in rows {
-            m.insert(
-                r.text(col!(OUTCOME, "item_key"))?,
-                r.text(col!(OUTCOME, "outcome"))?,
-            );
+            .await?
+            .int(col!(COUNT, "n"))?;
+        Ok(Some((run_id, n as u64)))
+    }
+
+    /// The items, each with the outcome its key had in the previous run, looked up a
+    /// chunk at a time (the previous run's items are never all held).
+    async fn with_previous(&mut self, previous: &Previous, sorted: Sorted) -> Result<Sorted> {
+        let Some((run_id, _)) = *previous else {
+            return Ok(sorted);
+        };
+        let mut out = spill::Sorter::in_order();
+        let mut items = sorted.iter().map_err(LedgerError::TempFile)?;
+        let mut chunk: Vec<Decided> = Vec::with_capacity(RECORDED_AT_ONCE);
+        loop {
+            chunk.clear();
+            for d in items.by_ref().take(RECORDED_AT_ONCE) {
+                chunk.push(d.map_err(LedgerError::TempFile)?);
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let was = self.outcomes_of(run_id, &chunk).await?;
+            for mut d in chunk.drain(..) {
+                d.row.previous_outcome = was.get(&d.row.item_key).cloned();
+                out.push(d).map_err(LedgerError::TempFile)?;
+            }
         }
-        Ok(Some((run_id, m)))
+        out.finish().map_err(LedgerError::TempFile)
+    }
+
+    /// The outcomes run `run_id` gave these items' keys (the keys it had), by key.
+    async fn outcomes_of(
+        &mut self,
+        run_id: i64,
+        items: &[Decided],
+    ) -> Result<HashMap<String, String>> {
+        let keys = items.iter().map(|d| d.row.item_key.as_str());
+        let (filter, list) = keys_filter(self.store().dialect(), keys);
+        const OUTCOME: Columns = Columns(&["item_key", "outcome"]);
+        let sql = format!("SELECT item_key, outcome FROM recon_items WHERE run_id = $1 {filter}");
+        let mut was = HashMap::with_capacity(items.len());
+        self.store()
+            .each_row(
+                OUTCOME.checked(&sql),
+                &args![run_id, list.as_str()],
+                &mut |r| {
+                    let key = r.text(col!(OUTCOME, "item_key"))?;
+                    was.insert(key, r.text(col!(OUTCOME, "outcome"))?);
+                    Ok(())
+                },
+            )
+            .await
+            .during("reading the previous run's outcomes")?;
+        Ok(was)
     }
 
     /// Records the run inside the open transaction; `false` when the identity was taken.
@@ -1462,10 +1524,10 @@ fn summarize(
             }
         }
     }
-    if let Some((prev_run, prev)) = previous {
+    if let Some((prev_run, prev_items)) = previous {
         // Item keys are unique in a run: the previous run's keys not met again are gone.
         changes.previous_run_id = Some(*prev_run);
-        changes.gone_items = (prev.len() as u64).saturating_sub(kept);
+        changes.gone_items = prev_items.saturating_sub(kept);
         summary.changes = changes;
     }
     summary.outcomes = outcomes;
@@ -1478,12 +1540,7 @@ fn summarize(
     Ok(((!unknown.is_empty()).then_some(unknown), by_currency))
 }
 
-fn item_row(
-    inputs: &Inputs,
-    it: &Item,
-    item_no: i64,
-    previous: Option<&HashMap<String, String>>,
-) -> ItemRow {
+fn item_row(inputs: &Inputs, it: &Item, item_no: i64) -> ItemRow {
     let d = |v: Option<NaiveDate>| v.map(|d| d.to_string()).unwrap_or_default();
     ItemRow {
         run_id: None,
@@ -1519,7 +1576,8 @@ fn item_row(
             .map(|&x| inputs.ours[x].key.clone())
             .collect(),
         explanation: it.explanation.clone(),
-        previous_outcome: previous.and_then(|p| p.get(&it.key).cloned()),
+        // Looked up once the items are in order (`Ledger::with_previous`).
+        previous_outcome: None,
         correction_key: None,
         item_key: it.key.clone(),
     }

@@ -16,9 +16,7 @@
 //! identifiers tie almost everything, a small share), never with the matched.
 
 use super::spill::{Links, Sorted, Sorter};
-use super::{
-    Correction, ItemRow, Previous, correction_key, correction_of, item_row, wants_correction,
-};
+use super::{Correction, ItemRow, correction_key, correction_of, item_row, wants_correction};
 use super::{OURS, THEIRS, our_side, their_side};
 use crate::ledger::backend::Dialect;
 use crate::ledger::store::{Arg, Row, args, col};
@@ -398,10 +396,9 @@ fn decide(
     mapped: &[String],
     inp: &Inputs,
     it: &Item,
-    previous: &Previous,
     late: Option<&String>,
 ) -> Decided {
-    let mut row = item_row(inp, it, 0, previous.as_ref().map(|p| &p.1));
+    let mut row = item_row(inp, it, 0);
     if let Some(k) = late {
         row.refers_to = Some(k.clone());
     }
@@ -453,13 +450,12 @@ impl Ledger {
         mapped: &[String],
         mut scan: Scan,
         as_of: Option<NaiveDate>,
-        previous: &Previous,
     ) -> Result<Sorted> {
         let mut out = Sorter::new(req.part_rows);
         let t0 = std::time::Instant::now();
         let parts = scan.parts(req.part_rows)?;
         let mut left = self
-            .match_parts(req, mapped, &scan, &parts, (as_of, previous), &mut out)
+            .match_parts(req, mapped, &scan, &parts, as_of, &mut out)
             .await?;
         super::took(t0, "the parts matched");
         let largest = parts.iter().map(<[u32]>::len).max().unwrap_or(0);
@@ -484,7 +480,7 @@ impl Ledger {
         left.folded
             .extend(st.folded.iter().map(|&c| inp.ours[c].id));
         for it in &items {
-            out.push(decide(req, mapped, &inp, it, previous, late.get(&it.key)))
+            out.push(decide(req, mapped, &inp, it, late.get(&it.key)))
                 .map_err(LedgerError::TempFile)?;
         }
         let unfolded = corrections
@@ -492,7 +488,7 @@ impl Ledger {
             .filter(|c| !left.folded.contains(&c.id));
         let inp = inputs_of(req, unfolded.collect(), vec![], as_of);
         for it in &orphans(&inp, req.rules) {
-            out.push(decide(req, mapped, &inp, it, previous, None))
+            out.push(decide(req, mapped, &inp, it, None))
                 .map_err(LedgerError::TempFile)?;
         }
         out.finish().map_err(LedgerError::TempFile)
@@ -506,7 +502,7 @@ impl Ledger {
         mapped: &[String],
         scan: &Scan,
         parts: &Parts,
-        (as_of, previous): (Option<NaiveDate>, &Previous),
+        as_of: Option<NaiveDate>,
         out: &mut Sorter,
     ) -> Result<Left> {
         let rows = scan.gone.len();
@@ -526,7 +522,7 @@ impl Ledger {
             left.folded
                 .extend(st.folded.iter().map(|&c| inp.ours[c].id));
             for it in &st.items {
-                out.push(decide(req, mapped, &inp, it, previous, None))
+                out.push(decide(req, mapped, &inp, it, None))
                     .map_err(LedgerError::TempFile)?;
             }
             let (o, t) = left_over(&mut inp, &st.left_ours, &st.left_theirs);
