@@ -35,6 +35,8 @@ pub use engine::{
 pub(crate) use engine::{
     Linker, Parts, first_date, first_stage, orphans, our_links, second_stage, their_links,
 };
-pub(crate) use store::{BalanceRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation};
+pub(crate) use store::{
+    BalanceRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation, Summary,
+};
 #[doc(hidden)]
 pub use synthetic::synthetic;

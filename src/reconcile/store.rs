@@ -431,11 +431,13 @@ fn keys_filter<'a>(
     }
 }
 
-/// Logs how long a step took (`RUST_LOG=clearledger=debug`).
 /// Logs how long a step took, and the process's peak resident memory so far where the
 /// system tells it (`RUST_LOG=clearledger=debug`): what the performance page's figures
 /// are broken down by.
 fn took(t0: std::time::Instant, step: &str) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let peak = status.lines().find_map(|l| l.strip_prefix("VmHWM:"));

@@ -383,12 +383,34 @@ pub(crate) async fn reconciliation(
     })
     .await
     {
-        Ok(Some(r)) => Json(json!({ "summary": r.summary, "items": r.items })).into_response(),
+        Ok(Some(r)) => reconciliation_body(&r),
         Ok(None) => Problem::not_found(format!(
             "no reconciliation run {id} for this API key's tenant"
         ))
         .into_response(),
         Err(r) => r,
+    }
+}
+
+/// A reconciliation's summary and items as one JSON object: the items are read from their
+/// temporary file as they are written out (never built as one JSON value), and a file that
+/// cannot be read is the database's kind of failure, not a panic.
+fn reconciliation_body(r: &crate::reconcile::Reconciliation) -> Response {
+    #[derive(serde::Serialize)]
+    struct Reply<'a> {
+        summary: &'a crate::reconcile::Summary,
+        items: &'a crate::reconcile::Items,
+    }
+    let body = Reply {
+        summary: &r.summary,
+        items: &r.items,
+    };
+    match serde_json::to_vec(&body) {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(e) => {
+            let e = crate::ledger::LedgerError::TempFile(std::io::Error::other(e));
+            Problem::ledger(&e).into_response()
+        }
     }
 }
 

@@ -249,7 +249,32 @@ fn every_break_found(db: &TestDb, seed: u64) {
         quoted.len()
     );
     text_totals_by_currency(db, &rules, &summary);
+    served_as_reported(db, &summary, &report);
     the_same_items_in_parts_of_any_size(&in_parts, &report);
+}
+
+/// `GET /v1/reconciliations/{run}` gives the recorded run's summary and its items as the
+/// report wrote them, in order.
+fn served_as_reported(db: &TestDb, summary: &Value, report: &std::path::Path) {
+    use common::server::{Server, api_key, get, runtime};
+    let run = summary["run_id"].as_i64().unwrap();
+    let key = api_key(db, "default");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let url = s.url(&format!("/v1/reconciliations/{run}"));
+    let r = runtime().block_on(async { get(&reqwest::Client::new(), &url, &key).await });
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    let body = r.json();
+    // The stored summary: the printed one without what only the command line adds.
+    for (k, v) in body["summary"].as_object().unwrap() {
+        assert_eq!(summary[k], *v, "summary {k}");
+    }
+    assert_eq!(body["summary"]["run_id"], run);
+    assert_eq!(body["items"].as_array().unwrap(), &jsonl(report));
+    s.stop();
 }
 
 /// An item as compared across runs: without the run it was recorded by.

@@ -179,7 +179,7 @@ struct Merge<'a> {
 impl<'a> Merge<'a> {
     fn new(file: &'a File, runs: &[(u64, u64)], corrections: &'a [Correction]) -> io::Result<Self> {
         let mut m = Merge {
-            cursors: runs.iter().map(|&(s, e)| Cursor::new(file, s, e)).collect(),
+            cursors: cursors(file, runs),
             heads: Vec::new(),
             heap: BinaryHeap::with_capacity(runs.len()),
             corrections,
@@ -221,6 +221,15 @@ impl Iterator for Merge<'_> {
     }
 }
 
+/// A cursor on each run, their buffers sharing 16 MiB (from 512 bytes to 64 KiB each: a
+/// merge of many small runs — a small `--part-rows` — holds little of each at a time).
+fn cursors<'a>(file: &'a File, runs: &[(u64, u64)]) -> Vec<Cursor<'a>> {
+    let chunk = ((16 << 20) / runs.len().max(1)).clamp(512, 1 << 16);
+    runs.iter()
+        .map(|&(s, e)| Cursor::new(file, s, e, chunk))
+        .collect()
+}
+
 /// Reads one run's records through a buffer of its own (positional reads: the runs share
 /// one file).
 struct Cursor<'a> {
@@ -229,16 +238,19 @@ struct Cursor<'a> {
     end: u64,
     buf: Vec<u8>,
     at: usize,
+    /// Bytes read at a time (more when a record is longer).
+    chunk: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(file: &'a File, start: u64, end: u64) -> Self {
+    fn new(file: &'a File, start: u64, end: u64, chunk: usize) -> Self {
         Cursor {
             file,
             pos: start,
             end,
             buf: Vec::new(),
             at: 0,
+            chunk,
         }
     }
 
@@ -249,7 +261,7 @@ impl<'a> Cursor<'a> {
         }
         self.buf.drain(..self.at);
         self.at = 0;
-        let want = n.max(1 << 16) - self.buf.len();
+        let want = n.max(self.chunk) - self.buf.len();
         let want = want.min((self.end - self.pos) as usize);
         let have = self.buf.len();
         self.buf.resize(have + want, 0);
@@ -392,7 +404,7 @@ fn merge_links(
     let Some(file) = file else {
         return Ok(());
     };
-    let mut cursors: Vec<Cursor> = runs.iter().map(|&(s, e)| Cursor::new(file, s, e)).collect();
+    let mut cursors = cursors(file, runs);
     let mut heap = BinaryHeap::with_capacity(runs.len());
     for (i, c) in cursors.iter_mut().enumerate() {
         if let Some((h, r)) = c.next_link()? {
