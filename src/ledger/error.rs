@@ -131,7 +131,8 @@ pub enum LedgerError {
     /// A reconciliation's items could not be written to or read back from their
     /// temporary file (`$TMPDIR`, a disk full?): nothing of the run was recorded.
     #[error(
-        "cannot keep the reconciliation's items in a temporary file (set TMPDIR to a directory with room): {0}"
+        "cannot keep the reconciliation's items in a temporary file in {dir} (set TMPDIR to a directory with room): {0}",
+        dir = std::env::temp_dir().display()
     )]
     TempFile(#[source] std::io::Error),
     /// An `Idempotency-Key`'s response was stored by another request while this one ran

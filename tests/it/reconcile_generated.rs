@@ -89,6 +89,7 @@ fn every_break_found(db: &TestDb, seed: u64) {
     // Before the month is recorded: a dry run of the same inputs after it would be the
     // recorded run, reported again, and match nothing.
     let in_parts = dry_runs_in_parts(db, &rules);
+    no_room_records_nothing(db, &rules);
     let r = reconcile_month(
         db,
         &rules,
@@ -275,6 +276,35 @@ fn served_as_reported(db: &TestDb, summary: &Value, report: &std::path::Path) {
     assert_eq!(body["summary"]["run_id"], run);
     assert_eq!(body["items"].as_array().unwrap(), &jsonl(report));
     s.stop();
+}
+
+/// A run whose temporary files cannot be written fails, saying where and what to do, and
+/// records nothing (exit 4: the next run, with room, is the first).
+fn no_room_records_nothing(db: &TestDb, rules: &std::path::Path) {
+    let rules = rules.to_str().unwrap();
+    let args = [
+        "reconcile",
+        "--bank-account",
+        IBAN,
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+        "--rules",
+        rules,
+        "--part-rows",
+        "1",
+    ];
+    let r = db.cl_env(&args, &[("TMPDIR", "/nonexistent/tmp")]);
+    assert_eq!(r.code, 4, "{} {}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("temporary file in /nonexistent/tmp (set TMPDIR"),
+        "{}",
+        r.stderr
+    );
+    let rows = db.rows("SELECT count(*) FROM reconciliations");
+    assert_eq!(rows, vec![vec!["0".to_string()]]);
 }
 
 /// An item as compared across runs: without the run it was recorded by.
