@@ -169,6 +169,19 @@ pub(crate) struct Reconciliation {
 /// of the rows one statement takes).
 const RECORDED_AT_ONCE: usize = 4096;
 
+/// The next items read back in order, at most [`RECORDED_AT_ONCE`], into `chunk`;
+/// `false` when none are left.
+fn next_chunk(
+    items: &mut impl Iterator<Item = std::io::Result<Decided>>,
+    chunk: &mut Vec<Decided>,
+) -> Result<bool> {
+    chunk.clear();
+    for d in items.by_ref().take(RECORDED_AT_ONCE) {
+        chunk.push(d.map_err(LedgerError::TempFile)?);
+    }
+    Ok(!chunk.is_empty())
+}
+
 /// Totals by (outcome, currency).
 pub(crate) type ByCurrency = BTreeMap<(String, String), OutcomeTotals>;
 
@@ -836,14 +849,7 @@ impl Ledger {
         let mut out = spill::Sorter::in_order();
         let mut items = sorted.iter().map_err(LedgerError::TempFile)?;
         let mut chunk: Vec<Decided> = Vec::with_capacity(RECORDED_AT_ONCE);
-        loop {
-            chunk.clear();
-            for d in items.by_ref().take(RECORDED_AT_ONCE) {
-                chunk.push(d.map_err(LedgerError::TempFile)?);
-            }
-            if chunk.is_empty() {
-                break;
-            }
+        while next_chunk(&mut items, &mut chunk)? {
             let was = self.outcomes_of(run_id, &chunk).await?;
             for mut d in chunk.drain(..) {
                 d.row.previous_outcome = was.get(&d.row.item_key).cloned();
@@ -897,14 +903,7 @@ impl Ledger {
         // then its items and their members.
         let mut items = sorted.iter().map_err(LedgerError::TempFile)?;
         let mut chunk = Vec::with_capacity(RECORDED_AT_ONCE);
-        loop {
-            chunk.clear();
-            for d in items.by_ref().take(RECORDED_AT_ONCE) {
-                chunk.push(d.map_err(LedgerError::TempFile)?);
-            }
-            if chunk.is_empty() {
-                break;
-            }
+        while next_chunk(&mut items, &mut chunk)? {
             self.post_corrections(req, run_id, &at, &mut chunk, summary)
                 .await?;
             self.insert_items(run_id, &chunk).await?;

@@ -281,20 +281,8 @@ fn served_as_reported(db: &TestDb, summary: &Value, report: &std::path::Path) {
 /// A run whose temporary files cannot be written fails, saying where and what to do, and
 /// records nothing (exit 4: the next run, with room, is the first).
 fn no_room_records_nothing(db: &TestDb, rules: &std::path::Path) {
-    let rules = rules.to_str().unwrap();
-    let args = [
-        "reconcile",
-        "--bank-account",
-        IBAN,
-        "--from",
-        "2026-11-01",
-        "--to",
-        "2026-11-30",
-        "--rules",
-        rules,
-        "--part-rows",
-        "1",
-    ];
+    let mut args = month_args(rules);
+    args.extend(["--part-rows", "1"]);
     let r = db.cl_env(&args, &[("TMPDIR", "/nonexistent/tmp")]);
     assert_eq!(r.code, 4, "{} {}", r.stdout, r.stderr);
     assert!(
@@ -362,7 +350,14 @@ fn the_same_items_in_parts_of_any_size(
 
 /// `reconcile` of the generated account for November, under `rules`, with `extra`.
 fn reconcile_month(db: &TestDb, rules: &std::path::Path, extra: &[&str]) -> common::Run {
-    let mut args = vec![
+    let mut args = month_args(rules);
+    args.extend_from_slice(extra);
+    db.cl(&args)
+}
+
+/// The arguments of `reconcile` of the generated account for November, under `rules`.
+fn month_args(rules: &std::path::Path) -> Vec<&str> {
+    vec![
         "reconcile",
         "--bank-account",
         IBAN,
@@ -372,9 +367,7 @@ fn reconcile_month(db: &TestDb, rules: &std::path::Path, extra: &[&str]) -> comm
         "2026-11-30",
         "--rules",
         rules.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    db.cl(&args)
+    ]
 }
 
 /// The text's outcome lines total the items by currency, each by its exponent: the planted
