@@ -7,6 +7,9 @@
 //!
 //! Records are length-prefixed `postcard`; the corrections an item asks for stay in
 //! memory (one per break at most, and `Correction` names its fields by `&'static str`).
+//! A recorded run read back from the ledger comes in order already: one run, never
+//! sorted ([`Sorter::in_order`]). The scan's link values take the same road ([`Links`]),
+//! as fixed 12-byte records, to be grouped by value.
 
 use super::parted::Decided;
 use super::{Correction, ItemRow};
