@@ -424,26 +424,6 @@ const THEIRS: Columns = Columns(&[
 /// it has (its items' outcomes are looked up by key a chunk at a time, never held).
 type Previous = Option<(i64, u64)>;
 
-/// `AND item_key IN (keys)`, the keys bound as `$2` as the backend takes a list: SQLite a
-/// JSON array, PostgreSQL an array literal (item keys are hex digits: nothing to escape).
-fn keys_filter<'a>(
-    d: crate::ledger::backend::Dialect,
-    keys: impl Iterator<Item = &'a str>,
-) -> (&'static str, String) {
-    use crate::ledger::backend::Dialect;
-    let keys: Vec<&str> = keys.collect();
-    match d {
-        Dialect::Sqlite => (
-            "AND item_key IN (SELECT value FROM json_each($2))",
-            serde_json::to_string(&keys).unwrap_or_default(),
-        ),
-        Dialect::Postgres => (
-            "AND item_key = ANY(CAST($2 AS TEXT[]))",
-            format!("{{{}}}", keys.join(",")),
-        ),
-    }
-}
-
 /// Logs how long a step took, and the process's peak resident memory so far where the
 /// system tells it (`RUST_LOG=clearledger=debug`): what the performance page's figures
 /// are broken down by.
@@ -865,8 +845,9 @@ impl Ledger {
         run_id: i64,
         items: &[Decided],
     ) -> Result<HashMap<String, String>> {
-        let keys = items.iter().map(|d| d.row.item_key.as_str());
-        let (filter, list) = keys_filter(self.store().dialect(), keys);
+        let keys: Vec<&str> = items.iter().map(|d| d.row.item_key.as_str()).collect();
+        let (filter, list) =
+            parted::in_list(self.store().dialect(), ("item_key", 2, "TEXT"), &keys);
         const OUTCOME: Columns = Columns(&["item_key", "outcome"]);
         let sql = format!("SELECT item_key, outcome FROM recon_items WHERE run_id = $1 {filter}");
         let mut was = HashMap::with_capacity(items.len());

@@ -117,19 +117,26 @@ fn widened(req: &super::ReconcileRequest<'_>, ours: bool) -> (String, String) {
     (lo.unwrap_or_default(), hi.unwrap_or_default())
 }
 
-/// `AND {column} IN (ids)` with the ids bound as the one parameter `$n`, as the backend
-/// takes a list: SQLite a JSON array, PostgreSQL an array literal.
-fn ids_filter(d: Dialect, column: &str, n: usize, ids: &[i64]) -> (String, String) {
-    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+/// `AND {column} IN (values)` with the values bound as the one parameter `$n`, as the
+/// backend takes a list: SQLite a JSON array, PostgreSQL an array literal of `pg_type`
+/// (ids, or item keys: hex digits, nothing to quote).
+pub(super) fn in_list<T: std::fmt::Display + Serialize>(
+    d: Dialect,
+    (column, n, pg_type): (&str, usize, &str),
+    values: &[T],
+) -> (String, String) {
     match d {
         Dialect::Sqlite => (
             format!("AND {column} IN (SELECT value FROM json_each(${n}))"),
-            format!("[{list}]"),
+            serde_json::to_string(values).unwrap_or_default(),
         ),
-        Dialect::Postgres => (
-            format!("AND {column} = ANY(CAST(${n} AS BIGINT[]))"),
-            format!("{{{list}}}"),
-        ),
+        Dialect::Postgres => {
+            let list = values.iter().map(T::to_string).collect::<Vec<_>>();
+            (
+                format!("AND {column} = ANY(CAST(${n} AS {pg_type}[]))"),
+                format!("{{{}}}", list.join(",")),
+            )
+        }
     }
 }
 
@@ -274,7 +281,7 @@ impl Ledger {
         if !our_ids.is_empty() {
             let dates = widened(req, true);
             let n = 4 + mapped.len();
-            let (filter, list) = ids_filter(d, "posting_id", n, our_ids);
+            let (filter, list) = in_list(d, ("posting_id", n, "BIGINT"), our_ids);
             let (sql, mut a) = ours_sql(req, mapped, &dates, &filter);
             a.push(Arg::Text(&list));
             let on: HashSet<&str> = mapped.iter().map(String::as_str).collect();
@@ -289,7 +296,7 @@ impl Ledger {
         let mut theirs = Vec::with_capacity(their_ids.len());
         if !their_ids.is_empty() {
             let dates = widened(req, false);
-            let (filter, list) = ids_filter(d, "entry_id", 5, their_ids);
+            let (filter, list) = in_list(d, ("entry_id", 5, "BIGINT"), their_ids);
             let sql = theirs_sql(&filter);
             let a = args![
                 req.tenant,
