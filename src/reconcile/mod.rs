@@ -33,7 +33,8 @@ pub use engine::{
     reconcile_in_parts,
 };
 pub(crate) use engine::{
-    Linker, Parts, first_date, first_stage, orphans, our_links, second_stage, their_links,
+    Linker, Parts, Rest, Step, first_date, first_stage, named_by, orphans, our_links, rest_step,
+    their_links,
 };
 pub(crate) use store::{
     BalanceRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation, Summary,

@@ -2,7 +2,7 @@
 //! what no level took — entries `missing_ours`, postings `missing_theirs` or, not due
 //! yet, `expected`.
 
-use super::index::{Indexes, Which};
+use super::index::Indexes;
 use super::items::signed_amount;
 use super::{Engine, Outcome, Theirs, by};
 
@@ -55,13 +55,7 @@ impl Engine<'_> {
     /// The first posting not taken that entry `e` names by its UETR, EndToEndId or trace
     /// number, and the value that names it.
     fn named_posting<'e>(&self, idx: &Indexes<'_>, e: &'e Theirs) -> Option<(usize, &'e str)> {
-        [
-            (Which::Uetr, &idx.uetr),
-            (Which::EndToEnd, &idx.e2e),
-            (Which::RefsAndEndToEnd, &idx.trace),
-        ]
-        .into_iter()
-        .find_map(|(w, idx)| {
+        idx.named().into_iter().find_map(|(w, idx)| {
             w.values(e).into_iter().flatten().find_map(|v| {
                 idx.get(v)
                     .and_then(|h| h.iter().copied().find(|&x| !self.our_taken[x]))

@@ -67,7 +67,9 @@
 //!   outright) and the explanation's wording;
 //! - `judge.rs`: pairings judged, corrections folded in, the period kept;
 //! - `parts.rs`: the same run in parts (the identifier passes per component of rows that
-//!   share a value, amount and date over the rest), for inputs read a part at a time.
+//!   share a value), for inputs read a part at a time;
+//! - `rest.rs`: the second stage over what the parts left, a slice at a time (a group of
+//!   one amount, a day's window).
 
 mod amount_date;
 mod batches;
@@ -79,6 +81,7 @@ mod leftovers;
 mod parts;
 #[cfg(test)]
 mod parts_tests;
+mod rest;
 mod returns;
 mod sums;
 #[cfg(test)]
@@ -89,7 +92,8 @@ use super::rules::Rules;
 use chrono::NaiveDate;
 use index::Indexes;
 pub use parts::reconcile_in_parts;
-pub(crate) use parts::{Linker, Parts, first_stage, orphans, our_links, second_stage, their_links};
+pub(crate) use parts::{Linker, Parts, first_stage, orphans, our_links, their_links};
+pub(crate) use rest::{Rest, Step, named_by, rest_step};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

@@ -10,7 +10,8 @@
 //!    id every posting of a file carries, which no entry quotes, links nothing);
 //! 2. the components packed into parts of a bounded number of rows ([`pack`]), each
 //!    matched by [`first_stage`] with every correction posting beside it;
-//! 3. what the parts left, with the provisional entries, matched by [`second_stage`];
+//! 3. what the parts left, with the provisional entries, matched by the second stage a
+//!    slice at a time ([`super::rest`] says why the slices add up to the whole);
 //! 4. the corrections no item named made items of their own ([`orphans`]); all the items
 //!    put in report order.
 //!
@@ -20,9 +21,11 @@
 //! components, never split one. The store reads the inputs this way part by part.
 
 use super::index::{Indexes, provided};
+use super::rest::{Rest, Step, named_by, rest_step};
 use super::window_sets::Sets;
 use super::{Engine, Inputs, Item, Lap, Order, Ours, Theirs, sort_for_report};
 use crate::reconcile::rules::Rules;
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// A value a first-stage level may tie on, hashed; `None` for a value no level looks up.
@@ -214,32 +217,28 @@ pub(crate) fn first_stage(inp: &Inputs, rules: &Rules) -> Staged {
     let order = Order::of(inp);
     let idx = Indexes::of(&inp.ours, &order.plain);
     e.first_stage(&order, &idx, &mut Lap::quiet());
-    let left_ours = order.plain.iter().copied().filter(|&x| !e.our_taken[x]);
-    let left_ours: Vec<usize> = left_ours.collect();
-    let left_theirs = order.booked.iter().copied().filter(|&t| !e.their_taken[t]);
-    let left_theirs: Vec<usize> = left_theirs.collect();
-    let (items, folded) = e.judged(&order.corrections, false);
-    Staged {
-        items,
-        left_ours,
-        left_theirs,
-        folded,
-    }
+    e.staged(&order)
 }
 
-/// The second stage over what the parts left (with the provisional entries and every
-/// correction posting): it leaves nothing.
-pub(crate) fn second_stage(inp: &Inputs, rules: &Rules) -> Staged {
-    let mut e = Engine::new(inp, rules);
-    let order = Order::of(inp);
-    let idx = Indexes::of(&inp.ours, &order.plain);
-    e.second_stage(&order, &idx, &mut Lap::quiet());
-    let (items, folded) = e.judged(&order.corrections, false);
-    Staged {
-        items,
-        left_ours: vec![],
-        left_theirs: vec![],
-        folded,
+impl Engine<'_> {
+    /// What this engine made of its inputs: its items judged (corrections folded in, no
+    /// orphans), the rows it left in the passes' order.
+    pub(super) fn staged(mut self, order: &Order) -> Staged {
+        let left_ours = order.plain.iter().copied().filter(|&x| !self.our_taken[x]);
+        let left_ours: Vec<usize> = left_ours.collect();
+        let left_theirs = order
+            .booked
+            .iter()
+            .copied()
+            .filter(|&t| !self.their_taken[t]);
+        let left_theirs: Vec<usize> = left_theirs.collect();
+        let (items, folded) = self.judged(&order.corrections, false);
+        Staged {
+            items,
+            left_ours,
+            left_theirs,
+            folded,
+        }
     }
 }
 
@@ -293,17 +292,18 @@ pub fn reconcile_in_parts(inp: &Inputs, rules: &Rules, max_rows: usize) -> Vec<I
     }
     // What no part held, beside what the parts left: the second stage's inputs.
     let alone = (0..split).filter(|&x| !in_part[x] && inp.ours[x].corrects.is_none());
-    left_ours.extend(alone.chain(corrections.iter().copied()));
-    left_ours.sort_unstable();
+    left_ours.extend(alone);
     left_theirs.extend((0..inp.theirs.len()).filter(|&t| !in_part[split + t]));
-    left_theirs.sort_unstable();
-    let st = second_stage(&subset(inp, &left_ours, &left_theirs), rules);
-    st.folded.iter().for_each(|&i| folded[left_ours[i]] = true);
-    items.extend(
-        st.items
-            .into_iter()
-            .map(|it| lift(it, &left_ours, &left_theirs)),
-    );
+    let mut rest = Whole {
+        inp,
+        rules,
+        corrections: &corrections,
+        folded,
+        items,
+    };
+    rest.second_stage(&left_ours, &left_theirs, max_rows);
+    let Whole { items, folded, .. } = rest;
+    let mut items = items;
     let unfolded: Vec<usize> = corrections.into_iter().filter(|&c| !folded[c]).collect();
     let sub = subset(inp, &unfolded, &[]);
     items.extend(
@@ -313,6 +313,70 @@ pub fn reconcile_in_parts(inp: &Inputs, rules: &Rules, max_rows: usize) -> Vec<I
     );
     sort_for_report(inp, &mut items);
     items
+}
+
+/// A run in parts over the whole inputs: its items so far, the corrections folded in.
+struct Whole<'a> {
+    inp: &'a Inputs,
+    rules: &'a Rules,
+    corrections: &'a [usize],
+    folded: Vec<bool>,
+    items: Vec<Item>,
+}
+
+impl Whole<'_> {
+    /// The second stage over postings `xs` and entries `ts` (booked and provisional), a
+    /// slice at a time, as the ledger's run takes them.
+    fn second_stage(&mut self, xs: &[usize], ts: &[usize], max_rows: usize) {
+        let inp = self.inp;
+        let mut rest = Rest::new(self.rules, max_rows);
+        xs.iter().for_each(|&x| rest.push_ours(&inp.ours[x]));
+        let (pending, booked): (Vec<usize>, Vec<usize>) =
+            ts.iter().partition(|&&t| inp.theirs[t].provisional);
+        booked
+            .iter()
+            .for_each(|&t| rest.push_theirs(&inp.theirs[t]));
+        let our_at: HashMap<i64, usize> = xs.iter().map(|&x| (inp.ours[x].id, x)).collect();
+        let their_at: HashMap<i64, usize> = booked.iter().map(|&t| (inp.theirs[t].id, t)).collect();
+        let pending_rows: Vec<Theirs> = pending.iter().map(|&t| inp.theirs[t].clone()).collect();
+        let mut held = Vec::new();
+        while let Some(c) = rest.next() {
+            let (o, t) = rest.ids(&c);
+            let mut xs: Vec<usize> = o.iter().map(|i| our_at[i]).collect();
+            let ts: Vec<usize> = t.iter().map(|i| their_at[i]).collect();
+            if c.step == Step::Last {
+                let rows: Vec<Ours> = xs.iter().map(|&x| inp.ours[x].clone()).collect();
+                let named = named_by(&pending_rows, &rows);
+                let (n, keep): (Vec<(usize, bool)>, _) =
+                    xs.iter().copied().zip(named).partition(|p| p.1);
+                held.extend(n.into_iter().map(|p| p.0));
+                xs = keep.into_iter().map(|p| p.0).collect();
+            }
+            let (lo, lt) = self.step(c.step, &xs, &ts);
+            rest.settle(&c, &lo, &lt);
+        }
+        held.sort_unstable();
+        self.step(Step::Last, &held, &pending);
+    }
+
+    /// One step over postings `xs` and entries `ts` with every correction posting: its
+    /// items kept, its corrections marked folded; the ids of the rows it left.
+    fn step(&mut self, step: Step, xs: &[usize], ts: &[usize]) -> (Vec<i64>, Vec<i64>) {
+        let inp = self.inp;
+        let mut all: Vec<usize> = xs.iter().chain(self.corrections).copied().collect();
+        all.sort_unstable();
+        let st = rest_step(step, &subset(inp, &all, ts), self.rules);
+        st.folded.iter().for_each(|&i| self.folded[all[i]] = true);
+        let left_ours = st.left_ours.iter().map(|&i| inp.ours[all[i]].id).collect();
+        let left_theirs = st
+            .left_theirs
+            .iter()
+            .map(|&i| inp.theirs[ts[i]].id)
+            .collect();
+        let lifted = st.items.into_iter().map(|it| lift(it, &all, ts));
+        self.items.extend(lifted);
+        (left_ours, left_theirs)
+    }
 }
 
 /// The inputs of rows `xs` and `ts` of `inp` (ascending), with its period.

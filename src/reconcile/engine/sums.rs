@@ -8,7 +8,14 @@ use chrono::NaiveDate;
 use std::collections::{BTreeSet, HashMap};
 
 impl Engine<'_> {
+    /// Level 9 in full: postings summing to entries, then entries summing to postings.
     pub(super) fn sums(&mut self, plain: &[usize], booked: &[usize]) {
+        self.sums_to_entries(plain, booked);
+        self.sums_to_postings(plain, booked);
+    }
+
+    /// Each entry of `booked` left against the postings of `plain` left.
+    pub(super) fn sums_to_entries(&mut self, plain: &[usize], booked: &[usize]) {
         let inp = self.inp;
         // What is left, by currency and sign, in date order: a window is a range of it.
         let ours_left = Lanes::of(
@@ -21,6 +28,13 @@ impl Engine<'_> {
                     ((p.currency.as_str(), p.amount_minor.signum()), p.date, x)
                 }),
         );
+        self.postings_summing_to_entries(&ours_left, booked);
+    }
+
+    /// Each posting of `plain` left against the entries of `booked` left (what the
+    /// entries' sums took is no candidate: the search skips what is taken).
+    pub(super) fn sums_to_postings(&mut self, plain: &[usize], booked: &[usize]) {
+        let inp = self.inp;
         let theirs_left = Lanes::of(
             booked
                 .iter()
@@ -31,7 +45,6 @@ impl Engine<'_> {
                     ((e.currency.as_str(), e.amount_minor.signum()), e.date, t)
                 }),
         );
-        self.postings_summing_to_entries(&ours_left, booked);
         self.entries_summing_to_postings(&theirs_left, plain);
     }
 

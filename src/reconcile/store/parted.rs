@@ -8,12 +8,14 @@
 //!    `--part-rows` rows; each part's rows read again by id, matched by the identifier
 //!    passes, its items decided ([`Decided`]: everything the report and the records need,
 //!    no row kept), what it left kept for the next step.
-//! 3. **The rest**: what the parts left and the rows linked to nothing, with the
-//!    provisional entries and the corrections, matched by amount and date; then the
-//!    corrections no item named.
+//! 3. **The rest**: what the parts left and the rows linked to nothing, matched by amount
+//!    and date, the bounded sums, the ambiguous sets, then the provisional entries and
+//!    the missing — a slice at a time ([`Rest`]: a group of one amount, a day's window),
+//!    each slice's rows read again by id, with the corrections; then the corrections no
+//!    item named.
 //!
-//! The rest is held whole: memory grows with what no identifier ties (in a month where
-//! identifiers tie almost everything, a small share), never with the matched.
+//! Memory holds the scan's few bytes a row, a part or a slice at a time, and about 32
+//! bytes for each row no identifier ties; never the month's rows.
 
 use super::spill::{Links, Sorted, Sorter};
 use super::{Correction, ItemRow, correction_key, correction_of, item_row, wants_correction};
@@ -23,12 +25,12 @@ use crate::ledger::store::{Arg, Row, args, col};
 use crate::ledger::{During, Ledger, LedgerError, Result};
 use crate::reconcile::{Inputs, Ours, Theirs, our_links, their_links};
 use crate::reconcile::{
-    Item, Linker, Outcome, Parts, first_date, first_stage, orphans, second_stage,
+    Item, Linker, Outcome, Parts, Rest, Step, first_date, first_stage, named_by, orphans, rest_step,
 };
 use chrono::{Days, NaiveDate};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Link values held in memory per row a part holds, before they go to a file (a row has
 /// a few: a payment's UETR, EndToEndId and references).
@@ -428,24 +430,17 @@ fn decide(
     }
 }
 
-/// The rows a part left to the rest, moved out of its inputs.
-fn left_over(inp: &mut Inputs, ours: &[usize], theirs: &[usize]) -> (Vec<Ours>, Vec<Theirs>) {
-    (
-        ours.iter()
-            .map(|&i| std::mem::take(&mut inp.ours[i]))
-            .collect(),
-        theirs
-            .iter()
-            .map(|&i| std::mem::take(&mut inp.theirs[i]))
-            .collect(),
-    )
-}
-
-/// What the parts passed on: the rows they left, the corrections they folded in.
+/// What the parts pass on to the second stage.
 struct Left {
-    ours: Vec<Ours>,
-    theirs: Vec<Theirs>,
+    /// The rows they left and the rows no part held, to slice.
+    rest: Rest,
+    /// The ids of the corrections folded into an item.
     folded: HashSet<i64>,
+    /// Every correction posting, read beside each slice.
+    corrections: Vec<Ours>,
+    /// The provisional entries, for the last slice.
+    pending: Vec<Theirs>,
+    as_of: Option<NaiveDate>,
 }
 
 impl Ledger {
@@ -461,38 +456,25 @@ impl Ledger {
         let mut out = Sorter::new(req.part_rows);
         let t0 = std::time::Instant::now();
         let parts = scan.parts(req.part_rows)?;
-        let mut left = self
-            .match_parts(req, mapped, &scan, &parts, as_of, &mut out)
+        let mut left = Left {
+            rest: Rest::new(req.rules, req.part_rows),
+            folded: HashSet::new(),
+            corrections: std::mem::take(&mut scan.corrections),
+            pending: std::mem::take(&mut scan.pending),
+            as_of,
+        };
+        self.match_parts(req, mapped, &scan, &parts, &mut left, &mut out)
             .await?;
         super::took(t0, "the parts matched");
         let largest = parts.iter().map(<[u32]>::len).max().unwrap_or(0);
-        tracing::debug!(
-            parts = parts.iter().count(),
-            largest,
-            left_ours = left.ours.len(),
-            left_theirs = left.theirs.len(),
-            "reconcile: parts"
-        );
-        let Scan {
-            corrections,
-            pending,
-            ..
-        } = scan;
-        left.ours.extend(corrections.iter().cloned());
-        left.theirs.extend(pending);
-        let inp = inputs_of(req, left.ours, left.theirs, as_of);
-        let st = second_stage(&inp, req.rules);
-        let mut items = st.items;
-        let late = self.late_returns(req, mapped, &inp, &mut items).await?;
-        left.folded
-            .extend(st.folded.iter().map(|&c| inp.ours[c].id));
-        for it in &items {
-            out.push(decide(req, mapped, &inp, it, late.get(&it.key)))
-                .map_err(LedgerError::TempFile)?;
-        }
-        let unfolded = corrections
-            .into_iter()
-            .filter(|c| !left.folded.contains(&c.id));
+        let (count, rest) = (parts.iter().count(), left.rest.len());
+        tracing::debug!(parts = count, largest, rest, "reconcile: parts");
+        drop((scan, parts));
+        let t0 = std::time::Instant::now();
+        self.match_rest(req, mapped, &mut left, &mut out).await?;
+        super::took(t0, "the rest matched");
+        let unfolded = left.corrections.into_iter();
+        let unfolded = unfolded.filter(|c| !left.folded.contains(&c.id));
         let inp = inputs_of(req, unfolded.collect(), vec![], as_of);
         for it in &orphans(&inp, req.rules) {
             out.push(decide(req, mapped, &inp, it, None))
@@ -502,29 +484,23 @@ impl Ledger {
     }
 
     /// Step 2: each part read and matched by the identifier passes, its items decided
-    /// into `out`; what the parts left, and the rows linked to nothing, read for the rest.
+    /// into `out`; what the parts left, and the rows linked to nothing, passed on.
     async fn match_parts(
         &mut self,
         req: &super::ReconcileRequest<'_>,
         mapped: &[String],
         scan: &Scan,
         parts: &Parts,
-        as_of: Option<NaiveDate>,
+        left: &mut Left,
         out: &mut Sorter,
-    ) -> Result<Left> {
-        let rows = scan.gone.len();
+    ) -> Result<()> {
         let mut done = scan.gone.clone();
-        let mut left = Left {
-            ours: Vec::new(),
-            theirs: Vec::new(),
-            folded: HashSet::new(),
-        };
         for part in parts.iter() {
             part.iter().for_each(|&r| done[r as usize] = true);
             let (xs, ts) = scan.ids_of(part.iter().map(|&r| r as usize));
             let (mut ours, theirs) = self.read_rows(req, mapped, &xs, &ts).await?;
-            ours.extend(scan.corrections.iter().cloned());
-            let mut inp = inputs_of(req, ours, theirs, as_of);
+            ours.extend(left.corrections.iter().cloned());
+            let inp = inputs_of(req, ours, theirs, left.as_of);
             let st = first_stage(&inp, req.rules);
             left.folded
                 .extend(st.folded.iter().map(|&c| inp.ours[c].id));
@@ -532,21 +508,86 @@ impl Ledger {
                 out.push(decide(req, mapped, &inp, it, None))
                     .map_err(LedgerError::TempFile)?;
             }
-            let (o, t) = left_over(&mut inp, &st.left_ours, &st.left_theirs);
-            left.ours.extend(o);
-            left.theirs.extend(t);
+            st.left_ours
+                .iter()
+                .for_each(|&x| left.rest.push_ours(&inp.ours[x]));
+            st.left_theirs
+                .iter()
+                .for_each(|&t| left.rest.push_theirs(&inp.theirs[t]));
         }
-        let alone = (0..rows).filter(|&r| !done[r]);
+        let alone = (0..done.len()).filter(|&r| !done[r]);
         let (xs, ts) = scan.ids_of(alone);
         for ids in xs.chunks(req.part_rows.max(1)) {
-            left.ours
-                .extend(self.read_rows(req, mapped, ids, &[]).await?.0);
+            let (ours, _) = self.read_rows(req, mapped, ids, &[]).await?;
+            ours.iter().for_each(|o| left.rest.push_ours(o));
         }
         for ids in ts.chunks(req.part_rows.max(1)) {
-            left.theirs
-                .extend(self.read_rows(req, mapped, &[], ids).await?.1);
+            let (_, theirs) = self.read_rows(req, mapped, &[], ids).await?;
+            theirs.iter().for_each(|t| left.rest.push_theirs(t));
         }
-        Ok(left)
+        Ok(())
+    }
+
+    /// Step 3: the second stage a slice at a time ([`Rest`]), each slice's rows read again
+    /// by id; the postings a provisional entry names wait for the last slice, with the
+    /// provisional entries.
+    async fn match_rest(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        left: &mut Left,
+        out: &mut Sorter,
+    ) -> Result<()> {
+        let (mut held, mut slices) = (Vec::new(), 0_usize);
+        while let Some(c) = left.rest.next() {
+            let (xs, ts) = left.rest.ids(&c);
+            let (mut ours, theirs) = self.read_rows(req, mapped, &xs, &ts).await?;
+            if c.step == Step::Last {
+                let named = named_by(&left.pending, &ours);
+                let (n, keep): (Vec<_>, Vec<_>) = ours.into_iter().zip(named).partition(|p| p.1);
+                held.extend(n.into_iter().map(|p| p.0));
+                ours = keep.into_iter().map(|p| p.0).collect();
+            }
+            let (lo, lt) = self
+                .rest_slice(req, mapped, c.step, (ours, theirs), left, out)
+                .await?;
+            left.rest.settle(&c, &lo, &lt);
+            slices += 1;
+        }
+        let pending = std::mem::take(&mut left.pending);
+        self.rest_slice(req, mapped, Step::Last, (held, pending), left, out)
+            .await?;
+        tracing::debug!(slices, "reconcile: the rest in slices");
+        Ok(())
+    }
+
+    /// One step over a slice's rows, with every correction posting: its items decided into
+    /// `out`; the ids of the postings and entries it left.
+    async fn rest_slice(
+        &mut self,
+        req: &super::ReconcileRequest<'_>,
+        mapped: &[String],
+        step: Step,
+        (mut ours, theirs): (Vec<Ours>, Vec<Theirs>),
+        left: &mut Left,
+        out: &mut Sorter,
+    ) -> Result<(Vec<i64>, Vec<i64>)> {
+        ours.extend(left.corrections.iter().cloned());
+        let inp = inputs_of(req, ours, theirs, left.as_of);
+        let mut st = rest_step(step, &inp, req.rules);
+        let late = match step {
+            Step::Last => self.late_returns(req, mapped, &inp, &mut st.items).await?,
+            _ => HashMap::new(),
+        };
+        left.folded
+            .extend(st.folded.iter().map(|&c| inp.ours[c].id));
+        for it in &st.items {
+            out.push(decide(req, mapped, &inp, it, late.get(&it.key)))
+                .map_err(LedgerError::TempFile)?;
+        }
+        let lo = st.left_ours.iter().map(|&x| inp.ours[x].id).collect();
+        let lt = st.left_theirs.iter().map(|&t| inp.theirs[t].id).collect();
+        Ok((lo, lt))
     }
 }
 
