@@ -72,6 +72,8 @@
 //!   one amount, a day's window).
 
 mod amount_date;
+#[cfg(test)]
+mod amount_date_tests;
 mod batches;
 mod identifiers;
 mod index;

@@ -7,16 +7,16 @@ use super::*;
 use crate::reconcile::rules::{Rules, Tolerance};
 
 /// A xorshift stream: the same cases every run.
-struct Draw(u64);
+pub(super) struct Draw(pub(super) u64);
 
 impl Draw {
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0 % n
     }
-    fn one_in(&mut self, n: u64) -> bool {
+    pub(super) fn one_in(&mut self, n: u64) -> bool {
         self.below(n) == 0
     }
     /// A value of the pool `prefix0..prefix{n}`, NOTPROVIDED, blank, or none.
@@ -39,7 +39,7 @@ impl Draw {
     }
 }
 
-fn posting(d: &mut Draw, i: usize) -> Ours {
+pub(super) fn posting(d: &mut Draw, i: usize) -> Ours {
     let is_return = d.one_in(8);
     let batches = if d.one_in(4) {
         let b = d.below(3);
@@ -73,7 +73,7 @@ fn posting(d: &mut Draw, i: usize) -> Ours {
     }
 }
 
-fn entry(d: &mut Draw, i: usize) -> Theirs {
+pub(super) fn entry(d: &mut Draw, i: usize) -> Theirs {
     let details = match d.below(6) {
         0 => (0..2 + d.below(2))
             .map(|_| TheirDetail {
@@ -136,7 +136,7 @@ fn with_corrections(d: &mut Draw, mut inp: Inputs, rules: &Rules) -> Inputs {
     inp
 }
 
-fn rules(d: &mut Draw) -> Rules {
+pub(super) fn rules(d: &mut Draw) -> Rules {
     let mut r = Rules {
         days_before: d.below(3) as u32,
         days_after: d.below(4) as u32,
