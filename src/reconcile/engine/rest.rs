@@ -198,6 +198,8 @@ impl Rest {
             }
             Step::Last => self.queue = left.collect(),
         }
+        let (rows, others) = (self.queue.len(), self.others.len());
+        tracing::debug!(?step, rows, others, "reconcile: the rest, a step begins");
     }
 
     /// Whole groups of one (currency, amount), as many as fit `max_rows` (one at least).

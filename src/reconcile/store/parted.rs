@@ -538,20 +538,25 @@ impl Ledger {
         left: &mut Left,
         out: &mut Sorter,
     ) -> Result<()> {
-        let (mut held, mut slices) = (Vec::new(), 0_usize);
+        let (mut held, mut slices, mut kept) = (Vec::new(), 0_usize, Kept::default());
         while let Some(c) = left.rest.next() {
             let (xs, ts) = left.rest.ids(&c);
-            let (mut ours, theirs) = self.read_rows(req, mapped, &xs, &ts).await?;
+            let (mut ours, xs) = reuse(&mut kept.ours, &xs, |o| o.id);
+            let (mut theirs, ts) = reuse(&mut kept.theirs, &ts, |t| t.id);
+            let (o, t) = self.read_rows(req, mapped, &xs, &ts).await?;
+            ours.extend(o);
+            theirs.extend(t);
             if c.step == Step::Last {
                 let named = named_by(&left.pending, &ours);
                 let (n, keep): (Vec<_>, Vec<_>) = ours.into_iter().zip(named).partition(|p| p.1);
                 held.extend(n.into_iter().map(|p| p.0));
                 ours = keep.into_iter().map(|p| p.0).collect();
             }
-            let (lo, lt) = self
+            let (lo, lt, rows) = self
                 .rest_slice(req, mapped, c.step, (ours, theirs), left, out)
                 .await?;
             left.rest.settle(&c, &lo, &lt);
+            kept = rows;
             slices += 1;
         }
         let pending = std::mem::take(&mut left.pending);
@@ -562,7 +567,8 @@ impl Ledger {
     }
 
     /// One step over a slice's rows, with every correction posting: its items decided into
-    /// `out`; the ids of the postings and entries it left.
+    /// `out`; the ids of the postings and entries it left, and its rows (the next slice may
+    /// want them).
     async fn rest_slice(
         &mut self,
         req: &super::ReconcileRequest<'_>,
@@ -571,7 +577,7 @@ impl Ledger {
         (mut ours, theirs): (Vec<Ours>, Vec<Theirs>),
         left: &mut Left,
         out: &mut Sorter,
-    ) -> Result<(Vec<i64>, Vec<i64>)> {
+    ) -> Result<(Vec<i64>, Vec<i64>, Kept)> {
         ours.extend(left.corrections.iter().cloned());
         let inp = inputs_of(req, ours, theirs, left.as_of);
         let mut st = rest_step(step, &inp, req.rules);
@@ -587,8 +593,35 @@ impl Ledger {
         }
         let lo = st.left_ours.iter().map(|&x| inp.ours[x].id).collect();
         let lt = st.left_theirs.iter().map(|&t| inp.theirs[t].id).collect();
-        Ok((lo, lt))
+        let ours = inp.ours.into_iter().filter(|o| o.corrects.is_none());
+        let rows = Kept {
+            ours: ours.collect(),
+            theirs: inp.theirs,
+        };
+        Ok((lo, lt, rows))
     }
+}
+
+/// The rows of the slice before, by id: a day's window shares most of its rows with the
+/// day before's, so they are not read again.
+#[derive(Default)]
+struct Kept {
+    ours: Vec<Ours>,
+    theirs: Vec<Theirs>,
+}
+
+/// The rows of `ids` (ascending) found in `kept` (sorted by id), moved out, and the ids
+/// not found there. (What was moved out, left as a default row, lies before every id
+/// still looked for: the search stays right.)
+fn reuse<T: Default>(kept: &mut [T], ids: &[i64], id: impl Fn(&T) -> i64) -> (Vec<T>, Vec<i64>) {
+    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    for &i in ids {
+        match kept.binary_search_by_key(&i, &id) {
+            Ok(k) => found.push(std::mem::take(&mut kept[k])),
+            Err(_) => missing.push(i),
+        }
+    }
+    (found, missing)
 }
 
 impl Scan {
