@@ -55,9 +55,10 @@ pub(crate) struct ReconcileArgs {
     pub correct: Vec<String>,
     /// The most postings and entries matched at once: the rows that share identifiers are
     /// read, matched and released from memory a part at a time, so memory holds a part and
-    /// not the period (what no identifier ties is held whole; rows tied together by one
-    /// shared reference, a batch say, are one part whatever its size). The items wait in a
-    /// temporary file in $TMPDIR (about 0.3 KB an item), sorted in batches of this size.
+    /// not the period (what no identifier ties likewise, a few amounts or a day's window at
+    /// a time; rows tied together by one shared reference, a batch say, are one part
+    /// whatever its size). The items wait in a temporary file in $TMPDIR (about 0.3 KB an
+    /// item), sorted in batches of this size.
     /// Smaller: less memory, one more database query a part; very small values (hundreds)
     /// raise memory again (a read buffer per sorted batch). Every value gives the same items.
     #[arg(long, value_name = "ROWS", default_value_t = 20_000,
