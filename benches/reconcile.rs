@@ -2,7 +2,7 @@
 //! no database), 100 000 postings against 100 000 entries built in memory: 90 % tied by
 //! UETR, 9 % by EndToEndId, 1 % left over (half missing on each side) for the amount passes.
 //! And 20,000 postings against 20,000 entries of one amount without identifiers (a fee
-//! charged every day): the amount-and-date pass's worst case, hundreds of rows of the
+//! charged every day): the amount-and-date pass's worst case, about 3,500 rows of the
 //! amount in each entry's window. `cargo bench --bench reconcile`. The whole command
 //! against SQLite, beside a plain SQL join, is `benches/e2e.py --formats recon`.
 

@@ -103,7 +103,8 @@ use std::collections::HashMap;
 /// A posting on one of the mapped ledger accounts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ours {
-    /// The posting's id in the ledger (what an item's report names it by, with its key).
+    /// The posting's id in the ledger (what an item's report names it by, with its key);
+    /// unique among the postings.
     pub id: i64,
     /// `{operation}:{posting_key}`: the posting's natural key.
     pub key: String,
@@ -160,7 +161,7 @@ pub struct BatchKey {
 /// A statement entry of the bank account.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Theirs {
-    /// The entry's id in the ledger's statement tables.
+    /// The entry's id in the ledger's statement tables; unique among the entries.
     pub id: i64,
     /// The entry key (unique per bank account).
     pub key: String,

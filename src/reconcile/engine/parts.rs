@@ -254,7 +254,8 @@ pub(crate) fn orphans(inp: &Inputs, rules: &Rules) -> Vec<Item> {
 
 /// Reconciles `inp` under `rules` in parts of at most `max_rows` postings and entries
 /// (a component larger than that is a part of its own): the same items, in the same
-/// order, as [`super::reconcile`].
+/// order, as [`super::reconcile`]. Ids are unique on each side (the passes walk rows by
+/// date, then id; a repeated id panics here).
 pub fn reconcile_in_parts(inp: &Inputs, rules: &Rules, max_rows: usize) -> Vec<Item> {
     let split = inp.ours.len();
     let mut pairs: Vec<(u64, u32)> = Vec::new();
@@ -336,8 +337,13 @@ impl Whole<'_> {
         booked
             .iter()
             .for_each(|&t| rest.push_theirs(&inp.theirs[t]));
+        // Slices name rows by id: unique on each side, as the passes' order assumes.
         let our_at: HashMap<i64, usize> = xs.iter().map(|&x| (inp.ours[x].id, x)).collect();
         let their_at: HashMap<i64, usize> = booked.iter().map(|&t| (inp.theirs[t].id, t)).collect();
+        assert!(
+            our_at.len() == xs.len() && their_at.len() == booked.len(),
+            "ids repeat"
+        );
         let pending_rows: Vec<Theirs> = pending.iter().map(|&t| inp.theirs[t].clone()).collect();
         let mut held = Vec::new();
         while let Some(c) = rest.next() {

@@ -14,7 +14,7 @@
 //!    each slice's rows read again by id, with the corrections; then the corrections no
 //!    item named.
 //!
-//! Memory holds the scan's few bytes a row, a part or a slice at a time, and about 32
+//! Memory holds the scan's few bytes a row, a part or a slice at a time, and about 40
 //! bytes for each row no identifier ties; never the month's rows.
 
 use super::spill::{Links, Sorted, Sorter};
@@ -611,14 +611,20 @@ struct Kept {
 }
 
 /// The rows of `ids` (ascending) found in `kept` (sorted by id), moved out, and the ids
-/// not found there. (What was moved out, left as a default row, lies before every id
-/// still looked for: the search stays right.)
+/// not found there. Each search starts past the last row found (what was moved out is a
+/// default row, searched no more).
 fn reuse<T: Default>(kept: &mut [T], ids: &[i64], id: impl Fn(&T) -> i64) -> (Vec<T>, Vec<i64>) {
-    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    let (mut found, mut missing, mut from) = (Vec::new(), Vec::new(), 0);
     for &i in ids {
-        match kept.binary_search_by_key(&i, &id) {
-            Ok(k) => found.push(std::mem::take(&mut kept[k])),
-            Err(_) => missing.push(i),
+        match kept[from..].binary_search_by_key(&i, &id) {
+            Ok(k) => {
+                found.push(std::mem::take(&mut kept[from + k]));
+                from += k + 1;
+            }
+            Err(k) => {
+                missing.push(i);
+                from += k;
+            }
         }
     }
     (found, missing)
@@ -649,5 +655,31 @@ impl Scan {
             }
         }
         (xs, ts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ours, reuse};
+
+    fn rows(ids: &[i64]) -> Vec<Ours> {
+        let one = |&id: &i64| Ours {
+            id,
+            ..Default::default()
+        };
+        ids.iter().map(one).collect()
+    }
+
+    #[test]
+    fn rows_kept_are_found_once_whatever_their_ids() {
+        let mut kept = rows(&[-7, -5, -3, -1, 4]);
+        let (found, missing) = reuse(&mut kept, &[-7, -6, -5, -3, -1, 2, 4, 9], |o| o.id);
+        let found: Vec<i64> = found.iter().map(|o| o.id).collect();
+        assert_eq!(found, [-7, -5, -3, -1, 4]);
+        assert_eq!(missing, [-6, 2, 9]);
+        // Moved out: found no more.
+        let (again, missing) = reuse(&mut kept, &[-7, 4], |o| o.id);
+        assert!(again.is_empty());
+        assert_eq!(missing, [-7, 4]);
     }
 }
