@@ -54,13 +54,15 @@ pub(crate) struct ReconcileArgs {
     #[arg(long, value_name = "ITEM_KEY", conflicts_with = "post_corrections")]
     pub correct: Vec<String>,
     /// The most postings and entries matched at once: the rows that share identifiers are
-    /// read, matched and released from memory a part at a time, so memory holds a part and
-    /// not the period (what no identifier ties likewise, a few amounts or a day's window at
-    /// a time; rows tied together by one shared reference, a batch say, are one part
-    /// whatever its size). The items wait in a temporary file in $TMPDIR (about 0.3 KB an
-    /// item), sorted in batches of this size.
-    /// Smaller: less memory, one more database query a part; very small values (hundreds)
-    /// raise memory again (a read buffer per sorted batch). Every value gives the same items.
+    /// read, matched and released from memory a part at a time (what no identifier ties
+    /// likewise, a few amounts or a day's window at a time; rows tied together through
+    /// shared identifiers, a batch say, are one part whatever its size). Memory holds one
+    /// part, plus about 27 bytes for every posting and entry of the period (≈ 0.5 GB in all
+    /// for 5 M payments). The items wait in a temporary file in $TMPDIR, /tmp by default
+    /// (about 0.3 KB an item), sorted in batches of this size. Smaller: less memory, more
+    /// parts (each one more database query); very small values (hundreds) raise memory again
+    /// (a read buffer of at least 512 bytes per sorted batch). Every value gives the same
+    /// items.
     #[arg(long, value_name = "ROWS", default_value_t = 20_000,
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub part_rows: u64,
