@@ -18,6 +18,8 @@
 //! - `report`: outcomes in, CSV / JSON lines / text out;
 //! - [`serve`]: the same over HTTP (`clearledger serve`): uploads under an
 //!   `Idempotency-Key` go through `ingest` like any file; reads, metrics;
+//! - [`console`]: the operator console in the browser, HTML pages served by `serve` over
+//!   the same reads and writes;
 //! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
 
 // A test reads as one scenario, top to bottom; production code fits a screen (Cargo.toml).
@@ -28,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod console;
 pub(crate) mod fault;
 pub mod findings;
 pub mod formats;

@@ -47,6 +47,11 @@ pub(crate) struct ServeArgs {
     /// reaches), not beside the API: it needs no API key and carries ledger-wide totals.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
+    /// How long a console session lasts from its sign-in (the browser console at
+    /// /console/): a number with s, m, h or d. Signing out, or revoking the API key
+    /// signed in with, ends it sooner.
+    #[arg(long, default_value = "8h", value_parser = parse_duration)]
+    pub console_session: Duration,
     /// Print the address bound as one JSON object on standard output
     /// (`{"listening":"127.0.0.1:8080"}`).
     #[arg(long)]
@@ -121,6 +126,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
         sweep_after: Duration::from_secs(a.sweep_after),
         sweep_interval: Duration::from_secs(a.sweep_after.clamp(1, 10)),
         outbox_interval: Duration::from_millis(500),
+        console_session: a.console_session,
     };
     let said = if a.json {
         outln!(

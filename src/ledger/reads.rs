@@ -113,6 +113,68 @@ impl Ledger {
         Ok(runs)
     }
 
+    /// A page of the tenant's runs, newest first: those `filter` lets through, older than
+    /// run `before` when given, at most `limit`.
+    pub(crate) async fn runs_page(
+        &mut self,
+        tenant: &str,
+        filter: &RunFilter,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<RunInfo>> {
+        let (day, next_day) = match filter.date {
+            Some(d) => (
+                Some(format!("{d}T00:00:00")),
+                d.succ_opt().map(|n| format!("{n}T00:00:00")),
+            ),
+            None => (None, None),
+        };
+        let mut sql = format!("SELECT {} FROM runs WHERE tenant = $1", sql::RUN_COLUMNS);
+        let mut a = vec![Arg::from(tenant)];
+        fn bind<'a>(cond: &str, v: Arg<'a>, a: &mut Vec<Arg<'a>>, sql: &mut String) {
+            a.push(v);
+            sql.push_str(&cond.replace('?', &format!("${}", a.len())));
+        }
+        if let Some(f) = &filter.file_id {
+            bind(" AND file_id = ?", Arg::from(f.as_str()), &mut a, &mut sql);
+        }
+        if let Some(k) = filter.kind {
+            bind(" AND kind = ?", Arg::from(k.as_str()), &mut a, &mut sql);
+        }
+        if let Some(d) = &day {
+            bind(
+                " AND started_at >= ?",
+                Arg::from(d.as_str()),
+                &mut a,
+                &mut sql,
+            );
+        }
+        if let Some(d) = &next_day {
+            bind(
+                " AND started_at < ?",
+                Arg::from(d.as_str()),
+                &mut a,
+                &mut sql,
+            );
+        }
+        if let Some(b) = before {
+            bind(" AND run_id < ?", Arg::from(b), &mut a, &mut sql);
+        }
+        sql.push_str(filter.status.condition());
+        bind(
+            " ORDER BY run_id DESC LIMIT ?",
+            Arg::from(limit),
+            &mut a,
+            &mut sql,
+        );
+        let rows = self.store.query(&sql, &a).await?;
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in &rows {
+            runs.push(self.with_totals(sql::run_info(r)?).await?);
+        }
+        Ok(runs)
+    }
+
     /// The findings stored with run `run_id` of `tenant`, in the order they were found.
     pub(crate) async fn findings(
         &mut self,
@@ -225,5 +287,57 @@ impl Ledger {
             }
         }
         Ok(ids)
+    }
+}
+
+/// Which runs a page of runs shows ([`Ledger::runs_page`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunFilter {
+    pub(crate) status: StatusFilter,
+    pub(crate) kind: Option<super::RunKind>,
+    /// Runs begun on this day (UTC).
+    pub(crate) date: Option<chrono::NaiveDate>,
+    pub(crate) file_id: Option<String>,
+}
+
+/// A run's status as [`RunInfo::status_word`] says it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum StatusFilter {
+    #[default]
+    Any,
+    Running,
+    /// Completed with nothing to look at.
+    Completed,
+    /// Completed with conflicts, held records or unbalanced statements.
+    NeedsAttention,
+    Rejected,
+}
+
+impl StatusFilter {
+    /// The word of `status_word` (`None` for another).
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "" | "any" => StatusFilter::Any,
+            "running" => StatusFilter::Running,
+            "completed" => StatusFilter::Completed,
+            "needs_attention" => StatusFilter::NeedsAttention,
+            "rejected" => StatusFilter::Rejected,
+            _ => return None,
+        })
+    }
+
+    /// Its condition on `runs`, as `status_word` decides.
+    fn condition(self) -> &'static str {
+        match self {
+            StatusFilter::Any => "",
+            StatusFilter::Running => " AND status = 'running'",
+            StatusFilter::Completed => {
+                " AND status = 'completed' AND conflicts = 0 AND held = 0 AND unbalanced = 0"
+            }
+            StatusFilter::NeedsAttention => {
+                " AND status = 'completed' AND (conflicts > 0 OR held > 0 OR unbalanced > 0)"
+            }
+            StatusFilter::Rejected => " AND status = 'rejected'",
+        }
     }
 }

@@ -63,3 +63,39 @@ fn report() -> String {
     crate::ledger::sql::REPORT.checked(&sql);
     sql
 }
+
+impl Ledger {
+    /// A page of a run's report: the rows after record `after`, of `outcome` only when
+    /// given, at most `limit`, in record order. Each branch of the report reads its rows by
+    /// the run's index in record order, so a page deep in a run of a million records is
+    /// as quick as the first.
+    pub(crate) async fn report_page(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        after: i64,
+        outcome: Option<crate::keys::Outcome>,
+        limit: i64,
+    ) -> Result<Vec<ReportRow>> {
+        let mut sql = format!(
+            "SELECT * FROM ({}) q WHERE q.record_no > $3",
+            report().trim_end_matches(" ORDER BY 3")
+        );
+        let word = outcome.map(|o| o.as_str());
+        if word.is_some() {
+            sql.push_str(" AND q.outcome = $5");
+        }
+        sql.push_str(" ORDER BY q.record_no LIMIT $4");
+        let mut rows = Vec::new();
+        let a = args![run_id, tenant, after, limit, word];
+        let a = if word.is_some() { &a[..] } else { &a[..4] };
+        self.store()
+            .report_rows(&sql, a, &mut |r| {
+                rows.push(r.clone());
+                Ok(())
+            })
+            .await?
+            .map_err(|e| crate::ledger::LedgerError::Internal(format!("a report page: {e}")))?;
+        Ok(rows)
+    }
+}

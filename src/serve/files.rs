@@ -190,6 +190,12 @@ pub(crate) async fn post_file(
         route: ROUTE.into(),
         key,
     };
+    upload(app, scope, q, req).await
+}
+
+/// An upload under `scope`, whoever sent it (the API, or the console's upload form, whose
+/// answer it turns into a page): the same spool, the same ingest, the same stored answer.
+pub(crate) async fn upload(app: Shared, scope: IdemScope, q: FileQuery, req: Request) -> Response {
     // A repeat while the first runs here: 409, its body not kept.
     if let Some(elapsed) = running_for(&app, &scope) {
         // The body is read (and dropped) before the answer: a server that answers while

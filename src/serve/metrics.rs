@@ -62,6 +62,11 @@ impl Metrics {
     pub(crate) fn unique_rejection(&self) {
         self.unique_rejections.inc();
     }
+
+    /// The unique-index rejections this server has counted since it started.
+    pub(crate) fn unique_rejections(&self) -> u64 {
+        self.unique_rejections.get()
+    }
     pub(crate) fn ingest_took(&self, seconds: f64) {
         self.ingest_seconds.observe(seconds);
     }

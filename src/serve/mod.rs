@@ -66,6 +66,8 @@ pub(crate) struct ServeConfig {
     pub(crate) sweep_interval: Duration,
     /// How often the outbox is looked at for messages due.
     pub(crate) outbox_interval: Duration,
+    /// How long a console session lasts from its sign-in.
+    pub(crate) console_session: Duration,
 }
 
 /// What every handler shares.
@@ -161,11 +163,17 @@ pub(crate) fn router(app: Shared, with_metrics: bool) -> Router {
                 ),
         )
         .merge(reads)
-        .fallback(|| async {
+        .layer(axum::middleware::map_response(problem::as_problem))
+        // The console answers in HTML: not under the API's problem+json.
+        .merge(crate::console::router())
+        .fallback(|uri: axum::http::Uri| async move {
+            if uri.path().starts_with("/console/") {
+                return crate::console::not_found().await;
+            }
             Problem::not_found("no such route; the routes are listed at /v1/openapi.json")
+                .into_response()
         })
         .layer(axum::middleware::from_fn(text::refuse_nul))
-        .layer(axum::middleware::map_response(problem::as_problem))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(app)
 }
@@ -227,8 +235,9 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// Deletes expired idempotency rows, at start and then hourly (an expired row is also
-/// replaced by the next request with its key, whatever this does).
+/// Deletes expired idempotency rows and console sessions, at start and then hourly (an
+/// expired row is also replaced by the next request with its key, and an expired session
+/// refused, whatever this does).
 async fn purge_expired(app: Shared) {
     loop {
         let res = app
@@ -240,6 +249,17 @@ async fn purge_expired(app: Shared) {
             Ok(Ok(_)) => {}
             Ok(Err(e)) | Err(e) => {
                 tracing::warn!(error = %e, "purging expired idempotency keys failed")
+            }
+        }
+        let res = app
+            .pool
+            .run(|l| l.purge_expired_sessions(chrono::Utc::now()).boxed())
+            .await;
+        match res {
+            Ok(Ok(n)) if n > 0 => tracing::info!(rows = n, "expired console sessions deleted"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) | Err(e) => {
+                tracing::warn!(error = %e, "purging expired console sessions failed")
             }
         }
         tokio::time::sleep(Duration::from_secs(3600)).await;

@@ -117,14 +117,34 @@ pub(crate) async fn records(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/csv"));
-    let tenant = k.tenant;
-    let t = tenant.clone();
-    match read(&app, move |l| async move { l.run(&t, id).await }.boxed()).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return run_not_found(id),
-        Err(r) => return r,
+    match report_stream(&app, k.tenant, id, outcome, csv).await {
+        Ok(r) => r,
+        Err(None) => run_not_found(id),
+        Err(Some(e)) => Problem::ledger(&e).into_response(),
     }
-    let rx = spawn_rows(&app, tenant, id, outcome, csv);
+}
+
+/// Run `id`'s report streamed (CSV or JSON lines), for the API and the console's
+/// downloads; `Err(None)` when the tenant has no such run, `Err(Some(_))` when the
+/// database failed before the first byte.
+pub(crate) async fn report_stream(
+    app: &Shared,
+    tenant: String,
+    id: i64,
+    outcome: Option<Outcome>,
+    csv: bool,
+) -> Result<Response, Option<LedgerError>> {
+    let t = tenant.clone();
+    match app
+        .readers
+        .run(move |l| async move { l.run(&t, id).await }.boxed())
+        .await
+    {
+        Ok(Ok(Some(_))) => {}
+        Ok(Ok(None)) => return Err(None),
+        Ok(Err(e)) | Err(e) => return Err(Some(e)),
+    }
+    let rx = spawn_rows(app, tenant, id, outcome, csv);
     let stream = futures_util::stream::unfold(rx, |rx| async move {
         let (next, rx) = tokio::task::spawn_blocking(move || (rx.recv(), rx))
             .await
@@ -136,11 +156,11 @@ pub(crate) async fn records(
     } else {
         "application/x-ndjson"
     };
-    (
+    Ok((
         [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
         Body::from_stream(stream),
     )
-        .into_response()
+        .into_response())
 }
 
 /// `?outcome=`: the one outcome the rows are filtered to; another word is a 400 (this

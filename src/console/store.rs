@@ -1,0 +1,202 @@
+//! The console's sessions in the ledger's database (migrations/*/0018_console_sessions.sql).
+//! A session row holds the SHA-256 of its token, never the token; reading one joins its API
+//! key, so a revoked key ends its sessions at their next request.
+
+use crate::ledger::store::{Columns, col};
+use crate::ledger::{Ledger, Result, args, ts};
+use crate::serve::store::ApiKey;
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+/// The SHA-256 (hex) a session token is stored and looked up by.
+pub(crate) fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+const SESSION_KEY: Columns = Columns(&[
+    "api_key_id",
+    "tenant",
+    "prefix",
+    "label",
+    "created_at",
+    "revoked_at",
+]);
+
+impl Ledger {
+    /// Stores a session of `key` whose token is `token`, until `expires`.
+    pub(crate) async fn create_session(
+        &mut self,
+        token: &str,
+        key: &ApiKey,
+        now: DateTime<Utc>,
+        expires: DateTime<Utc>,
+    ) -> Result<()> {
+        let (at, until) = (ts(&now), ts(&expires));
+        self.store()
+            .execute(
+                "INSERT INTO console_sessions (token_sha256, tenant, api_key_id, created_at, \
+                 expires_at) VALUES ($1, $2, $3, $4, $5)",
+                &args![
+                    token_hash(token).as_str(),
+                    key.tenant.as_str(),
+                    key.api_key_id,
+                    at.as_str(),
+                    until.as_str()
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The live API key behind session `token` at `now`: the session not expired nor
+    /// signed out, its key not revoked.
+    pub(crate) async fn session_key(
+        &mut self,
+        token: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApiKey>> {
+        let at = ts(&now);
+        let row = self
+            .store()
+            .query_opt(
+                SESSION_KEY.checked(
+                    "SELECT k.api_key_id, k.tenant, k.prefix, k.label, k.created_at, \
+                     k.revoked_at FROM console_sessions s \
+                     JOIN api_keys k ON k.api_key_id = s.api_key_id AND k.tenant = s.tenant \
+                     WHERE s.token_sha256 = $1 AND s.expires_at > $2 AND k.revoked_at IS NULL",
+                ),
+                &args![token_hash(token).as_str(), at.as_str()],
+            )
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(ApiKey {
+            api_key_id: r.int(col!(SESSION_KEY, "api_key_id"))?,
+            tenant: r.text(col!(SESSION_KEY, "tenant"))?,
+            prefix: r.text(col!(SESSION_KEY, "prefix"))?,
+            label: r.opt_text(col!(SESSION_KEY, "label"))?,
+            created_at: r.text(col!(SESSION_KEY, "created_at"))?,
+            revoked_at: r.opt_text(col!(SESSION_KEY, "revoked_at"))?,
+        }))
+    }
+
+    /// Ends session `token` (sign-out); nothing when it is gone already.
+    pub(crate) async fn end_session(&mut self, token: &str) -> Result<()> {
+        self.store()
+            .execute(
+                "DELETE FROM console_sessions WHERE token_sha256 = $1",
+                &args![token_hash(token).as_str()],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the sessions expired at `now`; how many.
+    pub(crate) async fn purge_expired_sessions(&mut self, now: DateTime<Utc>) -> Result<u64> {
+        let at = ts(&now);
+        self.store()
+            .execute(
+                "DELETE FROM console_sessions WHERE expires_at <= $1",
+                &args![at.as_str()],
+            )
+            .await
+    }
+}
+
+/// The runs of a day by status word, and their records by outcome (the overview).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct DayRuns {
+    /// (status word, runs), in the order `runs_today` reads them.
+    pub(crate) by_status: Vec<(String, i64)>,
+    pub(crate) records: i64,
+    pub(crate) posted: i64,
+    pub(crate) duplicates: i64,
+    pub(crate) conflicts: i64,
+    pub(crate) held: i64,
+}
+
+const DAY_RUNS: Columns = Columns(&[
+    "word",
+    "runs",
+    "records",
+    "posted",
+    "duplicates",
+    "conflicts",
+    "held",
+]);
+
+/// A reconciliation's latest run for one account, as the overview counts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LatestReconciliation {
+    pub(crate) run_id: i64,
+    pub(crate) bank_account: String,
+    pub(crate) needs_attention: i64,
+}
+
+const LATEST_RECON: Columns = Columns(&["run_id", "bank_account", "summary"]);
+
+impl Ledger {
+    /// The tenant's runs begun since `since` (an RFC 3339 UTC time), by status word.
+    pub(crate) async fn runs_since(&mut self, tenant: &str, since: &str) -> Result<DayRuns> {
+        let sum = |c: &str| format!("CAST(COALESCE(SUM({c}), 0) AS BIGINT) AS {c}");
+        let sql = format!(
+            "SELECT CASE WHEN status = 'completed' AND (conflicts > 0 OR held > 0 OR \
+             unbalanced > 0) THEN 'needs_attention' ELSE status END AS word, \
+             CAST(COUNT(*) AS BIGINT) AS runs, {}, {}, {}, {}, {} FROM runs \
+             WHERE tenant = $1 AND started_at >= $2 GROUP BY 1 ORDER BY 1",
+            sum("records"),
+            sum("posted"),
+            sum("duplicates"),
+            sum("conflicts"),
+            sum("held")
+        );
+        let rows = self
+            .store()
+            .query(DAY_RUNS.checked(&sql), &args![tenant, since])
+            .await?;
+        let mut d = DayRuns::default();
+        for r in &rows {
+            d.by_status.push((
+                r.text(col!(DAY_RUNS, "word"))?,
+                r.int(col!(DAY_RUNS, "runs"))?,
+            ));
+            d.records += r.int(col!(DAY_RUNS, "records"))?;
+            d.posted += r.int(col!(DAY_RUNS, "posted"))?;
+            d.duplicates += r.int(col!(DAY_RUNS, "duplicates"))?;
+            d.conflicts += r.int(col!(DAY_RUNS, "conflicts"))?;
+            d.held += r.int(col!(DAY_RUNS, "held"))?;
+        }
+        Ok(d)
+    }
+
+    /// Each bank account's latest reconciliation of the tenant, with its items needing
+    /// attention (from the run's stored summary).
+    pub(crate) async fn latest_reconciliations(
+        &mut self,
+        tenant: &str,
+    ) -> Result<Vec<LatestReconciliation>> {
+        let rows = self
+            .store()
+            .query(
+                LATEST_RECON.checked(
+                    "SELECT r.run_id, r.bank_account, r.summary FROM reconciliations r \
+                     WHERE r.tenant = $1 AND r.run_id = (SELECT MAX(l.run_id) FROM \
+                     reconciliations l WHERE l.tenant = r.tenant AND \
+                     l.bank_account = r.bank_account) ORDER BY r.bank_account",
+                ),
+                &args![tenant],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let summary: serde_json::Value =
+                    serde_json::from_str(&r.text(col!(LATEST_RECON, "summary"))?)
+                        .unwrap_or_default();
+                Ok(LatestReconciliation {
+                    run_id: r.int(col!(LATEST_RECON, "run_id"))?,
+                    bank_account: r.text(col!(LATEST_RECON, "bank_account"))?,
+                    needs_attention: summary["needs_attention"].as_i64().unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+}
