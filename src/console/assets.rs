@@ -1,4 +1,4 @@
-//! The console's stylesheet and script, embedded in the binary (no CDN, no web font).
+//! The console's stylesheet, script and icon, embedded in the binary (no CDN, no web font).
 
 use axum::extract::Path;
 use axum::http::{HeaderValue, header};
@@ -6,11 +6,13 @@ use axum::response::{IntoResponse, Response};
 
 const CSS: &str = include_str!("assets/console.css");
 const JS: &str = include_str!("assets/console.js");
+const ICON: &str = include_str!("assets/favicon.svg");
 
 pub(crate) async fn asset(Path(name): Path<String>) -> Response {
     let (body, kind) = match name.as_str() {
         "console.css" => (CSS, "text/css; charset=utf-8"),
         "console.js" => (JS, "text/javascript; charset=utf-8"),
+        "favicon.svg" => (ICON, "image/svg+xml"),
         _ => return super::page::not_found("there is no such asset"),
     };
     let mut r = body.into_response();

@@ -284,15 +284,17 @@ mod tests {
         };
         assert_eq!(
             versions(&[]),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+            vec![
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18
+            ]
         );
         assert_eq!(
             versions(&[(1, sum(1))]),
-            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
         );
         assert_eq!(
             versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
-            vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+            vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
         );
         assert_eq!(
             versions(&[
@@ -305,7 +307,7 @@ mod tests {
                 (7, sum(7)),
                 (8, sum(8))
             ]),
-            vec![9, 10, 11, 12, 13, 14, 15, 16, 17]
+            vec![9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
         );
         assert_eq!(
             versions(&[
@@ -327,7 +329,7 @@ mod tests {
                 (16, sum(16)),
                 (17, sum(17))
             ]),
-            Vec::<i64>::new()
+            vec![18]
         );
         match migrations_to_apply(&migrator, &[(1, sum(1)), (2, b"edited".to_vec())]) {
             Err(crate::ledger::LedgerError::MigrationChanged { version }) => assert_eq!(version, 2),

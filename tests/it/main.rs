@@ -15,6 +15,7 @@ mod common;
 mod accounts;
 mod api_conformance;
 mod config;
+mod console;
 mod corpus;
 mod corpus_list;
 mod crash;

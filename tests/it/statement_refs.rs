@@ -255,7 +255,10 @@ fn an_old_sqlite_ledger_upgrades_with_its_foreign_keys_whole_and_enforced() {
         .filter_map(|e| e.ok()?.file_name().to_str()?.get(..4)?.parse::<i64>().ok())
         .max()
         .unwrap();
-    assert_eq!(db.scalar("SELECT max(version) FROM schema_migrations"), newest);
+    assert_eq!(
+        db.scalar("SELECT max(version) FROM schema_migrations"),
+        newest
+    );
     // Migration 0016: the journal's outcome check without a list.
     assert_eq!(
         db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'journal' AND sql LIKE '%CHECK (outcome = ''duplicate'' OR outcome = ''conflict'' OR outcome = ''held'')%'"),

@@ -1,0 +1,184 @@
+// The console in a real browser: Debian's chromium driven by Playwright, against a real
+// `clearledger serve` on loopback that tests/it/console.rs starts (on SQLite, then on
+// PostgreSQL) and describes in the environment:
+//
+//   CONSOLE_BASE         http://127.0.0.1:PORT
+//   CONSOLE_KEY          an API key of the tenant signed in with
+//   CONSOLE_OTHER_RUN    a run of another tenant (its page must be 404)
+//   CONSOLE_FILE         a NACHA file to upload
+//   CONSOLE_SHOTS        where each page's screenshots go (1280×800 and 390 px wide)
+//   CHROMIUM             the browser (default /usr/bin/chromium)
+//
+// Each step prints one JSON line; the last line is {"ok":true,...} with what the Rust test
+// checks against the ledger. Any failed expectation exits 1 with what was expected and
+// what was found.
+import { chromium } from "playwright-core";
+import fs from "node:fs";
+import path from "node:path";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) fail(`the environment lacks ${k}`);
+  return v;
+};
+function fail(why) {
+  console.error(`console test failed: ${why}`);
+  process.exit(1);
+}
+function expect(cond, what, found) {
+  if (!cond) fail(`${what}; found ${JSON.stringify(found)}`);
+}
+
+const base = env("CONSOLE_BASE");
+const shots = env("CONSOLE_SHOTS");
+fs.mkdirSync(shots, { recursive: true });
+const saved = [];
+
+// A page's screenshots, wide and narrow, and the checks every page passes: nothing wider
+// than a phone's screen at 390 px, every visible form control labelled.
+async function snap(page, name) {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const wide = path.join(shots, `${name}.png`);
+  await page.screenshot({ path: wide, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - window.innerWidth,
+  );
+  expect(overflow <= 0, `${name}: the page fits 390 px without scrolling sideways`, overflow);
+  const narrow = path.join(shots, `${name}-390.png`);
+  await page.screenshot({ path: narrow, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("input, select, textarea")]
+      .filter((e) => e.type !== "hidden" && e.labels.length === 0 && !e.getAttribute("aria-label"))
+      .map((e) => e.name || e.id),
+  );
+  expect(unlabelled.length === 0, `${name}: every form control has a label`, unlabelled);
+  saved.push(wide, narrow);
+  step("page", { name, url: page.url() });
+}
+
+function step(what, detail) {
+  console.log(JSON.stringify({ step: what, ...detail }));
+}
+
+// The CSP forbids inline script and other origins: any violation the browser reports fails.
+function watch(page) {
+  page.on("console", (m) => {
+    // A page answered 404 or 403 on purpose is reported as a failed load of itself.
+    const own = m.text().startsWith("Failed to load resource") && m.location().url === page.url();
+    if (m.type() === "error" && !own) fail(`the browser console said: ${m.text()} (${m.location().url})`);
+  });
+  page.on("pageerror", (e) => fail(`a script failed: ${e.message}`));
+}
+
+async function signIn(page) {
+  await page.goto(`${base}/console/runs`);
+  expect(page.url().includes("/console/sign-in"), "a page without a session sends to sign-in", page.url());
+  await snap(page, "01-sign-in");
+  // By keyboard: the skip link, then the key's field.
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  const focused = await page.evaluate(() => document.activeElement.id);
+  expect(focused === "api_key", "the second Tab reaches the API key field", focused);
+  await page.keyboard.type(env("CONSOLE_KEY"));
+  await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
+  expect(page.url() === `${base}/console/runs`, "signing in goes where the browser was going", page.url());
+  step("signed_in", {});
+}
+
+async function uploadTwice(page) {
+  await page.goto(`${base}/console/upload`);
+  const key = await page.textContent("[data-testid=idempotency-key]");
+  await snap(page, "02-upload");
+  await page.setInputFiles("#file", env("CONSOLE_FILE"));
+  await Promise.all([page.waitForNavigation(), page.click("form.upload button[type=submit]")]);
+  const first = page.url();
+  expect(/\/console\/runs\/\d+$/.test(first), "an upload lands on its run", first);
+  expect((await page.locator("[data-testid=replayed]").count()) === 0, "a first upload is no replay", first);
+  // The browser's back button, and the same form sent again: the key it carries is the
+  // one drawn when it was rendered.
+  await page.goBack();
+  const again = await page.textContent("[data-testid=idempotency-key]");
+  expect(again === key, "going back shows the form with the same key", { key, again });
+  await page.setInputFiles("#file", env("CONSOLE_FILE"));
+  await Promise.all([page.waitForNavigation(), page.click("form.upload button[type=submit]")]);
+  expect(page.url() === `${first}?replayed=1`, "the second send replays the first run", page.url());
+  await page.waitForSelector("[data-testid=replayed]");
+  step("uploaded_twice", { run: first, key });
+  return Number(first.split("/").pop());
+}
+
+async function runAndRecords(page, run) {
+  await page.goto(`${base}/console/runs/${run}`);
+  const posted = Number(await page.textContent("[data-testid=posted]"));
+  const rows = await page.locator("[data-testid=records] tbody tr").count();
+  await snap(page, "03-run");
+  await page.goto(`${base}/console/runs`);
+  const runs = await page.locator("[data-testid=runs] tbody tr").count();
+  await snap(page, "04-runs");
+  await page.goto(`${base}/console/`);
+  const postedToday = Number(await page.textContent("[data-testid=posted-today]"));
+  await snap(page, "05-overview");
+  step("run", { run, posted, rows, runs, postedToday });
+  return { posted, rows, runs, postedToday };
+}
+
+async function isolation(page) {
+  const other = env("CONSOLE_OTHER_RUN");
+  const r = await page.goto(`${base}/console/runs/${other}`);
+  expect(r.status() === 404, "another tenant's run is 404", r.status());
+  await snap(page, "06-other-tenant-404");
+  step("other_tenant", { status: r.status() });
+}
+
+// A form posted without its CSRF token: the sign-out form, its token taken out.
+async function csrfRefused(page) {
+  await page.goto(`${base}/console/runs`);
+  await page.evaluate(() => document.querySelector("form.who input[name=csrf]").remove());
+  const [r] = await Promise.all([
+    page.waitForNavigation(),
+    page.click("form.who button[type=submit]"),
+  ]);
+  expect(r.status() === 403, "a form without its CSRF token is refused", r.status());
+  await snap(page, "07-csrf-refused");
+  // Still signed in: the refused form did nothing.
+  const again = await page.goto(`${base}/console/runs`);
+  expect(again.url() === `${base}/console/runs`, "the refused sign-out did not sign out", again.url());
+  step("csrf_refused", { status: r.status() });
+}
+
+async function signOut(page) {
+  await page.goto(`${base}/console/`);
+  await Promise.all([page.waitForNavigation(), page.click("form.who button[type=submit]")]);
+  const r = await page.goto(`${base}/console/runs`);
+  expect(page.url().includes("/console/sign-in"), "after signing out a page asks to sign in", page.url());
+  step("signed_out", { status: r.status() });
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  watch(page);
+  await signIn(page);
+  const run = await uploadTwice(page);
+  const seen = await runAndRecords(page, run);
+  await isolation(page);
+  await csrfRefused(page);
+  await signOut(page);
+  console.log(JSON.stringify({ ok: true, run, ...seen, screenshots: saved }));
+} finally {
+  await browser.close();
+}

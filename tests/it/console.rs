@@ -1,0 +1,341 @@
+//! The operator console (`/console/`), against a real server on loopback and a real
+//! database, both backends: its sessions, CSRF tokens and tenant isolation over plain HTTP,
+//! and its pages driven in Debian's headless chromium (tests/console/console.mjs, with
+//! Playwright; `scripts/tools.sh` installs both).
+
+use crate::common;
+use crate::common::server;
+
+use common::{Backend, TestDb};
+use server::{Reply, Server, api_key, runtime, send, upload};
+
+on_both_backends!(
+    the_console_in_chromium,
+    a_session_is_a_strict_http_only_cookie_ended_by_sign_out,
+    a_revoked_key_or_an_expired_session_ends_the_session,
+    a_form_without_its_csrf_token_is_refused_and_does_nothing,
+    another_tenants_run_is_not_found,
+    the_sign_in_form_refuses_a_wrong_key_and_a_missing_token,
+);
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The `name=value` of cookie `name` a response set.
+fn set_cookie(r: &Reply, name: &str) -> Option<String> {
+    r.headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(str::to_string)
+}
+
+/// The value of the hidden input `name` in a page.
+fn hidden(page: &str, name: &str) -> String {
+    let at = page
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no hidden {name} in {page}"));
+    let rest = &page[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// Signs in with `key`: the session cookie (`clearledger_session=…`) and the whole reply.
+async fn sign_in(c: &reqwest::Client, s: &Server, key: &str, headers: &[(&str, &str)]) -> Reply {
+    let form = send(c.get(s.url("/console/sign-in"))).await;
+    assert_eq!(form.status, 200, "{}", form.text());
+    let pre = set_cookie(&form, "clearledger_sign_in").expect("the sign-in cookie");
+    let pre = pre.split(';').next().unwrap().to_string();
+    let csrf = hidden(&form.text(), "csrf");
+    let mut req = c
+        .post(s.url("/console/sign-in"))
+        .header("cookie", pre)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("api_key", key),
+            ("next", "/console/runs"),
+        ]);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    send(req).await
+}
+
+/// The `name=value` of the session a sign-in set.
+fn session(r: &Reply) -> String {
+    let c = set_cookie(r, "clearledger_session").expect("a session cookie");
+    c.split(';').next().unwrap().to_string()
+}
+
+async fn page(c: &reqwest::Client, s: &Server, cookie: &str, path: &str) -> Reply {
+    send(c.get(s.url(path)).header("cookie", cookie)).await
+}
+
+fn a_session_is_a_strict_http_only_cookie_ended_by_sign_out(db: TestDb) {
+    let key = api_key(&db, "acme");
+    let s = Server::start(&db.url, db.dir.path(), &["--console-session", "2h"]);
+    runtime().block_on(async {
+        let c = client();
+        let r = sign_in(&c, &s, &key, &[]).await;
+        assert_eq!(r.status, 303, "{}", r.text());
+        assert_eq!(r.header("location").as_deref(), Some("/console/runs"));
+        let full = set_cookie(&r, "clearledger_session").unwrap();
+        for part in [
+            "HttpOnly",
+            "SameSite=Strict",
+            "Path=/console",
+            "Max-Age=7200",
+        ] {
+            assert!(full.contains(part), "{full} lacks {part}");
+        }
+        assert!(!full.contains("Secure"), "plain HTTP: {full}");
+        let cookie = session(&r);
+        let runs = page(&c, &s, &cookie, "/console/runs").await;
+        assert_eq!(runs.status, 200);
+        assert!(runs.text().contains(">acme</strong>"), "{}", runs.text());
+        let csp = runs.header("content-security-policy").unwrap();
+        assert!(
+            csp.starts_with("default-src 'none'; script-src 'self'"),
+            "{csp}"
+        );
+        assert_eq!(runs.header("cache-control").as_deref(), Some("no-store"));
+        // Behind a TLS proxy the cookie is Secure.
+        let tls = sign_in(&c, &s, &key, &[("x-forwarded-proto", "https")]).await;
+        assert!(
+            set_cookie(&tls, "clearledger_session")
+                .unwrap()
+                .contains("; Secure")
+        );
+        // Signing out ends the session in the ledger, not only in the browser.
+        let csrf = hidden(&runs.text(), "csrf");
+        let out = send(
+            c.post(s.url("/console/sign-out"))
+                .header("cookie", &cookie)
+                .form(&[("csrf", csrf.as_str())]),
+        )
+        .await;
+        assert_eq!(out.status, 303);
+        assert!(
+            set_cookie(&out, "clearledger_session")
+                .unwrap()
+                .contains("Max-Age=0")
+        );
+        let after = page(&c, &s, &cookie, "/console/runs?status=running").await;
+        assert_eq!(after.status, 303);
+        assert_eq!(
+            after.header("location").as_deref(),
+            Some("/console/sign-in?next=%2Fconsole%2Fruns%3Fstatus%3Drunning")
+        );
+    });
+    assert_eq!(db.scalar("SELECT count(*) FROM console_sessions"), 1);
+}
+
+fn a_revoked_key_or_an_expired_session_ends_the_session(db: TestDb) {
+    let key = api_key(&db, "acme");
+    let s = Server::start(&db.url, db.dir.path(), &["--console-session", "2s"]);
+    runtime().block_on(async {
+        let c = client();
+        let short = session(&sign_in(&c, &s, &key, &[]).await);
+        assert_eq!(page(&c, &s, &short, "/console/").await.status, 200);
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        assert_eq!(page(&c, &s, &short, "/console/").await.status, 303);
+        let cookie = session(&sign_in(&c, &s, &key, &[]).await);
+        assert_eq!(page(&c, &s, &cookie, "/console/").await.status, 200);
+        let prefix = &key[4..16];
+        assert_eq!(db.cl(&["apikey", "revoke", prefix]).code, 0);
+        assert_eq!(page(&c, &s, &cookie, "/console/").await.status, 303);
+    });
+}
+
+fn a_form_without_its_csrf_token_is_refused_and_does_nothing(db: TestDb) {
+    let key = api_key(&db, "acme");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let cookie = session(&sign_in(&c, &s, &key, &[]).await);
+        let form = page(&c, &s, &cookie, "/console/upload").await;
+        let action = form.text();
+        let at = action.find("action=\"/console/upload?").unwrap() + 8;
+        let action = action[at..at + action[at..].find('"').unwrap()].replace("&#38;", "&");
+        let (good, _) = action.split_once("&csrf=").unwrap();
+        let file = || reqwest::multipart::Part::bytes(common::payroll()).file_name("p.ach");
+        for bad in [good.to_string(), format!("{good}&csrf=forged")] {
+            let body = reqwest::multipart::Form::new().part("file", file());
+            let r = send(
+                c.post(s.url(&bad))
+                    .header("cookie", &cookie)
+                    .multipart(body),
+            )
+            .await;
+            assert_eq!(r.status, 403, "{bad}: {}", r.text());
+            assert!(r.text().contains("CSRF token"), "{}", r.text());
+        }
+        // Without a session, the same form is 401 and not a redirect.
+        let body = reqwest::multipart::Form::new().part("file", file());
+        let r = send(c.post(s.url(&action)).multipart(body)).await;
+        assert_eq!(r.status, 401, "{}", r.text());
+        // With its token, it goes in.
+        let body = reqwest::multipart::Form::new().part("file", file());
+        let r = send(
+            c.post(s.url(&action))
+                .header("cookie", &cookie)
+                .multipart(body),
+        )
+        .await;
+        assert_eq!(r.status, 303, "{}", r.text());
+        assert_eq!(r.header("location").as_deref(), Some("/console/runs/1"));
+    });
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 1);
+}
+
+fn another_tenants_run_is_not_found(db: TestDb) {
+    let acme = api_key(&db, "acme");
+    let beta = api_key(&db, "beta");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let up = upload(&c, &s.base, &beta, Some("b-1"), common::payroll()).await;
+        assert_eq!(up.status, 201, "{}", up.text());
+        let run = up.json()["run_id"].as_i64().unwrap();
+        let as_beta = session(&sign_in(&c, &s, &beta, &[]).await);
+        let as_acme = session(&sign_in(&c, &s, &acme, &[]).await);
+        for path in ["", "/records.csv", "/records.jsonl"] {
+            let p = format!("/console/runs/{run}{path}");
+            assert_eq!(page(&c, &s, &as_beta, &p).await.status, 200, "{p}");
+            let r = page(&c, &s, &as_acme, &p).await;
+            assert_eq!(r.status, 404, "{p}");
+            assert!(r.text().contains("no run"), "{}", r.text());
+            assert!(!r.text().contains("payroll"), "{}", r.text());
+        }
+        let list = page(&c, &s, &as_acme, "/console/runs").await.text();
+        assert!(list.contains("No run matches."), "{list}");
+        let csv = page(
+            &c,
+            &s,
+            &as_beta,
+            &format!("/console/runs/{run}/records.csv"),
+        )
+        .await;
+        assert_eq!(csv.text().lines().count(), 1 + 4, "{}", csv.text());
+        assert_eq!(
+            csv.header("content-disposition").as_deref(),
+            Some(format!("attachment; filename=\"run-{run}.csv\"").as_str())
+        );
+    });
+}
+
+fn the_sign_in_form_refuses_a_wrong_key_and_a_missing_token(db: TestDb) {
+    let key = api_key(&db, "acme");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let wrong = format!("{}x", &key[..key.len() - 1]);
+        let r = sign_in(&c, &s, &wrong, &[]).await;
+        assert_eq!(r.status, 401);
+        assert!(r.text().contains("unknown or revoked"), "{}", r.text());
+        assert!(set_cookie(&r, "clearledger_session").is_none());
+        // The right key without the form's token (another site's form): refused.
+        let r = send(
+            c.post(s.url("/console/sign-in"))
+                .form(&[("api_key", key.as_str()), ("csrf", "x")]),
+        )
+        .await;
+        assert_eq!(r.status, 403, "{}", r.text());
+        assert!(set_cookie(&r, "clearledger_session").is_none());
+        // A sign-in link cannot send the browser elsewhere.
+        let r = send(c.get(s.url("/console/sign-in?next=//evil.example/"))).await;
+        assert_eq!(hidden(&r.text(), "next"), "/console/");
+    });
+    assert_eq!(db.scalar("SELECT count(*) FROM console_sessions"), 0);
+}
+
+/// The browser scenario (tests/console/console.mjs), its facts checked against the ledger.
+fn the_console_in_chromium(db: TestDb) {
+    let acme = api_key(&db, "acme");
+    let beta = api_key(&db, "beta");
+    let file = db.file("month.ach");
+    let r = common::run(
+        &[
+            "generate",
+            "nacha",
+            "--entries",
+            "250",
+            "--seed",
+            "7",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let other = runtime().block_on(async {
+        let up = upload(&client(), &s.base, &beta, Some("b-1"), common::payroll()).await;
+        assert_eq!(up.status, 201, "{}", up.text());
+        up.json()["run_id"].as_i64().unwrap()
+    });
+    let backend = match db.backend {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("console-screenshots")
+        .join(backend);
+    let out = browser(&[
+        ("CONSOLE_BASE", s.base.clone()),
+        ("CONSOLE_KEY", acme),
+        ("CONSOLE_OTHER_RUN", other.to_string()),
+        ("CONSOLE_FILE", file.display().to_string()),
+        ("CONSOLE_SHOTS", shots.display().to_string()),
+    ]);
+    let run = out["run"].as_i64().unwrap();
+    assert_eq!(out["posted"], 250);
+    assert_eq!(out["rows"], 100, "the first page of records");
+    assert_eq!(out["runs"], 1, "one run for the upload sent twice");
+    assert_eq!(out["postedToday"], 250);
+    assert_eq!(out["screenshots"].as_array().unwrap().len(), 14);
+    let acme_runs = db.scalar("SELECT count(*) FROM runs WHERE tenant = 'acme'");
+    assert_eq!(acme_runs, 1, "the upload sent twice made one run");
+    let posted = db.scalar(&format!(
+        "SELECT count(*) FROM postings WHERE run_id = {run}"
+    ));
+    assert_eq!(posted, 250);
+    let replays = db.scalar(
+        "SELECT count(*) FROM http_repeats WHERE route = '/console/upload' AND decision = 'replayed'",
+    );
+    assert_eq!(replays, 1, "the second send is journaled as a replay");
+}
+
+/// Runs tests/console/console.mjs in node with `env`; its last line, parsed.
+fn browser(env: &[(&str, String)]) -> serde_json::Value {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/console");
+    assert!(
+        std::path::Path::new(dir)
+            .join("node_modules/playwright-core")
+            .is_dir(),
+        "playwright-core is not installed under tests/console: run scripts/tools.sh (it installs \
+         Debian's chromium and `npm ci` there)"
+    );
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg("console.mjs").current_dir(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .expect("node (scripts/tools.sh installs Node.js and chromium)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the browser scenario failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().expect("a last line");
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["ok"], true, "{stdout}");
+    v
+}
