@@ -17,8 +17,11 @@
 //!   and nothing else (`page::CSP`), and is never cached.
 
 mod assets;
+mod conflicts;
+mod held;
 mod overview;
 mod page;
+mod reverse;
 mod runs;
 pub(crate) mod session;
 mod sign_in;
@@ -38,8 +41,13 @@ pub const ROUTES: &[&str] = &[
     "/console/upload",
     "/console/runs",
     "/console/runs/{id}",
+    "/console/runs/{id}/conflicts/{record}",
+    "/console/runs/{id}/reverse",
     "/console/runs/{id}/records.csv",
     "/console/runs/{id}/records.jsonl",
+    "/console/held",
+    "/console/held/{run}/{record}/confirm",
+    "/console/held/{run}/{record}",
     "/console/assets/{name}",
 ];
 
@@ -61,11 +69,22 @@ pub(crate) fn router() -> Router<Shared> {
         )
         .route("/console/runs", get(runs::list))
         .route("/console/runs/{id}", get(runs::show))
+        .route(
+            "/console/runs/{id}/conflicts/{record}",
+            get(conflicts::show),
+        )
+        .route(
+            "/console/runs/{id}/reverse",
+            get(reverse::preview).post(reverse::submit),
+        )
         .route("/console/runs/{id}/records.csv", get(runs::download_csv))
         .route(
             "/console/runs/{id}/records.jsonl",
             get(runs::download_jsonl),
         )
+        .route("/console/held", get(held::list))
+        .route("/console/held/{run}/{record}/confirm", get(held::confirm))
+        .route("/console/held/{run}/{record}", post(held::decide))
         .route("/console/assets/{name}", get(assets::asset))
         .layer(axum::middleware::map_response(page::headers))
 }

@@ -200,3 +200,150 @@ impl Ledger {
             .collect()
     }
 }
+
+/// What reversing a run would post: per currency, the postings not compensated yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReversePreview {
+    /// (currency, postings, their amounts added up in minor units).
+    pub(crate) by_currency: Vec<(String, i64, i64)>,
+    /// The run's postings compensated before (they would be journaled as duplicates).
+    pub(crate) compensated: i64,
+    /// The run's postings are compensations themselves (a reversal is refused).
+    pub(crate) of_compensation: bool,
+}
+
+const PREVIEW: Columns = Columns(&["currency", "n", "total"]);
+const COUNT: Columns = Columns(&["n"]);
+
+impl Ledger {
+    /// What `reverse` of run `run_id` would post. A run none of whose file's records was
+    /// compensated yet (the usual case) is read from its stored totals at once; otherwise
+    /// its postings are counted one by one against their compensations.
+    pub(crate) async fn reverse_preview(
+        &mut self,
+        run: &crate::ledger::RunInfo,
+    ) -> Result<ReversePreview> {
+        let tenant = run.tenant.as_str();
+        let of_compensation = run.kind == crate::ledger::RunKind::Reverse;
+        let compensations = match &run.file_id {
+            Some(f) => {
+                let source = format!("compensate:{f}");
+                self.store()
+                    .query_one(
+                        COUNT.checked(
+                            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM postings \
+                             WHERE tenant = $1 AND file_id = $2",
+                        ),
+                        &args![tenant, source.as_str()],
+                    )
+                    .await?
+                    .int(col!(COUNT, "n"))?
+            }
+            None => 0,
+        };
+        if compensations == 0 || of_compensation {
+            let by_currency = run
+                .totals
+                .iter()
+                .map(|t| (t.currency.clone(), t.posted as i64, t.amount_minor))
+                .collect();
+            return Ok(ReversePreview {
+                by_currency,
+                compensated: 0,
+                of_compensation,
+            });
+        }
+        let rows = self
+            .store()
+            .query(
+                PREVIEW.checked(
+                    "SELECT p.currency, CAST(COUNT(*) AS BIGINT) AS n, \
+                     CAST(COALESCE(SUM(p.amount_minor), 0) AS BIGINT) AS total FROM postings p \
+                     WHERE p.tenant = $1 AND p.run_id = $2 AND NOT EXISTS (SELECT 1 FROM \
+                     postings c WHERE c.compensates = p.posting_id) \
+                     GROUP BY p.currency ORDER BY p.currency",
+                ),
+                &args![tenant, run.run_id],
+            )
+            .await?;
+        let mut by_currency = Vec::new();
+        for r in &rows {
+            by_currency.push((
+                r.text(col!(PREVIEW, "currency"))?,
+                r.int(col!(PREVIEW, "n"))?,
+                r.int(col!(PREVIEW, "total"))?,
+            ));
+        }
+        let left: i64 = by_currency.iter().map(|c| c.1).sum();
+        Ok(ReversePreview {
+            by_currency,
+            compensated: run.posted - left,
+            of_compensation,
+        })
+    }
+}
+
+/// A conflict of a run: the posting its key holds, and what differs in the new record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    pub(crate) differences: String,
+    pub(crate) posting_id: i64,
+    pub(crate) posting_key: String,
+    pub(crate) file_id: String,
+    pub(crate) record_no: i64,
+    pub(crate) run_id: i64,
+    pub(crate) posted_at: String,
+    /// The stored posting's fields (its detail), as a JSON object.
+    pub(crate) detail: String,
+}
+
+const CONFLICT: Columns = Columns(&[
+    "differences",
+    "posting_id",
+    "posting_key",
+    "file_id",
+    "record_no",
+    "run_id",
+    "posted_at",
+    "detail",
+]);
+
+impl Ledger {
+    /// Record `record_no` of run `run_id` when it was a conflict: the posting its key
+    /// holds and the fields that differ. `None` for any other record, or another
+    /// tenant's.
+    pub(crate) async fn conflict(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        record_no: i64,
+    ) -> Result<Option<Conflict>> {
+        let row = self
+            .store()
+            .query_opt(
+                CONFLICT.checked(
+                    "SELECT j.differences, p.posting_id, p.posting_key, p.file_id, p.record_no, \
+                     p.run_id, p.posted_at, p.detail FROM journal j \
+                     JOIN postings p ON p.posting_id = j.original_posting_id \
+                     WHERE j.tenant = $1 AND j.run_id = $2 AND j.record_no = $3 \
+                     AND j.outcome = 'conflict'",
+                ),
+                &args![tenant, run_id, record_no],
+            )
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        let posting_id = r.int(col!(CONFLICT, "posting_id"))?;
+        Ok(Some(Conflict {
+            differences: r
+                .opt_text(col!(CONFLICT, "differences"))?
+                .unwrap_or_default(),
+            posting_id,
+            posting_key: r.text(col!(CONFLICT, "posting_key"))?,
+            file_id: r.text(col!(CONFLICT, "file_id"))?,
+            record_no: r.int(col!(CONFLICT, "record_no"))?,
+            run_id: r.int(col!(CONFLICT, "run_id"))?,
+            posted_at: r.text(col!(CONFLICT, "posted_at"))?,
+            detail: crate::ledger::detail_json(posting_id, r.detail(col!(CONFLICT, "detail"))?)?,
+        }))
+    }
+}

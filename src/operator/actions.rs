@@ -811,7 +811,7 @@ impl Ledger {
         &mut self,
         who: &Actor<'_>,
         target: &ReverseTarget,
-        cond: &dyn Fn(usize) -> String,
+        cond: &(dyn Fn(usize) -> String + Send + Sync),
         binds: &[Bind],
         file_id: Option<&str>,
         format: &str,
@@ -873,7 +873,7 @@ impl Ledger {
 }
 
 /// A condition on a posting `p`, its binds numbered from the `usize` given.
-type Condition = Box<dyn Fn(usize) -> String>;
+type Condition = Box<dyn Fn(usize) -> String + Send + Sync>;
 
 /// An owned bind of a condition built at run time.
 enum Bind {

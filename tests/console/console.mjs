@@ -6,6 +6,8 @@
 //   CONSOLE_KEY          an API key of the tenant signed in with
 //   CONSOLE_OTHER_RUN    a run of another tenant (its page must be 404)
 //   CONSOLE_FILE         a NACHA file to upload
+//   CONSOLE_CONFLICT_RUN a run of the tenant with one conflict (record 2: its amount)
+//   CONSOLE_HELD         how many held records are open (the first is posted)
 //   CONSOLE_SHOTS        where each page's screenshots go (1280×800 and 390 px wide)
 //   CHROMIUM             the browser (default /usr/bin/chromium)
 //
@@ -128,8 +130,72 @@ async function isolation(page) {
   const other = env("CONSOLE_OTHER_RUN");
   const r = await page.goto(`${base}/console/runs/${other}`);
   expect(r.status() === 404, "another tenant's run is 404", r.status());
-  await snap(page, "06-other-tenant-404");
+  await snap(page, "15-other-tenant-404");
   step("other_tenant", { status: r.status() });
+}
+
+async function conflict(page) {
+  const run = env("CONSOLE_CONFLICT_RUN");
+  await page.goto(`${base}/console/runs/${run}?outcome=conflict`);
+  await Promise.all([page.waitForNavigation(), page.click("text=Side by side")]);
+  const differs = await page.$$eval("[data-testid=conflict] tr[data-testid=differs]", (rows) =>
+    rows.map((r) => [...r.children].map((c) => c.textContent.trim())),
+  );
+  expect(
+    JSON.stringify(differs) === JSON.stringify([["amount differs", "187550", "187551"]]),
+    "the conflict marks its amount, stored and new",
+    differs,
+  );
+  await snap(page, "08-conflict");
+  step("conflict", { differs });
+}
+
+// The first held record posted after its confirmation; the confirmation sent again says
+// it was resolved already.
+async function resolveHeld(page) {
+  await page.goto(`${base}/console/held`);
+  const cards = page.locator("section.held");
+  const open = await cards.count();
+  expect(open === Number(env("CONSOLE_HELD")), "every open held record is listed", open);
+  await snap(page, "09-held");
+  const card = cards.first();
+  await card.locator("input[value=post]").check();
+  await card.locator("textarea[name=reason]").fill("checked with the originator: a new payment");
+  await card.locator("input[name=by]").fill("Ada Operator");
+  await Promise.all([page.waitForNavigation(), card.locator("button[type=submit]").click()]);
+  await snap(page, "10-held-confirm");
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm]")]);
+  const first = await page.textContent("[data-testid=resolution]");
+  expect(first === "Resolved", "the confirmed decision is made", first);
+  await snap(page, "11-held-resolved");
+  await page.goBack();
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm]")]);
+  const second = await page.textContent("[data-testid=resolution]");
+  expect(second === "Already resolved", "the same decision sent again is already resolved", second);
+  await snap(page, "12-held-already-resolved");
+  await page.goto(`${base}/console/held`);
+  const left = await page.locator("section.held").count();
+  expect(left === open - 1, "one held record fewer is open", left);
+  step("held", { open, left });
+  return left;
+}
+
+// Reverse the uploaded run: the preview's count, then the compensation run.
+async function reverseRun(page, run) {
+  await page.goto(`${base}/console/runs/${run}`);
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=reverse]")]);
+  const toPost = Number(await page.textContent("[data-testid=to-post]"));
+  await page.fill("#reason", "sent to the wrong ledger");
+  await page.fill("#by", "Ada Operator");
+  await snap(page, "13-reverse-preview");
+  page.once("dialog", (d) => d.accept());
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm-reverse]")]);
+  const reversal = Number(page.url().split("/").pop());
+  expect(reversal > run, "the reversal is a new run", page.url());
+  const posted = Number(await page.textContent("[data-testid=posted]"));
+  await snap(page, "14-reversal-run");
+  step("reversed", { toPost, reversal, posted });
+  return { toPost, reversal, reversedPosted: posted };
 }
 
 // A form posted without its CSRF token: the sign-out form, its token taken out.
@@ -141,7 +207,7 @@ async function csrfRefused(page) {
     page.click("form.who button[type=submit]"),
   ]);
   expect(r.status() === 403, "a form without its CSRF token is refused", r.status());
-  await snap(page, "07-csrf-refused");
+  await snap(page, "16-csrf-refused");
   // Still signed in: the refused form did nothing.
   const again = await page.goto(`${base}/console/runs`);
   expect(again.url() === `${base}/console/runs`, "the refused sign-out did not sign out", again.url());
@@ -175,10 +241,13 @@ try {
   await signIn(page);
   const run = await uploadTwice(page);
   const seen = await runAndRecords(page, run);
+  await conflict(page);
+  const heldLeft = await resolveHeld(page);
+  const reversed = await reverseRun(page, run);
   await isolation(page);
   await csrfRefused(page);
   await signOut(page);
-  console.log(JSON.stringify({ ok: true, run, ...seen, screenshots: saved }));
+  console.log(JSON.stringify({ ok: true, run, ...seen, heldLeft, ...reversed, screenshots: saved }));
 } finally {
   await browser.close();
 }

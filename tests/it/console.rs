@@ -253,10 +253,31 @@ fn the_sign_in_form_refuses_a_wrong_key_and_a_missing_token(db: TestDb) {
     assert_eq!(db.scalar("SELECT count(*) FROM console_sessions"), 0);
 }
 
+/// The payroll (run 1: 4 posted), its amended copy (run 2: one conflict, record 2's
+/// amount) and its re-send under another file id modifier (run 3: 4 held), for `tenant`.
+fn payroll_conflict_and_held(db: &TestDb, tenant: &str) {
+    let a = common::samples().join("ppd-payroll-credits.ach");
+    let amended = common::samples().join("ppd-payroll-credits-amended.ach");
+    let text = std::fs::read_to_string(&a).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[0].replace_range(33..34, "B");
+    let resent = db.file("payroll-B.ach");
+    std::fs::write(&resent, lines.join("\n") + "\n").unwrap();
+    for (f, code) in [
+        (a.as_path(), 0),
+        (amended.as_path(), 1),
+        (resent.as_path(), 1),
+    ] {
+        let r = db.cl(&["--tenant", tenant, "ingest", "-q", f.to_str().unwrap()]);
+        assert_eq!(r.code, code, "{}", r.stderr);
+    }
+}
+
 /// The browser scenario (tests/console/console.mjs), its facts checked against the ledger.
 fn the_console_in_chromium(db: TestDb) {
     let acme = api_key(&db, "acme");
     let beta = api_key(&db, "beta");
+    payroll_conflict_and_held(&db, "acme");
     let file = db.file("month.ach");
     let r = common::run(
         &[
@@ -290,24 +311,47 @@ fn the_console_in_chromium(db: TestDb) {
         ("CONSOLE_KEY", acme),
         ("CONSOLE_OTHER_RUN", other.to_string()),
         ("CONSOLE_FILE", file.display().to_string()),
+        ("CONSOLE_CONFLICT_RUN", "2".to_string()),
+        ("CONSOLE_HELD", "4".to_string()),
         ("CONSOLE_SHOTS", shots.display().to_string()),
     ]);
     let run = out["run"].as_i64().unwrap();
     assert_eq!(out["posted"], 250);
     assert_eq!(out["rows"], 100, "the first page of records");
-    assert_eq!(out["runs"], 1, "one run for the upload sent twice");
-    assert_eq!(out["postedToday"], 250);
-    assert_eq!(out["screenshots"].as_array().unwrap().len(), 14);
-    let acme_runs = db.scalar("SELECT count(*) FROM runs WHERE tenant = 'acme'");
-    assert_eq!(acme_runs, 1, "the upload sent twice made one run");
-    let posted = db.scalar(&format!(
-        "SELECT count(*) FROM postings WHERE run_id = {run}"
-    ));
-    assert_eq!(posted, 250);
-    let replays = db.scalar(
-        "SELECT count(*) FROM http_repeats WHERE route = '/console/upload' AND decision = 'replayed'",
+    assert_eq!(
+        out["runs"], 4,
+        "three runs before, one for the upload sent twice"
     );
-    assert_eq!(replays, 1, "the second send is journaled as a replay");
+    assert_eq!(out["postedToday"], 4 + 250);
+    assert_eq!(out["heldLeft"], 3);
+    assert_eq!(out["toPost"], 250);
+    assert_eq!(out["reversedPosted"], 250);
+    assert_eq!(out["screenshots"].as_array().unwrap().len(), 2 * 14);
+    let reversal = out["reversal"].as_i64().unwrap();
+    let q = |sql: &str| db.scalar(sql);
+    assert_eq!(
+        q("SELECT count(*) FROM runs WHERE tenant = 'acme'"),
+        6,
+        "4, a decision, a reversal"
+    );
+    assert_eq!(
+        q(&format!(
+            "SELECT count(*) FROM postings WHERE run_id = {run}"
+        )),
+        250
+    );
+    let compensations = format!(
+        "SELECT count(*) FROM postings c JOIN postings p ON p.posting_id = c.compensates \
+         WHERE c.run_id = {reversal} AND p.run_id = {run}"
+    );
+    assert_eq!(q(&compensations), 250);
+    assert_eq!(
+        q("SELECT count(*) FROM decisions WHERE decision = 'post'"),
+        1
+    );
+    let replays = "SELECT count(*) FROM http_repeats WHERE route = '/console/upload' \
+         AND decision = 'replayed'";
+    assert_eq!(q(replays), 1, "the second send is journaled as a replay");
 }
 
 /// Runs tests/console/console.mjs in node with `env`; its last line, parsed.
