@@ -19,12 +19,16 @@
 mod assets;
 mod conflicts;
 mod held;
+mod lookup;
 mod overview;
 mod page;
+mod recon;
+mod recon_store;
 mod reverse;
 mod runs;
 pub(crate) mod session;
 mod sign_in;
+mod statements;
 pub(crate) mod store;
 mod upload;
 
@@ -46,6 +50,11 @@ pub const ROUTES: &[&str] = &[
     "/console/runs/{id}/records.csv",
     "/console/runs/{id}/records.jsonl",
     "/console/held",
+    "/console/lookup",
+    "/console/statements",
+    "/console/reconciliations",
+    "/console/reconciliations/{id}",
+    "/console/reconciliations/{id}/items/{item}",
     "/console/held/{run}/{record}/confirm",
     "/console/held/{run}/{record}",
     "/console/assets/{name}",
@@ -83,6 +92,17 @@ pub(crate) fn router() -> Router<Shared> {
             get(runs::download_jsonl),
         )
         .route("/console/held", get(held::list))
+        .route("/console/lookup", get(lookup::page))
+        .route("/console/statements", get(statements::page))
+        .route(
+            "/console/reconciliations",
+            get(recon::list).post(recon::start),
+        )
+        .route("/console/reconciliations/{id}", get(recon::show))
+        .route(
+            "/console/reconciliations/{id}/items/{item}",
+            get(recon::item),
+        )
         .route("/console/held/{run}/{record}/confirm", get(held::confirm))
         .route("/console/held/{run}/{record}", post(held::decide))
         .route("/console/assets/{name}", get(assets::asset))

@@ -347,3 +347,45 @@ impl Ledger {
         }))
     }
 }
+
+/// An account's statements in brief (the statements page's index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AccountStatements {
+    pub(crate) account: String,
+    pub(crate) statements: i64,
+    pub(crate) last_date: Option<String>,
+    pub(crate) breaks: i64,
+}
+
+const ACCOUNTS: Columns = Columns(&["account", "n", "last_date", "breaks"]);
+
+impl Ledger {
+    /// The tenant's accounts with statements: how many, the last date, how many break.
+    pub(crate) async fn statement_accounts(
+        &mut self,
+        tenant: &str,
+    ) -> Result<Vec<AccountStatements>> {
+        let rows = self
+            .store()
+            .query(
+                ACCOUNTS.checked(
+                    "SELECT account, CAST(COUNT(*) AS BIGINT) AS n, MAX(stmt_date) AS last_date, \
+                     CAST(SUM(CASE WHEN balance_break IS NULL THEN 0 ELSE 1 END) AS BIGINT) \
+                     AS breaks FROM statements WHERE tenant = $1 GROUP BY account \
+                     ORDER BY account",
+                ),
+                &args![tenant],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(AccountStatements {
+                    account: r.text(col!(ACCOUNTS, "account"))?,
+                    statements: r.int(col!(ACCOUNTS, "n"))?,
+                    last_date: r.opt_text(col!(ACCOUNTS, "last_date"))?,
+                    breaks: r.int(col!(ACCOUNTS, "breaks"))?,
+                })
+            })
+            .collect()
+    }
+}

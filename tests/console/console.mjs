@@ -8,6 +8,8 @@
 //   CONSOLE_FILE         a NACHA file to upload
 //   CONSOLE_CONFLICT_RUN a run of the tenant with one conflict (record 2: its amount)
 //   CONSOLE_HELD         how many held records are open (the first is posted)
+//   CONSOLE_RECON_KEY    a key of a second tenant with a generated month to reconcile
+//   CONSOLE_RECON_RULES  the month's rules (TOML), pasted into the form
 //   CONSOLE_SHOTS        where each page's screenshots go (1280×800 and 390 px wide)
 //   CHROMIUM             the browser (default /usr/bin/chromium)
 //
@@ -74,16 +76,16 @@ function watch(page) {
   page.on("pageerror", (e) => fail(`a script failed: ${e.message}`));
 }
 
-async function signIn(page) {
+async function signIn(page, key = env("CONSOLE_KEY"), shot = "01-sign-in") {
   await page.goto(`${base}/console/runs`);
   expect(page.url().includes("/console/sign-in"), "a page without a session sends to sign-in", page.url());
-  await snap(page, "01-sign-in");
+  if (shot) await snap(page, shot);
   // By keyboard: the skip link, then the key's field.
   await page.keyboard.press("Tab");
   await page.keyboard.press("Tab");
   const focused = await page.evaluate(() => document.activeElement.id);
   expect(focused === "api_key", "the second Tab reaches the API key field", focused);
-  await page.keyboard.type(env("CONSOLE_KEY"));
+  await page.keyboard.type(key);
   await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
   expect(page.url() === `${base}/console/runs`, "signing in goes where the browser was going", page.url());
   step("signed_in", {});
@@ -124,6 +126,21 @@ async function runAndRecords(page, run) {
   await snap(page, "05-overview");
   step("run", { run, posted, rows, runs, postedToday });
   return { posted, rows, runs, postedToday };
+}
+
+// The uploaded run's first record looked up by its key: one posting, this run's.
+async function lookupKey(page, run) {
+  await page.goto(`${base}/console/runs/${run}`);
+  const cell = await page.innerText("[data-testid=records] tbody tr:first-child td.id");
+  const key = cell.trim().split(/\s/)[0];
+  await page.goto(`${base}/console/lookup`);
+  await page.selectOption("#by", "key");
+  await page.fill("#value", key);
+  await Promise.all([page.waitForNavigation(), page.click("form.filters button[type=submit]")]);
+  const found = await page.locator("[data-testid=found] tbody tr").count();
+  expect(found === 1, "a posting's key finds that posting", found);
+  await snap(page, "06-lookup");
+  step("lookup", { key, found });
 }
 
 async function isolation(page) {
@@ -198,6 +215,40 @@ async function reverseRun(page, run) {
   return { toPost, reversal, reversedPosted: posted };
 }
 
+// The second tenant's month: reconciled from the form, an ambiguous item opened, its
+// candidates side by side; the account's statements; a UETR looked up.
+async function reconcileMonth(page) {
+  await signIn(page, env("CONSOLE_RECON_KEY"), null);
+  await page.goto(`${base}/console/reconciliations`);
+  await page.fill("#from", "2026-11-01");
+  await page.fill("#to", "2026-11-30");
+  await page.fill("#rules", fs.readFileSync(env("CONSOLE_RECON_RULES"), "utf8"));
+  await snap(page, "17-reconciliations");
+  await Promise.all([page.waitForNavigation(), page.click("form.stack button[type=submit]")]);
+  expect(/\/console\/reconciliations\/\d+$/.test(page.url()), "a reconciliation lands on its run", page.url());
+  const recon = Number(page.url().split("/").pop());
+  const attention = Number(await page.textContent("[data-testid=attention]"));
+  const firstOutcome = await page.textContent("[data-testid=items] tbody tr:first-child .status");
+  expect(firstOutcome === "missing_ours", "missing_ours items come first", firstOutcome);
+  await snap(page, "18-reconciliation");
+  await page.selectOption("#outcome", "ambiguous");
+  await Promise.all([page.waitForNavigation(), page.click("form.filters button[type=submit]")]);
+  const ambiguous = await page.locator("[data-testid=items] tbody tr").count();
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=items] tbody tr:first-child a")]);
+  const outcome = await page.textContent("[data-testid=item-outcome]");
+  expect(outcome === "ambiguous", "the item opened is ambiguous", outcome);
+  const ours = await page.locator("[data-testid=ours]").count();
+  const theirs = await page.locator("[data-testid=theirs]").count();
+  expect(ours >= 2 && theirs >= 2, "an ambiguous item's candidates on both sides", { ours, theirs });
+  await snap(page, "19-ambiguous-item");
+  await page.goto(`${base}/console/statements`);
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=accounts] a")]);
+  const statements = await page.locator("[data-testid=chain] tbody tr").count();
+  await snap(page, "20-statements");
+  step("reconciled", { recon, attention, ambiguous, ours, theirs, statements });
+  return { recon, attention, ambiguous, ambiguousOurs: ours, ambiguousTheirs: theirs, statements };
+}
+
 // A form posted without its CSRF token: the sign-out form, its token taken out.
 async function csrfRefused(page) {
   await page.goto(`${base}/console/runs`);
@@ -241,13 +292,17 @@ try {
   await signIn(page);
   const run = await uploadTwice(page);
   const seen = await runAndRecords(page, run);
+  await lookupKey(page, run);
   await conflict(page);
   const heldLeft = await resolveHeld(page);
   const reversed = await reverseRun(page, run);
   await isolation(page);
   await csrfRefused(page);
   await signOut(page);
-  console.log(JSON.stringify({ ok: true, run, ...seen, heldLeft, ...reversed, screenshots: saved }));
+  const month = await reconcileMonth(page);
+  console.log(
+    JSON.stringify({ ok: true, run, ...seen, heldLeft, ...reversed, ...month, screenshots: saved }),
+  );
 } finally {
   await browser.close();
 }

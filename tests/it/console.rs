@@ -273,11 +273,57 @@ fn payroll_conflict_and_held(db: &TestDb, tenant: &str) {
     }
 }
 
+/// A generated month for `tenant` (`generate recon`): our payments, the bank's camt.053,
+/// the account mapped; the month's rules.
+fn generated_month(db: &TestDb, tenant: &str) -> std::path::PathBuf {
+    let dir = db.file("month");
+    let r = db.cl(&[
+        "generate",
+        "recon",
+        "--payments",
+        "300",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for f in [
+        "ours-pacs008.xml",
+        "ours-pain001.xml",
+        "ours-pacs004.xml",
+        "bank-camt053.xml",
+    ] {
+        let r = db.cl(&[
+            "--tenant",
+            tenant,
+            "ingest",
+            "-q",
+            dir.join(f).to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{f}: {}", r.stderr);
+    }
+    let iban = "DE89370400440532013000";
+    let ledger = format!("acct:{iban}");
+    let r = db.cl(&[
+        "--tenant",
+        tenant,
+        "account",
+        "map",
+        "--bank-account",
+        iban,
+        "--ledger-account",
+        &ledger,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    dir.join("rules.toml")
+}
+
 /// The browser scenario (tests/console/console.mjs), its facts checked against the ledger.
 fn the_console_in_chromium(db: TestDb) {
     let acme = api_key(&db, "acme");
     let beta = api_key(&db, "beta");
     payroll_conflict_and_held(&db, "acme");
+    let gamma = api_key(&db, "gamma");
+    let rules = generated_month(&db, "gamma");
     let file = db.file("month.ach");
     let r = common::run(
         &[
@@ -313,6 +359,8 @@ fn the_console_in_chromium(db: TestDb) {
         ("CONSOLE_FILE", file.display().to_string()),
         ("CONSOLE_CONFLICT_RUN", "2".to_string()),
         ("CONSOLE_HELD", "4".to_string()),
+        ("CONSOLE_RECON_KEY", gamma),
+        ("CONSOLE_RECON_RULES", rules.display().to_string()),
         ("CONSOLE_SHOTS", shots.display().to_string()),
     ]);
     let run = out["run"].as_i64().unwrap();
@@ -326,7 +374,22 @@ fn the_console_in_chromium(db: TestDb) {
     assert_eq!(out["heldLeft"], 3);
     assert_eq!(out["toPost"], 250);
     assert_eq!(out["reversedPosted"], 250);
-    assert_eq!(out["screenshots"].as_array().unwrap().len(), 2 * 14);
+    assert_eq!(out["screenshots"].as_array().unwrap().len(), 2 * 19);
+    // The month's planted breaks (`generate recon`): 24 items need attention, 3 ambiguous.
+    assert_eq!(out["attention"], 24);
+    assert_eq!(out["ambiguous"], 3);
+    assert_eq!(out["ambiguousOurs"], out["ambiguousTheirs"]);
+    assert_eq!(
+        out["statements"],
+        db.scalar("SELECT count(*) FROM statements WHERE tenant = 'gamma'")
+    );
+    let recon = out["recon"].as_i64().unwrap();
+    assert_eq!(
+        db.scalar(&format!(
+            "SELECT count(*) FROM reconciliations WHERE run_id = {recon} AND tenant = 'gamma'"
+        )),
+        1
+    );
     let reversal = out["reversal"].as_i64().unwrap();
     let q = |sql: &str| db.scalar(sql);
     assert_eq!(
