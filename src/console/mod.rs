@@ -18,6 +18,7 @@
 
 mod assets;
 mod conflicts;
+mod correction;
 mod held;
 mod lookup;
 mod overview;
@@ -55,6 +56,7 @@ pub const ROUTES: &[&str] = &[
     "/console/reconciliations",
     "/console/reconciliations/{id}",
     "/console/reconciliations/{id}/items/{item}",
+    "/console/reconciliations/{id}/items/{item}/correct",
     "/console/held/{run}/{record}/confirm",
     "/console/held/{run}/{record}",
     "/console/assets/{name}",
@@ -102,6 +104,10 @@ pub(crate) fn router() -> Router<Shared> {
         .route(
             "/console/reconciliations/{id}/items/{item}",
             get(recon::item),
+        )
+        .route(
+            "/console/reconciliations/{id}/items/{item}/correct",
+            get(correction::preview).post(correction::post),
         )
         .route("/console/held/{run}/{record}/confirm", get(held::confirm))
         .route("/console/held/{run}/{record}", post(held::decide))

@@ -226,6 +226,7 @@ struct RunPage {
     items: Vec<ItemRow>,
     outcome: String,
     next: Option<String>,
+    corrected: Option<i64>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -234,6 +235,8 @@ pub(crate) struct ItemsQuery {
     outcome: String,
     #[serde(default)]
     after: i64,
+    /// The run whose item a correction was just asked from (this run posted it).
+    corrected: Option<i64>,
 }
 
 /// The outcomes with items, and the balance lines, from a run's stored summary.
@@ -315,6 +318,7 @@ pub(crate) async fn show(
         items: items.iter().map(item_row).collect(),
         outcome: outcome.unwrap_or_default(),
         next,
+        corrected: q.corrected,
     })
 }
 
@@ -390,6 +394,7 @@ struct ItemPage {
     criteria: Vec<String>,
     ours: Vec<Member>,
     theirs: Vec<Member>,
+    correctable: bool,
 }
 
 /// An item and its members, read: the postings by their keys, the entries by theirs.
@@ -448,6 +453,7 @@ pub(crate) async fn item(
         run_id: id,
         account: run.bank_account.clone(),
         criteria: it.explanation.split("; ").map(str::to_string).collect(),
+        correctable: super::correction::not_correctable(&run, &it).is_none(),
         row: item_row(&it),
         item: it,
         ours,

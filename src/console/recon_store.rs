@@ -16,6 +16,9 @@ pub(crate) struct ReconRun {
     pub(crate) started_at: String,
     /// The stored summary (JSON).
     pub(crate) summary: String,
+    /// The rules it ran with (`Rules::canonical`), for runs recorded since they are kept.
+    pub(crate) rules: Option<String>,
+    pub(crate) rules_hash: String,
 }
 
 const RECON_RUN: Columns = Columns(&[
@@ -25,10 +28,12 @@ const RECON_RUN: Columns = Columns(&[
     "to_date",
     "started_at",
     "summary",
+    "rules",
+    "rules_hash",
 ]);
 const RECON_RUN_SQL: &str = "SELECT r.run_id, r.bank_account, r.from_date, r.to_date, \
-     u.started_at, r.summary FROM reconciliations r JOIN runs u ON u.run_id = r.run_id \
-     WHERE r.tenant = $1";
+     u.started_at, r.summary, r.rules, r.rules_hash FROM reconciliations r \
+     JOIN runs u ON u.run_id = r.run_id WHERE r.tenant = $1";
 
 fn recon_run(r: &crate::ledger::Row) -> Result<ReconRun> {
     Ok(ReconRun {
@@ -38,6 +43,8 @@ fn recon_run(r: &crate::ledger::Row) -> Result<ReconRun> {
         to: r.opt_text(col!(RECON_RUN, "to_date"))?,
         started_at: r.text(col!(RECON_RUN, "started_at"))?,
         summary: r.text(col!(RECON_RUN, "summary"))?,
+        rules: r.opt_text(col!(RECON_RUN, "rules"))?,
+        rules_hash: r.text(col!(RECON_RUN, "rules_hash"))?,
     })
 }
 

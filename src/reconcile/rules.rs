@@ -221,8 +221,19 @@ impl Rules {
     /// The rule-set's identity: sha256 of its canonical JSON (defaults filled in,
     /// tolerances in priority order), hex.
     pub fn hash(&self) -> String {
-        let json = serde_json::to_string(self).unwrap_or_default();
-        hex::encode(Sha256::digest(json.as_bytes()))
+        hex::encode(Sha256::digest(self.canonical().as_bytes()))
+    }
+
+    /// The canonical JSON the hash is of, as a run stores it (`reconciliations.rules`).
+    pub fn canonical(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The rules a run stored ([`Rules::canonical`]), when their hash is `hash`: `None`
+    /// for anything else (no rules stored, or not these).
+    pub fn from_stored(json: &str, hash: &str) -> Option<Rules> {
+        let r: Rules = serde_json::from_str(json).ok()?;
+        (r.hash() == hash).then_some(r)
     }
 
     /// The first tolerance (by priority) that admits Δ.

@@ -934,8 +934,8 @@ impl Ledger {
             .store()
             .execute(
                 "INSERT INTO reconciliations (run_id, tenant, bank_account, from_date, to_date, rules_hash, \
-                 inputs_hash, identity, previous_run_id, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}') \
-                 ON CONFLICT DO NOTHING",
+                 inputs_hash, identity, previous_run_id, summary, rules) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}', $10) ON CONFLICT DO NOTHING",
                 &[
                     Arg::Int(run_id),
                     Arg::Text(req.tenant),
@@ -946,6 +946,7 @@ impl Ledger {
                     Arg::Text(&summary.inputs_hash),
                     Arg::Text(&summary.identity),
                     Arg::OptInt(summary.changes.previous_run_id),
+                    Arg::Text(&req.rules.canonical()),
                 ],
             )
             .await

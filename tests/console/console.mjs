@@ -241,12 +241,36 @@ async function reconcileMonth(page) {
   const theirs = await page.locator("[data-testid=theirs]").count();
   expect(ours >= 2 && theirs >= 2, "an ambiguous item's candidates on both sides", { ours, theirs });
   await snap(page, "19-ambiguous-item");
+  const correction = await correct(page, recon);
   await page.goto(`${base}/console/statements`);
   await Promise.all([page.waitForNavigation(), page.click("[data-testid=accounts] a")]);
   const statements = await page.locator("[data-testid=chain] tbody tr").count();
   await snap(page, "20-statements");
   step("reconciled", { recon, attention, ambiguous, ours, theirs, statements });
-  return { recon, attention, ambiguous, ambiguousOurs: ours, ambiguousTheirs: theirs, statements };
+  return { recon, attention, ambiguous, ambiguousOurs: ours, ambiguousTheirs: theirs, statements, ...correction };
+}
+
+// An amount mismatch corrected: the preview's key and amount, the correction posted by a
+// new reconciliation; the preview sent again posts nothing more.
+async function correct(page, recon) {
+  await page.goto(`${base}/console/reconciliations/${recon}?outcome=amount_mismatch`);
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=items] tbody tr:first-child a")]);
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=correct]")]);
+  const key = (await page.textContent("[data-testid=correction-key]")).trim();
+  const amount = (await page.textContent("[data-testid=correction-amount]")).trim();
+  await snap(page, "21-correction-preview");
+  page.once("dialog", (d) => d.accept());
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm-correction]")]);
+  expect(page.url().includes(`?corrected=${recon}`), "the correction's run says so", page.url());
+  await page.waitForSelector("[data-testid=corrected]");
+  const correctedBy = Number(new URL(page.url()).pathname.split("/").pop());
+  await snap(page, "22-corrected");
+  // The same preview sent again: a reconciliation that finds the item corrected.
+  await page.goBack();
+  page.once("dialog", (d) => d.accept());
+  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm-correction]")]);
+  step("corrected", { key, amount, correctedBy });
+  return { correctionKey: key, correctionAmount: amount, correctedBy };
 }
 
 // A form posted without its CSRF token: the sign-out form, its token taken out.

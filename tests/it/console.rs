@@ -374,7 +374,7 @@ fn the_console_in_chromium(db: TestDb) {
     assert_eq!(out["heldLeft"], 3);
     assert_eq!(out["toPost"], 250);
     assert_eq!(out["reversedPosted"], 250);
-    assert_eq!(out["screenshots"].as_array().unwrap().len(), 2 * 19);
+    assert_eq!(out["screenshots"].as_array().unwrap().len(), 2 * 21);
     // The month's planted breaks (`generate recon`): 24 items need attention, 3 ambiguous.
     assert_eq!(out["attention"], 24);
     assert_eq!(out["ambiguous"], 3);
@@ -382,6 +382,23 @@ fn the_console_in_chromium(db: TestDb) {
     assert_eq!(
         out["statements"],
         db.scalar("SELECT count(*) FROM statements WHERE tenant = 'gamma'")
+    );
+    // The correction the preview named, posted once though its form was sent twice.
+    let key = out["correctionKey"].as_str().unwrap();
+    assert!(key.starts_with("DE89370400440532013000:"), "{key}");
+    assert!(key.ends_with(":1"), "the item's first correction: {key}");
+    let corrections = db.rows(
+        "SELECT posting_key, amount_minor, currency FROM postings \
+         WHERE tenant = 'gamma' AND operation = 'correction'",
+    );
+    assert_eq!(corrections.len(), 1, "{corrections:?}");
+    assert_eq!(corrections[0][0], key);
+    let shown = out["correctionAmount"].as_str().unwrap();
+    let minor: i64 = corrections[0][1].parse().unwrap();
+    assert_eq!(
+        shown.trim_start_matches('-'),
+        format!("{}.{:02} {}", minor / 100, minor % 100, corrections[0][2]),
+        "the preview's amount is the posting's"
     );
     let recon = out["recon"].as_i64().unwrap();
     assert_eq!(

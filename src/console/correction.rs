@@ -1,0 +1,219 @@
+//! `/console/reconciliations/{id}/items/{no}/correct`: a correction for one item — first
+//! its preview (the posting key it derives, its amount, the accounts), then, posted with
+//! the form's CSRF token, the reconciliation of the same account, period and rules again
+//! asking that item's correction (`clearledger reconcile --correct ITEM_KEY`). The key is
+//! derived from the item, never drawn: sending the form twice cannot post twice (the
+//! second reconciliation finds the item corrected and nothing left to post).
+
+use super::page::{self, Chrome, amount};
+use super::recon_store::{ReconRun, StoredItem};
+use super::session::Operator;
+use crate::reconcile::rules::Rules;
+use crate::reconcile::{Outcome, ReconcileOutcome, ReconcileRequest};
+use crate::serve::Shared;
+use askama::Template;
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use futures_util::FutureExt;
+
+/// Why item `it` of `run` cannot be corrected from here, if it cannot.
+pub(crate) fn not_correctable(run: &ReconRun, it: &StoredItem) -> Option<String> {
+    if it.delta_minor == 0 {
+        return Some("its difference is zero: there is nothing to correct".into());
+    }
+    if !Outcome::parse(&it.outcome).is_some_and(Outcome::correctable) {
+        return Some(format!(
+            "a {} item is not corrected by a posting (decide it, or wait for the bank)",
+            it.outcome
+        ));
+    }
+    if run
+        .rules
+        .as_deref()
+        .and_then(|r| Rules::from_stored(r, &run.rules_hash))
+        .is_none()
+    {
+        return Some(
+            "this run was recorded before runs kept their rules: reconcile again, then correct"
+                .into(),
+        );
+    }
+    None
+}
+
+/// The posting key a correction of `it` gets: `{bank account}:{item key}:{n}`, n one
+/// more than the corrections already folded into the item (as the engine derives it).
+pub(crate) fn correction_key(bank_account: &str, it: &StoredItem) -> String {
+    format!(
+        "{bank_account}:{}:{}",
+        it.item_key,
+        it.corrections.len() + 1
+    )
+}
+
+#[derive(Template)]
+#[template(path = "correction.html")]
+struct Preview {
+    chrome: Option<Chrome>,
+    csrf: String,
+    run_id: i64,
+    item_no: i64,
+    item_key: String,
+    outcome: String,
+    key: String,
+    amount: String,
+    suspense: String,
+    refusal: Option<String>,
+}
+
+/// The run and item, or the page that says there is none.
+async fn read(
+    app: &Shared,
+    op: &Operator,
+    id: i64,
+    no: i64,
+) -> Result<(ReconRun, StoredItem), Response> {
+    let tenant = op.tenant().to_string();
+    let res = app
+        .readers
+        .run(move |l| {
+            async move {
+                let Some(run) = l.recon_run(&tenant, id).await? else {
+                    return Ok(None);
+                };
+                Ok(l.recon_item(id, no).await?.map(|it| (run, it)))
+            }
+            .boxed()
+        })
+        .await;
+    match res {
+        Ok(Ok(Some(r))) => Ok(r),
+        Ok(Ok(None)) => Err(page::not_found(&format!(
+            "no item {no} of reconciliation {id} for this tenant"
+        ))),
+        Ok(Err(e)) | Err(e) => Err(page::ledger_failed(&e)),
+    }
+}
+
+pub(crate) async fn preview(
+    State(app): State<Shared>,
+    op: Operator,
+    Path((id, no)): Path<(i64, i64)>,
+) -> Response {
+    let (run, it) = match read(&app, &op, id, no).await {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let rules = run
+        .rules
+        .as_deref()
+        .and_then(|r| Rules::from_stored(r, &run.rules_hash));
+    let suspense = rules
+        .and_then(|r| r.corrections.suspense_account)
+        .unwrap_or_else(|| format!("suspense:{}", run.bank_account));
+    page::render(&Preview {
+        chrome: Chrome::of(&op, "reconciliations"),
+        csrf: op.csrf(),
+        run_id: id,
+        item_no: no,
+        key: correction_key(&run.bank_account, &it),
+        amount: amount(it.delta_minor, &it.currency),
+        item_key: it.item_key.clone(),
+        outcome: it.outcome.clone(),
+        suspense,
+        refusal: not_correctable(&run, &it),
+    })
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct CorrectForm {
+    csrf: Option<String>,
+}
+
+pub(crate) async fn post(
+    State(app): State<Shared>,
+    op: Operator,
+    Path((id, no)): Path<(i64, i64)>,
+    Form(f): Form<CorrectForm>,
+) -> Response {
+    if let Some(r) = op.csrf_refusal(f.csrf.as_deref()) {
+        return r;
+    }
+    let (run, it) = match read(&app, &op, id, no).await {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    if let Some(why) = not_correctable(&run, &it) {
+        return page::refused(StatusCode::CONFLICT, "Not corrected", &why);
+    }
+    let rules = run
+        .rules
+        .as_deref()
+        .and_then(|r| Rules::from_stored(r, &run.rules_hash));
+    let Some(rules) = rules else {
+        return page::refused(
+            StatusCode::CONFLICT,
+            "Not corrected",
+            "the run's rules are not kept",
+        );
+    };
+    let date = |d: &Option<String>| {
+        d.as_deref()
+            .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let (from, to) = (date(&run.from), date(&run.to));
+    let (tenant, account, key) = (op.tenant().to_string(), run.bank_account, it.item_key);
+    let res = app
+        .pool
+        .run(move |l| {
+            async move {
+                let req = ReconcileRequest {
+                    tenant: &tenant,
+                    bank_account: &account,
+                    from,
+                    to,
+                    rules: &rules,
+                    dry_run: false,
+                    corrections: Some(vec![key]),
+                    at: chrono::Utc::now(),
+                    on_stage: None,
+                    part_rows: 20_000,
+                };
+                l.reconcile(&req).await
+            }
+            .boxed()
+        })
+        .await;
+    answered(id, res)
+}
+
+/// The page after a correction's reconciliation.
+fn answered(
+    id: i64,
+    res: Result<crate::ledger::Result<ReconcileOutcome>, crate::ledger::LedgerError>,
+) -> Response {
+    match res {
+        Ok(Ok(ReconcileOutcome::Done(r))) => match r.repeat_of.or(r.summary.run_id) {
+            Some(run) => Redirect::to(&format!("/console/reconciliations/{run}?corrected={id}"))
+                .into_response(),
+            None => page::bad_request("the reconciliation recorded no run"),
+        },
+        Ok(Ok(ReconcileOutcome::UnknownItems(_))) => page::refused(
+            StatusCode::CONFLICT,
+            "The item is gone",
+            "the account's postings or entries changed since, and this item is no longer one: \
+             open the latest reconciliation",
+        ),
+        Ok(Ok(ReconcileOutcome::BadCorrectionAccounts(why))) => {
+            page::refused(StatusCode::CONFLICT, "Not corrected", &why)
+        }
+        Ok(Ok(ReconcileOutcome::NotMapped)) => page::refused(
+            StatusCode::CONFLICT,
+            "Not corrected",
+            "the account is no longer mapped",
+        ),
+        Ok(Err(e)) | Err(e) => page::ledger_failed(&e),
+    }
+}
