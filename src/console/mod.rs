@@ -113,6 +113,7 @@ pub(crate) fn router() -> Router<Shared> {
         .route("/console/held/{run}/{record}", post(held::decide))
         .route("/console/assets/{name}", get(assets::asset))
         .layer(axum::middleware::map_response(page::headers))
+        .layer(axum::middleware::from_fn(page::timed))
 }
 
 /// The answer to a path under `/console/` that names no page.

@@ -116,6 +116,21 @@ pub(crate) async fn headers(mut res: Response) -> Response {
     res
 }
 
+/// The time the server took, as `Server-Timing: app;dur=MS` (what the console's speed
+/// is measured by: docs/performance.md), on every console response.
+pub(crate) async fn timed(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let started = std::time::Instant::now();
+    let mut res = next.run(req).await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("app;dur={ms:.1}")) {
+        res.headers_mut().insert("server-timing", v);
+    }
+    res
+}
+
 /// An amount for a person, by its currency's exponent (`1234.56 USD`).
 pub(crate) fn amount(minor: i64, currency: &str) -> String {
     crate::money::format_amount(minor, currency)

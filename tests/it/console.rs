@@ -103,6 +103,7 @@ fn a_session_is_a_strict_http_only_cookie_ended_by_sign_out(db: TestDb) {
             "{csp}"
         );
         assert_eq!(runs.header("cache-control").as_deref(), Some("no-store"));
+        assert!(runs.header("server-timing").unwrap().starts_with("app;dur="));
         // Behind a TLS proxy the cookie is Secure.
         let tls = sign_in(&c, &s, &key, &[("x-forwarded-proto", "https")]).await;
         assert!(
@@ -352,6 +353,8 @@ fn the_console_in_chromium(db: TestDb) {
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("console-screenshots")
         .join(backend);
+    // Only this run's pages: a page no longer taken leaves no stale picture behind.
+    let _ = std::fs::remove_dir_all(&shots);
     let out = browser(&[
         ("CONSOLE_BASE", s.base.clone()),
         ("CONSOLE_KEY", acme),
