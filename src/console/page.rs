@@ -118,10 +118,7 @@ pub(crate) async fn headers(mut res: Response) -> Response {
 
 /// The time the server took, as `Server-Timing: app;dur=MS` (what the console's speed
 /// is measured by: docs/performance.md), on every console response.
-pub(crate) async fn timed(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
+pub(crate) async fn timed(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let started = std::time::Instant::now();
     let mut res = next.run(req).await;
     let ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -275,6 +275,17 @@ pub(crate) struct RunQuery {
     replayed: Option<String>,
 }
 
+/// Whether the run's own counts say it has no record of outcome `o`.
+fn counted_none(run: &RunInfo, o: Outcome) -> bool {
+    match o {
+        Outcome::Posted => run.posted == 0,
+        Outcome::Duplicate => run.duplicates == 0,
+        Outcome::Conflict => run.conflicts == 0,
+        Outcome::Held => run.held == 0,
+        _ => false,
+    }
+}
+
 /// What a run's page reads: the run, its findings, a page of its records.
 type RunRead = Option<(RunInfo, Vec<StoredFinding>, Vec<ReportRow>)>;
 
@@ -300,9 +311,13 @@ pub(crate) async fn show(
                     return Ok(None);
                 };
                 let findings = l.findings(&tenant, id).await?;
-                let rows = l
-                    .report_page(&tenant, id, after, outcome, RECORDS_PAGE + 1)
-                    .await?;
+                // An outcome the run counts none of is not looked for among its rows.
+                let rows = if outcome.is_some_and(|o| counted_none(&run, o)) {
+                    Vec::new()
+                } else {
+                    l.report_page(&tenant, id, after, outcome, RECORDS_PAGE + 1)
+                        .await?
+                };
                 Ok::<RunRead, _>(Some((run, findings, rows)))
             }
             .boxed()

@@ -226,7 +226,7 @@ impl Ledger {
                 );
                 (source_cond.as_str(), spellings)
             }
-            Lookup::PostingKey(k) => ("p.tenant = $1 AND p.posting_key = $2", vec![k.clone()]),
+            Lookup::PostingKey(k) => (KEY_IN_EVERY_OPERATION, vec![k.clone()]),
         };
         let mut a: Vec<Arg> = vec![Arg::Text(tenant)];
         a.extend(binds.iter().map(|b| Arg::Text(b)));
@@ -289,6 +289,14 @@ impl Ledger {
         Ok(ids)
     }
 }
+
+/// A key under any of the tenant's operations, read by the unique index on (tenant,
+/// operation, key): the operations are found by walking that index from one to the next
+/// (a handful of steps, however many postings there are), each then looked up with the key.
+const KEY_IN_EVERY_OPERATION: &str = "p.tenant = $1 AND p.posting_key = $2 AND p.operation IN \
+     (WITH RECURSIVE ops(op) AS (SELECT MIN(operation) FROM postings WHERE tenant = $1 \
+     UNION ALL SELECT (SELECT MIN(operation) FROM postings WHERE tenant = $1 AND operation > ops.op) \
+     FROM ops WHERE ops.op IS NOT NULL) SELECT op FROM ops WHERE op IS NOT NULL)";
 
 /// Which runs a page of runs shows ([`Ledger::runs_page`]).
 #[derive(Debug, Clone, Default)]

@@ -26,7 +26,7 @@ mod rules;
 mod store;
 
 pub use reads::{StoredEntry, StoredStatement, continuity};
-pub(crate) use store::REPORT_ROWS;
+pub(crate) use store::{REPORT_ENTRIES, REPORT_JOURNAL, report_rows};
 
 use crate::findings::Finding;
 use crate::keys::StatementRecord;

@@ -72,15 +72,21 @@ const _: () = EXISTING_ENTRY.check(ENTRIES_BY_KEY.unnest);
 /// entries they matched. `file_id` is the statement's key, `posting_key` the
 /// entry's, `trace_number` the bank's reference; the account is the debit or the credit
 /// account as the entry debits or credits it.
-pub(crate) const REPORT_ROWS: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
+pub(crate) fn report_rows() -> String {
+    format!("{REPORT_ENTRIES} UNION ALL {REPORT_JOURNAL}")
+}
+
+/// The entries a statement run recorded (`REPORT_ROWS`' first part; `e`).
+pub(crate) const REPORT_ENTRIES: &str = "SELECT e.run_id, s.statement_key, e.entry_no, \
      CASE WHEN e.status = 'provisional' THEN 'provisional' ELSE 'recorded' END, e.entry_key, e.bank_ref, \
      e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
-     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, NULL, NULL, NULL, NULL, NULL, \
-     'statement_entry', NULL \
+     CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, CAST(NULL AS BIGINT), \
+     CAST(NULL AS BIGINT), NULL, NULL, NULL, 'statement_entry', NULL \
      FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
-     WHERE e.run_id = $1 AND e.tenant = $2 \
-     UNION ALL \
-     SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
+     WHERE e.run_id = $1 AND e.tenant = $2";
+
+/// A statement run's journal, with the entries it matched (`REPORT_ROWS`' second part; `j`).
+pub(crate) const REPORT_JOURNAL: &str = "SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
      j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
      CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
      j.differences, j.reason, 'statement_entry', NULL \

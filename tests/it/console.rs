@@ -16,6 +16,7 @@ on_both_backends!(
     a_form_without_its_csrf_token_is_refused_and_does_nothing,
     another_tenants_run_is_not_found,
     the_sign_in_form_refuses_a_wrong_key_and_a_missing_token,
+    a_runs_pages_are_its_report_in_order,
 );
 
 fn client() -> reqwest::Client {
@@ -103,7 +104,11 @@ fn a_session_is_a_strict_http_only_cookie_ended_by_sign_out(db: TestDb) {
             "{csp}"
         );
         assert_eq!(runs.header("cache-control").as_deref(), Some("no-store"));
-        assert!(runs.header("server-timing").unwrap().starts_with("app;dur="));
+        assert!(
+            runs.header("server-timing")
+                .unwrap()
+                .starts_with("app;dur=")
+        );
         // Behind a TLS proxy the cookie is Secure.
         let tls = sign_in(&c, &s, &key, &[("x-forwarded-proto", "https")]).await;
         assert!(
@@ -465,4 +470,102 @@ fn browser(env: &[(&str, String)]) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(v["ok"], true, "{stdout}");
     v
+}
+
+/// (outcome, record number) of each record row of a run's page, and its "next" link.
+fn records_of(page: &str) -> (Vec<(String, i64)>, Option<String>) {
+    let mut rows = Vec::new();
+    for part in page.split("<tr class=\"o-").skip(1) {
+        let outcome = part[..part.find('"').unwrap()].to_string();
+        let at = part.find("<td class=\"num\">").unwrap() + 16;
+        let no = part[at..at + part[at..].find('<').unwrap()]
+            .parse()
+            .unwrap();
+        rows.push((outcome, no));
+    }
+    let next = page
+        .find("rel=\"next\"")
+        .map(|end| {
+            let start = page[..end].rfind("href=\"").unwrap() + 6;
+            page[start..start + page[start..].find('"').unwrap()].replace("&#38;", "&")
+        })
+        .map(|n| n.trim_end_matches("#records").to_string());
+    (rows, next)
+}
+
+/// Every page of `path`, followed by its "next" links.
+async fn all_pages(
+    c: &reqwest::Client,
+    s: &Server,
+    cookie: &str,
+    path: &str,
+) -> Vec<(String, i64)> {
+    let (mut rows, mut next) = records_of(&page(c, s, cookie, path).await.text());
+    let mut pages = 1;
+    while let Some(n) = next {
+        let (more, after) = records_of(&page(c, s, cookie, &n).await.text());
+        assert!(!more.is_empty(), "{n} is empty");
+        rows.extend(more);
+        next = after;
+        pages += 1;
+        assert!(pages < 100);
+    }
+    rows
+}
+
+/// The pages of a run, followed to the end, are its whole report (the CSV download, row for
+/// row, in order): payments (posted, a conflict and duplicates, held) and a statement's
+/// entries; filtered by outcome, the report's rows of that outcome.
+fn a_runs_pages_are_its_report_in_order(db: TestDb) {
+    let key = api_key(&db, "acme");
+    payroll_conflict_and_held(&db, "acme");
+    let big = db.file("big.ach");
+    let r = common::run(
+        &[
+            "generate",
+            "nacha",
+            "--entries",
+            "230",
+            "-o",
+            big.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let camt = common::corpus().join("iso20022/camt053");
+    let camt = std::fs::read_dir(&camt)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "xml"))
+        .unwrap();
+    for f in [&big, &big, &camt] {
+        let r = db.cl(&["--tenant", "acme", "ingest", "-q", f.to_str().unwrap()]);
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    }
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let cookie = session(&sign_in(&c, &s, &key, &[]).await);
+        for run in 1..=6 {
+            let csv = page(&c, &s, &cookie, &format!("/console/runs/{run}/records.csv"))
+                .await
+                .text();
+            let want: Vec<(String, i64)> = csv
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    (f[3].to_string(), f[2].parse().unwrap())
+                })
+                .collect();
+            assert!(!want.is_empty(), "run {run}");
+            let got = all_pages(&c, &s, &cookie, &format!("/console/runs/{run}")).await;
+            assert_eq!(got, want, "run {run}");
+            for outcome in ["posted", "duplicate", "conflict", "held", "recorded"] {
+                let only: Vec<_> = want.iter().filter(|w| w.0 == outcome).cloned().collect();
+                let path = format!("/console/runs/{run}?outcome={outcome}");
+                assert_eq!(all_pages(&c, &s, &cookie, &path).await, only, "{path}");
+            }
+        }
+    });
 }
