@@ -48,9 +48,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
     /// How long a console session lasts from its sign-in (the browser console at
-    /// /console/): a number with s, m, h or d. Signing out, or revoking the API key
-    /// signed in with, ends it sooner.
-    #[arg(long, default_value = "8h", value_parser = parse_duration)]
+    /// /console/): a number with s, m, h or d, at most 30d. Signing out, or revoking the
+    /// API key signed in with, ends it sooner.
+    #[arg(long, default_value = "8h", value_parser = parse_session)]
     pub console_session: Duration,
     /// Print the address bound as one JSON object on standard output
     /// (`{"listening":"127.0.0.1:8080"}`).
@@ -82,6 +82,16 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err("the window must be at least one second".into());
     }
     Ok(Duration::from_secs(secs))
+}
+
+/// A console session's length: a duration of at most 30 days (a session is a person at a
+/// screen, not a credential to keep).
+fn parse_session(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > Duration::from_secs(30 * 86_400) {
+        return Err(format!("a console session lasts at most 30d; found {s:?}"));
+    }
+    Ok(d)
 }
 
 pub(crate) async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {

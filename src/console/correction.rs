@@ -66,6 +66,8 @@ struct Preview {
     amount: String,
     suspense: String,
     refusal: Option<String>,
+    delta_minor: i64,
+    direction: &'static str,
 }
 
 /// The run and item, or the page that says there is none.
@@ -119,17 +121,61 @@ pub(crate) async fn preview(
         run_id: id,
         item_no: no,
         key: correction_key(&run.bank_account, &it),
-        amount: amount(it.delta_minor, &it.currency),
+        amount: amount(it.delta_minor.abs(), &it.currency),
+        direction: if it.delta_minor > 0 {
+            "the bank holds more than the ledger: the ledger account is credited, the \
+             suspense account debited"
+        } else {
+            "the bank holds less than the ledger: the ledger account is debited, the \
+             suspense account credited"
+        },
         item_key: it.item_key.clone(),
         outcome: it.outcome.clone(),
         suspense,
         refusal: not_correctable(&run, &it),
+        delta_minor: it.delta_minor,
     })
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
 pub(crate) struct CorrectForm {
     csrf: Option<String>,
+    /// The posting key the preview showed.
+    #[serde(default)]
+    key: String,
+    /// The difference (minor units) the preview showed.
+    delta_minor: Option<i64>,
+}
+
+/// What the reconciliation asked for the item would post now: its correction's posting
+/// key and the item's difference; `None` when it has no such item, or would post none.
+async fn would_post(
+    l: &mut crate::ledger::Ledger,
+    req: &ReconcileRequest<'_>,
+    item_key: &str,
+) -> crate::ledger::Result<Option<(String, i64)>> {
+    let dry = ReconcileRequest {
+        dry_run: true,
+        ..req.clone()
+    };
+    let ReconcileOutcome::Done(r) = l.reconcile(&dry).await? else {
+        return Ok(None);
+    };
+    let mut found = None;
+    let prefix = format!("{}:", crate::keys::OPERATION_CORRECTION);
+    r.items
+        .try_for_each(|row| {
+            if row.item_key == item_key {
+                let key = row
+                    .correction_key
+                    .as_deref()
+                    .and_then(|k| k.strip_prefix(&prefix));
+                found = key.map(|k| (k.to_string(), row.delta_minor));
+            }
+            Ok(())
+        })
+        .map_err(crate::ledger::LedgerError::TempFile)?;
+    Ok(found)
 }
 
 pub(crate) async fn post(
@@ -165,6 +211,7 @@ pub(crate) async fn post(
     };
     let (from, to) = (date(&run.from), date(&run.to));
     let (tenant, account, key) = (op.tenant().to_string(), run.bank_account, it.item_key);
+    let expected = (f.key.clone(), f.delta_minor.unwrap_or(0));
     let res = app
         .pool
         .run(move |l| {
@@ -176,12 +223,18 @@ pub(crate) async fn post(
                     to,
                     rules: &rules,
                     dry_run: false,
-                    corrections: Some(vec![key]),
+                    corrections: Some(vec![key.clone()]),
                     at: chrono::Utc::now(),
                     on_stage: None,
                     part_rows: 20_000,
                 };
-                l.reconcile(&req).await
+                // What the operator confirmed, or nothing: the account's rows may have
+                // moved since the preview was drawn.
+                let now = would_post(l, &req, &key).await?;
+                if now != Some(expected.clone()) {
+                    return Ok(Err(now));
+                }
+                l.reconcile(&req).await.map(Ok)
             }
             .boxed()
         })
@@ -189,11 +242,39 @@ pub(crate) async fn post(
     answered(id, res)
 }
 
+/// A recorded reconciliation's outcome, or — the item's correction no longer what the
+/// preview showed — what it would be now.
+type Outcome2 = Result<ReconcileOutcome, Option<(String, i64)>>;
+
+/// `409`: the correction would not be the one previewed (nothing was posted).
+fn changed(now: Option<(String, i64)>) -> Response {
+    let detail = match now {
+        Some((key, delta)) => format!(
+            "the account's postings or entries changed since the preview: the correction would \
+             now be {key} of {delta} minor units. Nothing was posted; open the item again"
+        ),
+        None => "the item needs no correction now (corrected already — this form was sent \
+                 before — or the account's rows changed since the preview). Nothing was posted"
+            .to_string(),
+    };
+    page::refused(
+        StatusCode::CONFLICT,
+        "The item changed since its preview",
+        &detail,
+    )
+}
+
 /// The page after a correction's reconciliation.
 fn answered(
     id: i64,
-    res: Result<crate::ledger::Result<ReconcileOutcome>, crate::ledger::LedgerError>,
+    res: Result<crate::ledger::Result<Outcome2>, crate::ledger::LedgerError>,
 ) -> Response {
+    let res = match res {
+        Ok(Ok(Err(now))) => return changed(now),
+        Ok(Ok(Ok(r))) => Ok(Ok(r)),
+        Ok(Err(e)) => Ok(Err(e)),
+        Err(e) => Err(e),
+    };
     match res {
         Ok(Ok(ReconcileOutcome::Done(r))) => match r.repeat_of.or(r.summary.run_id) {
             Some(run) => Redirect::to(&format!("/console/reconciliations/{run}?corrected={id}"))

@@ -174,24 +174,16 @@ pub(crate) struct DecideForm {
 }
 
 impl DecideForm {
-    /// The decision asked, or why the form cannot be taken.
-    fn read(&self) -> Result<DecisionKind, String> {
+    /// The decision asked, its reason and name, or why the form cannot be taken.
+    fn read(&self) -> Result<(DecisionKind, String, String), String> {
         let d = match self.decision.as_deref() {
             Some("post") => DecisionKind::Post,
             Some("reject") => DecisionKind::Reject,
             _ => return Err("choose post or reject".into()),
         };
-        if self.reason.trim().is_empty() || self.reason.len() > REASON_MAX {
-            return Err(format!(
-                "a reason is required (at most {REASON_MAX} characters)"
-            ));
-        }
-        if self.by.trim().is_empty() || self.by.len() > NAME_MAX {
-            return Err(format!(
-                "your name is required (at most {NAME_MAX} characters)"
-            ));
-        }
-        Ok(d)
+        let reason = page::typed("a reason", &self.reason, REASON_MAX)?;
+        let by = page::typed("your name", &self.by, NAME_MAX)?;
+        Ok((d, reason, by))
     }
 }
 
@@ -215,7 +207,7 @@ pub(crate) async fn confirm(
     Path((run_id, record_no)): Path<(i64, i64)>,
     Query(f): Query<DecideForm>,
 ) -> Response {
-    let decision = match f.read() {
+    let (decision, reason, by) = match f.read() {
         Ok(d) => d,
         Err(why) => return page::bad_request(&why),
     };
@@ -230,8 +222,8 @@ pub(crate) async fn confirm(
         chrome: Chrome::of(&op, "held"),
         held: view(h, like.as_ref()),
         decision: decision.as_str(),
-        reason: f.reason.trim().to_string(),
-        by: f.by.trim().to_string(),
+        reason,
+        by,
         csrf: op.csrf(),
     })
 }
@@ -255,15 +247,11 @@ pub(crate) async fn decide(
     if let Some(r) = op.csrf_refusal(f.csrf.as_deref()) {
         return r;
     }
-    let decision = match f.read() {
+    let (decision, reason, by) = match f.read() {
         Ok(d) => d,
         Err(why) => return page::bad_request(&why),
     };
-    let (tenant, reason, by) = (
-        op.tenant().to_string(),
-        f.reason.trim().to_string(),
-        f.by.trim().to_string(),
-    );
+    let tenant = op.tenant().to_string();
     let res = app
         .pool
         .run(move |l| {

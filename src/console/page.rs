@@ -88,8 +88,16 @@ pub(crate) fn bad_request(detail: &str) -> Response {
     )
 }
 
-/// `503`: the database failed; nothing was committed.
+/// `503`: the database failed; nothing was committed (`422` for a value the ledger cannot
+/// store, which a retry would not change).
 pub(crate) fn ledger_failed(e: &LedgerError) -> Response {
+    if e.is_unstorable_input() {
+        return refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "The form holds a value the ledger cannot store",
+            &format!("{e}. Nothing was done; change the value and send it again."),
+        );
+    }
     tracing::warn!(error = %e, "a console request failed on the ledger");
     let mut r = refused(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -126,6 +134,24 @@ pub(crate) async fn timed(req: axum::extract::Request, next: axum::middleware::N
         res.headers_mut().insert("server-timing", v);
     }
     res
+}
+
+/// A text a person typed into a form (a reason, a name): trimmed, 1 to `max` characters,
+/// no control character but line breaks and tabs; otherwise why not.
+pub(crate) fn typed(name: &str, value: &str, max: usize) -> Result<String, String> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(format!("{name} is required"));
+    }
+    if v.chars().count() > max {
+        return Err(format!("{name} is at most {max} characters"));
+    }
+    if v.chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(format!("{name} holds a control character"));
+    }
+    Ok(v.to_string())
 }
 
 /// An amount for a person, by its currency's exponent (`1234.56 USD`).

@@ -84,17 +84,25 @@ pub(crate) async fn submit(
     if let Some(r) = op.csrf_refusal(f.csrf.as_deref()) {
         return r;
     }
-    let (reason, by) = (f.reason.trim().to_string(), f.by.trim().to_string());
-    if reason.is_empty() || by.is_empty() || reason.len() > 2000 || by.len() > 200 {
-        return page::bad_request("a reason and your name are required");
-    }
+    let typed = page::typed("a reason", &f.reason, 2000)
+        .and_then(|r| Ok((r, page::typed("your name", &f.by, 200)?)));
+    let (reason, by) = match typed {
+        Ok(t) => t,
+        Err(why) => return page::bad_request(&why),
+    };
     let tenant = op.tenant().to_string();
     let res = app
         .pool
         .run(move |l| {
             async move {
-                if l.run(&tenant, id).await?.is_none() {
+                let Some(run) = l.run(&tenant, id).await? else {
                     return Ok(None);
+                };
+                // Sent again (a double submit, the back button): every posting is
+                // compensated already, and a second run of duplicates says nothing new.
+                let p = l.reverse_preview(&run).await?;
+                if p.compensated > 0 && p.by_currency.iter().all(|c| c.1 == 0) {
+                    return Ok(Some(Err(p.compensated)));
                 }
                 let who = Actor {
                     tenant: &tenant,
@@ -102,21 +110,36 @@ pub(crate) async fn submit(
                     by: &by,
                     at: chrono::Utc::now(),
                 };
-                l.reverse(&who, &ReverseTarget::Run(id)).await.map(Some)
+                l.reverse(&who, &ReverseTarget::Run(id))
+                    .await
+                    .map(|r| Some(Ok(r)))
             }
             .boxed()
         })
         .await;
+    answered(id, res)
+}
+
+/// The page after a reversal was asked.
+fn answered(
+    id: i64,
+    res: Result<crate::ledger::Result<Option<Result<Reversal, i64>>>, crate::ledger::LedgerError>,
+) -> Response {
     match res {
-        Ok(Ok(Some(Reversal::Reversed(run)))) => {
+        Ok(Ok(Some(Err(n)))) => page::refused(
+            StatusCode::CONFLICT,
+            "Already reversed",
+            &format!("every posting of run {id} was compensated before ({n}); nothing was done"),
+        ),
+        Ok(Ok(Some(Ok(Reversal::Reversed(run))))) => {
             Redirect::to(&format!("/console/runs/{}", run.run_id)).into_response()
         }
-        Ok(Ok(Some(Reversal::NothingToReverse | Reversal::Ambiguous(_)))) => page::refused(
+        Ok(Ok(Some(Ok(Reversal::NothingToReverse | Reversal::Ambiguous(_))))) => page::refused(
             StatusCode::CONFLICT,
             "Nothing to reverse",
             &format!("run {id} posted nothing (its records were duplicates, or it was rejected)"),
         ),
-        Ok(Ok(Some(Reversal::OfCompensation))) => page::refused(
+        Ok(Ok(Some(Ok(Reversal::OfCompensation)))) => page::refused(
             StatusCode::CONFLICT,
             "A compensation is not reversed",
             &format!(

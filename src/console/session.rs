@@ -29,10 +29,48 @@ use futures_util::FutureExt;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// The session cookie's name.
-pub(crate) const SESSION_COOKIE: &str = "clearledger_session";
-/// The sign-in form's double-submit cookie.
-pub(crate) const SIGN_IN_COOKIE: &str = "clearledger_sign_in";
+/// A cookie of the console. Over TLS it is a `__Host-` cookie (`Secure`, `Path=/`, no
+/// `Domain`): no other host — a sibling subdomain, a plain-HTTP page — can set one the
+/// browser would send here. Over plain HTTP (loopback) its path is the console's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Jar {
+    /// The session.
+    Session,
+    /// The sign-in form's double-submit value.
+    SignIn,
+}
+
+impl Jar {
+    pub(crate) fn name(self, secure: bool) -> &'static str {
+        match (self, secure) {
+            (Jar::Session, false) => "clearledger_session",
+            (Jar::Session, true) => "__Host-clearledger_session",
+            (Jar::SignIn, false) => "clearledger_sign_in",
+            (Jar::SignIn, true) => "__Host-clearledger_sign_in",
+        }
+    }
+
+    fn path(self, secure: bool) -> &'static str {
+        match (self, secure) {
+            (_, true) => "/",
+            (Jar::Session, false) => "/console",
+            (Jar::SignIn, false) => "/console/sign-in",
+        }
+    }
+
+    /// The `Set-Cookie` of `value` for a request with `headers`: HttpOnly, SameSite=Strict,
+    /// lasting `max_age` seconds (0: delete it now).
+    pub(crate) fn set(self, value: &str, max_age: i64, headers: &HeaderMap) -> HeaderValue {
+        let secure = over_tls(headers);
+        set_cookie(self.name(secure), value, self.path(secure), max_age, secure)
+    }
+
+    /// Its value in the request; `None` when absent, or sent twice (one of them planted).
+    pub(crate) fn read(self, headers: &HeaderMap) -> Option<String> {
+        cookie_value(headers, self.name(over_tls(headers)))
+    }
+}
+
 /// What a CSRF token is an HMAC of.
 pub(crate) const CSRF_CONTEXT: &[u8] = b"clearledger console form v1";
 
@@ -88,7 +126,7 @@ pub(crate) fn over_tls(headers: &HeaderMap) -> bool {
 
 /// A `Set-Cookie` value: `name=value` for `path`, HttpOnly, SameSite=Strict, `Secure` when
 /// `secure`, lasting `max_age` seconds (0: delete it now).
-pub(crate) fn set_cookie(
+fn set_cookie(
     name: &'static str,
     value: &str,
     path: &'static str,
@@ -105,16 +143,22 @@ pub(crate) fn set_cookie(
     HeaderValue::from_str(&c.to_string()).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// The value of cookie `name` in the request's `Cookie` headers.
-pub(crate) fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
+/// The value of cookie `name` in the request's `Cookie` headers; `None` when it is sent
+/// twice (a second one planted by another path or host: neither is trusted).
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    let mut found = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| Cookie::split_parse(v.to_string()))
         .filter_map(Result::ok)
-        .find(|c| c.name() == name)
-        .map(|c| c.value().to_string())
+        .filter(|c| c.name() == name)
+        .map(|c| c.value().to_string());
+    let first = found.next();
+    if found.next().is_some() {
+        return None;
+    }
+    first
 }
 
 /// A signed-in operator: the API key the session was begun with (its tenant is the only
@@ -158,7 +202,7 @@ impl FromRequestParts<Shared> for Operator {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, Response> {
-        let token = cookie_value(&parts.headers, SESSION_COOKIE);
+        let token = Jar::Session.read(&parts.headers);
         let key = match token.clone() {
             None => None,
             Some(t) => {
@@ -203,7 +247,7 @@ pub(crate) fn after_sign_in(next: Option<&str>) -> String {
         Some(n)
             if n.starts_with("/console/")
                 && !n.starts_with("/console/sign-in")
-                && !n.contains(['\\', '\r', '\n']) =>
+                && n.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') =>
         {
             n.to_string()
         }
@@ -234,6 +278,8 @@ mod tests {
         assert_eq!(after_sign_in(Some("https://evil.example/")), "/console/");
         assert_eq!(after_sign_in(Some("/console/sign-in")), "/console/");
         assert_eq!(after_sign_in(Some("/console/\\evil")), "/console/");
+        assert_eq!(after_sign_in(Some("/console/\u{1}")), "/console/");
+        assert_eq!(after_sign_in(Some("/console/a b")), "/console/");
         assert_eq!(after_sign_in(None), "/console/");
     }
 
@@ -254,20 +300,51 @@ mod tests {
     }
 
     #[test]
-    fn the_cookie_is_http_only_strict_and_secure_over_tls() {
-        let c = set_cookie(SESSION_COOKIE, "tok", "/console", 60, true);
+    fn the_cookie_is_http_only_strict_and_a_host_cookie_over_tls() {
+        let mut tls = HeaderMap::new();
+        tls.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        let c = Jar::Session.set("tok", 60, &tls);
         let s = c.to_str().unwrap();
         for part in [
-            "clearledger_session=tok",
+            "__Host-clearledger_session=tok",
             "HttpOnly",
             "SameSite=Strict",
             "Secure",
-            "Path=/console",
+            "Path=/;",
             "Max-Age=60",
         ] {
             assert!(s.contains(part), "{s} lacks {part}");
         }
-        let plain = set_cookie(SESSION_COOKIE, "tok", "/console", 60, false);
-        assert!(!plain.to_str().unwrap().contains("Secure"));
+        assert!(!s.contains("Domain"), "{s}");
+        let plain = Jar::Session.set("tok", 60, &HeaderMap::new());
+        let p = plain.to_str().unwrap();
+        assert!(
+            p.starts_with("clearledger_session=tok") && !p.contains("Secure"),
+            "{p}"
+        );
+        assert!(p.contains("Path=/console"), "{p}");
+    }
+
+    #[test]
+    fn a_cookie_sent_twice_is_not_trusted() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "cookie",
+            HeaderValue::from_static("clearledger_session=a; x=1"),
+        );
+        assert_eq!(Jar::Session.read(&h).as_deref(), Some("a"));
+        h.insert(
+            "cookie",
+            HeaderValue::from_static("clearledger_session=a; clearledger_session=b"),
+        );
+        assert_eq!(Jar::Session.read(&h), None);
+        // Over TLS only the host cookie counts.
+        let mut t = HeaderMap::new();
+        t.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        t.insert(
+            "cookie",
+            HeaderValue::from_static("clearledger_session=planted"),
+        );
+        assert_eq!(Jar::Session.read(&t), None);
     }
 }

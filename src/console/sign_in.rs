@@ -1,9 +1,7 @@
 //! `/console/sign-in` and `/console/sign-out`: an API key in, a session cookie out.
 
 use super::page;
-use super::session::{
-    self, Operator, SESSION_COOKIE, SIGN_IN_COOKIE, after_sign_in, csrf_matches, over_tls,
-};
+use super::session::{self, Jar, Operator, after_sign_in, csrf_matches};
 use crate::serve::Shared;
 use askama::Template;
 use axum::Form;
@@ -32,7 +30,8 @@ pub(crate) struct Next {
 
 /// The form, with a fresh double-submit cookie (or the one the browser has).
 fn form(headers: &HeaderMap, next: String, error: Option<String>, status: StatusCode) -> Response {
-    let secret = session::cookie_value(headers, SIGN_IN_COOKIE)
+    let secret = Jar::SignIn
+        .read(headers)
         .filter(|s| s.len() == 43)
         .or_else(|| session::new_token().ok());
     let Some(secret) = secret else {
@@ -51,13 +50,7 @@ fn form(headers: &HeaderMap, next: String, error: Option<String>, status: Status
             error,
         },
     );
-    let c = session::set_cookie(
-        SIGN_IN_COOKIE,
-        &secret,
-        "/console/sign-in",
-        SIGN_IN_FORM_SECONDS,
-        over_tls(headers),
-    );
+    let c = Jar::SignIn.set(&secret, SIGN_IN_FORM_SECONDS, headers);
     r.headers_mut().append(header::SET_COOKIE, c);
     r
 }
@@ -84,7 +77,7 @@ pub(crate) async fn submit(
     Form(f): Form<SignInForm>,
 ) -> Response {
     let next = after_sign_in(f.next.as_deref());
-    let secret = session::cookie_value(&headers, SIGN_IN_COOKIE).unwrap_or_default();
+    let secret = Jar::SignIn.read(&headers).unwrap_or_default();
     if secret.is_empty() || !csrf_matches(&secret, f.csrf.as_deref()) {
         let why = "The sign-in form had expired or came from another page; sign in again.";
         return form(&headers, next, Some(why.into()), StatusCode::FORBIDDEN);
@@ -98,6 +91,7 @@ pub(crate) async fn submit(
         );
     };
     let lasts = app.config.console_session;
+    // At most 30 days (`serve --console-session`): the sum fits.
     let until = now + chrono::Duration::from_std(lasts).unwrap_or(chrono::Duration::hours(8));
     let t = token.clone();
     let res = app
@@ -121,18 +115,14 @@ pub(crate) async fn submit(
         }
         Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
     }
-    let secure = over_tls(&headers);
     let max_age = i64::try_from(lasts.as_secs()).unwrap_or(i64::MAX);
     let mut r = Redirect::to(&next).into_response();
     let h = r.headers_mut();
     h.append(
         header::SET_COOKIE,
-        session::set_cookie(SESSION_COOKIE, &token, "/console", max_age, secure),
+        Jar::Session.set(&token, max_age, &headers),
     );
-    h.append(
-        header::SET_COOKIE,
-        session::set_cookie(SIGN_IN_COOKIE, "", "/console/sign-in", 0, secure),
-    );
+    h.append(header::SET_COOKIE, Jar::SignIn.set("", 0, &headers));
     r
 }
 
@@ -160,9 +150,7 @@ pub(crate) async fn sign_out(
         return page::ledger_failed(&e);
     }
     let mut r = Redirect::to("/console/sign-in").into_response();
-    r.headers_mut().append(
-        header::SET_COOKIE,
-        session::set_cookie(SESSION_COOKIE, "", "/console", 0, over_tls(&headers)),
-    );
+    r.headers_mut()
+        .append(header::SET_COOKIE, Jar::Session.set("", 0, &headers));
     r
 }

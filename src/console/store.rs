@@ -214,9 +214,10 @@ pub(crate) struct ReversePreview {
 
 const PREVIEW: Columns = Columns(&["currency", "n", "total"]);
 const COUNT: Columns = Columns(&["n"]);
+const SOURCE: Columns = Columns(&["file_id"]);
 
 impl Ledger {
-    /// What `reverse` of run `run_id` would post. A run none of whose file's records was
+    /// What `reverse` of run `run_id` would post. A run none of whose postings' source was
     /// compensated yet (the usual case) is read from its stored totals at once; otherwise
     /// its postings are counted one by one against their compensations.
     pub(crate) async fn reverse_preview(
@@ -225,9 +226,22 @@ impl Ledger {
     ) -> Result<ReversePreview> {
         let tenant = run.tenant.as_str();
         let of_compensation = run.kind == crate::ledger::RunKind::Reverse;
-        let compensations = match &run.file_id {
-            Some(f) => {
-                let source = format!("compensate:{f}");
+        // A run's postings share one source: an ingest's file, a reconciliation's
+        // `reconcile:{run}`, a decision's held record's file. Its compensations' source is
+        // `compensate:` and that: none there, none of this run's postings was compensated.
+        let source = self
+            .store()
+            .query_opt(
+                SOURCE.checked(
+                    "SELECT file_id FROM postings WHERE run_id = $1 AND tenant = $2 \
+                     ORDER BY record_no LIMIT 1",
+                ),
+                &args![run.run_id, tenant],
+            )
+            .await?;
+        let compensations = match source {
+            Some(r) => {
+                let source = format!("compensate:{}", r.text(col!(SOURCE, "file_id"))?);
                 self.store()
                     .query_one(
                         COUNT.checked(

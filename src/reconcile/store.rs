@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What `clearledger reconcile` asks for.
+#[derive(Clone)]
 pub(crate) struct ReconcileRequest<'a> {
     pub(crate) tenant: &'a str,
     pub(crate) bank_account: &'a str,

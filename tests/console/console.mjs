@@ -216,6 +216,10 @@ async function reverseRun(page, run) {
   expect(reversal > run, "the reversal is a new run", page.url());
   const posted = Number(await page.textContent("[data-testid=posted]"));
   await snap(page, "14-reversal-run");
+  // Back to the preview: nothing is left to reverse, and no button offers to.
+  await page.goBack();
+  const offered = await page.locator("[data-testid=confirm-reverse]").count();
+  expect(offered === 0, "a reversed run offers no second reversal", offered);
   step("reversed", { toPost, reversal, posted });
   return { toPost, reversal, reversedPosted: posted };
 }
@@ -270,10 +274,16 @@ async function correct(page, recon) {
   await page.waitForSelector("[data-testid=corrected]");
   const correctedBy = Number(new URL(page.url()).pathname.split("/").pop());
   await snap(page, "22-corrected");
-  // The same preview sent again: a reconciliation that finds the item corrected.
+  // The same preview sent again: the item needs no correction now, nothing is posted.
   await page.goBack();
   page.once("dialog", (d) => d.accept());
-  await Promise.all([page.waitForNavigation(), page.click("[data-testid=confirm-correction]")]);
+  const [again] = await Promise.all([
+    page.waitForNavigation(),
+    page.click("[data-testid=confirm-correction]"),
+  ]);
+  expect(again.status() === 409, "the correction sent again is refused", again.status());
+  const said = await page.textContent("main");
+  expect(said.includes("corrected already"), "it says the item was corrected", said);
   step("corrected", { key, amount, correctedBy });
   return { correctionKey: key, correctionAmount: amount, correctedBy };
 }

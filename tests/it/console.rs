@@ -47,9 +47,15 @@ fn hidden(page: &str, name: &str) -> String {
 
 /// Signs in with `key`: the session cookie (`clearledger_session=…`) and the whole reply.
 async fn sign_in(c: &reqwest::Client, s: &Server, key: &str, headers: &[(&str, &str)]) -> Reply {
-    let form = send(c.get(s.url("/console/sign-in"))).await;
+    let mut get = c.get(s.url("/console/sign-in"));
+    for (k, v) in headers {
+        get = get.header(*k, *v);
+    }
+    let form = send(get).await;
     assert_eq!(form.status, 200, "{}", form.text());
-    let pre = set_cookie(&form, "clearledger_sign_in").expect("the sign-in cookie");
+    let pre = set_cookie(&form, "clearledger_sign_in")
+        .or_else(|| set_cookie(&form, "__Host-clearledger_sign_in"))
+        .expect("the sign-in cookie");
     let pre = pre.split(';').next().unwrap().to_string();
     let csrf = hidden(&form.text(), "csrf");
     let mut req = c
@@ -109,13 +115,15 @@ fn a_session_is_a_strict_http_only_cookie_ended_by_sign_out(db: TestDb) {
                 .unwrap()
                 .starts_with("app;dur=")
         );
-        // Behind a TLS proxy the cookie is Secure.
+        // Behind a TLS proxy the cookie is a host cookie: Secure, for the whole host.
         let tls = sign_in(&c, &s, &key, &[("x-forwarded-proto", "https")]).await;
+        assert_eq!(tls.status, 303, "{}", tls.text());
+        let host = set_cookie(&tls, "__Host-clearledger_session").unwrap();
         assert!(
-            set_cookie(&tls, "clearledger_session")
-                .unwrap()
-                .contains("; Secure")
+            host.contains("; Secure") && host.contains("Path=/;"),
+            "{host}"
         );
+        assert!(set_cookie(&tls, "clearledger_session").is_none());
         // Signing out ends the session in the ledger, not only in the browser.
         let csrf = hidden(&runs.text(), "csrf");
         let out = send(
@@ -401,10 +409,9 @@ fn the_console_in_chromium(db: TestDb) {
     );
     assert_eq!(corrections.len(), 1, "{corrections:?}");
     assert_eq!(corrections[0][0], key);
-    let shown = out["correctionAmount"].as_str().unwrap();
     let minor: i64 = corrections[0][1].parse().unwrap();
     assert_eq!(
-        shown.trim_start_matches('-'),
+        out["correctionAmount"].as_str().unwrap(),
         format!("{}.{:02} {}", minor / 100, minor % 100, corrections[0][2]),
         "the preview's amount is the posting's"
     );
