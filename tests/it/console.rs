@@ -17,6 +17,7 @@ on_both_backends!(
     another_tenants_run_is_not_found,
     the_sign_in_form_refuses_a_wrong_key_and_a_missing_token,
     a_runs_pages_are_its_report_in_order,
+    every_form_wants_its_token_and_every_id_is_the_tenants,
 );
 
 fn client() -> reqwest::Client {
@@ -575,4 +576,110 @@ fn a_runs_pages_are_its_report_in_order(db: TestDb) {
             }
         }
     });
+}
+
+/// Every form that changes something, posted without its CSRF token, is 403 and changes
+/// nothing; every page and form naming another tenant's run, record, reconciliation or item
+/// is 404 and changes nothing.
+fn every_form_wants_its_token_and_every_id_is_the_tenants(db: TestDb) {
+    let acme = api_key(&db, "acme");
+    let beta = api_key(&db, "beta");
+    payroll_conflict_and_held(&db, "beta");
+    let rules = generated_month(&db, "beta");
+    let r = db.cl(&[
+        "--tenant",
+        "beta",
+        "reconcile",
+        "--bank-account",
+        "DE89370400440532013000",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    let recon = db.scalar("SELECT max(run_id) FROM reconciliations");
+    let item = db.scalar(&format!(
+        "SELECT min(item_no) FROM recon_items WHERE run_id = {recon} AND outcome = 'amount_mismatch'"
+    ));
+    let state = |db: &TestDb| {
+        [
+            "SELECT count(*) FROM runs",
+            "SELECT count(*) FROM decisions",
+            "SELECT count(*) FROM postings",
+            "SELECT count(*) FROM console_sessions",
+        ]
+        .map(|q| db.scalar(q))
+    };
+    let before = state(&db);
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let as_beta = session(&sign_in(&c, &s, &beta, &[]).await);
+        let as_acme = session(&sign_in(&c, &s, &acme, &[]).await);
+        let acme_csrf = hidden(&page(&c, &s, &as_acme, "/console/").await.text(), "csrf");
+        let decide = [("decision", "post"), ("reason", "r"), ("by", "b")];
+        let forms: Vec<(String, Vec<(&str, &str)>)> = vec![
+            ("/console/held/3/1".into(), decide.to_vec()),
+            (
+                "/console/runs/1/reverse".into(),
+                vec![("reason", "r"), ("by", "b")],
+            ),
+            (
+                format!("/console/reconciliations/{recon}/items/{item}/correct"),
+                vec![("key", "k"), ("delta_minor", "1")],
+            ),
+            (
+                "/console/reconciliations".into(),
+                vec![("bank_account", "DE89370400440532013000")],
+            ),
+            ("/console/sign-out".into(), vec![]),
+        ];
+        for (path, fields) in &forms {
+            let r = send(c.post(s.url(path)).header("cookie", &as_beta).form(fields)).await;
+            assert_eq!(r.status, 403, "{path} without its token: {}", r.text());
+            let mut with = fields.clone();
+            with.push(("csrf", "forged"));
+            let r = send(c.post(s.url(path)).header("cookie", &as_beta).form(&with)).await;
+            assert_eq!(r.status, 403, "{path} with a forged token");
+            // Another tenant's, with that tenant's own good token: not found.
+            if path.contains("/held/") || path.contains("/runs/") || path.contains("/items/") {
+                let mut with = fields.clone();
+                with.push(("csrf", acme_csrf.as_str()));
+                let r = send(c.post(s.url(path)).header("cookie", &as_acme).form(&with)).await;
+                assert_eq!(r.status, 404, "{path} as another tenant: {}", r.text());
+            }
+        }
+        for path in [
+            "/console/runs/2".to_string(),
+            "/console/runs/2/conflicts/2".into(),
+            "/console/runs/1/reverse".into(),
+            "/console/runs/1/records.jsonl".into(),
+            "/console/held/3/1/confirm?decision=post&reason=r&by=b".into(),
+            format!("/console/reconciliations/{recon}"),
+            format!("/console/reconciliations/{recon}/items/{item}"),
+            format!("/console/reconciliations/{recon}/items/{item}/correct"),
+        ] {
+            assert_eq!(
+                page(&c, &s, &as_beta, &path).await.status,
+                200,
+                "{path} as its tenant"
+            );
+            assert_eq!(
+                page(&c, &s, &as_acme, &path).await.status,
+                404,
+                "{path} as another"
+            );
+        }
+        let held = page(&c, &s, &as_acme, "/console/held").await.text();
+        assert!(held.contains("No held record is waiting"), "{held}");
+    });
+    let mut after = state(&db);
+    after[3] -= 2;
+    assert_eq!(
+        after, before,
+        "runs, decisions, postings and sessions unchanged"
+    );
 }
