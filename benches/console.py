@@ -6,7 +6,7 @@
 
 The ledger is one a benchmark left (benches/e2e.py --formats recon, or `generate recon --payments
 5000000` ingested, docs/performance.md): the script adds an API key to its `default` tenant, starts
-`clearledger serve` on loopback, signs in, finds the biggest run, a reconciliation and one of its
+`clearledger serve` on loopback, signs in, finds the two biggest runs, a reconciliation and one of its
 ambiguous items, an account with statements and a posting key, then asks each console page
 --repeat times (after one untimed request) and prints, per page, the median, the 95th percentile
 and the largest server time in milliseconds, and whether the largest is under the target (200 ms).
@@ -69,8 +69,10 @@ def pages(op, base):
     for i in ids:
         _, _, run = get(op, f"{base}/console/runs/{i}")
         counts[i] = int(first(r'data-testid="posted">(\d+)<', run, "posted count"))
-    big = max(counts, key=counts.get)
-    _, _, run = get(op, f"{base}/console/runs/{big}")
+    # The two biggest runs: on a reconciliation ledger, the bank's statement (its entries)
+    # and our payments (postings): each reads its records from a part of the report of its own.
+    big, second = sorted(counts, key=counts.get, reverse=True)[:2]
+    _, _, run = get(op, f"{base}/console/runs/{second}")
     key = first(r'<td class="id">([^<]+)<br>', run, "posting key")
     _, _, recon = get(op, f"{base}/console/reconciliations")
     rid = first(r'href="/console/reconciliations/(\d+)"', recon, "reconciliation")
@@ -78,16 +80,21 @@ def pages(op, base):
     item = first(rf'href="/console/reconciliations/{rid}/items/(\d+)"', amb, "ambiguous item")
     _, _, st = get(op, f"{base}/console/statements")
     account = first(r'/console/statements\?account=([^"]+)"', st, "account")
-    half = counts[big] // 2
+    runs = []
+    for r in (big, second):
+        half = counts[r] // 2
+        runs += [
+            (f"run {r} ({counts[r]} records), first records", f"/console/runs/{r}"),
+            (f"run {r}, records from {half}", f"/console/runs/{r}?after={half}"),
+            (f"run {r}, duplicates only", f"/console/runs/{r}?outcome=duplicate"),
+            (f"run {r}, reverse preview", f"/console/runs/{r}/reverse"),
+        ]
     return big, counts[big], [
         ("overview", "/console/"),
         ("runs", "/console/runs"),
         ("runs, filtered", "/console/runs?status=completed&kind=ingest"),
         ("upload form", "/console/upload"),
-        (f"run {big}, first records", f"/console/runs/{big}"),
-        (f"run {big}, records from {half}", f"/console/runs/{big}?after={half}"),
-        (f"run {big}, duplicates only", f"/console/runs/{big}?outcome=duplicate"),
-        (f"run {big}, reverse preview", f"/console/runs/{big}/reverse"),
+        *runs,
         ("held", "/console/held"),
         ("lookup by key", "/console/lookup?" + urllib.parse.urlencode({"by": "key", "value": key})),
         ("statements", "/console/statements"),
@@ -120,7 +127,7 @@ def main():
         op = opener(http.cookiejar.CookieJar())
         sign_in(op, base, key)
         big, posted, todo = pages(op, base)
-        print(f"ledger {a.db}: the biggest run, {big}, posted {posted}; {a.repeat} requests a page\n")
+        print(f"ledger {a.db}: the biggest run, {big}, has {posted} records; {a.repeat} requests a page\n")
         print("| page | median ms | p95 ms | max ms | < 200 ms |")
         print("|---|---:|---:|---:|:---:|")
         worst = 0.0

@@ -21,28 +21,75 @@ pub(crate) struct Field {
     differs: bool,
 }
 
-/// `name: stored != new`, as `keys::differing_fields` writes each difference.
-fn difference(d: &str) -> Option<(&str, &str, &str)> {
-    let (name, rest) = d.split_once(": ")?;
-    let (stored, new) = rest.split_once(" != ")?;
-    Some((name, stored, new))
+/// The differences as `keys::differing_fields` wrote them (`name: stored != new`, joined
+/// by `; `), split where a field's name begins — a value may hold `; ` itself — each
+/// stored value, as it was written, telling where its new value begins.
+fn differences<'a>(
+    text: &'a str,
+    stored: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(&'a str, String, String)> {
+    let starts_field = |at: usize| {
+        let rest = &text[at..];
+        rest.find(": ").is_some_and(|n| {
+            n > 0
+                && rest[..n]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    let mut cuts: Vec<usize> = vec![0];
+    cuts.extend(
+        text.match_indices("; ")
+            .map(|(i, _)| i + 2)
+            .filter(|&i| starts_field(i)),
+    );
+    cuts.push(text.len() + 2);
+    cuts.windows(2)
+        .filter_map(|w| {
+            let seg = text.get(w[0]..w[1] - 2)?;
+            let (name, rest) = seg.split_once(": ")?;
+            let was = stored.get(name).map(|v| one_line(&text_of(v)));
+            let (old, new) =
+                match was.and_then(|w| Some((rest.strip_prefix(&format!("{w} != "))?, w))) {
+                    Some((new, old)) => (old, new.to_string()),
+                    None => {
+                        let (o, n) = rest.split_once(" != ")?;
+                        (o.to_string(), n.to_string())
+                    }
+                };
+            Some((name, old, new))
+        })
+        .collect()
+}
+
+/// A stored field's value as text.
+fn text_of(v: &serde_json::Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// A value as `keys::differing_fields` writes it: one line, `""` when empty.
+fn one_line(s: &str) -> String {
+    if s.is_empty() {
+        "\"\"".to_string()
+    } else {
+        s.replace('\n', "\\n")
+    }
 }
 
 /// The fields side by side: every stored field in its order, then those only the new
 /// record has.
-pub(crate) fn side_by_side(detail: &str, differences: &str) -> Vec<Field> {
+pub(crate) fn side_by_side(detail: &str, text: &str) -> Vec<Field> {
     let stored: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(detail).unwrap_or_default();
-    let diffs: Vec<(&str, &str, &str)> = differences.split("; ").filter_map(difference).collect();
-    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let diffs = differences(text, &stored);
     let mut out: Vec<Field> = stored
         .iter()
         .map(|(k, v)| {
             let d = diffs.iter().find(|d| d.0 == k);
             Field {
                 name: k.clone(),
-                stored: text(v),
-                new: d.map_or_else(|| text(v), |d| d.2.to_string()),
+                stored: text_of(v),
+                new: d.map_or_else(|| text_of(v), |d| d.2.clone()),
                 differs: d.is_some(),
             }
         })
@@ -51,8 +98,8 @@ pub(crate) fn side_by_side(detail: &str, differences: &str) -> Vec<Field> {
         if !out.iter().any(|f| f.name == name) {
             out.push(Field {
                 name: name.to_string(),
-                stored: stored.to_string(),
-                new: new.to_string(),
+                stored,
+                new,
                 differs: true,
             });
         }
@@ -126,6 +173,31 @@ mod tests {
                 ("amount", "187550", "187551", true),
                 ("name", "ACME", "ACME", false),
                 ("memo", "\"\"", "late fee", true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_holding_the_separator_is_read_whole() {
+        let detail = r#"{"info":"INV 1; INV 2","amount":"5"}"#;
+        let text = "info: INV 1; INV 2 != INV 1; INV 3; amount: 5 != 6";
+        let f = side_by_side(detail, text);
+        let got: Vec<(&str, &str, &str, bool)> = f
+            .iter()
+            .map(|f| {
+                (
+                    f.name.as_str(),
+                    f.stored.as_str(),
+                    f.new.as_str(),
+                    f.differs,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("amount", "5", "6", true),
+                ("info", "INV 1; INV 2", "INV 1; INV 3", true),
             ]
         );
     }

@@ -331,11 +331,20 @@ struct Member {
     detail: String,
 }
 
-fn ours(key: &str, p: Option<&Posting>) -> Member {
+/// A posting of ours, its amount signed as the bank account sees it (as the items are):
+/// money out of a mapped ledger account negative, into one positive.
+fn ours(key: &str, p: Option<&Posting>, mapped: &[String]) -> Member {
     match p {
         Some(p) => Member {
             key: key.to_string(),
-            amount: amount(p.amount_minor, &p.currency),
+            amount: amount(
+                if mapped.contains(&p.debit_account) {
+                    -p.amount_minor
+                } else {
+                    p.amount_minor
+                },
+                &p.currency,
+            ),
             date: p.effective_date.clone().unwrap_or_default(),
             detail: format!(
                 "{} → {} · {} record {} (run {})",
@@ -416,6 +425,12 @@ pub(crate) async fn item(
                 let Some(it) = l.recon_item(id, no).await? else {
                     return Ok(None);
                 };
+                let mapped: Vec<String> = l
+                    .account_mappings(&tenant, Some(&run.bank_account))
+                    .await?
+                    .into_iter()
+                    .map(|m| m.ledger_account)
+                    .collect();
                 let mut o = Vec::new();
                 for k in &it.our_keys {
                     let p = match k.split_once(':') {
@@ -427,7 +442,7 @@ pub(crate) async fn item(
                         }
                         None => None,
                     };
-                    o.push(ours(k, p.as_ref()));
+                    o.push(ours(k, p.as_ref(), &mapped));
                 }
                 let mut t = Vec::new();
                 for k in &it.their_keys {

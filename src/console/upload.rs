@@ -61,11 +61,21 @@ pub(crate) struct UploadQuery {
 
 pub(crate) async fn submit(
     State(app): State<Shared>,
-    op: Operator,
+    op: Result<Operator, Response>,
     Query(q): Query<UploadQuery>,
     req: Request,
 ) -> Response {
+    // A refusal is sent after the body is read (and dropped): a browser still sending the
+    // file when the answer comes sees a broken connection instead of the page.
+    let op = match op {
+        Ok(op) => op,
+        Err(r) => {
+            files::drain(&app, req).await;
+            return r;
+        }
+    };
     if let Some(r) = op.csrf_refusal(q.csrf.as_deref()) {
+        files::drain(&app, req).await;
         return r;
     }
     let key = match q.idempotency_key {

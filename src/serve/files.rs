@@ -606,7 +606,7 @@ fn temp_file(app: &App) -> Result<tempfile::NamedTempFile, Problem> {
 
 /// Reads a body to its end, dropping it, within the upload limits (beyond them the
 /// connection is closed instead).
-async fn drain(app: &App, req: Request) {
+pub(crate) async fn drain(app: &App, req: Request) {
     let mut stream = req.into_body().into_data_stream();
     let mut seen = 0u64;
     let read = async {

@@ -40,7 +40,7 @@ const saved = [];
 
 // A page's screenshots, wide and narrow, and the checks every page passes: nothing wider
 // than a phone's screen at 390 px, every visible form control labelled.
-// The pictures are of the page's top (at most 2,000 px): what a person sees first.
+// The pictures are of the page's top (at most 1,200 px): what a person sees first.
 async function snap(page, name) {
   await page.setViewportSize({ width: 1280, height: 800 });
   const wide = path.join(shots, `${name}.png`);
@@ -64,7 +64,7 @@ async function snap(page, name) {
 }
 
 function top(height, width) {
-  return { fullPage: true, clip: { x: 0, y: 0, width, height: Math.min(height, 2000) } };
+  return { fullPage: true, clip: { x: 0, y: 0, width, height: Math.min(height, 1200) } };
 }
 
 function step(what, detail) {
@@ -249,6 +249,10 @@ async function reconcileMonth(page) {
   const ours = await page.locator("[data-testid=ours]").count();
   const theirs = await page.locator("[data-testid=theirs]").count();
   expect(ours >= 2 && theirs >= 2, "an ambiguous item's candidates on both sides", { ours, theirs });
+  const amounts = async (sel) =>
+    (await page.$$eval(sel, (els) => els.map((e) => e.textContent.trim()))).sort();
+  const both = [await amounts("[data-testid=ours] strong"), await amounts("[data-testid=theirs] strong")];
+  expect(JSON.stringify(both[0]) === JSON.stringify(both[1]), "candidates of one amount, signed alike", both);
   await snap(page, "19-ambiguous-item");
   const correction = await correct(page, recon);
   await page.goto(`${base}/console/statements`);

@@ -1,6 +1,7 @@
 // The console works without this script; it only asks before a form that changes the
 // ledger is sent (forms marked data-confirm), and keeps a double click from sending a form
-// twice (the server would answer the second the same way: this spares the wait).
+// twice (the server would not act twice either — an upload replays its run, a decision is
+// already resolved, a reversal or a correction sent again is refused — this spares the wait).
 "use strict";
 document.addEventListener("submit", (e) => {
   const form = e.target;
