@@ -283,7 +283,8 @@ pub(crate) enum Command {
     /// checked, corrections posted on request (exit 1 when an item needs attention).
     Reconcile(reconcile::ReconcileArgs),
     /// Serve the ledger over HTTP: uploads with Idempotency-Key, a read for every write,
-    /// /metrics (until SIGTERM; requests in flight finish first).
+    /// /metrics, and the operator console for people at /console/ (sign in with an API
+    /// key) (until SIGTERM; requests in flight finish first).
     Serve(serve::ServeArgs),
     /// API keys for `serve`, one tenant each: create (printed once), list, revoke.
     Apikey(apikey::ApiKeyArgs),

@@ -144,7 +144,7 @@ pub(crate) async fn run(g: &GlobalOpts, a: &ServeArgs) -> u8 {
             serde_json::json!({ "listening": addr.to_string(), "metrics": metrics_addr })
         )
     } else {
-        errln!(info: "clearledger: listening on http://{addr} (database {})", crate::ledger::redact_url(&config.db_url));
+        errln!(info: "clearledger: listening on http://{addr} (database {}); the console: http://{addr}/console/", crate::ledger::redact_url(&config.db_url));
         Ok(())
     };
     if let Err(e) = said {

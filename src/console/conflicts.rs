@@ -142,7 +142,14 @@ pub(crate) async fn show(
         run_id,
         record_no,
         posted_at: utc(&c.posted_at),
-        fields: side_by_side(&c.detail, &c.differences),
+        fields: side_by_side(&c.detail, &c.differences)
+            .into_iter()
+            .map(|f| Field {
+                stored: page::field_value(&f.name, &f.stored, &c.currency),
+                new: page::field_value(&f.name, &f.new, &c.currency),
+                ..f
+            })
+            .collect(),
         c,
     })
 }

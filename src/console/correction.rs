@@ -6,8 +6,9 @@
 //! second reconciliation finds the item corrected and nothing left to post).
 
 use super::page::{self, Chrome, amount};
-use super::recon_store::{ReconRun, StoredItem};
+use super::recon_store::ReconRun;
 use super::session::Operator;
+use crate::reconcile::ItemRow;
 use crate::reconcile::rules::Rules;
 use crate::reconcile::{Outcome, ReconcileOutcome, ReconcileRequest};
 use crate::serve::Shared;
@@ -19,7 +20,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use futures_util::FutureExt;
 
 /// Why item `it` of `run` cannot be corrected from here, if it cannot.
-pub(crate) fn not_correctable(run: &ReconRun, it: &StoredItem) -> Option<String> {
+pub(crate) fn not_correctable(run: &ReconRun, it: &ItemRow) -> Option<String> {
     if it.delta_minor == 0 {
         return Some("its difference is zero: there is nothing to correct".into());
     }
@@ -45,7 +46,7 @@ pub(crate) fn not_correctable(run: &ReconRun, it: &StoredItem) -> Option<String>
 
 /// The posting key a correction of `it` gets: `{bank account}:{item key}:{n}`, n one
 /// more than the corrections already folded into the item (as the engine derives it).
-pub(crate) fn correction_key(bank_account: &str, it: &StoredItem) -> String {
+pub(crate) fn correction_key(bank_account: &str, it: &ItemRow) -> String {
     format!(
         "{bank_account}:{}:{}",
         it.item_key,
@@ -76,7 +77,7 @@ async fn read(
     op: &Operator,
     id: i64,
     no: i64,
-) -> Result<(ReconRun, StoredItem), Response> {
+) -> Result<(ReconRun, ItemRow), Response> {
     let tenant = op.tenant().to_string();
     let res = app
         .readers

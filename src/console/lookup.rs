@@ -96,6 +96,8 @@ struct LookupPage {
     postings: Vec<Found>,
     /// Held records of the file's record: (run, record, decision or "open").
     held: Vec<(i64, i64, String)>,
+    /// Why the lookup asked cannot be made, said above the form.
+    error: Option<String>,
 }
 
 type Answer = (Vec<Found>, Vec<HeldRecord>);
@@ -107,7 +109,17 @@ pub(crate) async fn page(
 ) -> Response {
     let lookup = match q.lookup() {
         Ok(l) => l,
-        Err(e) => return page::bad_request(&e),
+        Err(e) => {
+            let p = LookupPage {
+                chrome: Chrome::of(&op, "lookup"),
+                q,
+                asked: false,
+                postings: Vec::new(),
+                held: Vec::new(),
+                error: Some(e),
+            };
+            return page::render_status(axum::http::StatusCode::BAD_REQUEST, &p);
+        }
     };
     let asked = lookup.is_some();
     let tenant = op.tenant().to_string();
@@ -153,5 +165,6 @@ pub(crate) async fn page(
         asked,
         postings,
         held,
+        error: None,
     })
 }

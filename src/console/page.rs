@@ -154,6 +154,15 @@ pub(crate) fn typed(name: &str, value: &str, max: usize) -> Result<String, Strin
     Ok(v.to_string())
 }
 
+/// A field's value as a person reads it: an `amount` in minor units (as a record's fields
+/// keep it) by its currency's exponent; any other as it is.
+pub(crate) fn field_value(name: &str, value: &str, currency: &str) -> String {
+    match value.parse::<i64>() {
+        Ok(minor) if name == "amount" => amount(minor, currency),
+        _ => value.to_string(),
+    }
+}
+
 /// An amount for a person, by its currency's exponent (`1234.56 USD`).
 pub(crate) fn amount(minor: i64, currency: &str) -> String {
     crate::money::format_amount(minor, currency)

@@ -6,10 +6,11 @@
 //! sides, an ambiguous item's candidates side by side.
 
 use super::page::{self, Chrome, amount};
-use super::recon_store::{EntryBrief, ReconRun, StoredItem};
+use super::recon_store::{EntryBrief, ReconRun};
 use super::runs::utc;
 use super::session::Operator;
 use crate::ledger::{Lookup, Posting};
+use crate::reconcile::ItemRow;
 use crate::reconcile::rules::Rules;
 use crate::reconcile::{ReconcileOutcome, ReconcileRequest};
 use crate::serve::Shared;
@@ -193,7 +194,7 @@ pub(crate) async fn start(
 }
 
 /// An item as a row of a run's page.
-struct ItemRow {
+struct ItemLine {
     no: i64,
     outcome: String,
     ours: String,
@@ -203,12 +204,12 @@ struct ItemRow {
     previous: String,
 }
 
-fn item_row(i: &StoredItem) -> ItemRow {
-    ItemRow {
+fn item_line(i: &ItemRow) -> ItemLine {
+    ItemLine {
         no: i.item_no,
         outcome: i.outcome.clone(),
-        ours: amount(i.ours_minor, &i.currency),
-        theirs: amount(i.theirs_minor, &i.currency),
+        ours: amount(i.our_amount_minor, &i.currency),
+        theirs: amount(i.their_amount_minor, &i.currency),
         delta: amount(i.delta_minor, &i.currency),
         explanation: i.explanation.clone(),
         previous: i.previous_outcome.clone().unwrap_or_default(),
@@ -223,7 +224,7 @@ struct RunPage {
     /// (outcome, items), every outcome with items, in report order.
     outcomes: Vec<(String, i64)>,
     balances: Vec<String>,
-    items: Vec<ItemRow>,
+    items: Vec<ItemLine>,
     outcome: String,
     next: Option<String>,
     corrected: Option<i64>,
@@ -315,7 +316,7 @@ pub(crate) async fn show(
         run: run_row(&run),
         outcomes,
         balances,
-        items: items.iter().map(item_row).collect(),
+        items: items.iter().map(item_line).collect(),
         outcome: outcome.unwrap_or_default(),
         next,
         corrected: q.corrected,
@@ -398,8 +399,8 @@ struct ItemPage {
     chrome: Option<Chrome>,
     run_id: i64,
     account: String,
-    item: StoredItem,
-    row: ItemRow,
+    item: ItemRow,
+    row: ItemLine,
     criteria: Vec<String>,
     ours: Vec<Member>,
     theirs: Vec<Member>,
@@ -407,7 +408,7 @@ struct ItemPage {
 }
 
 /// An item and its members, read: the postings by their keys, the entries by theirs.
-type ItemRead = Option<(ReconRun, StoredItem, Vec<Member>, Vec<Member>)>;
+type ItemRead = Option<(ReconRun, ItemRow, Vec<Member>, Vec<Member>)>;
 
 pub(crate) async fn item(
     State(app): State<Shared>,
@@ -469,7 +470,7 @@ pub(crate) async fn item(
         account: run.bank_account.clone(),
         criteria: it.explanation.split("; ").map(str::to_string).collect(),
         correctable: super::correction::not_correctable(&run, &it).is_none(),
-        row: item_row(&it),
+        row: item_line(&it),
         item: it,
         ours,
         theirs,

@@ -5,6 +5,7 @@
 
 use crate::ledger::store::{Columns, col};
 use crate::ledger::{Ledger, Result, args};
+use crate::reconcile::{ITEM_COLUMNS, ItemRow, stored_item};
 
 /// A reconciliation run as the list shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,70 +49,9 @@ fn recon_run(r: &crate::ledger::Row) -> Result<ReconRun> {
     })
 }
 
-/// An item as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StoredItem {
-    pub(crate) item_no: i64,
-    pub(crate) item_key: String,
-    pub(crate) outcome: String,
-    pub(crate) matched_by: Option<String>,
-    pub(crate) tolerance: Option<String>,
-    pub(crate) currency: String,
-    pub(crate) ours_minor: i64,
-    pub(crate) theirs_minor: i64,
-    pub(crate) delta_minor: i64,
-    pub(crate) delta_days: Option<i64>,
-    pub(crate) our_keys: Vec<String>,
-    pub(crate) their_keys: Vec<String>,
-    pub(crate) explanation: String,
-    pub(crate) previous_outcome: Option<String>,
-    pub(crate) correction_key: Option<String>,
-    pub(crate) corrections: Vec<String>,
-}
-
-const ITEM: Columns = Columns(&[
-    "item_no",
-    "item_key",
-    "outcome",
-    "matched_by",
-    "tolerance",
-    "currency",
-    "our_amount_minor",
-    "their_amount_minor",
-    "delta_minor",
-    "delta_days",
-    "our_keys",
-    "their_keys",
-    "explanation",
-    "previous_outcome",
-    "correction_key",
-    "corrections",
-]);
-const ITEM_SQL: &str = "SELECT item_no, item_key, outcome, matched_by, tolerance, currency, \
-     our_amount_minor, their_amount_minor, delta_minor, delta_days, our_keys, their_keys, \
-     explanation, previous_outcome, correction_key, corrections FROM recon_items \
-     WHERE run_id = $1";
-
-fn item(r: &crate::ledger::Row) -> Result<StoredItem> {
-    let list = |s: String| serde_json::from_str::<Vec<String>>(&s).unwrap_or_default();
-    Ok(StoredItem {
-        item_no: r.int(col!(ITEM, "item_no"))?,
-        item_key: r.text(col!(ITEM, "item_key"))?,
-        outcome: r.text(col!(ITEM, "outcome"))?,
-        matched_by: r.opt_text(col!(ITEM, "matched_by"))?,
-        tolerance: r.opt_text(col!(ITEM, "tolerance"))?,
-        currency: r.text(col!(ITEM, "currency"))?,
-        ours_minor: r.int(col!(ITEM, "our_amount_minor"))?,
-        theirs_minor: r.int(col!(ITEM, "their_amount_minor"))?,
-        delta_minor: r.int(col!(ITEM, "delta_minor"))?,
-        delta_days: r.opt_int(col!(ITEM, "delta_days"))?,
-        our_keys: list(r.text(col!(ITEM, "our_keys"))?),
-        their_keys: list(r.text(col!(ITEM, "their_keys"))?),
-        explanation: r.text(col!(ITEM, "explanation"))?,
-        previous_outcome: r.opt_text(col!(ITEM, "previous_outcome"))?,
-        correction_key: r.opt_text(col!(ITEM, "correction_key"))?,
-        corrections: list(r.text(col!(ITEM, "corrections"))?),
-    })
+/// A run's items, by `recon_items`' own columns (decoded by `reconcile::store::stored_item`).
+fn item_sql(and: &str) -> String {
+    format!("SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 {and}")
 }
 
 /// A statement entry as an item's member.
@@ -171,24 +111,22 @@ impl Ledger {
         after: i64,
         outcome: Option<&str>,
         limit: i64,
-    ) -> Result<Vec<StoredItem>> {
+    ) -> Result<Vec<ItemRow>> {
         let rows = match outcome {
             Some(o) => {
-                let sql = format!(
-                    "{ITEM_SQL} AND item_no > $2 AND outcome = $3 ORDER BY item_no LIMIT $4"
-                );
-                let q = ITEM.checked(&sql);
+                let sql = item_sql("AND item_no > $2 AND outcome = $3 ORDER BY item_no LIMIT $4");
                 self.store()
-                    .query(q, &args![run_id, after, o, limit])
+                    .query(&sql, &args![run_id, after, o, limit])
                     .await?
             }
             None => {
-                let sql = format!("{ITEM_SQL} AND item_no > $2 ORDER BY item_no LIMIT $3");
-                let q = ITEM.checked(&sql);
-                self.store().query(q, &args![run_id, after, limit]).await?
+                let sql = item_sql("AND item_no > $2 ORDER BY item_no LIMIT $3");
+                self.store()
+                    .query(&sql, &args![run_id, after, limit])
+                    .await?
             }
         };
-        rows.iter().map(item).collect()
+        rows.iter().map(stored_item).collect()
     }
 
     /// Item `item_no` of run `run_id` (the caller has checked the run is the tenant's).
@@ -196,13 +134,13 @@ impl Ledger {
         &mut self,
         run_id: i64,
         item_no: i64,
-    ) -> Result<Option<StoredItem>> {
-        let sql = format!("{ITEM_SQL} AND item_no = $2");
+    ) -> Result<Option<ItemRow>> {
+        let sql = item_sql("AND item_no = $2");
         let row = self
             .store()
-            .query_opt(ITEM.checked(&sql), &args![run_id, item_no])
+            .query_opt(&sql, &args![run_id, item_no])
             .await?;
-        row.as_ref().map(item).transpose()
+        row.as_ref().map(stored_item).transpose()
     }
 
     /// The statement entry `entry_key` of `account`, if there is one.

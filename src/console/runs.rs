@@ -205,7 +205,7 @@ impl RecordRow {
             differences: r
                 .differences
                 .as_deref()
-                .map(|d| d.split("; ").map(str::to_string).collect())
+                .map(|d| d.split("; ").map(|d| shown(d, &r.currency)).collect())
                 .unwrap_or_default(),
             note: r
                 .decision
@@ -213,6 +213,21 @@ impl RecordRow {
                 .or_else(|| r.reason.clone())
                 .unwrap_or_default(),
         }
+    }
+}
+
+/// A difference (`name: stored != new`) with its values as a person reads them.
+fn shown(d: &str, currency: &str) -> String {
+    match d
+        .split_once(": ")
+        .and_then(|(n, r)| Some((n, r.split_once(" != ")?)))
+    {
+        Some((name, (old, new))) => format!(
+            "{name}: {} != {}",
+            page::field_value(name, old, currency),
+            page::field_value(name, new, currency)
+        ),
+        None => d.to_string(),
     }
 }
 

@@ -307,6 +307,7 @@ pub(crate) struct Conflict {
     pub(crate) record_no: i64,
     pub(crate) run_id: i64,
     pub(crate) posted_at: String,
+    pub(crate) currency: String,
     /// The stored posting's fields (its detail), as a JSON object.
     pub(crate) detail: String,
 }
@@ -319,6 +320,7 @@ const CONFLICT: Columns = Columns(&[
     "record_no",
     "run_id",
     "posted_at",
+    "currency",
     "detail",
 ]);
 
@@ -337,7 +339,7 @@ impl Ledger {
             .query_opt(
                 CONFLICT.checked(
                     "SELECT j.differences, p.posting_id, p.posting_key, p.file_id, p.record_no, \
-                     p.run_id, p.posted_at, p.detail FROM journal j \
+                     p.run_id, p.posted_at, p.currency, p.detail FROM journal j \
                      JOIN postings p ON p.posting_id = j.original_posting_id \
                      WHERE j.tenant = $1 AND j.run_id = $2 AND j.record_no = $3 \
                      AND j.outcome = 'conflict'",
@@ -357,6 +359,7 @@ impl Ledger {
             record_no: r.int(col!(CONFLICT, "record_no"))?,
             run_id: r.int(col!(CONFLICT, "run_id"))?,
             posted_at: r.text(col!(CONFLICT, "posted_at"))?,
+            currency: r.text(col!(CONFLICT, "currency"))?,
             detail: crate::ledger::detail_json(posting_id, r.detail(col!(CONFLICT, "detail"))?)?,
         }))
     }

@@ -37,7 +37,8 @@ pub(crate) use engine::{
     their_links,
 };
 pub(crate) use store::{
-    BalanceRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation, Summary,
+    BalanceRow, ITEM_COLUMNS, ItemRow, Items, ReconcileOutcome, ReconcileRequest, Reconciliation,
+    Summary, stored_item,
 };
 #[doc(hidden)]
 pub use synthetic::synthetic;

@@ -333,7 +333,7 @@ fn placeholders(from: usize, n: usize) -> String {
         .join(", ")
 }
 
-const ITEM_COLUMNS: &str = "run_id, item_no, item_key, outcome, matched_by, tolerance, currency, our_amount_minor, \
+pub(crate) const ITEM_COLUMNS: &str = "run_id, item_no, item_key, outcome, matched_by, tolerance, currency, our_amount_minor, \
      their_amount_minor, delta_minor, delta_days, our_keys, our_dates, their_keys, their_dates, refers_to, corrections, \
      explanation, previous_outcome, correction_key";
 const ITEM: Columns = Columns(&[
@@ -1201,7 +1201,8 @@ impl Ledger {
     }
 }
 
-fn stored_item(r: &Row) -> Result<ItemRow> {
+/// An item as `recon_items` stores it (a row of `ITEM_COLUMNS`).
+pub(crate) fn stored_item(r: &Row) -> Result<ItemRow> {
     let list = |c: Col| -> Result<Vec<String>> {
         serde_json::from_str(&r.text(c)?).map_err(|_| bad(c, "a JSON list"))
     };

@@ -164,7 +164,7 @@ async function conflict(page) {
     rows.map((r) => [...r.children].map((c) => c.textContent.trim())),
   );
   expect(
-    JSON.stringify(differs) === JSON.stringify([["amount differs", "187550", "187551"]]),
+    JSON.stringify(differs) === JSON.stringify([["amount differs", "1875.50 USD", "1875.51 USD"]]),
     "the conflict marks its amount, stored and new",
     differs,
   );
