@@ -124,18 +124,18 @@ pub(crate) async fn show(
     Path((run_id, record_no)): Path<(i64, i64)>,
 ) -> Response {
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| async move { l.conflict(&tenant, run_id, record_no).await }.boxed())
-        .await;
+    let res = page::read(&app, move |l| {
+        async move { l.conflict(&tenant, run_id, record_no).await }.boxed()
+    })
+    .await;
     let c = match res {
-        Ok(Ok(Some(c))) => c,
-        Ok(Ok(None)) => {
+        Ok(Some(c)) => c,
+        Ok(None) => {
             return page::not_found(&format!(
                 "record {record_no} of run {run_id} is not a conflict of this tenant's"
             ));
         }
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Err(r) => return r,
     };
     page::render(&ConflictPage {
         chrome: Chrome::of(&op, "runs"),
@@ -158,28 +158,29 @@ pub(crate) async fn show(
 mod tests {
     use super::*;
 
+    /// (name, stored, new, differs) of each field side by side.
+    fn fields(detail: &str, text: &str) -> Vec<(String, String, String, bool)> {
+        side_by_side(detail, text)
+            .into_iter()
+            .map(|f| (f.name, f.stored, f.new, f.differs))
+            .collect()
+    }
+
+    fn row(n: &str, s: &str, new: &str, d: bool) -> (String, String, String, bool) {
+        (n.into(), s.into(), new.into(), d)
+    }
+
     #[test]
     fn the_new_record_is_the_stored_one_with_its_differences() {
         let detail = r#"{"amount":"187550","name":"ACME","account":"99001122"}"#;
-        let f = side_by_side(detail, "amount: 187550 != 187551; memo: \"\" != late fee");
-        let got: Vec<(&str, &str, &str, bool)> = f
-            .iter()
-            .map(|f| {
-                (
-                    f.name.as_str(),
-                    f.stored.as_str(),
-                    f.new.as_str(),
-                    f.differs,
-                )
-            })
-            .collect();
+        let text = "amount: 187550 != 187551; memo: \"\" != late fee";
         assert_eq!(
-            got,
+            fields(detail, text),
             vec![
-                ("account", "99001122", "99001122", false),
-                ("amount", "187550", "187551", true),
-                ("name", "ACME", "ACME", false),
-                ("memo", "\"\"", "late fee", true),
+                row("account", "99001122", "99001122", false),
+                row("amount", "187550", "187551", true),
+                row("name", "ACME", "ACME", false),
+                row("memo", "\"\"", "late fee", true),
             ]
         );
     }
@@ -188,23 +189,11 @@ mod tests {
     fn a_value_holding_the_separator_is_read_whole() {
         let detail = r#"{"info":"INV 1; INV 2","amount":"5"}"#;
         let text = "info: INV 1; INV 2 != INV 1; INV 3; amount: 5 != 6";
-        let f = side_by_side(detail, text);
-        let got: Vec<(&str, &str, &str, bool)> = f
-            .iter()
-            .map(|f| {
-                (
-                    f.name.as_str(),
-                    f.stored.as_str(),
-                    f.new.as_str(),
-                    f.differs,
-                )
-            })
-            .collect();
         assert_eq!(
-            got,
+            fields(detail, text),
             vec![
-                ("amount", "5", "6", true),
-                ("info", "INV 1; INV 2", "INV 1; INV 3", true),
+                row("amount", "5", "6", true),
+                row("info", "INV 1; INV 2", "INV 1; INV 3", true),
             ]
         );
     }

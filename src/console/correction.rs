@@ -79,24 +79,22 @@ async fn read(
     no: i64,
 ) -> Result<(ReconRun, ItemRow), Response> {
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(run) = l.recon_run(&tenant, id).await? else {
-                    return Ok(None);
-                };
-                Ok(l.recon_item(id, no).await?.map(|it| (run, it)))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(app, move |l| {
+        async move {
+            let Some(run) = l.recon_run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            Ok(l.recon_item(id, no).await?.map(|it| (run, it)))
+        }
+        .boxed()
+    })
+    .await;
     match res {
-        Ok(Ok(Some(r))) => Ok(r),
-        Ok(Ok(None)) => Err(page::not_found(&format!(
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(page::not_found(&format!(
             "no item {no} of reconciliation {id} for this tenant"
         ))),
-        Ok(Err(e)) | Err(e) => Err(page::ledger_failed(&e)),
+        Err(r) => Err(r),
     }
 }
 
@@ -213,33 +211,31 @@ pub(crate) async fn post(
     let (from, to) = (date(&run.from), date(&run.to));
     let (tenant, account, key) = (op.tenant().to_string(), run.bank_account, it.item_key);
     let expected = (f.key.clone(), f.delta_minor.unwrap_or(0));
-    let res = app
-        .pool
-        .run(move |l| {
-            async move {
-                let req = ReconcileRequest {
-                    tenant: &tenant,
-                    bank_account: &account,
-                    from,
-                    to,
-                    rules: &rules,
-                    dry_run: false,
-                    corrections: Some(vec![key.clone()]),
-                    at: chrono::Utc::now(),
-                    on_stage: None,
-                    part_rows: 20_000,
-                };
-                // What the operator confirmed, or nothing: the account's rows may have
-                // moved since the preview was drawn.
-                let now = would_post(l, &req, &key).await?;
-                if now != Some(expected.clone()) {
-                    return Ok(Err(now));
-                }
-                l.reconcile(&req).await.map(Ok)
+    let res = page::write(&app, move |l| {
+        async move {
+            let req = ReconcileRequest {
+                tenant: &tenant,
+                bank_account: &account,
+                from,
+                to,
+                rules: &rules,
+                dry_run: false,
+                corrections: Some(vec![key.clone()]),
+                at: chrono::Utc::now(),
+                on_stage: None,
+                part_rows: 20_000,
+            };
+            // What the operator confirmed, or nothing: the account's rows may have
+            // moved since the preview was drawn.
+            let now = would_post(l, &req, &key).await?;
+            if now != Some(expected.clone()) {
+                return Ok(Err(now));
             }
-            .boxed()
-        })
-        .await;
+            l.reconcile(&req).await.map(Ok)
+        }
+        .boxed()
+    })
+    .await;
     answered(id, res)
 }
 
@@ -266,17 +262,9 @@ fn changed(now: Option<(String, i64)>) -> Response {
 }
 
 /// The page after a correction's reconciliation.
-fn answered(
-    id: i64,
-    res: Result<crate::ledger::Result<Outcome2>, crate::ledger::LedgerError>,
-) -> Response {
-    let res = match res {
-        Ok(Ok(Err(now))) => return changed(now),
-        Ok(Ok(Ok(r))) => Ok(Ok(r)),
-        Ok(Err(e)) => Ok(Err(e)),
-        Err(e) => Err(e),
-    };
+fn answered(id: i64, res: Result<Outcome2, Response>) -> Response {
     match res {
+        Ok(Err(now)) => changed(now),
         Ok(Ok(ReconcileOutcome::Done(r))) => match r.repeat_of.or(r.summary.run_id) {
             Some(run) => Redirect::to(&format!("/console/reconciliations/{run}?corrected={id}"))
                 .into_response(),
@@ -296,6 +284,6 @@ fn answered(
             "Not corrected",
             "the account is no longer mapped",
         ),
-        Ok(Err(e)) | Err(e) => page::ledger_failed(&e),
+        Err(r) => r,
     }
 }

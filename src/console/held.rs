@@ -113,36 +113,30 @@ async fn read_held(
     tenant: String,
     only: Option<(i64, i64)>,
 ) -> Result<Vec<(HeldRecord, Option<Posting>)>, Response> {
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let mut out = Vec::new();
-                for h in l.held(&tenant).await? {
-                    if only.is_some_and(|o| o != (h.run_id, h.record_no)) {
-                        continue;
-                    }
-                    let like = match &h.resembles {
-                        Some(r) => {
-                            let by = Lookup::Source {
-                                file_id: r.file_id.clone(),
-                                record_no: r.record_no,
-                            };
-                            l.lookup(&tenant, &by).await?.into_iter().next()
-                        }
-                        None => None,
-                    };
-                    out.push((h, like));
+    page::read(app, move |l| {
+        async move {
+            let mut out = Vec::new();
+            for h in l.held(&tenant).await? {
+                if only.is_some_and(|o| o != (h.run_id, h.record_no)) {
+                    continue;
                 }
-                Ok(out)
+                let like = match &h.resembles {
+                    Some(r) => {
+                        let by = Lookup::Source {
+                            file_id: r.file_id.clone(),
+                            record_no: r.record_no,
+                        };
+                        l.lookup(&tenant, &by).await?.into_iter().next()
+                    }
+                    None => None,
+                };
+                out.push((h, like));
             }
-            .boxed()
-        })
-        .await;
-    match res {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) | Err(e) => Err(page::ledger_failed(&e)),
-    }
+            Ok(out)
+        }
+        .boxed()
+    })
+    .await
 }
 
 pub(crate) async fn list(State(app): State<Shared>, op: Operator) -> Response {
@@ -252,24 +246,22 @@ pub(crate) async fn decide(
         Err(why) => return page::bad_request(&why),
     };
     let tenant = op.tenant().to_string();
-    let res = app
-        .pool
-        .run(move |l| {
-            async move {
-                let who = Actor {
-                    tenant: &tenant,
-                    reason: &reason,
-                    by: &by,
-                    at: chrono::Utc::now(),
-                };
-                l.resolve(&who, run_id, record_no, decision).await
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::write(&app, move |l| {
+        async move {
+            let who = Actor {
+                tenant: &tenant,
+                reason: &reason,
+                by: &by,
+                at: chrono::Utc::now(),
+            };
+            l.resolve(&who, run_id, record_no, decision).await
+        }
+        .boxed()
+    })
+    .await;
     let r = match res {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(r) => r,
+        Err(r) => return r,
     };
     let (status, title, detail, run) = answer(&format!("run {run_id} record {record_no}"), r);
     page::render_status(

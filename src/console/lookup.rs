@@ -123,31 +123,29 @@ pub(crate) async fn page(
     };
     let asked = lookup.is_some();
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(lookup) = lookup else {
-                    return Ok::<Answer, _>((Vec::new(), Vec::new()));
-                };
-                let postings = l.lookup(&tenant, &lookup).await?;
-                let ids: Vec<i64> = postings.iter().map(|p| p.posting_id).collect();
-                let moved = l.moved_statuses(&ids).await?;
-                let held = match &lookup {
-                    Lookup::Source { file_id, record_no } => {
-                        l.held_of_source(&tenant, file_id, *record_no).await?
-                    }
-                    _ => Vec::new(),
-                };
-                let rows = postings.iter().map(|p| found(p, moved.get(&p.posting_id)));
-                Ok((rows.collect(), held))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let Some(lookup) = lookup else {
+                return Ok::<Answer, _>((Vec::new(), Vec::new()));
+            };
+            let postings = l.lookup(&tenant, &lookup).await?;
+            let ids: Vec<i64> = postings.iter().map(|p| p.posting_id).collect();
+            let moved = l.moved_statuses(&ids).await?;
+            let held = match &lookup {
+                Lookup::Source { file_id, record_no } => {
+                    l.held_of_source(&tenant, file_id, *record_no).await?
+                }
+                _ => Vec::new(),
+            };
+            let rows = postings.iter().map(|p| found(p, moved.get(&p.posting_id)));
+            Ok((rows.collect(), held))
+        }
+        .boxed()
+    })
+    .await;
     let (postings, held) = match res {
-        Ok(Ok(a)) => a,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(a) => a,
+        Err(r) => return r,
     };
     let held = held
         .iter()

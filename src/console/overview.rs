@@ -29,21 +29,19 @@ pub(crate) async fn page(State(app): State<Shared>, op: Operator) -> Response {
     let today = now.date_naive();
     let since = format!("{today}T00:00:00");
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let runs = l.runs_since(&tenant, &since).await?;
-                let held = l.held(&tenant).await?;
-                let recs = l.latest_reconciliations(&tenant).await?;
-                Ok((runs, held.iter().filter(|h| h.is_open()).count(), recs))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let runs = l.runs_since(&tenant, &since).await?;
+            let held = l.held(&tenant).await?;
+            let recs = l.latest_reconciliations(&tenant).await?;
+            Ok((runs, held.iter().filter(|h| h.is_open()).count(), recs))
+        }
+        .boxed()
+    })
+    .await;
     let (runs, open_held, reconciliations) = match res {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(r) => r,
+        Err(r) => return r,
     };
     page::render(&Overview {
         chrome: Chrome::of(&op, "overview"),

@@ -3,10 +3,12 @@
 //! response, the pages that say no, and the headers every console response carries.
 
 use super::session::Operator;
-use crate::ledger::LedgerError;
+use crate::ledger::{Ledger, LedgerError};
+use crate::serve::Shared;
 use askama::Template;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
+use futures_util::future::BoxFuture;
 
 /// The console's Content-Security-Policy: its own stylesheet and script and nothing else
 /// (no inline script or style, no other origin, no frames, forms only to itself).
@@ -29,6 +31,30 @@ impl Chrome {
             csrf: op.csrf(),
             nav,
         })
+    }
+}
+
+/// Runs `f` on a connection that only reads; a database failure is its page.
+pub(crate) async fn read<T, F>(app: &Shared, f: F) -> Result<T, Response>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(&'a mut Ledger) -> BoxFuture<'a, Result<T, LedgerError>> + Send + 'static,
+{
+    match app.readers.run(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) | Err(e) => Err(ledger_failed(&e)),
+    }
+}
+
+/// Runs `f` on a connection that writes; a database failure is its page.
+pub(crate) async fn write<T, F>(app: &Shared, f: F) -> Result<T, Response>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(&'a mut Ledger) -> BoxFuture<'a, Result<T, LedgerError>> + Send + 'static,
+{
+    match app.pool.run(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) | Err(e) => Err(ledger_failed(&e)),
     }
 }
 

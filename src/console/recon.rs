@@ -61,20 +61,18 @@ struct ListPage {
 
 pub(crate) async fn list(State(app): State<Shared>, op: Operator) -> Response {
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let runs = l.recon_runs(&tenant, 50).await?;
-                let mapped = l.account_mappings(&tenant, None).await?;
-                Ok((runs, mapped))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let runs = l.recon_runs(&tenant, 50).await?;
+            let mapped = l.account_mappings(&tenant, None).await?;
+            Ok((runs, mapped))
+        }
+        .boxed()
+    })
+    .await;
     let (runs, mapped) = match res {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(r) => r,
+        Err(r) => return r,
     };
     let mut accounts: Vec<String> = mapped.into_iter().map(|m| m.bank_account).collect();
     accounts.dedup();
@@ -152,33 +150,31 @@ pub(crate) async fn start(
     };
     let tenant = op.tenant().to_string();
     let a = account.clone();
-    let res = app
-        .pool
-        .run(move |l| {
-            async move {
-                let req = ReconcileRequest {
-                    tenant: &tenant,
-                    bank_account: crate::formats::statement::account_name(&a),
-                    from,
-                    to,
-                    rules: &rules,
-                    dry_run: false,
-                    corrections: None,
-                    at: chrono::Utc::now(),
-                    on_stage: None,
-                    part_rows: 20_000,
-                };
-                l.reconcile(&req).await
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::write(&app, move |l| {
+        async move {
+            let req = ReconcileRequest {
+                tenant: &tenant,
+                bank_account: crate::formats::statement::account_name(&a),
+                from,
+                to,
+                rules: &rules,
+                dry_run: false,
+                corrections: None,
+                at: chrono::Utc::now(),
+                on_stage: None,
+                part_rows: 20_000,
+            };
+            l.reconcile(&req).await
+        }
+        .boxed()
+    })
+    .await;
     match res {
-        Ok(Ok(ReconcileOutcome::Done(r))) => match r.repeat_of.or(r.summary.run_id) {
+        Ok(ReconcileOutcome::Done(r)) => match r.repeat_of.or(r.summary.run_id) {
             Some(id) => Redirect::to(&format!("/console/reconciliations/{id}")).into_response(),
             None => page::bad_request("the reconciliation recorded no run"),
         },
-        Ok(Ok(ReconcileOutcome::NotMapped)) => page::refused(
+        Ok(ReconcileOutcome::NotMapped) => page::refused(
             StatusCode::BAD_REQUEST,
             "No ledger account is mapped",
             &format!(
@@ -186,10 +182,10 @@ pub(crate) async fn start(
                  `clearledger account map --bank-account {account} --ledger-account ACCOUNT`"
             ),
         ),
-        Ok(Ok(ReconcileOutcome::UnknownItems(_) | ReconcileOutcome::BadCorrectionAccounts(_))) => {
+        Ok(ReconcileOutcome::UnknownItems(_) | ReconcileOutcome::BadCorrectionAccounts(_)) => {
             page::bad_request("no correction was asked")
         }
-        Ok(Err(e)) | Err(e) => page::ledger_failed(&e),
+        Err(r) => r,
     }
 }
 
@@ -282,25 +278,23 @@ pub(crate) async fn show(
     let tenant = op.tenant().to_string();
     let outcome = Some(q.outcome.trim().to_string()).filter(|o| !o.is_empty());
     let (after, o) = (q.after, outcome.clone());
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(run) = l.recon_run(&tenant, id).await? else {
-                    return Ok(None);
-                };
-                let items = l
-                    .recon_items(id, after, o.as_deref(), ITEMS_PAGE + 1)
-                    .await?;
-                Ok(Some((run, items)))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let Some(run) = l.recon_run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            let items = l
+                .recon_items(id, after, o.as_deref(), ITEMS_PAGE + 1)
+                .await?;
+            Ok(Some((run, items)))
+        }
+        .boxed()
+    })
+    .await;
     let (run, mut items) = match res {
-        Ok(Ok(Some(r))) => r,
-        Ok(Ok(None)) => return page::not_found(&format!("no reconciliation {id} for this tenant")),
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(Some(r)) => r,
+        Ok(None) => return page::not_found(&format!("no reconciliation {id} for this tenant")),
+        Err(r) => return r,
     };
     let more = items.len() > ITEMS_PAGE as usize;
     items.truncate(ITEMS_PAGE as usize);
@@ -416,53 +410,51 @@ pub(crate) async fn item(
     Path((id, no)): Path<(i64, i64)>,
 ) -> Response {
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(run) = l.recon_run(&tenant, id).await? else {
-                    return Ok::<ItemRead, _>(None);
+    let res = page::read(&app, move |l| {
+        async move {
+            let Some(run) = l.recon_run(&tenant, id).await? else {
+                return Ok::<ItemRead, _>(None);
+            };
+            let Some(it) = l.recon_item(id, no).await? else {
+                return Ok(None);
+            };
+            let mapped: Vec<String> = l
+                .account_mappings(&tenant, Some(&run.bank_account))
+                .await?
+                .into_iter()
+                .map(|m| m.ledger_account)
+                .collect();
+            let mut o = Vec::new();
+            for k in &it.our_keys {
+                let p = match k.split_once(':') {
+                    Some((_, key)) => {
+                        let found = l.lookup(&tenant, &Lookup::PostingKey(key.into())).await?;
+                        found
+                            .into_iter()
+                            .find(|p| format!("{}:{}", p.operation, p.posting_key) == *k)
+                    }
+                    None => None,
                 };
-                let Some(it) = l.recon_item(id, no).await? else {
-                    return Ok(None);
-                };
-                let mapped: Vec<String> = l
-                    .account_mappings(&tenant, Some(&run.bank_account))
-                    .await?
-                    .into_iter()
-                    .map(|m| m.ledger_account)
-                    .collect();
-                let mut o = Vec::new();
-                for k in &it.our_keys {
-                    let p = match k.split_once(':') {
-                        Some((_, key)) => {
-                            let found = l.lookup(&tenant, &Lookup::PostingKey(key.into())).await?;
-                            found
-                                .into_iter()
-                                .find(|p| format!("{}:{}", p.operation, p.posting_key) == *k)
-                        }
-                        None => None,
-                    };
-                    o.push(ours(k, p.as_ref(), &mapped));
-                }
-                let mut t = Vec::new();
-                for k in &it.their_keys {
-                    let e = l.entry_by_key(&tenant, &run.bank_account, k).await?;
-                    t.push(theirs(k, e.as_ref()));
-                }
-                Ok(Some((run, it, o, t)))
+                o.push(ours(k, p.as_ref(), &mapped));
             }
-            .boxed()
-        })
-        .await;
+            let mut t = Vec::new();
+            for k in &it.their_keys {
+                let e = l.entry_by_key(&tenant, &run.bank_account, k).await?;
+                t.push(theirs(k, e.as_ref()));
+            }
+            Ok(Some((run, it, o, t)))
+        }
+        .boxed()
+    })
+    .await;
     let (run, it, ours, theirs) = match res {
-        Ok(Ok(Some(r))) => r,
-        Ok(Ok(None)) => {
+        Ok(Some(r)) => r,
+        Ok(None) => {
             return page::not_found(&format!(
                 "no item {no} of reconciliation {id} for this tenant"
             ));
         }
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Err(r) => return r,
     };
     page::render(&ItemPage {
         chrome: Chrome::of(&op, "reconciliations"),

@@ -33,23 +33,21 @@ pub(crate) async fn preview(
     Path(id): Path<i64>,
 ) -> Response {
     let tenant = op.tenant().to_string();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(run) = l.run(&tenant, id).await? else {
-                    return Ok(None);
-                };
-                let p = l.reverse_preview(&run).await?;
-                Ok(Some((run.posted, p)))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let Some(run) = l.run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            let p = l.reverse_preview(&run).await?;
+            Ok(Some((run.posted, p)))
+        }
+        .boxed()
+    })
+    .await;
     let (posted, preview) = match res {
-        Ok(Ok(Some(p))) => p,
-        Ok(Ok(None)) => return page::not_found(&format!("no run {id} for this tenant")),
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(Some(p)) => p,
+        Ok(None) => return page::not_found(&format!("no run {id} for this tenant")),
+        Err(r) => return r,
     };
     page::render(&ReversePage {
         chrome: Chrome::of(&op, "runs"),
@@ -91,55 +89,50 @@ pub(crate) async fn submit(
         Err(why) => return page::bad_request(&why),
     };
     let tenant = op.tenant().to_string();
-    let res = app
-        .pool
-        .run(move |l| {
-            async move {
-                let Some(run) = l.run(&tenant, id).await? else {
-                    return Ok(None);
-                };
-                // Sent again (a double submit, the back button): every posting is
-                // compensated already, and a second run of duplicates says nothing new.
-                let p = l.reverse_preview(&run).await?;
-                if p.compensated > 0 && p.by_currency.iter().all(|c| c.1 == 0) {
-                    return Ok(Some(Err(p.compensated)));
-                }
-                let who = Actor {
-                    tenant: &tenant,
-                    reason: &reason,
-                    by: &by,
-                    at: chrono::Utc::now(),
-                };
-                l.reverse(&who, &ReverseTarget::Run(id))
-                    .await
-                    .map(|r| Some(Ok(r)))
+    let res = page::write(&app, move |l| {
+        async move {
+            let Some(run) = l.run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            // Sent again (a double submit, the back button): every posting is
+            // compensated already, and a second run of duplicates says nothing new.
+            let p = l.reverse_preview(&run).await?;
+            if p.compensated > 0 && p.by_currency.iter().all(|c| c.1 == 0) {
+                return Ok(Some(Err(p.compensated)));
             }
-            .boxed()
-        })
-        .await;
+            let who = Actor {
+                tenant: &tenant,
+                reason: &reason,
+                by: &by,
+                at: chrono::Utc::now(),
+            };
+            l.reverse(&who, &ReverseTarget::Run(id))
+                .await
+                .map(|r| Some(Ok(r)))
+        }
+        .boxed()
+    })
+    .await;
     answered(id, res)
 }
 
 /// The page after a reversal was asked.
-fn answered(
-    id: i64,
-    res: Result<crate::ledger::Result<Option<Result<Reversal, i64>>>, crate::ledger::LedgerError>,
-) -> Response {
+fn answered(id: i64, res: Result<Option<Result<Reversal, i64>>, Response>) -> Response {
     match res {
-        Ok(Ok(Some(Err(n)))) => page::refused(
+        Ok(Some(Err(n))) => page::refused(
             StatusCode::CONFLICT,
             "Already reversed",
             &format!("every posting of run {id} was compensated before ({n}); nothing was done"),
         ),
-        Ok(Ok(Some(Ok(Reversal::Reversed(run))))) => {
+        Ok(Some(Ok(Reversal::Reversed(run)))) => {
             Redirect::to(&format!("/console/runs/{}", run.run_id)).into_response()
         }
-        Ok(Ok(Some(Ok(Reversal::NothingToReverse | Reversal::Ambiguous(_))))) => page::refused(
+        Ok(Some(Ok(Reversal::NothingToReverse | Reversal::Ambiguous(_)))) => page::refused(
             StatusCode::CONFLICT,
             "Nothing to reverse",
             &format!("run {id} posted nothing (its records were duplicates, or it was rejected)"),
         ),
-        Ok(Ok(Some(Ok(Reversal::OfCompensation)))) => page::refused(
+        Ok(Some(Ok(Reversal::OfCompensation))) => page::refused(
             StatusCode::CONFLICT,
             "A compensation is not reversed",
             &format!(
@@ -147,7 +140,7 @@ fn answered(
                  compensation's name; post the movement anew instead"
             ),
         ),
-        Ok(Ok(None)) => page::not_found(&format!("no run {id} for this tenant")),
-        Ok(Err(e)) | Err(e) => page::ledger_failed(&e),
+        Ok(None) => page::not_found(&format!("no run {id} for this tenant")),
+        Err(r) => r,
     }
 }

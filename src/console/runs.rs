@@ -148,15 +148,13 @@ pub(crate) async fn list(
         Err(e) => return page::bad_request(&e),
     };
     let (tenant, before) = (op.tenant().to_string(), q.before);
-    let res = app
-        .readers
-        .run(move |l| {
-            async move { l.runs_page(&tenant, &filter, before, RUNS_PAGE + 1).await }.boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move { l.runs_page(&tenant, &filter, before, RUNS_PAGE + 1).await }.boxed()
+    })
+    .await;
     let mut runs = match res {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(r) => r,
+        Err(r) => return r,
     };
     let more = runs.len() > RUNS_PAGE as usize;
     runs.truncate(RUNS_PAGE as usize);
@@ -318,30 +316,28 @@ pub(crate) async fn show(
         },
     };
     let (tenant, after) = (op.tenant().to_string(), q.after);
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let Some(run) = l.run(&tenant, id).await? else {
-                    return Ok(None);
-                };
-                let findings = l.findings(&tenant, id).await?;
-                // An outcome the run counts none of is not looked for among its rows.
-                let rows = if outcome.is_some_and(|o| counted_none(&run, o)) {
-                    Vec::new()
-                } else {
-                    l.report_page(&tenant, id, after, outcome, RECORDS_PAGE + 1)
-                        .await?
-                };
-                Ok::<RunRead, _>(Some((run, findings, rows)))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let Some(run) = l.run(&tenant, id).await? else {
+                return Ok(None);
+            };
+            let findings = l.findings(&tenant, id).await?;
+            // An outcome the run counts none of is not looked for among its rows.
+            let rows = if outcome.is_some_and(|o| counted_none(&run, o)) {
+                Vec::new()
+            } else {
+                l.report_page(&tenant, id, after, outcome, RECORDS_PAGE + 1)
+                    .await?
+            };
+            Ok::<RunRead, _>(Some((run, findings, rows)))
+        }
+        .boxed()
+    })
+    .await;
     let (run, findings, mut rows) = match res {
-        Ok(Ok(Some(r))) => r,
-        Ok(Ok(None)) => return page::not_found(&format!("no run {id} for this tenant")),
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(Some(r)) => r,
+        Ok(None) => return page::not_found(&format!("no run {id} for this tenant")),
+        Err(r) => return r,
     };
     let more = rows.len() > RECORDS_PAGE as usize;
     rows.truncate(RECORDS_PAGE as usize);

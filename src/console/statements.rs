@@ -90,24 +90,22 @@ pub(crate) async fn page(
     let tenant = op.tenant().to_string();
     let account = q.account.trim().to_string();
     let a = account.clone();
-    let res = app
-        .readers
-        .run(move |l| {
-            async move {
-                let accounts = l.statement_accounts(&tenant).await?;
-                let chain = if a.is_empty() {
-                    Vec::new()
-                } else {
-                    l.statements(&tenant, Some(&a)).await?
-                };
-                Ok((accounts, chain))
-            }
-            .boxed()
-        })
-        .await;
+    let res = page::read(&app, move |l| {
+        async move {
+            let accounts = l.statement_accounts(&tenant).await?;
+            let chain = if a.is_empty() {
+                Vec::new()
+            } else {
+                l.statements(&tenant, Some(&a)).await?
+            };
+            Ok((accounts, chain))
+        }
+        .boxed()
+    })
+    .await;
     let (accounts, chain) = match res {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) | Err(e) => return page::ledger_failed(&e),
+        Ok(r) => r,
+        Err(r) => return r,
     };
     page::render(&StatementsPage {
         chrome: Chrome::of(&op, "statements"),
