@@ -120,7 +120,8 @@ async fn read_held(
                 if only.is_some_and(|o| o != (h.run_id, h.record_no)) {
                     continue;
                 }
-                let like = match &h.resembles {
+                // Only an open record is shown beside the posting it resembles.
+                let like = match h.resembles.as_ref().filter(|_| h.is_open()) {
                     Some(r) => {
                         let by = Lookup::Source {
                             file_id: r.file_id.clone(),
