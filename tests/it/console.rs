@@ -18,6 +18,7 @@ on_both_backends!(
     the_sign_in_form_refuses_a_wrong_key_and_a_missing_token,
     a_runs_pages_are_its_report_in_order,
     every_form_wants_its_token_and_every_id_is_the_tenants,
+    a_run_is_reversed_once_however_often_its_form_is_sent,
 );
 
 fn client() -> reqwest::Client {
@@ -681,5 +682,64 @@ fn every_form_wants_its_token_and_every_id_is_the_tenants(db: TestDb) {
     assert_eq!(
         after, before,
         "runs, decisions, postings and sessions unchanged"
+    );
+}
+
+/// The reversal form sent twice (a double click without the script, the back button): one
+/// compensation run; the second is refused, nothing posted.
+fn a_run_is_reversed_once_however_often_its_form_is_sent(db: TestDb) {
+    let key = api_key(&db, "acme");
+    let payroll = common::samples().join("ppd-payroll-credits.ach");
+    let r = db.cl(&[
+        "--tenant",
+        "acme",
+        "ingest",
+        "-q",
+        payroll.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let cookie = session(&sign_in(&c, &s, &key, &[]).await);
+        let preview = page(&c, &s, &cookie, "/console/runs/1/reverse")
+            .await
+            .text();
+        assert!(preview.contains("data-testid=\"to-post\">4<"), "{preview}");
+        let csrf = hidden(&preview, "csrf");
+        let form = [
+            ("csrf", csrf.as_str()),
+            ("reason", "wrong ledger"),
+            ("by", "Ada"),
+        ];
+        let first = send(
+            c.post(s.url("/console/runs/1/reverse"))
+                .header("cookie", &cookie)
+                .form(&form),
+        )
+        .await;
+        assert_eq!(first.status, 303, "{}", first.text());
+        assert_eq!(first.header("location").as_deref(), Some("/console/runs/2"));
+        let again = send(
+            c.post(s.url("/console/runs/1/reverse"))
+                .header("cookie", &cookie)
+                .form(&form),
+        )
+        .await;
+        assert_eq!(again.status, 409, "{}", again.text());
+        assert!(
+            again.text().contains("Already reversed"),
+            "{}",
+            again.text()
+        );
+        let after = page(&c, &s, &cookie, "/console/runs/1/reverse")
+            .await
+            .text();
+        assert!(!after.contains("confirm-reverse"), "{after}");
+    });
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), 2);
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM postings WHERE compensates IS NOT NULL"),
+        4
     );
 }
