@@ -19,6 +19,7 @@ on_both_backends!(
     a_runs_pages_are_its_report_in_order,
     every_form_wants_its_token_and_every_id_is_the_tenants,
     a_run_is_reversed_once_however_often_its_form_is_sent,
+    the_overview_counts_today_and_a_rejected_run_shows_its_findings,
 );
 
 fn client() -> reqwest::Client {
@@ -742,4 +743,69 @@ fn a_run_is_reversed_once_however_often_its_form_is_sent(db: TestDb) {
         db.scalar("SELECT count(*) FROM postings WHERE compensates IS NOT NULL"),
         4
     );
+}
+
+/// The text of the element marked `data-testid="{id}"`.
+fn testid(page: &str, id: &str) -> String {
+    let at = page
+        .find(&format!("data-testid=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no {id} in {page}"));
+    let rest = &page[at + id.len() + 15..];
+    rest[..rest.find('<').unwrap()].to_string()
+}
+
+/// The overview's counts are today's runs and records; a rejected file's run shows each
+/// finding with its position.
+fn the_overview_counts_today_and_a_rejected_run_shows_its_findings(db: TestDb) {
+    let key = api_key(&db, "acme");
+    payroll_conflict_and_held(&db, "acme");
+    let bad = common::samples().join("invalid-batch-total.ach");
+    let r = db.cl(&["--tenant", "acme", "ingest", "-q", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
+    let want = db.scalar("SELECT max(run_id) FROM runs WHERE status = 'rejected'");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    runtime().block_on(async {
+        let c = client();
+        let cookie = session(&sign_in(&c, &s, &key, &[]).await);
+        let o = page(&c, &s, &cookie, "/console/").await.text();
+        for (id, want) in [
+            ("runs-completed", "1"),
+            ("runs-needs_attention", "2"),
+            ("runs-rejected", "1"),
+            ("posted-today", "4"),
+            ("open-held", "4"),
+            ("recon-attention", "0"),
+            ("unique-rejections", "0"),
+        ] {
+            assert_eq!(testid(&o, id), want, "{id}");
+        }
+        let rejected = page(&c, &s, &cookie, "/console/runs?status=rejected")
+            .await
+            .text();
+        assert_eq!(records_of_runs(&rejected), vec![want]);
+        let run = page(&c, &s, &cookie, &format!("/console/runs/{want}"))
+            .await
+            .text();
+        assert_eq!(testid(&run, "run-status"), "rejected");
+        let findings = &run[run.find("data-testid=\"findings\"").expect("findings")..];
+        // The finding's position as the CLI says it: record 3, byte 285, the field.
+        assert!(findings.contains("total_debit_mismatch"), "{findings}");
+        assert!(
+            findings.contains("record 3, line 4, byte 285"),
+            "{findings}"
+        );
+        assert!(findings.contains("000001250001"), "{findings}");
+        let attention = page(&c, &s, &cookie, "/console/runs?status=needs_attention")
+            .await
+            .text();
+        assert_eq!(records_of_runs(&attention).len(), 2);
+    });
+}
+
+/// The run ids a runs page lists, in its order.
+fn records_of_runs(page: &str) -> Vec<i64> {
+    page.split("<td><a href=\"/console/runs/")
+        .skip(1)
+        .map(|p| p[..p.find('"').unwrap()].parse().unwrap())
+        .collect()
 }
