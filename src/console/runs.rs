@@ -5,7 +5,7 @@
 use super::page::{self, Chrome, amount};
 use super::session::Operator;
 use crate::keys::Outcome;
-use crate::ledger::{ReportRow, RunFilter, RunInfo, RunKind, StatusFilter, StoredFinding};
+use crate::ledger::{ReportRow, RunFilter, RunInfo, StoredFinding};
 use crate::serve::Shared;
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -92,32 +92,7 @@ pub(crate) struct RunsQuery {
 
 impl RunsQuery {
     fn filter(&self) -> Result<RunFilter, String> {
-        let status = StatusFilter::parse(&self.status).ok_or_else(|| {
-            format!(
-                "status must be running, completed, needs_attention or rejected; found {:?}",
-                self.status
-            )
-        })?;
-        let kind = match self.kind.as_str() {
-            "" | "any" => None,
-            k => Some(RunKind::parse(k).ok_or_else(|| {
-                format!("kind must be ingest, resolve, reverse or reconcile; found {k:?}")
-            })?),
-        };
-        let date = match self.date.as_str() {
-            "" => None,
-            d => Some(
-                chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
-                    .map_err(|_| format!("date must be YYYY-MM-DD; found {d:?}"))?,
-            ),
-        };
-        let file_id = Some(self.file_id.trim().to_string()).filter(|f| !f.is_empty());
-        Ok(RunFilter {
-            status,
-            kind,
-            date,
-            file_id,
-        })
+        RunFilter::parse(&self.status, &self.kind, &self.date, &self.file_id)
     }
 
     /// This query's link to the page of runs older than `before`.

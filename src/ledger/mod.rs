@@ -31,7 +31,7 @@ mod migrate;
 mod postgres;
 mod protocol;
 mod reads;
-pub(crate) use reads::{CONFLICT_COLUMNS, RunFilter, StatusFilter};
+pub(crate) use reads::{CONFLICT_COLUMNS, RunFilter};
 pub(crate) mod sql;
 mod sqlite;
 pub(crate) mod store;

@@ -96,21 +96,11 @@ impl Ledger {
         file_id: Option<&str>,
         limit: i64,
     ) -> Result<Vec<RunInfo>> {
-        let rows = match file_id {
-            Some(f) => {
-                let a = args![tenant, f, limit];
-                self.store.query(&sql::runs_of_tenant(true), &a).await?
-            }
-            None => {
-                let a = args![tenant, limit];
-                self.store.query(&sql::runs_of_tenant(false), &a).await?
-            }
+        let filter = RunFilter {
+            file_id: file_id.map(str::to_string),
+            ..RunFilter::default()
         };
-        let mut runs = Vec::with_capacity(rows.len());
-        for r in &rows {
-            runs.push(self.with_totals(sql::run_info(r)?).await?);
-        }
-        Ok(runs)
+        self.runs_page(tenant, &filter, None, limit).await
     }
 
     /// A page of the tenant's runs, newest first: those `filter` lets through, older than
@@ -306,6 +296,44 @@ pub(crate) struct RunFilter {
     /// Runs begun on this day (UTC).
     pub(crate) date: Option<chrono::NaiveDate>,
     pub(crate) file_id: Option<String>,
+}
+
+impl RunFilter {
+    /// The filter the words of a query ask for (an empty word: any), or what is wrong
+    /// with one: `status` as `RunInfo::status_word` says it, `kind` as `RunKind::as_str`,
+    /// `date` as YYYY-MM-DD (UTC).
+    pub(crate) fn parse(
+        status: &str,
+        kind: &str,
+        date: &str,
+        file_id: &str,
+    ) -> std::result::Result<RunFilter, String> {
+        let status = StatusFilter::parse(status).ok_or_else(|| {
+            format!(
+                "status must be running, completed, needs_attention or rejected; found {status:?}"
+            )
+        })?;
+        let kind = match kind {
+            "" | "any" => None,
+            k => Some(super::RunKind::parse(k).ok_or_else(|| {
+                format!("kind must be ingest, resolve, reverse or reconcile; found {k:?}")
+            })?),
+        };
+        let date = match date {
+            "" => None,
+            d => Some(
+                chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                    .map_err(|_| format!("date must be YYYY-MM-DD; found {d:?}"))?,
+            ),
+        };
+        let file_id = Some(file_id.trim().to_string()).filter(|f| !f.is_empty());
+        Ok(RunFilter {
+            status,
+            kind,
+            date,
+            file_id,
+        })
+    }
 }
 
 /// A run's status as [`RunInfo::status_word`] says it.

@@ -142,16 +142,6 @@ pub(crate) fn run_of_tenant() -> String {
     format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2")
 }
 
-pub(crate) fn runs_of_tenant(by_file: bool) -> String {
-    if by_file {
-        format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND file_id = $2 ORDER BY run_id DESC LIMIT $3"
-        )
-    } else {
-        format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 ORDER BY run_id DESC LIMIT $2")
-    }
-}
-
 pub(crate) fn run_info(r: &Row) -> Result<RunInfo> {
     let status = col!(RUN, "status");
     let kind = col!(RUN, "kind");

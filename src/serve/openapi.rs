@@ -251,7 +251,12 @@ fn run_paths(auth: &Value) -> Value {
     json!({
         "/v1/runs": {"get": {"summary": "Recent runs, newest first", "security": auth,
             "parameters": [q("file_id", "Only the runs of this file", text()),
-                           q("limit", "How many (default 50)", json!({"type": "integer", "minimum": 1, "maximum": 1000}))],
+                           q("limit", "How many (default 50)", json!({"type": "integer", "minimum": 1, "maximum": 1000})),
+                           q("status", "Only the runs of this status (needs_attention: completed with conflicts, held records or unbalanced statements)",
+                             json!({"type": "string", "enum": ["running", "completed", "needs_attention", "rejected"]})),
+                           q("kind", "Only the runs of this kind", json!({"type": "string", "enum": ["ingest", "resolve", "reverse", "reconcile"]})),
+                           q("date", "Only the runs begun on this day (UTC)", json!({"type": "string", "format": "date"})),
+                           q("before", "Only the runs older than this one (the next page: the last run's id)", json!({"type": "integer", "minimum": 1}))],
             "responses": with_errors(json!({"200": ok("The runs", r("Runs"))}), true)}},
         "/v1/runs/{id}": {"get": {"summary": "One run with its findings", "security": auth, "parameters": [id("The run")],
             "responses": with_errors(json!({"200": ok("The run", r("RunDetail")), "404": problem("No such run for this tenant")}), true)}},

@@ -35,6 +35,14 @@ where
 pub(crate) struct RunsQuery {
     pub file_id: Option<String>,
     pub limit: Option<i64>,
+    /// As `status_word` says it: running, completed, needs_attention, rejected.
+    pub status: Option<String>,
+    /// ingest, resolve, reverse, reconcile.
+    pub kind: Option<String>,
+    /// Runs begun on this day (UTC), YYYY-MM-DD.
+    pub date: Option<String>,
+    /// Only runs older than this one (the next page: the last run's id).
+    pub before: Option<i64>,
 }
 
 pub(crate) async fn runs(
@@ -50,15 +58,40 @@ pub(crate) async fn runs(
         )
         .into_response();
     }
-    let tenant = k.tenant;
+    let filter = match runs_filter(&q) {
+        Ok(f) => f,
+        Err(detail) => return Problem::bad_request("invalid_parameter", detail).into_response(),
+    };
+    let (tenant, before) = (k.tenant, q.before);
     match read(&app, move |l| {
-        async move { l.runs(&tenant, q.file_id.as_deref(), limit).await }.boxed()
+        async move { l.runs_page(&tenant, &filter, before, limit).await }.boxed()
     })
     .await
     {
         Ok(runs) => Json(json!({ "runs": runs })).into_response(),
         Err(r) => r,
     }
+}
+
+/// `GET /v1/runs`' filter. A parameter given is a value of its own (the console's forms
+/// send an empty one for "any"; the API's schema has none).
+fn runs_filter(q: &RunsQuery) -> Result<crate::ledger::RunFilter, String> {
+    let given = |name: &str, w: &Option<String>, any: &[&str]| match w.as_deref() {
+        None => Ok(String::new()),
+        Some(v) if v.is_empty() || any.contains(&v) => Err(format!(
+            "{name} must be one of its values when given; found {v:?}"
+        )),
+        Some(v) => Ok(v.to_string()),
+    };
+    if let Some(b) = q.before.filter(|b| *b < 1) {
+        return Err(format!("before must be a run id (1 or more); found {b}"));
+    }
+    crate::ledger::RunFilter::parse(
+        &given("status", &q.status, &["any"])?,
+        &given("kind", &q.kind, &["any"])?,
+        &given("date", &q.date, &[])?,
+        q.file_id.as_deref().unwrap_or(""),
+    )
 }
 
 fn run_not_found(id: i64) -> Response {

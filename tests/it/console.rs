@@ -799,6 +799,30 @@ fn the_overview_counts_today_and_a_rejected_run_shows_its_findings(db: TestDb) {
             .await
             .text();
         assert_eq!(records_of_runs(&attention).len(), 2);
+        // The API's runs list is the same read, with the same filters.
+        for q in [
+            "status=needs_attention",
+            "status=rejected",
+            "kind=ingest&status=completed",
+        ] {
+            let console = records_of_runs(
+                &page(&c, &s, &cookie, &format!("/console/runs?{q}"))
+                    .await
+                    .text(),
+            );
+            let api = server::get(&c, &s.url(&format!("/v1/runs?{q}")), &key)
+                .await
+                .json();
+            let ids: Vec<i64> = api["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["run_id"].as_i64().unwrap())
+                .collect();
+            assert_eq!(ids, console, "{q}");
+        }
+        let bad = server::get(&c, &s.url("/v1/runs?status=finished"), &key).await;
+        assert_eq!(bad.status, 400, "{}", bad.text());
     });
 }
 
