@@ -20,6 +20,7 @@ mod corpus;
 mod corpus_list;
 mod crash;
 mod detect;
+mod distributable;
 mod docs;
 mod fuzz_smoke;
 mod hardening;
