@@ -94,14 +94,7 @@ pub(crate) fn csrf_of(secret: &str) -> String {
 
 /// Whether `presented` is the CSRF token of `secret` (compared in constant time).
 pub(crate) fn csrf_matches(secret: &str, presented: Option<&str>) -> bool {
-    let Some(p) = presented else { return false };
-    let want = csrf_of(secret);
-    want.len() == p.len()
-        && want
-            .bytes()
-            .zip(p.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    presented.is_some_and(|p| crate::serve::store::same_digest(&csrf_of(secret), p))
 }
 
 /// Whether the browser reached us over TLS, as a proxy in front says (`serve` itself

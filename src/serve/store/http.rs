@@ -196,8 +196,9 @@ fn key_prefix(key: &str) -> Option<&str> {
     .then_some(prefix)
 }
 
-/// Equal in time independent of where the strings differ (both are hex digests).
-fn same_digest(a: &str, b: &str) -> bool {
+/// Equal in time independent of where the strings differ (digests, or tokens of one
+/// length: an API key's hash, a console form's CSRF token).
+pub(crate) fn same_digest(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())

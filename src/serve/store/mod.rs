@@ -11,6 +11,6 @@ mod webhooks;
 
 pub(crate) use http::{
     Answer, ApiKey, IdemScope, MetricTotals, NewApiKey, RepeatDecision, Seal, SealHook,
-    StoredResponse,
+    StoredResponse, same_digest,
 };
 pub(crate) use webhooks::{OutboxMessage, Received, notify_on_commit};
