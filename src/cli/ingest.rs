@@ -575,10 +575,14 @@ impl OneFile<'_> {
             match s.statements {
                 Some(_) => {
                     ledger
-                        .statement_conflicts(run.run_id, CONFLICTS_SHOWN)
+                        .statement_conflicts(&run.tenant, run.run_id, CONFLICTS_SHOWN)
                         .await
                 }
-                None => ledger.run_conflicts(run.run_id, CONFLICTS_SHOWN).await,
+                None => {
+                    ledger
+                        .run_conflicts(&run.tenant, run.run_id, CONFLICTS_SHOWN)
+                        .await
+                }
             }
             .unwrap_or_default()
         };

@@ -84,7 +84,7 @@ async fn read(
             let Some(run) = l.recon_run(&tenant, id).await? else {
                 return Ok(None);
             };
-            Ok(l.recon_item(id, no).await?.map(|it| (run, it)))
+            Ok(l.recon_item(&tenant, id, no).await?.map(|it| (run, it)))
         }
         .boxed()
     })

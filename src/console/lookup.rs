@@ -130,7 +130,7 @@ pub(crate) async fn page(
             };
             let postings = l.lookup(&tenant, &lookup).await?;
             let ids: Vec<i64> = postings.iter().map(|p| p.posting_id).collect();
-            let moved = l.moved_statuses(&ids).await?;
+            let moved = l.moved_statuses(&tenant, &ids).await?;
             let held = match &lookup {
                 Lookup::Source { file_id, record_no } => {
                     l.held_of_source(&tenant, file_id, *record_no).await?

@@ -284,7 +284,7 @@ pub(crate) async fn show(
                 return Ok(None);
             };
             let items = l
-                .recon_items(id, after, o.as_deref(), ITEMS_PAGE + 1)
+                .recon_items(&tenant, id, after, o.as_deref(), ITEMS_PAGE + 1)
                 .await?;
             Ok(Some((run, items)))
         }
@@ -415,7 +415,7 @@ pub(crate) async fn item(
             let Some(run) = l.recon_run(&tenant, id).await? else {
                 return Ok::<ItemRead, _>(None);
             };
-            let Some(it) = l.recon_item(id, no).await? else {
+            let Some(it) = l.recon_item(&tenant, id, no).await? else {
                 return Ok(None);
             };
             let mapped: Vec<String> = l

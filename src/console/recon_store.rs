@@ -34,7 +34,7 @@ const RECON_RUN: Columns = Columns(&[
 ]);
 const RECON_RUN_SQL: &str = "SELECT r.run_id, r.bank_account, r.from_date, r.to_date, \
      u.started_at, r.summary, r.rules, r.rules_hash FROM reconciliations r \
-     JOIN runs u ON u.run_id = r.run_id WHERE r.tenant = $1";
+     JOIN runs u ON u.tenant = r.tenant AND u.run_id = r.run_id WHERE r.tenant = $1";
 
 fn recon_run(r: &crate::ledger::Row) -> Result<ReconRun> {
     Ok(ReconRun {
@@ -51,7 +51,7 @@ fn recon_run(r: &crate::ledger::Row) -> Result<ReconRun> {
 
 /// A run's items, by `recon_items`' own columns (decoded by `reconcile::store::stored_item`).
 fn item_sql(and: &str) -> String {
-    format!("SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 {and}")
+    format!("SELECT {ITEM_COLUMNS} FROM recon_items WHERE tenant = $1 AND run_id = $2 {and}")
 }
 
 /// A statement entry as an item's member.
@@ -107,6 +107,7 @@ impl Ledger {
     /// (the caller has checked the run is the tenant's).
     pub(crate) async fn recon_items(
         &mut self,
+        tenant: &str,
         run_id: i64,
         after: i64,
         outcome: Option<&str>,
@@ -114,15 +115,15 @@ impl Ledger {
     ) -> Result<Vec<ItemRow>> {
         let rows = match outcome {
             Some(o) => {
-                let sql = item_sql("AND item_no > $2 AND outcome = $3 ORDER BY item_no LIMIT $4");
+                let sql = item_sql("AND item_no > $3 AND outcome = $4 ORDER BY item_no LIMIT $5");
                 self.store()
-                    .query(&sql, &args![run_id, after, o, limit])
+                    .query(&sql, &args![tenant, run_id, after, o, limit])
                     .await?
             }
             None => {
-                let sql = item_sql("AND item_no > $2 ORDER BY item_no LIMIT $3");
+                let sql = item_sql("AND item_no > $3 ORDER BY item_no LIMIT $4");
                 self.store()
-                    .query(&sql, &args![run_id, after, limit])
+                    .query(&sql, &args![tenant, run_id, after, limit])
                     .await?
             }
         };
@@ -132,13 +133,14 @@ impl Ledger {
     /// Item `item_no` of run `run_id` (the caller has checked the run is the tenant's).
     pub(crate) async fn recon_item(
         &mut self,
+        tenant: &str,
         run_id: i64,
         item_no: i64,
     ) -> Result<Option<ItemRow>> {
-        let sql = item_sql("AND item_no = $2");
+        let sql = item_sql("AND item_no = $3");
         let row = self
             .store()
-            .query_opt(&sql, &args![run_id, item_no])
+            .query_opt(&sql, &args![tenant, run_id, item_no])
             .await?;
         row.as_ref().map(stored_item).transpose()
     }

@@ -274,7 +274,7 @@ impl Ledger {
                     "SELECT p.currency, CAST(COUNT(*) AS BIGINT) AS n, \
                      CAST(COALESCE(SUM(p.amount_minor), 0) AS BIGINT) AS total FROM postings p \
                      WHERE p.tenant = $1 AND p.run_id = $2 AND NOT EXISTS (SELECT 1 FROM \
-                     postings c WHERE c.compensates = p.posting_id) \
+                     postings c WHERE c.tenant = p.tenant AND c.compensates = p.posting_id) \
                      GROUP BY p.currency ORDER BY p.currency",
                 ),
                 &args![tenant, run.run_id],
@@ -340,7 +340,7 @@ impl Ledger {
                 CONFLICT.checked(
                     "SELECT j.differences, p.posting_id, p.posting_key, p.file_id, p.record_no, \
                      p.run_id, p.posted_at, p.currency, p.detail FROM journal j \
-                     JOIN postings p ON p.posting_id = j.original_posting_id \
+                     JOIN postings p ON p.tenant = j.tenant AND p.posting_id = j.original_posting_id \
                      WHERE j.tenant = $1 AND j.run_id = $2 AND j.record_no = $3 \
                      AND j.outcome = 'conflict'",
                 ),

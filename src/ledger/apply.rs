@@ -78,7 +78,7 @@ impl Ledger {
             .originals(&run.tenant, &rest)
             .await
             .during("reading the originals")?;
-        self.fill_details(&rest, &mut legacy, &mut originals)
+        self.fill_details(&run.tenant, &rest, &mut legacy, &mut originals)
             .await
             .during("reading the originals")?;
         let seen = Seen {
@@ -272,6 +272,7 @@ impl Ledger {
     /// re-upload of duplicates reads no detail at all.
     async fn fill_details(
         &mut self,
+        tenant: &str,
         rest: &[&PostingRecord],
         legacy: &mut Originals,
         originals: &mut Originals,
@@ -284,7 +285,7 @@ impl Ledger {
         if conflicting.is_empty() {
             return Ok(());
         }
-        let details = self.store.details(&conflicting).await?;
+        let details = self.store.details(tenant, &conflicting).await?;
         for o in originals.values_mut().chain(legacy.values_mut()) {
             if let Some(d) = details.get(&o.posting_id) {
                 o.detail = d.clone();

@@ -60,6 +60,18 @@ impl Dialect {
             None
         }
     }
+
+    /// `column` compared in a query meant to scan the table: SQLite (no statistics) would
+    /// walk an index that leads with it and fetch each row apart, so there the column is
+    /// spelt `column || ''`, which no index serves; PostgreSQL's planner chooses by its
+    /// statistics, and a distributed PostgreSQL sends a statement to the tenant's node
+    /// only when `tenant` is compared as itself.
+    pub(crate) fn scanned(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} || ''"),
+            Dialect::Postgres => column.to_string(),
+        }
+    }
 }
 
 /// What a ledger database does. Statements are written with PostgreSQL's `$1, $2 …`
@@ -68,6 +80,15 @@ impl Dialect {
 pub(crate) trait Backend: Send {
     /// The dialect of this backend's SQL.
     fn dialect(&self) -> Dialect;
+    /// Whether any table is yet to be distributed (a Citus coordinator; never elsewhere).
+    async fn needs_distribution(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Distributes the tables not distributed yet, inside the open transaction (a Citus
+    /// coordinator: `citus::distribute`; nothing elsewhere); how many.
+    async fn distribute(&mut self) -> Result<usize> {
+        Ok(0)
+    }
     /// The embedded migrations of this backend (`migrations/sqlite` or `migrations/postgres`).
     fn migrator(&self) -> &'static sqlx::migrate::Migrator;
     /// The `schema_migrations` table in the backend's types.
@@ -141,8 +162,8 @@ pub(crate) trait Backend: Send {
         operation: &str,
         keys: &[(&str, &str)],
     ) -> Result<Vec<TraceCandidate>>;
-    /// The stored detail of each posting in `ids`.
-    async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>>;
+    /// The stored detail of each of the tenant's postings in `ids`.
+    async fn details(&mut self, tenant: &str, ids: &[i64]) -> Result<HashMap<i64, String>>;
     /// Streams the rows of `sql` to `f`, one at a time (a large read in bounded memory);
     /// the first error `f` returns stops the read and is returned.
     async fn each_row(

@@ -285,18 +285,18 @@ mod tests {
         assert_eq!(
             versions(&[]),
             vec![
-                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21
             ]
         );
         assert_eq!(
             versions(&[(1, sum(1))]),
             vec![
-                2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19
+                2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21
             ]
         );
         assert_eq!(
             versions(&[(1, sum(1)), (2, sum(2)), (3, sum(3)), (4, sum(4))]),
-            vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+            vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21]
         );
         assert_eq!(
             versions(&[
@@ -309,7 +309,7 @@ mod tests {
                 (7, sum(7)),
                 (8, sum(8))
             ]),
-            vec![9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+            vec![9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21]
         );
         assert_eq!(
             versions(&[
@@ -331,7 +331,7 @@ mod tests {
                 (16, sum(16)),
                 (17, sum(17))
             ]),
-            vec![18, 19]
+            vec![18, 19, 21]
         );
         match migrations_to_apply(&migrator, &[(1, sum(1)), (2, b"edited".to_vec())]) {
             Err(crate::ledger::LedgerError::MigrationChanged { version }) => assert_eq!(version, 2),

@@ -59,6 +59,16 @@ pub enum LedgerError {
         /// The timeout that passed.
         after: std::time::Duration,
     },
+    /// The server is a Citus worker node: a ledger connects to the coordinator, where its
+    /// identities are drawn and its advisory locks taken.
+    #[error(
+        "the server is a Citus worker node (group {group}), not the coordinator: a ledger's run \
+         numbers and locks are only right on the coordinator"
+    )]
+    CitusWorker {
+        /// The worker's group id (`pg_dist_local_group`).
+        group: i64,
+    },
     /// A statement that returns a row returned none (a bug or a concurrent schema change).
     #[error("the database returned no row where one was expected")]
     NoRow,
@@ -359,6 +369,10 @@ impl LedgerError {
     pub fn configuration_fix(&self) -> Option<&'static str> {
         match self {
             LedgerError::UnsupportedUrl(_) => Some(BAD_URL),
+            LedgerError::CitusWorker { .. } => Some(
+                "connect to the Citus coordinator (the node where citus_add_node added the \
+                 workers), never to a worker",
+            ),
             LedgerError::Database { source, .. } => pg_configuration_fix(source),
             LedgerError::Sqlite { source, .. } => sqlite_configuration_fix(source),
             LedgerError::CreateDatabase { source, .. } => {

@@ -12,9 +12,15 @@ pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
 
 /// A feature's write at a run's commit.
 pub trait CommitHook: Send {
-    /// Writes what this feature owes run `run_id`, inside the run's transaction, just
-    /// before its COMMIT. An error rolls the whole run back: nothing of it commits.
-    fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a>;
+    /// Writes what this feature owes run `run_id` of `tenant`, inside the run's
+    /// transaction, just before its COMMIT. An error rolls the whole run back: nothing of
+    /// it commits.
+    fn before_commit<'a>(
+        &'a mut self,
+        ledger: &'a mut Ledger,
+        tenant: &'a str,
+        run_id: i64,
+    ) -> HookFuture<'a>;
 }
 
 /// The hooks of one ledger connection.
@@ -47,12 +53,12 @@ impl Ledger {
 
     /// Calls the hooks for run `run_id` (the every-run ones first, as registered); the
     /// next-run hook is consumed whatever happens.
-    pub(super) async fn call_hooks(&mut self, run_id: i64) -> Result<()> {
+    pub(super) async fn call_hooks(&mut self, tenant: &str, run_id: i64) -> Result<()> {
         let mut every = std::mem::take(&mut self.hooks.every_run);
         let mut next = self.hooks.next_run.take();
         let mut res = Ok(());
         for hook in every.iter_mut().chain(next.iter_mut()) {
-            res = hook.before_commit(self, run_id).await;
+            res = hook.before_commit(self, tenant, run_id).await;
             if res.is_err() {
                 break;
             }
@@ -63,9 +69,9 @@ impl Ledger {
         res
     }
 
-    /// Run `run_id` as it stands inside its transaction, for a hook: read once, however
-    /// many hooks of its commit ask.
-    pub async fn committing_run(&mut self, run_id: i64) -> Result<RunInfo> {
+    /// Run `run_id` of `tenant` as it stands inside its transaction, for a hook: read
+    /// once, however many hooks of its commit ask.
+    pub async fn committing_run(&mut self, tenant: &str, run_id: i64) -> Result<RunInfo> {
         if let Some(run) = self
             .hooks
             .committing
@@ -74,7 +80,7 @@ impl Ledger {
         {
             return Ok(run.clone());
         }
-        let run = self.fetch_run(run_id).await?;
+        let run = self.fetch_run(tenant, run_id).await?;
         self.hooks.committing = Some(run.clone());
         Ok(run)
     }

@@ -20,8 +20,12 @@ impl Ledger {
     /// A database already up to date is seen so without any lock (a plain read, which a
     /// SQLite writer does not block), so `runs`, `report` and `lookup` never wait behind an
     /// ingest; only a database with migrations pending takes the write lock.
+    ///
+    /// On a Citus coordinator, the same transaction then distributes every table not yet
+    /// distributed (`citus::distribute`): a new ledger's right after they are created, a
+    /// single-node ledger's restored onto the coordinator, a table a later migration adds.
     pub(crate) async fn migrate(&mut self) -> Result<()> {
-        if self.up_to_date().await? {
+        if self.up_to_date().await? && !self.store.needs_distribution().await? {
             return Ok(());
         }
         self.store
@@ -73,6 +77,13 @@ impl Ledger {
                 compact_details(s).await?;
             }
             tracing::info!(version = m.version, description = %m.description, "migration applied");
+        }
+        let distributed = s
+            .distribute()
+            .await
+            .during("distributing tables on Citus")?;
+        if distributed > 0 {
+            tracing::info!(tables = distributed, "tables distributed on Citus");
         }
         Ok(())
     }

@@ -24,6 +24,7 @@
 mod apply;
 pub(crate) mod backend;
 pub(crate) mod bulk;
+mod citus;
 mod classify;
 mod error;
 mod hooks;

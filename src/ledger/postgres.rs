@@ -48,6 +48,10 @@ pub(crate) struct PgTimeouts {
 
 pub(crate) struct PgStore {
     conn: PgConnection,
+    /// The server is a Citus coordinator.
+    citus: bool,
+    /// What every transaction sets first (`SET LOCAL …`; see [`PgStore::connect`]).
+    settings: String,
 }
 
 fn bind<'q>(q: Query<'q, Postgres, PgArguments>, a: Arg<'q>) -> Query<'q, Postgres, PgArguments> {
@@ -238,9 +242,61 @@ impl PgStore {
     /// `application_name=clearledger`, `jit=off` (our statements are short or index-driven;
     /// JIT compiled a 1 M-row report's query for a third of a second, and gains nothing back),
     /// `work_mem=64MB` (the report's sort of a 1 M-record run spills less).
+    ///
+    /// The two timeouts are set again at the start of every transaction (`SET LOCAL`): on
+    /// Citus, the coordinator sends a transaction's `SET LOCAL`s to the workers it opens
+    /// (`citus.propagate_set_commands = 'local'`), where a startup option never arrives. A
+    /// Citus worker is refused ([`LedgerError::CitusWorker`]).
     pub(crate) async fn connect(url: &str, timeouts: PgTimeouts) -> Result<Self> {
-        let conn = connect_with(&connect_options(url, timeouts)?, timeouts.connect).await?;
-        Ok(PgStore { conn })
+        let mut conn = connect_with(&connect_options(url, timeouts)?, timeouts.connect).await?;
+        let group = match super::citus::node_group(&mut conn).await {
+            Ok(g) => g,
+            Err(e) => return Err(super::citus::close_refused(conn, e).await),
+        };
+        let citus = match super::citus::refuse_worker(group) {
+            Ok(c) => c,
+            Err(e) => return Err(super::citus::close_refused(conn, e).await),
+        };
+        let ms = |d: Duration| d.as_millis();
+        let settings = format!(
+            "{}SET LOCAL lock_timeout = '{}ms'; SET LOCAL statement_timeout = '{}ms'",
+            if citus {
+                "SET LOCAL citus.propagate_set_commands = 'local'; "
+            } else {
+                ""
+            },
+            ms(timeouts.lock),
+            ms(timeouts.statement)
+        );
+        Ok(PgStore {
+            conn,
+            citus,
+            settings,
+        })
+    }
+
+    /// `begin` (a `BEGIN …`) and the transaction's settings, in one round trip (two on
+    /// Citus, which sends a `SET`'s whole query text to the workers: `BEGIN` included, it
+    /// would warn there that a transaction is in progress); nothing left open when it fails.
+    async fn begin_with_settings(&mut self, begin: &str) -> Result<()> {
+        let res = match self.citus {
+            false => {
+                let sql = format!("{begin}; {}", self.settings);
+                self.conn.execute(sqlx::raw_sql(&sql)).await.map(|_| ())
+            }
+            true => match self.conn.execute(sqlx::raw_sql(begin)).await {
+                Ok(_) => {
+                    let settings = sqlx::raw_sql(&self.settings);
+                    self.conn.execute(settings).await.map(|_| ())
+                }
+                Err(e) => Err(e),
+            },
+        };
+        if let Err(e) = res {
+            let _ = self.execute("ROLLBACK", &[]).await;
+            return Err(e).ctx("starting a transaction");
+        }
+        Ok(())
     }
 }
 
@@ -248,6 +304,20 @@ impl PgStore {
 impl Backend for PgStore {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
+    }
+
+    async fn needs_distribution(&mut self) -> Result<bool> {
+        match self.citus {
+            true => super::citus::needs_distribution(&mut self.conn).await,
+            false => Ok(false),
+        }
+    }
+
+    async fn distribute(&mut self) -> Result<usize> {
+        match self.citus {
+            true => super::citus::distribute(&mut self.conn).await,
+            false => Ok(0),
+        }
     }
 
     fn migrator(&self) -> &'static sqlx::migrate::Migrator {
@@ -346,7 +416,7 @@ impl Backend for PgStore {
     async fn begin(&mut self, why: Begin) -> Result<()> {
         match why {
             Begin::Write | Begin::Exclusive => {
-                self.execute("BEGIN ISOLATION LEVEL READ COMMITTED", &[])
+                self.begin_with_settings("BEGIN ISOLATION LEVEL READ COMMITTED")
                     .await?;
                 // Writers share the lock; an exclusive transaction has it alone. Released at
                 // COMMIT or ROLLBACK; one not had within lock_timeout leaves no transaction.
@@ -360,11 +430,11 @@ impl Backend for PgStore {
                 }
             }
             Begin::Snapshot => {
-                self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", &[])
+                self.begin_with_settings("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await?;
             }
             Begin::Migrate => {
-                self.execute("BEGIN", &[]).await?;
+                self.begin_with_settings("BEGIN").await?;
                 // Serialise concurrent migrators; released at COMMIT or ROLLBACK. A lock not
                 // had within lock_timeout leaves no transaction open behind it.
                 let locked = self
@@ -581,13 +651,15 @@ impl Backend for PgStore {
             .collect()
     }
 
-    async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
-        let rows =
-            sqlx::query("SELECT posting_id, detail FROM postings WHERE posting_id = ANY($1)")
-                .bind(ids)
-                .fetch_all(&mut self.conn)
-                .await
-                .ctx("reading the originals' fields")?;
+    async fn details(&mut self, tenant: &str, ids: &[i64]) -> Result<HashMap<i64, String>> {
+        let rows = sqlx::query(
+            "SELECT posting_id, detail FROM postings WHERE tenant = $1 AND posting_id = ANY($2)",
+        )
+        .bind(tenant)
+        .bind(ids)
+        .fetch_all(&mut self.conn)
+        .await
+        .ctx("reading the originals' fields")?;
         rows.iter()
             .map(|r| {
                 let id: i64 = r.get("posting_id");

@@ -35,10 +35,10 @@ impl Ledger {
     }
 
     /// [`Self::end`] of a run's transaction: a COMMIT whose answer was lost names the run.
-    pub(crate) async fn end_run(&mut self, res: Result<i64>) -> Result<i64> {
+    pub(crate) async fn end_run(&mut self, tenant: &str, res: Result<i64>) -> Result<i64> {
         match res {
             Ok(run_id) => {
-                self.commit(Some(run_id)).await?;
+                self.commit(Some((tenant, run_id))).await?;
                 Ok(run_id)
             }
             Err(e) => {
@@ -52,9 +52,9 @@ impl Ledger {
     /// connection is never left inside a transaction SQLite kept open. A COMMIT that failed
     /// with the connection (not with an error the server sent) may have committed or not:
     /// [`LedgerError::CommitUnknown`].
-    async fn commit(&mut self, run_id: Option<i64>) -> Result<()> {
-        if let Some(id) = run_id {
-            if let Err(e) = self.call_hooks(id).await {
+    async fn commit(&mut self, run: Option<(&str, i64)>) -> Result<()> {
+        if let Some((tenant, id)) = run {
+            if let Err(e) = self.call_hooks(tenant, id).await {
                 let _ = self.store.rollback().await;
                 return Err(e);
             }
@@ -67,13 +67,13 @@ impl Ledger {
         res.map_err(|e| match e {
             LedgerError::Database { source, context } if lost_connection(&source) => {
                 LedgerError::CommitUnknown {
-                    run_id,
+                    run_id: run.map(|(_, id)| id),
                     source: Box::new(LedgerError::Database { source, context }),
                 }
             }
             e => e,
         })?;
-        if run_id.is_some() {
+        if run.is_some() {
             self.store.fault_drop("pg_drop_after_commit").await;
         }
         Ok(())
@@ -103,8 +103,13 @@ impl Ledger {
 
     /// Reads run `run_id` back after its commit: a failure here is
     /// [`LedgerError::AfterCommit`], never "nothing committed".
-    pub(crate) async fn committed(&mut self, run_id: i64, rejected: bool) -> Result<RunInfo> {
-        self.fetch_run(run_id)
+    pub(crate) async fn committed(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        rejected: bool,
+    ) -> Result<RunInfo> {
+        self.fetch_run(tenant, run_id)
             .await
             .map_err(|e| LedgerError::AfterCommit {
                 run_id,
@@ -286,7 +291,7 @@ impl Ledger {
         }
         res?;
         crate::fault::point("before_commit");
-        self.commit(Some(run.run_id)).await?;
+        self.commit(Some((&run.tenant, run.run_id))).await?;
         crate::fault::point("after_commit");
         if run.counts.records >= ANALYZE_AFTER_RECORDS {
             // Fresh statistics before the report is read: a planner that believes
@@ -297,7 +302,7 @@ impl Ledger {
                 tracing::warn!(error = %e, "ANALYZE after a bulk run failed");
             }
         }
-        self.committed(run.run_id, false).await
+        self.committed(&run.tenant, run.run_id, false).await
     }
 
     async fn complete(&mut self, run: &OpenRun, finish: &RunFinish) -> Result<()> {
@@ -315,6 +320,7 @@ impl Ledger {
             c.posted_amount_minor,
             finish.findings.len() as i64,
             run.run_id,
+            run.tenant.as_str(),
         ];
         self.store
             .execute(sql::COMPLETE_RUN, &a)
@@ -340,11 +346,12 @@ impl Ledger {
                 .await
         };
         claim.during("completing the file claim")?;
-        let totals: Vec<[Arg; 4]> = c
+        let totals: Vec<[Arg; 5]> = c
             .by_currency
             .iter()
             .map(|t| {
                 args![
+                    run.tenant.as_str(),
                     run.run_id,
                     t.currency.as_str(),
                     t.posted as i64,
@@ -355,27 +362,34 @@ impl Ledger {
         self.store
             .insert_rows(sql::INSERT_RUN_TOTALS, &totals, "writing the run's totals")
             .await?;
-        self.insert_findings(run.run_id, &finish.findings).await
+        self.insert_findings(&run.tenant, run.run_id, &finish.findings)
+            .await
     }
 
     pub(crate) async fn insert_findings_of(
         &mut self,
+        tenant: &str,
         run_id: i64,
         findings: &[Finding],
     ) -> Result<()> {
-        self.insert_findings(run_id, findings).await
+        self.insert_findings(tenant, run_id, findings).await
     }
 
-    async fn insert_findings(&mut self, run_id: i64, findings: &[Finding]) -> Result<()> {
+    async fn insert_findings(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        findings: &[Finding],
+    ) -> Result<()> {
         let stored: Vec<FindingRow> = findings
             .iter()
             .enumerate()
             .map(|(i, f)| FindingRow::of(i, f))
             .collect();
-        let rows: Vec<[Arg; 11]> = stored
+        let rows: Vec<[Arg; 12]> = stored
             .iter()
             .zip(findings)
-            .map(|(s, f)| s.args(run_id, f))
+            .map(|(s, f)| s.args(tenant, run_id, f))
             .collect();
         self.store
             .insert_rows(sql::INSERT_FINDINGS, &rows, "writing findings")
@@ -418,9 +432,9 @@ impl Ledger {
             .await
             .during("starting the ingest transaction")?;
         let res = self.replay(start, prior, finish).await;
-        let run_id = self.end_run(res).await?;
+        let run_id = self.end_run(&start.tenant, res).await?;
         crate::fault::point("after_commit");
-        self.committed(run_id, false).await
+        self.committed(&start.tenant, run_id, false).await
     }
 
     async fn replay(
@@ -452,7 +466,7 @@ impl Ledger {
             .await
             .during("replaying the earlier run's outcomes")? as i64;
         let finished = ts(&finish.finished_at);
-        let a = args![finished.as_str(), replayed, run_id];
+        let a = args![finished.as_str(), replayed, run_id, tenant];
         self.store.execute(sql::COMPLETE_REPLAY, &a).await?;
         crate::fault::point("before_commit");
         Ok(run_id)
@@ -470,8 +484,8 @@ impl Ledger {
             .await
             .during("starting the rejection transaction")?;
         let res = self.reject(rej).await;
-        let run_id = self.end_run(res).await?;
-        self.committed(run_id, true).await
+        let run_id = self.end_run(&rej.tenant, res).await?;
+        self.committed(&rej.tenant, run_id, true).await
     }
 
     async fn reject(&mut self, rej: &Rejection) -> Result<i64> {
@@ -495,7 +509,8 @@ impl Ledger {
             .query_one(sql::INSERT_REJECTED_RUN, &a)
             .await?
             .int(col!(sql::NEW_RUN, "run_id"))?;
-        self.insert_findings(run_id, &rej.findings).await?;
+        self.insert_findings(&rej.tenant, run_id, &rej.findings)
+            .await?;
         Ok(run_id)
     }
 }

@@ -16,28 +16,31 @@ impl Ledger {
     /// the lines `ingest` prints under its summary.
     pub(crate) async fn run_conflicts(
         &mut self,
+        tenant: &str,
         run_id: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>> {
         let sql = checked!(
             CONFLICT_COLUMNS,
-            "SELECT record_no AS no, differences FROM journal WHERE run_id = $1 \
-             AND outcome = 'conflict' ORDER BY record_no LIMIT $2"
+            "SELECT record_no AS no, differences FROM journal WHERE tenant = $1 AND run_id = $2 \
+             AND outcome = 'conflict' ORDER BY record_no LIMIT $3"
         );
-        self.first_conflicts(sql, run_id, limit).await
+        self.first_conflicts(sql, tenant, run_id, limit).await
     }
 
-    /// The conflicts `sql` lists (binds: the run, the limit; columns [`CONFLICT_COLUMNS`]), each a
+    /// The conflicts `sql` lists (binds: the tenant, the run, the limit; columns
+    /// [`CONFLICT_COLUMNS`]), each a
     /// number and what differs: a run's records' here, a statement run's entries' in its
     /// feature.
     pub(crate) async fn first_conflicts(
         &mut self,
         sql: &str,
+        tenant: &str,
         run_id: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>> {
         let mut out = Vec::new();
-        for r in self.store.query(sql, &args![run_id, limit]).await? {
+        for r in self.store.query(sql, &args![tenant, run_id, limit]).await? {
             let differences = r.opt_text(col!(CONFLICT_COLUMNS, "differences"))?;
             out.push((
                 r.int(col!(CONFLICT_COLUMNS, "no"))?,
@@ -47,12 +50,12 @@ impl Ledger {
         Ok(out)
     }
 
-    /// Run `run_id` as it stands, whichever tenant's: for the core and the commit hooks,
-    /// which read the run inside its transaction.
-    pub(crate) async fn fetch_run(&mut self, run_id: i64) -> Result<RunInfo> {
+    /// Run `run_id` of `tenant` as it stands: for the core and the commit hooks, which
+    /// read the run inside its transaction.
+    pub(crate) async fn fetch_run(&mut self, tenant: &str, run_id: i64) -> Result<RunInfo> {
         let row = self
             .store
-            .query_one(&sql::run_by_id(), &args![run_id])
+            .query_one(&sql::run_of_tenant(), &args![run_id, tenant])
             .await?;
         self.with_totals(sql::run_info(&row)?).await
     }
@@ -61,7 +64,7 @@ impl Ledger {
     async fn with_totals(&mut self, mut run: RunInfo) -> Result<RunInfo> {
         let rows = self
             .store
-            .query(sql::RUN_TOTALS, &args![run.run_id])
+            .query(sql::RUN_TOTALS, &args![run.tenant.as_str(), run.run_id])
             .await?;
         run.totals = rows
             .iter()

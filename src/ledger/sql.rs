@@ -78,17 +78,16 @@ pub(crate) const META_VALUE: Columns = Columns(&["value"]);
 const _: () = META_VALUE.check(ISO_V1_KEYS_BELOW);
 
 /// The completion mark. Binds: finished_at, sha256, records, posted, duplicates,
-/// conflicts, held, posted_amount_minor, warnings, run_id.
+/// conflicts, held, posted_amount_minor, warnings, run_id, tenant.
 pub(crate) const COMPLETE_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, sha256 = $2, records = $3, \
      posted = $4, duplicates = $5, conflicts = $6, held = $7, posted_amount_minor = $8, errors = 0, warnings = $9 \
-     WHERE run_id = $10";
+     WHERE run_id = $10 AND tenant = $11";
 
 /// A run's posted count and amount per currency (`runs`, the summary).
 pub(crate) const INSERT_RUN_TOTALS: &str =
-    "INSERT INTO run_totals (run_id, currency, posted, amount_minor)";
+    "INSERT INTO run_totals (tenant, run_id, currency, posted, amount_minor)";
 
-pub(crate) const RUN_TOTALS: &str =
-    "SELECT currency, posted, amount_minor FROM run_totals WHERE run_id = $1 ORDER BY currency";
+pub(crate) const RUN_TOTALS: &str = "SELECT currency, posted, amount_minor FROM run_totals WHERE tenant = $1 AND run_id = $2 ORDER BY currency";
 pub(crate) const RUN_TOTAL: Columns = Columns(&["currency", "posted", "amount_minor"]);
 const _: () = RUN_TOTAL.check(RUN_TOTALS);
 
@@ -103,10 +102,10 @@ pub(crate) const RELEASE_CLAIM: &str =
     "DELETE FROM files WHERE tenant = $1 AND file_id = $2 AND first_run_id = $3";
 
 /// A run that replayed an exact re-upload: every record a duplicate. Binds:
-/// finished_at, records, run_id.
+/// finished_at, records, run_id, tenant.
 pub(crate) const COMPLETE_REPLAY: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
      duplicates = $2, posted = 0, conflicts = 0, held = 0, posted_amount_minor = 0, errors = 0, warnings = 0 \
-     WHERE run_id = $3";
+     WHERE run_id = $3 AND tenant = $4";
 
 /// A rejected file's run. Binds: tenant, file_id, sha256, format, source_name,
 /// started_at, finished_at, records, errors, warnings.
@@ -118,7 +117,7 @@ const _: () = NEW_RUN.check(INSERT_REJECTED_RUN);
 /// The earliest completed run of exactly these bytes whose records all posted or were
 /// duplicates. Binds: tenant, sha256.
 pub(crate) const FIND_EXACT_UPLOAD: &str = "SELECT f.file_id, f.format, f.first_run_id FROM files f \
-     JOIN runs r ON r.run_id = f.first_run_id \
+     JOIN runs r ON r.tenant = f.tenant AND r.run_id = f.first_run_id \
      WHERE f.tenant = $1 AND f.sha256 = $2 AND r.status = 'completed' AND r.conflicts = 0 AND r.held = 0 \
      ORDER BY f.first_run_id LIMIT 1";
 pub(crate) const EXACT_UPLOAD: Columns = Columns(&["file_id", "format", "first_run_id"]);
@@ -129,14 +128,10 @@ const _: () = EXACT_UPLOAD.check(FIND_EXACT_UPLOAD);
 /// are read from the index on (run_id, record_no) alone. Binds: new run, prior run,
 /// tenant (under which the prior run was found).
 pub(crate) const REPLAY_JOURNAL: &str = "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-     SELECT $1, p.record_no, $3, 'duplicate', p.posting_id FROM postings p WHERE p.run_id = $2 \
+     SELECT $1, p.record_no, $3, 'duplicate', p.posting_id FROM postings p WHERE p.tenant = $3 AND p.run_id = $2 \
      UNION ALL \
      SELECT $1, j.record_no, $3, 'duplicate', j.original_posting_id FROM journal j \
-     WHERE j.run_id = $2 AND j.outcome = 'duplicate'";
-
-pub(crate) fn run_by_id() -> String {
-    format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1")
-}
+     WHERE j.tenant = $3 AND j.run_id = $2 AND j.outcome = 'duplicate'";
 
 pub(crate) fn run_of_tenant() -> String {
     format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2")
@@ -189,7 +184,7 @@ pub(crate) const RECORD_MIGRATION: &str = "INSERT INTO schema_migrations (versio
 
 // ---- findings -------------------------------------------------------------------------
 
-pub(crate) const INSERT_FINDINGS: &str = "INSERT INTO findings (run_id, seq, severity, code, record_index, line, \
+pub(crate) const INSERT_FINDINGS: &str = "INSERT INTO findings (tenant, run_id, seq, severity, code, record_index, line, \
      byte_offset, field, columns, expected, found)";
 
 /// The stored form of a finding: `record_index` is the physical record of a record file
@@ -221,8 +216,14 @@ impl FindingRow {
                 .or_else(|| f.position.column().map(|c| c.to_string())),
         }
     }
-    pub(crate) fn args<'a>(&'a self, run_id: i64, f: &'a Finding) -> [Arg<'a>; 11] {
+    pub(crate) fn args<'a>(
+        &'a self,
+        tenant: &'a str,
+        run_id: i64,
+        f: &'a Finding,
+    ) -> [Arg<'a>; 12] {
         args![
+            tenant,
             run_id,
             self.seq,
             f.severity.as_str(),
@@ -240,7 +241,7 @@ impl FindingRow {
 
 pub(crate) const FINDINGS_OF_RUN: &str = "SELECT f.run_id, f.seq, f.severity, f.code, f.record_index, f.line, \
      f.byte_offset, f.field, f.columns, f.expected, f.found \
-     FROM findings f JOIN runs r ON r.run_id = f.run_id WHERE f.run_id = $1 AND r.tenant = $2 ORDER BY f.seq";
+     FROM findings f WHERE f.run_id = $1 AND f.tenant = $2 ORDER BY f.seq";
 
 const FINDING: Columns = Columns(&[
     "run_id",
@@ -373,7 +374,7 @@ pub(crate) fn lookup(cond: &str) -> String {
         "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
          p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
          p.run_id, p.posted_at, \
-         (SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id) AS repeats, \
+         (SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.original_posting_id = p.posting_id) AS repeats, \
          {} AS repeat_duplicates, {} AS repeat_conflicts, {} AS repeat_held \
          FROM postings p WHERE {cond} ORDER BY p.posting_id",
         repeats_of("duplicate"),
@@ -449,7 +450,7 @@ pub(crate) fn key_prefix_range(prefix: &str) -> (String, String) {
 /// index, as the total).
 fn repeats_of(outcome: &str) -> String {
     format!(
-        "(SELECT count(*) FROM journal j WHERE j.original_posting_id = p.posting_id \
+        "(SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.original_posting_id = p.posting_id \
          AND j.outcome = '{outcome}')"
     )
 }

@@ -663,19 +663,19 @@ impl Backend for SqliteStore {
         Ok(out)
     }
 
-    async fn details(&mut self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    async fn details(&mut self, tenant: &str, ids: &[i64]) -> Result<HashMap<i64, String>> {
         const DETAIL: Columns = Columns(&["detail"]);
         let mut detail = self
             .conn
             .prepare_cached(checked!(
                 DETAIL,
-                "SELECT detail FROM postings WHERE posting_id = ?1"
+                "SELECT detail FROM postings WHERE posting_id = ?1 AND tenant = ?2"
             ))
             .ctx("preparing the originals' fields")?;
         let mut out = HashMap::with_capacity(ids.len());
         for &id in ids {
             let d = detail
-                .query_row([id], |row| {
+                .query_row(rusqlite::params![id, tenant], |row| {
                     stored_detail(id, row.get_ref(col!(DETAIL, "detail").index)?)
                 })
                 .ctx("reading the originals' fields")?;

@@ -334,7 +334,7 @@ impl Ledger {
         let res = self.decide(who, &held, decision).await;
         match res {
             Ok(Ok((run_id, found_posted))) => {
-                self.end_run(Ok(run_id)).await?;
+                self.end_run(who.tenant, Ok(run_id)).await?;
                 self.decided(who, &held, run_id, found_posted).await
             }
             Ok(Err(lost)) => {
@@ -408,7 +408,7 @@ impl Ledger {
         run_id: i64,
         found_posted: bool,
     ) -> Result<Resolution> {
-        let run = self.committed(run_id, false).await?;
+        let run = self.committed(who.tenant, run_id, false).await?;
         let after = |e| LedgerError::AfterCommit {
             run_id,
             rejected: false,
@@ -493,11 +493,12 @@ impl Ledger {
             posted,
             duplicates,
             amount,
-            run_id
+            run_id,
+            who.tenant
         ];
         self.store().execute(sql::COMPLETE_ACTION_RUN, &a).await?;
         self.store()
-            .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
+            .execute(sql::ACTION_RUN_TOTALS, &args![who.tenant, run_id])
             .await?;
         crate::fault::point("before_commit");
         Ok(Ok((run_id, found_posted)))
@@ -698,8 +699,11 @@ impl Ledger {
         let format = self
             .store()
             .query_one(
-                checked!(FORMAT, "SELECT format FROM runs WHERE run_id = $1"),
-                &args![format_of],
+                checked!(
+                    FORMAT,
+                    "SELECT format FROM runs WHERE tenant = $1 AND run_id = $2"
+                ),
+                &args![who.tenant, format_of],
             )
             .await?
             .text(col!(FORMAT, "format"))?;
@@ -718,8 +722,8 @@ impl Ledger {
                 targets,
             )
             .await;
-        let run_id = self.end_run(res).await?;
-        let run = self.committed(run_id, false).await?;
+        let run_id = self.end_run(who.tenant, res).await?;
+        let run = self.committed(who.tenant, run_id, false).await?;
         Ok(Reversal::Reversed(Box::new(run)))
     }
 
@@ -840,7 +844,10 @@ impl Ledger {
         ]);
         let done = self
             .store()
-            .query_one(checked!(POSTED, sql::POSTED_BY_RUN), &args![run_id])
+            .query_one(
+                checked!(POSTED, sql::POSTED_BY_RUN),
+                &args![who.tenant, run_id],
+            )
             .await?;
         let (posted, amount) = (
             done.int(col!(POSTED, "posted"))?,
@@ -861,11 +868,12 @@ impl Ledger {
             posted,
             duplicates,
             amount,
-            run_id
+            run_id,
+            who.tenant
         ];
         self.store().execute(sql::COMPLETE_ACTION_RUN, &a).await?;
         self.store()
-            .execute(sql::ACTION_RUN_TOTALS, &args![run_id])
+            .execute(sql::ACTION_RUN_TOTALS, &args![who.tenant, run_id])
             .await?;
         crate::fault::point("before_commit");
         Ok(run_id)

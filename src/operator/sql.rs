@@ -29,11 +29,12 @@ pub(crate) const INSERT_ACTION_RUN: &str = "INSERT INTO runs (tenant, file_id, s
 /// posted_amount_minor, run_id.
 pub(crate) const COMPLETE_ACTION_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
      posted = $3, duplicates = $4, conflicts = 0, held = 0, posted_amount_minor = $5, errors = 0, warnings = 0 \
-     WHERE run_id = $6";
+     WHERE run_id = $6 AND tenant = $7";
 
-/// An action run's totals, from what it posted. Binds: run_id.
-pub(crate) const ACTION_RUN_TOTALS: &str = "INSERT INTO run_totals (run_id, currency, posted, amount_minor) \
-     SELECT run_id, currency, count(*), sum(amount_minor) FROM postings WHERE run_id = $1 GROUP BY run_id, currency";
+/// An action run's totals, from what it posted. Binds: tenant, run_id.
+pub(crate) const ACTION_RUN_TOTALS: &str = "INSERT INTO run_totals (tenant, run_id, currency, posted, amount_minor) \
+     SELECT tenant, run_id, currency, count(*), sum(amount_minor) FROM postings WHERE tenant = $1 AND run_id = $2 \
+     GROUP BY tenant, run_id, currency";
 
 /// The columns of a held record as `held` and `resolve` read it, from `j` (journal), `r`
 /// (its run), `o` (the posting it resembles, if any), `d` (a decision on its key, if any).
@@ -44,8 +45,8 @@ const HELD_COLUMNS: &str = "j.run_id, j.record_no, r.file_id, r.format, j.operat
      (SELECT p.posting_id FROM postings p WHERE p.tenant = j.tenant AND p.operation = j.operation \
       AND p.posting_key = j.posting_key)";
 
-const HELD_FROM: &str = "FROM journal j JOIN runs r ON r.run_id = j.run_id \
-     LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
+const HELD_FROM: &str = "FROM journal j JOIN runs r ON r.tenant = j.tenant AND r.run_id = j.run_id \
+     LEFT JOIN postings o ON o.tenant = j.tenant AND o.posting_id = j.original_posting_id \
      LEFT JOIN decisions d ON d.tenant = j.tenant AND d.operation = j.operation AND d.posting_key = j.posting_key";
 
 /// Every held record of the tenant, in run and record order (the open ones are those
@@ -120,7 +121,7 @@ pub(crate) fn journal_compensated(cond: &str) -> String {
     format!(
         "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
          SELECT $2, p.record_no, $1, 'duplicate', c.posting_id \
-         FROM postings p JOIN postings c ON c.compensates = p.posting_id \
+         FROM postings p JOIN postings c ON c.tenant = p.tenant AND c.compensates = p.posting_id \
          WHERE p.tenant = $1 AND {cond} AND c.run_id <> $2"
     )
 }
@@ -134,5 +135,6 @@ pub(crate) fn count_targets(cond: &str) -> String {
     )
 }
 
-/// What a compensating run posted: count and sum. Binds: run_id.
-pub(crate) const POSTED_BY_RUN: &str = "SELECT count(*), CAST(coalesce(sum(amount_minor), 0) AS BIGINT) FROM postings WHERE run_id = $1";
+/// What a compensating run posted: count and sum. Binds: tenant, run_id.
+pub(crate) const POSTED_BY_RUN: &str = "SELECT count(*), CAST(coalesce(sum(amount_minor), 0) AS BIGINT) FROM postings \
+     WHERE tenant = $1 AND run_id = $2";

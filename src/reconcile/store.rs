@@ -525,7 +525,7 @@ impl Ledger {
         let t0 = std::time::Instant::now();
         let previous = self.previous_run(req).await?;
         let sorted = self.match_in_parts(req, mapped, scan, head.as_of).await?;
-        let sorted = self.with_previous(&previous, sorted).await?;
+        let sorted = self.with_previous(req.tenant, &previous, sorted).await?;
         took(t0, "matched");
         let mut summary = new_summary(req, head);
         let t0 = std::time::Instant::now();
@@ -610,7 +610,7 @@ impl Ledger {
             }
         }
         let run_id = summary.run_id.unwrap_or_default();
-        self.end_run(Ok(run_id)).await?;
+        self.end_run(req.tenant, Ok(run_id)).await?;
         Ok(done(summary, sorted, by_currency))
     }
 
@@ -703,8 +703,9 @@ impl Ledger {
         let sql = format!(
             "SELECT currency, CAST(coalesce(sum(CASE WHEN credit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT), \
              CAST(coalesce(sum(CASE WHEN debit_account IN ({list}) THEN amount_minor ELSE 0 END), 0) AS BIGINT) \
-             FROM postings WHERE tenant || '' = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
-             AND ($2 = '' OR effective_date IS NULL OR effective_date <= $2) GROUP BY currency ORDER BY currency"
+             FROM postings WHERE {tenant} = $1 AND (debit_account IN ({list}) OR credit_account IN ({list})) \
+             AND ($2 = '' OR effective_date IS NULL OR effective_date <= $2) GROUP BY currency ORDER BY currency",
+            tenant = self.store().dialect().scanned("tenant"),
         );
         let cut = req.to.map(|t| t.to_string());
         let mut a: Vec<Arg> = vec![
@@ -812,9 +813,9 @@ impl Ledger {
             .query_one(
                 checked!(
                     COUNT,
-                    "SELECT count(*) AS n FROM recon_items WHERE run_id = $1"
+                    "SELECT count(*) AS n FROM recon_items WHERE tenant = $1 AND run_id = $2"
                 ),
-                &args![run_id],
+                &args![req.tenant, run_id],
             )
             .await?
             .int(col!(COUNT, "n"))?;
@@ -823,7 +824,12 @@ impl Ledger {
 
     /// The items, each with the outcome its key had in the previous run, looked up a
     /// chunk at a time (the previous run's items are never all held).
-    async fn with_previous(&mut self, previous: &Previous, sorted: Sorted) -> Result<Sorted> {
+    async fn with_previous(
+        &mut self,
+        tenant: &str,
+        previous: &Previous,
+        sorted: Sorted,
+    ) -> Result<Sorted> {
         let Some((run_id, _)) = *previous else {
             return Ok(sorted);
         };
@@ -831,7 +837,7 @@ impl Ledger {
         let mut items = sorted.iter().map_err(LedgerError::TempFile)?;
         let mut chunk: Vec<Decided> = Vec::with_capacity(RECORDED_AT_ONCE);
         while next_chunk(&mut items, &mut chunk)? {
-            let was = self.outcomes_of(run_id, &chunk).await?;
+            let was = self.outcomes_of(tenant, run_id, &chunk).await?;
             for mut d in chunk.drain(..) {
                 d.row.previous_outcome = was.get(&d.row.item_key).cloned();
                 out.push(d).map_err(LedgerError::TempFile)?;
@@ -843,19 +849,22 @@ impl Ledger {
     /// The outcomes run `run_id` gave these items' keys (the keys it had), by key.
     async fn outcomes_of(
         &mut self,
+        tenant: &str,
         run_id: i64,
         items: &[Decided],
     ) -> Result<HashMap<String, String>> {
         let keys: Vec<&str> = items.iter().map(|d| d.row.item_key.as_str()).collect();
         let (filter, list) =
-            parted::in_list(self.store().dialect(), ("item_key", 2, "TEXT"), &keys);
+            parted::in_list(self.store().dialect(), ("item_key", 3, "TEXT"), &keys);
         const OUTCOME: Columns = Columns(&["item_key", "outcome"]);
-        let sql = format!("SELECT item_key, outcome FROM recon_items WHERE run_id = $1 {filter}");
+        let sql = format!(
+            "SELECT item_key, outcome FROM recon_items WHERE tenant = $1 AND run_id = $2 {filter}"
+        );
         let mut was = HashMap::with_capacity(items.len());
         self.store()
             .each_row(
                 OUTCOME.checked(&sql),
-                &args![run_id, list.as_str()],
+                &args![tenant, run_id, list.as_str()],
                 &mut |r| {
                     let key = r.text(col!(OUTCOME, "item_key"))?;
                     was.insert(key, r.text(col!(OUTCOME, "outcome"))?);
@@ -888,10 +897,10 @@ impl Ledger {
         while next_chunk(&mut items, &mut chunk)? {
             self.post_corrections(req, run_id, &at, &mut chunk, summary)
                 .await?;
-            self.insert_items(run_id, &chunk).await?;
-            self.insert_members(run_id, &chunk).await?;
+            self.insert_items(req.tenant, run_id, &chunk).await?;
+            self.insert_members(req.tenant, run_id, &chunk).await?;
         }
-        self.complete_recon_run(run_id, sorted.len(), summary)
+        self.complete_recon_run(req.tenant, run_id, sorted.len(), summary)
             .await?;
         crate::fault::point("before_commit");
         Ok(true)
@@ -956,7 +965,7 @@ impl Ledger {
     }
 
     /// The run's items, in chunks the backend takes in one statement.
-    async fn insert_items(&mut self, run_id: i64, decided: &[Decided]) -> Result<()> {
+    async fn insert_items(&mut self, tenant: &str, run_id: i64, decided: &[Decided]) -> Result<()> {
         let rows: Vec<&ItemRow> = decided.iter().map(|d| &d.row).collect();
         let texts: Vec<[String; 5]> = rows
             .iter()
@@ -971,12 +980,12 @@ impl Ledger {
                 ]
             })
             .collect();
-        let item_rows: Vec<[Arg; 20]> = rows
+        let item_rows: Vec<[Arg; 21]> = rows
             .iter()
             .zip(&texts)
-            .map(|(r, t)| item_args(run_id, r, t))
+            .map(|(r, t)| item_args(tenant, run_id, r, t))
             .collect();
-        let insert = format!("INSERT INTO recon_items ({ITEM_COLUMNS})");
+        let insert = format!("INSERT INTO recon_items (tenant, {ITEM_COLUMNS})");
         for chunk in item_rows.chunks(self.store().chunk_rows().max(1)) {
             self.store()
                 .insert_rows(&insert, chunk, "recording the reconciliation's items")
@@ -986,12 +995,18 @@ impl Ledger {
     }
 
     /// Which postings and entries each item holds.
-    async fn insert_members(&mut self, run_id: i64, decided: &[Decided]) -> Result<()> {
-        let mut members: Vec<[Arg; 4]> = Vec::new();
+    async fn insert_members(
+        &mut self,
+        tenant: &str,
+        run_id: i64,
+        decided: &[Decided],
+    ) -> Result<()> {
+        let mut members: Vec<[Arg; 5]> = Vec::new();
         for d in decided {
             let no = d.row.item_no;
             for &id in &d.our_ids {
                 members.push([
+                    Arg::Text(tenant),
                     Arg::Int(run_id),
                     Arg::Text("ours"),
                     Arg::Int(id),
@@ -1000,6 +1015,7 @@ impl Ledger {
             }
             for &id in &d.their_ids {
                 members.push([
+                    Arg::Text(tenant),
                     Arg::Int(run_id),
                     Arg::Text("theirs"),
                     Arg::Int(id),
@@ -1010,7 +1026,7 @@ impl Ledger {
         for chunk in members.chunks(self.store().chunk_rows().max(1)) {
             self.store()
                 .insert_rows(
-                    "INSERT INTO recon_members (run_id, side, member_id, item_no)",
+                    "INSERT INTO recon_members (tenant, run_id, side, member_id, item_no)",
                     chunk,
                     "recording the reconciliation's members",
                 )
@@ -1022,6 +1038,7 @@ impl Ledger {
     /// The summary stored with the run, and the run completed with its totals.
     async fn complete_recon_run(
         &mut self,
+        tenant: &str,
         run_id: i64,
         items: usize,
         summary: &Summary,
@@ -1029,8 +1046,8 @@ impl Ledger {
         let json = serde_json::to_string(summary).unwrap_or_default();
         self.store()
             .execute(
-                "UPDATE reconciliations SET summary = $1 WHERE run_id = $2",
-                &args![json.as_str(), run_id],
+                "UPDATE reconciliations SET summary = $1 WHERE tenant = $2 AND run_id = $3",
+                &args![json.as_str(), tenant, run_id],
             )
             .await?;
         let finished = ts(&Utc::now());
@@ -1040,13 +1057,17 @@ impl Ledger {
             summary.corrections_posted as i64,
             summary.corrections_duplicate as i64,
             summary.corrections_amount_minor,
-            run_id
+            run_id,
+            tenant
         ];
         self.store()
             .execute(crate::operator::sql::COMPLETE_ACTION_RUN, &a)
             .await?;
         self.store()
-            .execute(crate::operator::sql::ACTION_RUN_TOTALS, &args![run_id])
+            .execute(
+                crate::operator::sql::ACTION_RUN_TOTALS,
+                &args![tenant, run_id],
+            )
             .await?;
         Ok(())
     }
@@ -1171,10 +1192,11 @@ impl Ledger {
             .map_err(|_| bad(summary, "a reconciliation summary"))?;
         let mut items = spill::Sorter::in_order();
         let mut by_currency = ByCurrency::new();
-        let sql =
-            format!("SELECT {ITEM_COLUMNS} FROM recon_items WHERE run_id = $1 ORDER BY item_no");
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM recon_items WHERE tenant = $1 AND run_id = $2 ORDER BY item_no"
+        );
         self.store()
-            .each_row(&sql, &args![run_id], &mut |r| {
+            .each_row(&sql, &args![tenant, run_id], &mut |r| {
                 let item = stored_item(r)?;
                 add(
                     by_currency
@@ -1341,8 +1363,14 @@ fn new_summary(req: &ReconcileRequest<'_>, head: Head<'_>) -> Summary {
 
 /// An item's row as bound to `INSERT INTO recon_items ({ITEM_COLUMNS})`; `texts` are its
 /// JSON lists (our keys and dates, their keys and dates, corrections).
-fn item_args<'a>(run_id: i64, r: &'a ItemRow, t: &'a [String; 5]) -> [Arg<'a>; 20] {
+fn item_args<'a>(
+    tenant: &'a str,
+    run_id: i64,
+    r: &'a ItemRow,
+    t: &'a [String; 5],
+) -> [Arg<'a>; 21] {
     [
+        Arg::Text(tenant),
         Arg::Int(run_id),
         Arg::Int(r.item_no),
         Arg::Text(&r.item_key),

@@ -51,7 +51,7 @@ fn payment_arms() -> [String; 2] {
          NULL AS differences, NULL AS reason, \
          CASE WHEN p.operation = 'correction' THEN 'correction' WHEN p.compensates IS NULL THEN 'record' \
          ELSE 'compensation' END AS kind, NULL AS decision \
-         FROM postings p LEFT JOIN postings c ON c.posting_id = p.compensates \
+         FROM postings p LEFT JOIN postings c ON c.tenant = p.tenant AND c.posting_id = p.compensates \
          WHERE p.run_id = $1 AND p.tenant = $2"
         .to_string();
     let journal = format!(
@@ -60,8 +60,8 @@ fn payment_arms() -> [String; 2] {
          CASE WHEN o.operation = 'correction' THEN 'correction' WHEN o.compensates IS NULL THEN 'record' \
          ELSE 'compensation' END, \
          CASE WHEN j.outcome = 'held' THEN {decision} END \
-         FROM journal j JOIN runs r ON r.run_id = j.run_id \
-         LEFT JOIN postings o ON o.posting_id = j.original_posting_id \
+         FROM journal j JOIN runs r ON r.tenant = j.tenant AND r.run_id = j.run_id \
+         LEFT JOIN postings o ON o.tenant = j.tenant AND o.posting_id = j.original_posting_id \
          WHERE j.run_id = $1 AND j.tenant = $2",
         seen("posting_key"),
         seen("trace_number"),

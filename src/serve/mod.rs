@@ -83,7 +83,7 @@ pub(crate) struct App {
     /// The journal of repeats over HTTP, written by a task of its own.
     pub(crate) repeats: files::Repeats,
     /// New webhook events, for the worker that applies them in order.
-    pub(crate) events: tokio::sync::mpsc::UnboundedSender<i64>,
+    pub(crate) events: tokio::sync::mpsc::UnboundedSender<(String, i64)>,
     /// The `Idempotency-Key`s whose first request is running in this process, with when
     /// it began: a repeat is `409`, its body dropped. Across processes on PostgreSQL, a
     /// session advisory lock says the same (`Ledger::try_lock_key`).

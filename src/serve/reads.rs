@@ -345,7 +345,7 @@ pub(crate) async fn postings(
         async move {
             let postings = l.lookup(&tenant, &lookup).await?;
             let ids: Vec<i64> = postings.iter().map(|p| p.posting_id).collect();
-            let moved = l.moved_statuses(&ids).await?;
+            let moved = l.moved_statuses(&tenant, &ids).await?;
             let with_status = |p: &crate::ledger::Posting| {
                 let mut v = json!(p);
                 v["status"] = json!(moved.get(&p.posting_id).map_or("posted", String::as_str));
@@ -377,10 +377,10 @@ pub(crate) async fn posting_events(
             }
             // The status is the last move's, read with the moves: a webhook applied between
             // two reads cannot make them disagree.
-            let events = l.status_changes(id).await?;
+            let events = l.status_changes(&tenant, id).await?;
             let status = match events.last() {
                 Some(last) => json!(last.to_status),
-                None => json!(l.posting_status(id).await?),
+                None => json!(l.posting_status(&tenant, id).await?),
             };
             Ok(Some((status, events)))
         }

@@ -154,7 +154,7 @@ pub(crate) async fn receive(
         })
         .await;
     match received {
-        Ok(Ok(r)) => received_response(&app, &provider, &event_type, r),
+        Ok(Ok(r)) => received_response(&app, &known.tenant, (&provider, &event_type), r),
         Ok(Err(e)) | Err(e) => Problem::ledger(&e).into_response(),
     }
 }
@@ -202,11 +202,16 @@ fn check_signature(
 }
 
 /// The answer to an event inserted: 202 when new (the worker is woken), 200 for a repeat.
-fn received_response(app: &App, provider: &str, event_type: &str, r: Received) -> Response {
+fn received_response(
+    app: &App,
+    tenant: &str,
+    (provider, event_type): (&str, &str),
+    r: Received,
+) -> Response {
     match r {
         Received::New { event_no } => {
             app.metrics.webhook("new");
-            let _ = app.events.send(event_no);
+            let _ = app.events.send((tenant.to_string(), event_no));
             (
                 StatusCode::ACCEPTED,
                 Json(json!({"status": "accepted", "event_no": event_no, "type": event_type})),
@@ -240,11 +245,12 @@ fn received_response(app: &App, provider: &str, event_type: &str, r: Received) -
 /// Applies one event; logs what it did. A failure (the database busy or gone) is tried
 /// again a few times before the next event, so that events of one posting keep their
 /// order; after that the sweeper retries it.
-async fn apply(app: &App, event_no: i64) {
+async fn apply(app: &App, tenant: &str, event_no: i64) {
     for attempt in 1..=APPLY_ATTEMPTS {
+        let tenant = tenant.to_string();
         let res = app
             .pool
-            .run(move |l| async move { l.apply_event(event_no, Utc::now()).await }.boxed())
+            .run(move |l| async move { l.apply_event(&tenant, event_no, Utc::now()).await }.boxed())
             .await;
         match res {
             Ok(Ok(Some(a))) => {
@@ -273,9 +279,12 @@ pub fn secret_ok(secret: &str) -> bool {
 }
 
 /// The worker: applies new events in the order they were received.
-pub(crate) async fn worker(app: Shared, mut rx: tokio::sync::mpsc::UnboundedReceiver<i64>) {
-    while let Some(event_no) = rx.recv().await {
-        apply(&app, event_no).await;
+pub(crate) async fn worker(
+    app: Shared,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<(String, i64)>,
+) {
+    while let Some((tenant, event_no)) = rx.recv().await {
+        apply(&app, &tenant, event_no).await;
     }
 }
 
@@ -290,9 +299,9 @@ pub(crate) async fn sweeper(app: Shared, after: Duration, interval: Duration) {
             .await;
         match due {
             Ok(Ok(events)) => {
-                for event_no in events {
+                for (tenant, event_no) in events {
                     tracing::info!(event_no, "sweeper: an event inserted but not applied");
-                    apply(&app, event_no).await;
+                    apply(&app, &tenant, event_no).await;
                 }
             }
             Ok(Err(e)) | Err(e) => tracing::warn!(error = %e, "sweeper: reading the inbox failed"),
@@ -370,10 +379,10 @@ pub(crate) async fn outbox(app: Shared, interval: Duration) {
                 app.metrics.outbox_delivered();
                 tracing::info!(webhook_id = %m.webhook_id, "outbox: delivered");
             }
-            let id = m.message_id;
+            let (tenant, id) = (m.tenant.clone(), m.message_id);
             let _ = app
                 .pool
-                .run(move |l| async move { l.outbox_result(id, outcome).await }.boxed())
+                .run(move |l| async move { l.outbox_result(&tenant, id, outcome).await }.boxed())
                 .await;
         }
         if idle {

@@ -190,9 +190,9 @@ impl Ledger {
             return Err(e);
         }
         crate::fault::point("before_commit");
-        self.end_run(Ok(run_id)).await?;
+        self.end_run(start.tenant, Ok(run_id)).await?;
         crate::fault::point("after_commit");
-        c.run = self.committed(run_id, false).await?;
+        c.run = self.committed(start.tenant, run_id, false).await?;
         Ok(c)
     }
 
@@ -214,12 +214,14 @@ impl Ledger {
             0i64,
             start.findings.len() as i64,
             run_id,
+            start.tenant,
         ];
         self.store().execute(sql::COMPLETE_RUN, &a).await?;
         if c.unbalanced > 0 {
-            let a = args![c.unbalanced as i64, run_id];
+            let a = args![c.unbalanced as i64, run_id, start.tenant];
             self.store().execute(store::SET_UNBALANCED, &a).await?;
         }
-        self.insert_findings_of(run_id, start.findings).await
+        self.insert_findings_of(start.tenant, run_id, start.findings)
+            .await
     }
 }

@@ -117,15 +117,16 @@ impl Ledger {
     /// number and the fields that differ, for the lines `ingest` prints under its summary.
     pub(crate) async fn statement_conflicts(
         &mut self,
+        tenant: &str,
         run_id: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>> {
         let sql = checked!(
             crate::ledger::CONFLICT_COLUMNS,
-            "SELECT entry_no AS no, differences FROM statement_journal WHERE run_id = $1 \
-             AND outcome = 'conflict' ORDER BY entry_no LIMIT $2"
+            "SELECT entry_no AS no, differences FROM statement_journal WHERE tenant = $1 \
+             AND run_id = $2 AND outcome = 'conflict' ORDER BY entry_no LIMIT $3"
         );
-        self.first_conflicts(sql, run_id, limit).await
+        self.first_conflicts(sql, tenant, run_id, limit).await
     }
 
     /// The tenant's statements (of one account), by account, date and sequence.
@@ -187,7 +188,8 @@ impl Ledger {
                     "SELECT e.entry_id, s.statement_key, e.account, e.entry_key, e.entry_no, e.amount_minor, \
                      e.currency, e.credit, e.reversal, e.status, e.booking_date, e.value_date, e.bank_ref, \
                      e.customer_ref, e.end_to_end_id, e.run_id, e.recorded_at \
-                     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
+                     FROM statement_entries e \
+                     JOIN statements s ON s.tenant = e.tenant AND s.statement_id = e.statement_id \
                      WHERE e.tenant = $1 AND e.bank_ref = $2 ORDER BY e.entry_id"
                 ),
                 &args![tenant, bank_ref],

@@ -102,7 +102,7 @@ impl Ledger {
                 ),
                 Some(x) if x.status == "provisional" && k.status == "booked" => {
                     self.store()
-                        .execute(store::CONFIRM_ENTRY, &args![x.entry_id])
+                        .execute(store::CONFIRM_ENTRY, &args![tenant, x.entry_id])
                         .await?;
                     let why = "booked: confirms the provisional entry";
                     (Outcome::Confirmed, Some(x.entry_id), None, Some(why))

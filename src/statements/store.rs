@@ -23,7 +23,8 @@ pub(super) const NEW_STATEMENT: Columns = Columns(&["statement_id"]);
 const _: () = NEW_STATEMENT.check(INSERT_STATEMENT);
 
 /// How many statements a run recorded unbalanced. Binds: count, run_id.
-pub(super) const SET_UNBALANCED: &str = "UPDATE runs SET unbalanced = $1 WHERE run_id = $2";
+pub(super) const SET_UNBALANCED: &str =
+    "UPDATE runs SET unbalanced = $1 WHERE run_id = $2 AND tenant = $3";
 
 /// The statement recorded before under a key. Binds: tenant, statement_key.
 pub(super) const STATEMENT_BY_KEY: &str =
@@ -82,22 +83,22 @@ pub(crate) const REPORT_ENTRIES: &str = "SELECT e.run_id, s.statement_key, e.ent
      e.amount_minor, e.currency, CASE WHEN e.credit = 0 THEN e.account ELSE '' END, \
      CASE WHEN e.credit = 0 THEN '' ELSE e.account END, NULL, CAST(NULL AS BIGINT), \
      CAST(NULL AS BIGINT), NULL, NULL, NULL, 'statement_entry', NULL \
-     FROM statement_entries e JOIN statements s ON s.statement_id = e.statement_id \
+     FROM statement_entries e JOIN statements s ON s.tenant = e.tenant AND s.statement_id = e.statement_id \
      WHERE e.run_id = $1 AND e.tenant = $2";
 
 /// A statement run's journal, with the entries it matched (`REPORT_ROWS`' second part; `j`).
-pub(crate) const REPORT_JOURNAL: &str = "SELECT j.run_id, coalesce(s.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
+pub(crate) const REPORT_JOURNAL: &str = "SELECT j.run_id, coalesce(os.statement_key, ''), j.entry_no, j.outcome, j.entry_key, o.bank_ref, \
      j.amount_minor, j.currency, CASE WHEN j.credit = 0 THEN j.account ELSE '' END, \
      CASE WHEN j.credit = 0 THEN '' ELSE j.account END, os.statement_key, o.entry_no, o.run_id, o.recorded_at, \
      j.differences, j.reason, 'statement_entry', NULL \
-     FROM statement_journal j LEFT JOIN statement_entries o ON o.entry_id = j.original_entry_id \
-     LEFT JOIN statements os ON os.statement_id = o.statement_id \
-     LEFT JOIN statements s ON s.statement_id = o.statement_id \
+     FROM statement_journal j \
+     LEFT JOIN statement_entries o ON o.tenant = j.tenant AND o.entry_id = j.original_entry_id \
+     LEFT JOIN statements os ON os.tenant = o.tenant AND os.statement_id = o.statement_id \
      WHERE j.run_id = $1 AND j.tenant = $2";
 
-/// A provisional entry confirmed by a booked one. Binds: entry_id.
+/// A provisional entry confirmed by a booked one. Binds: tenant, entry_id.
 pub(super) const CONFIRM_ENTRY: &str =
-    "UPDATE statement_entries SET status = 'booked' WHERE entry_id = $1";
+    "UPDATE statement_entries SET status = 'booked' WHERE tenant = $1 AND entry_id = $2";
 
 pub(super) const INSERT_STATEMENT_JOURNAL: &str = "INSERT INTO statement_journal (run_id, entry_no, tenant, outcome, \
      original_entry_id, account, entry_key, amount_minor, currency, credit, differences, reason)";

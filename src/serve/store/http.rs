@@ -124,9 +124,14 @@ pub(crate) struct SealHook {
 }
 
 impl CommitHook for SealHook {
-    fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
+    fn before_commit<'a>(
+        &'a mut self,
+        ledger: &'a mut Ledger,
+        tenant: &'a str,
+        run_id: i64,
+    ) -> HookFuture<'a> {
         Box::pin(async move {
-            let run = ledger.committing_run(run_id).await?;
+            let run = ledger.committing_run(tenant, run_id).await?;
             let d = &self.done;
             let summary = Summary {
                 file: &d.file,

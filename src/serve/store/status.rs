@@ -44,7 +44,7 @@ impl Ledger {
         let row = self
             .store()
             .query_opt(
-                "SELECT 1 AS one FROM postings WHERE posting_id = $1 AND tenant = $2",
+                "SELECT 1 AS one FROM postings WHERE tenant = $2 AND posting_id = $1",
                 &args![posting_id, tenant],
             )
             .await?;
@@ -55,6 +55,7 @@ impl Ledger {
     /// in one query.
     pub(crate) async fn moved_statuses(
         &mut self,
+        tenant: &str,
         ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, String>> {
         const STATUS: Columns = Columns(&["posting_id", "status"]);
@@ -63,10 +64,13 @@ impl Ledger {
         }
         let list: Vec<String> = ids.iter().map(i64::to_string).collect();
         let sql = format!(
-            "SELECT posting_id, status FROM posting_status WHERE posting_id IN ({})",
+            "SELECT posting_id, status FROM posting_status WHERE tenant = $1 AND posting_id IN ({})",
             list.join(", ")
         );
-        let rows = self.store().query(STATUS.checked(&sql), &[]).await?;
+        let rows = self
+            .store()
+            .query(STATUS.checked(&sql), &args![tenant])
+            .await?;
         rows.iter()
             .map(|r| {
                 Ok((
@@ -78,14 +82,18 @@ impl Ledger {
     }
 
     /// Every move of posting `posting_id`'s status, oldest first.
-    pub(crate) async fn status_changes(&mut self, posting_id: i64) -> Result<Vec<StatusChange>> {
+    pub(crate) async fn status_changes(
+        &mut self,
+        tenant: &str,
+        posting_id: i64,
+    ) -> Result<Vec<StatusChange>> {
         let sql = CHANGE.checked(
             "SELECT c.change_no, c.from_status, c.to_status, c.changed_at, c.event_no, e.provider, \
              e.event_id, e.event_type, e.received_at FROM posting_status_changes c \
-             JOIN webhook_events e ON e.event_no = c.event_no \
-             WHERE c.posting_id = $1 ORDER BY c.change_no",
+             JOIN webhook_events e ON e.tenant = c.tenant AND e.event_no = c.event_no \
+             WHERE c.tenant = $1 AND c.posting_id = $2 ORDER BY c.change_no",
         );
-        let rows = self.store().query(sql, &args![posting_id]).await?;
+        let rows = self.store().query(sql, &args![tenant, posting_id]).await?;
         rows.iter()
             .map(|r| {
                 Ok(StatusChange {

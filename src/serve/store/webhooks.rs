@@ -206,13 +206,18 @@ fn sha256_hex(b: &[u8]) -> String {
 pub(super) struct OutboxHook;
 
 impl CommitHook for OutboxHook {
-    fn before_commit<'a>(&'a mut self, ledger: &'a mut Ledger, run_id: i64) -> HookFuture<'a> {
+    fn before_commit<'a>(
+        &'a mut self,
+        ledger: &'a mut Ledger,
+        tenant: &'a str,
+        run_id: i64,
+    ) -> HookFuture<'a> {
         Box::pin(async move {
             let notify = ledger
                 .store()
                 .query_opt(
-                    "SELECT 1 FROM notify_endpoints e JOIN runs r ON r.tenant = e.tenant WHERE r.run_id = $1",
-                    &args![run_id],
+                    "SELECT 1 FROM notify_endpoints WHERE tenant = $1",
+                    &args![tenant],
                 )
                 .await
                 .during("reading the notification endpoint")?
@@ -220,7 +225,7 @@ impl CommitHook for OutboxHook {
             if !notify {
                 return Ok(());
             }
-            let run = ledger.committing_run(run_id).await?;
+            let run = ledger.committing_run(tenant, run_id).await?;
             ledger
                 .write_outbox(&run, Utc::now())
                 .await
@@ -369,8 +374,8 @@ impl Ledger {
         );
         self.store()
             .execute(
-                "INSERT INTO webhook_repeats (event_no, same_payload, seen_at) VALUES ($1, $2, $3)",
-                &args![event_no, i64::from(same), at.as_str()],
+                "INSERT INTO webhook_repeats (tenant, event_no, same_payload, seen_at) VALUES ($1, $2, $3, $4)",
+                &args![tenant, event_no, i64::from(same), at.as_str()],
             )
             .await?;
         Ok(Received::Repeat {
@@ -379,9 +384,11 @@ impl Ledger {
         })
     }
 
-    /// Applies event `event_no` if nobody has: `Ok(None)` when it was processed already.
+    /// Applies event `event_no` of `tenant` if nobody has: `Ok(None)` when it was
+    /// processed already.
     pub async fn apply_event(
         &mut self,
+        tenant: &str,
         event_no: i64,
         now: DateTime<Utc>,
     ) -> Result<Option<Applied>> {
@@ -392,7 +399,7 @@ impl Ledger {
             .begin(Begin::Write)
             .await
             .during("counting the event's attempt")?;
-        let res = self.count_attempt(event_no, now).await;
+        let res = self.count_attempt(tenant, event_no, now).await;
         match self.end(res).await? {
             Attempt::Done => return Ok(None),
             Attempt::GaveUp(a) => return Ok(Some(a)),
@@ -402,11 +409,16 @@ impl Ledger {
             .begin(Begin::Write)
             .await
             .during("starting the event's transaction")?;
-        let res = self.apply_in_tx(event_no, now).await;
+        let res = self.apply_in_tx(tenant, event_no, now).await;
         self.end(res).await
     }
 
-    async fn count_attempt(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Attempt> {
+    async fn count_attempt(
+        &mut self,
+        tenant: &str,
+        event_no: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Attempt> {
         const ATTEMPT: Columns = Columns(&["attempts", "outcome"]);
         let Some(r) = self
             .store()
@@ -414,9 +426,9 @@ impl Ledger {
                 checked!(
                     ATTEMPT,
                     "UPDATE webhook_events SET attempts = attempts + 1 \
-                 WHERE event_no = $1 AND processed_at IS NULL RETURNING attempts, outcome"
+                 WHERE tenant = $1 AND event_no = $2 AND processed_at IS NULL RETURNING attempts, outcome"
                 ),
-                &args![event_no],
+                &args![tenant, event_no],
             )
             .await?
         else {
@@ -436,8 +448,8 @@ impl Ledger {
         self.store()
             .execute(
                 "UPDATE webhook_events SET processed_at = $1, outcome = 'failed', detail = $2 \
-                 WHERE event_no = $3",
-                &args![at.as_str(), detail.as_str(), event_no],
+                 WHERE tenant = $3 AND event_no = $4",
+                &args![at.as_str(), detail.as_str(), tenant, event_no],
             )
             .await?;
         Ok(Attempt::GaveUp(Applied {
@@ -448,9 +460,14 @@ impl Ledger {
         }))
     }
 
-    async fn apply_in_tx(&mut self, event_no: i64, now: DateTime<Utc>) -> Result<Option<Applied>> {
+    async fn apply_in_tx(
+        &mut self,
+        tenant: &str,
+        event_no: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>> {
         const CLAIMED_EVENT: Columns =
-            Columns(&["tenant", "event_type", "payload", "received_at", "attempts"]);
+            Columns(&["event_type", "payload", "received_at", "attempts"]);
         let at = ts(&now);
         // The claim: one worker's transaction holds the row until it commits; another
         // finds `processed_at` set and does nothing.
@@ -460,17 +477,16 @@ impl Ledger {
                 checked!(
                     CLAIMED_EVENT,
                     "UPDATE webhook_events SET attempts = attempts \
-                 WHERE event_no = $1 AND processed_at IS NULL \
-                 RETURNING tenant, event_type, payload, received_at, attempts"
+                 WHERE tenant = $1 AND event_no = $2 AND processed_at IS NULL \
+                 RETURNING event_type, payload, received_at, attempts"
                 ),
-                &args![event_no],
+                &args![tenant, event_no],
             )
             .await?
         else {
             return Ok(None);
         };
-        let (tenant, event_type, payload) = (
-            ev.text(col!(CLAIMED_EVENT, "tenant"))?,
+        let (event_type, payload) = (
             ev.text(col!(CLAIMED_EVENT, "event_type"))?,
             ev.bytes(col!(CLAIMED_EVENT, "payload"))?,
         );
@@ -484,7 +500,7 @@ impl Ledger {
             ));
         }
         let mut applied = self
-            .move_posting(&tenant, event_no, &event_type, &payload, &at)
+            .move_posting(tenant, event_no, &event_type, &payload, &at)
             .await?;
         // The posting may come later (its file not uploaded yet): the event waits, tried
         // again with backoff, until the horizon; after it, it is final.
@@ -493,34 +509,43 @@ impl Ledger {
             let backoff = (1i64 << attempts.clamp(1, 12).saturating_sub(1)).min(3600);
             let next = ts(&(now + chrono::Duration::seconds(backoff)));
             applied.outcome = "waiting";
-            self.store()
-                .execute(
-                    "UPDATE webhook_events SET outcome = $1, detail = $2, next_attempt_at = $3 \
-                     WHERE event_no = $4",
-                    &args![
-                        applied.outcome,
-                        applied.detail.as_str(),
-                        next.as_str(),
-                        event_no
-                    ],
-                )
+            self.event_waits(tenant, event_no, &applied.detail, &next)
                 .await?;
             return Ok(Some(applied));
         }
         self.store()
             .execute(
                 "UPDATE webhook_events SET processed_at = $1, outcome = $2, detail = $3, \
-                 posting_id = $4 WHERE event_no = $5",
+                 posting_id = $4 WHERE tenant = $5 AND event_no = $6",
                 &args![
                     at.as_str(),
                     applied.outcome,
                     applied.detail.as_str(),
                     applied.posting_id,
+                    tenant,
                     event_no
                 ],
             )
             .await?;
         Ok(Some(applied))
+    }
+
+    /// The event found no posting yet: tried again at `next`.
+    async fn event_waits(
+        &mut self,
+        tenant: &str,
+        event_no: i64,
+        detail: &str,
+        next: &str,
+    ) -> Result<()> {
+        self.store()
+            .execute(
+                "UPDATE webhook_events SET outcome = 'waiting', detail = $1, next_attempt_at = $2 \
+                 WHERE tenant = $3 AND event_no = $4",
+                &args![detail, next, tenant, event_no],
+            )
+            .await
+            .map(|_| ())
     }
 
     async fn move_posting(
@@ -556,7 +581,9 @@ impl Ledger {
             Ok(id) => id,
             Err((outcome, detail)) => return Ok(done(outcome, detail, None)),
         };
-        let (outcome, detail) = self.move_status(posting_id, to, event_no, at).await?;
+        let (outcome, detail) = self
+            .move_status(tenant, posting_id, to, event_no, at)
+            .await?;
         Ok(done(outcome, detail, Some(posting_id)))
     }
 
@@ -592,6 +619,7 @@ impl Ledger {
     /// change; the event's outcome (`applied`, `nothing_to_do`) and detail.
     async fn move_status(
         &mut self,
+        tenant: &str,
         posting_id: i64,
         to: PostingStatus,
         event_no: i64,
@@ -603,9 +631,9 @@ impl Ledger {
             .await?;
         self.store()
             .execute(
-                "INSERT INTO posting_status (posting_id, status, changed_at) VALUES ($1, 'posted', $2) \
-                 ON CONFLICT DO NOTHING",
-                &args![posting_id, at],
+                "INSERT INTO posting_status (tenant, posting_id, status, changed_at) \
+                 VALUES ($1, $2, 'posted', $3) ON CONFLICT DO NOTHING",
+                &args![tenant, posting_id, at],
             )
             .await?;
         let from = self
@@ -613,9 +641,9 @@ impl Ledger {
             .query_one(
                 checked!(
                     STATUS,
-                    "SELECT status FROM posting_status WHERE posting_id = $1"
+                    "SELECT status FROM posting_status WHERE tenant = $1 AND posting_id = $2"
                 ),
-                &args![posting_id],
+                &args![tenant, posting_id],
             )
             .await?
             .text(col!(STATUS, "status"))?;
@@ -629,10 +657,10 @@ impl Ledger {
             .execute(
                 &format!(
                     "UPDATE posting_status SET status = $1, changed_at = $2, event_no = $3 \
-                     WHERE posting_id = $4 AND status IN ({})",
+                     WHERE tenant = $4 AND posting_id = $5 AND status IN ({})",
                     allowed.join(", ")
                 ),
-                &args![to.as_str(), at, event_no, posting_id],
+                &args![to.as_str(), at, event_no, tenant, posting_id],
             )
             .await?;
         if changed == 0 {
@@ -647,9 +675,9 @@ impl Ledger {
         }
         self.store()
             .execute(
-                "INSERT INTO posting_status_changes (posting_id, from_status, to_status, event_no, changed_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-                &args![posting_id, from.as_str(), to.as_str(), event_no, at],
+                "INSERT INTO posting_status_changes (tenant, posting_id, from_status, to_status, event_no, \
+                 changed_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                &args![tenant, posting_id, from.as_str(), to.as_str(), event_no, at],
             )
             .await?;
         Ok((
@@ -659,38 +687,43 @@ impl Ledger {
     }
 
     /// Events inserted before `cut` and not yet applied, whose next attempt is due at
-    /// `now`, oldest first (the sweeper).
+    /// `now`, oldest first (the sweeper), each with its tenant: every tenant's, read once.
     pub async fn unprocessed_events(
         &mut self,
         cut: DateTime<Utc>,
         now: DateTime<Utc>,
         limit: i64,
-    ) -> Result<Vec<i64>> {
-        const EVENT: Columns = Columns(&["event_no"]);
+    ) -> Result<Vec<(String, i64)>> {
+        const EVENT: Columns = Columns(&["tenant", "event_no"]);
         let (c, n) = (ts(&cut), ts(&now));
         let rows = self
             .store()
             .query(
-                checked!(EVENT, "SELECT event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
+                checked!(EVENT, "SELECT tenant, event_no FROM webhook_events WHERE processed_at IS NULL AND received_at < $1 \
                  AND (next_attempt_at IS NULL OR next_attempt_at <= $2) ORDER BY event_no LIMIT $3"),
                 &args![c.as_str(), n.as_str(), limit],
             )
             .await?;
         rows.iter()
-            .map(|r| r.int(col!(EVENT, "event_no")))
+            .map(|r| {
+                Ok((
+                    r.text(col!(EVENT, "tenant"))?,
+                    r.int(col!(EVENT, "event_no"))?,
+                ))
+            })
             .collect()
     }
 
     /// A posting's status (`posted` when no event moved it).
-    pub async fn posting_status(&mut self, posting_id: i64) -> Result<PostingStatus> {
+    pub async fn posting_status(&mut self, tenant: &str, posting_id: i64) -> Result<PostingStatus> {
         let row = self
             .store()
             .query_opt(
                 checked!(
                     STATUS,
-                    "SELECT status FROM posting_status WHERE posting_id = $1"
+                    "SELECT status FROM posting_status WHERE tenant = $1 AND posting_id = $2"
                 ),
-                &args![posting_id],
+                &args![tenant, posting_id],
             )
             .await?;
         Ok(match row {
@@ -795,7 +828,7 @@ impl Ledger {
         lease: chrono::Duration,
         limit: i64,
     ) -> Result<Vec<OutboxMessage>> {
-        const DUE: Columns = Columns(&["message_id"]);
+        const DUE: Columns = Columns(&["tenant", "message_id"]);
         const MESSAGE: Columns = Columns(&[
             "message_id",
             "tenant",
@@ -809,21 +842,24 @@ impl Ledger {
         let due = self
             .store()
             .query(
-                checked!(DUE, "SELECT message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
+                checked!(DUE, "SELECT tenant, message_id FROM outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 \
                  ORDER BY message_id LIMIT $2"),
                 &args![at.as_str(), limit],
             )
             .await?;
         let mut out = Vec::new();
         for r in &due {
-            let id = r.int(col!(DUE, "message_id"))?;
+            let (tenant, id) = (
+                r.text(col!(DUE, "tenant"))?,
+                r.int(col!(DUE, "message_id"))?,
+            );
             let claimed = self
                 .store()
                 .query_opt(
                     checked!(MESSAGE, "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1 \
-                     WHERE message_id = $2 AND delivered_at IS NULL AND next_attempt_at <= $3 \
+                     WHERE tenant = $2 AND message_id = $3 AND delivered_at IS NULL AND next_attempt_at <= $4 \
                      RETURNING message_id, tenant, webhook_id, event_type, payload, created_at, attempts"),
-                    &args![until.as_str(), id, at.as_str()],
+                    &args![until.as_str(), tenant.as_str(), id, at.as_str()],
                 )
                 .await?;
             if let Some(m) = claimed {
@@ -844,6 +880,7 @@ impl Ledger {
     /// A delivery's end: delivered, or failed and due again at `retry_at`.
     pub async fn outbox_result(
         &mut self,
+        tenant: &str,
         message_id: i64,
         delivered: std::result::Result<DateTime<Utc>, (String, DateTime<Utc>)>,
     ) -> Result<()> {
@@ -852,8 +889,9 @@ impl Ledger {
                 let at = ts(&at);
                 self.store()
                     .execute(
-                        "UPDATE outbox SET delivered_at = $1, last_error = NULL WHERE message_id = $2",
-                        &args![at.as_str(), message_id],
+                        "UPDATE outbox SET delivered_at = $1, last_error = NULL \
+                         WHERE tenant = $2 AND message_id = $3",
+                        &args![at.as_str(), tenant, message_id],
                     )
                     .await?;
             }
@@ -861,8 +899,9 @@ impl Ledger {
                 let at = ts(&retry_at);
                 self.store()
                     .execute(
-                        "UPDATE outbox SET last_error = $1, next_attempt_at = $2 WHERE message_id = $3",
-                        &args![error.as_str(), at.as_str(), message_id],
+                        "UPDATE outbox SET last_error = $1, next_attempt_at = $2 \
+                         WHERE tenant = $3 AND message_id = $4",
+                        &args![error.as_str(), at.as_str(), tenant, message_id],
                     )
                     .await?;
             }

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: the binary, temp databases, direct SQL.
 
+pub mod citus;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -225,8 +226,12 @@ impl TestDb {
             std::process::id(),
             NEXT_DB.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         );
+        let citus = citus::nodes();
         block_on(async {
             use sqlx::Connection;
+            if let Some(nodes) = citus {
+                return citus::create_database(&admin, &name, nodes).await;
+            }
             let mut c = sqlx::PgConnection::connect(&admin)
                 .await
                 .expect("connect to the test PostgreSQL server");
@@ -405,8 +410,12 @@ impl Drop for TestDb {
         if let (Some(name), Ok(admin)) = (&self.pg_name, std::env::var("CLEARLEDGER_TEST_PG_URL")) {
             let name = name.clone();
             let role = self.pg_role.as_ref().map(|(role, _)| role.clone());
+            let citus = citus::nodes();
             block_on(async move {
                 use sqlx::Connection;
+                if let Some(nodes) = citus {
+                    citus::drop_database(&admin, &name, nodes).await;
+                }
                 if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
                     let _ =
                         sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
