@@ -7,6 +7,8 @@
 #   CLEARLEDGER_CORPUS=DIR      where the test corpus is (else ../shared/corpus, else
 #                               target/corpus; absent, scripts/fetch-corpus.sh fetches it)
 #   CLEARLEDGER_TEST_PG_URL=URL use this PostgreSQL server instead of starting one
+#   CLEARLEDGER_TEST_CITUS_URL=URL  also run the PostgreSQL suites and the Citus tests on this
+#                               Citus coordinator (docs/citus.md: a coordinator and two workers)
 #   CLEARLEDGER_PG_PORT=PORT    the port of the server pg-start.sh starts (default 55432)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,5 +45,16 @@ cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked --all-targets "$@"
 # The long variants are #[ignore]d tests (counted as ignored, never as passed): a second pass.
 if [ "${CLEARLEDGER_LONG_TESTS:-}" = 1 ]; then
-    cargo test --locked --tests "$@" -- --ignored
+    cargo test --locked --tests "$@" -- --ignored --skip citus::
+fi
+# On a Citus cluster: every PostgreSQL test again (a database of its own on every node each),
+# then the Citus tests, #[ignore]d elsewhere. Two tests are left to the plain pass: they check
+# the TLS and the password authentication scripts/pg-start.sh's server is set up with, which a
+# given cluster need not have.
+if [ -n "${CLEARLEDGER_TEST_CITUS_URL:-}" ]; then
+    CLEARLEDGER_TEST_PG_URL=$CLEARLEDGER_TEST_CITUS_URL cargo test --locked --test it "$@" -- \
+        postgres --skip postgres::tls_from_the_url \
+        --skip postgres::the_password_may_come_from_pgpassword
+    CLEARLEDGER_TEST_PG_URL=$CLEARLEDGER_TEST_CITUS_URL cargo test --locked --test it "$@" -- \
+        --ignored citus::
 fi

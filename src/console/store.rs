@@ -180,7 +180,7 @@ impl Ledger {
                 LATEST_RECON.checked(
                     "SELECT r.run_id, r.bank_account, r.summary FROM reconciliations r \
                      WHERE r.tenant = $1 AND r.run_id = (SELECT MAX(l.run_id) FROM \
-                     reconciliations l WHERE l.tenant = r.tenant AND \
+                     reconciliations l WHERE l.tenant = $1 AND \
                      l.bank_account = r.bank_account) ORDER BY r.bank_account",
                 ),
                 &args![tenant],
@@ -274,7 +274,7 @@ impl Ledger {
                     "SELECT p.currency, CAST(COUNT(*) AS BIGINT) AS n, \
                      CAST(COALESCE(SUM(p.amount_minor), 0) AS BIGINT) AS total FROM postings p \
                      WHERE p.tenant = $1 AND p.run_id = $2 AND NOT EXISTS (SELECT 1 FROM \
-                     postings c WHERE c.tenant = p.tenant AND c.compensates = p.posting_id) \
+                     postings c WHERE c.tenant = $1 AND c.compensates = p.posting_id) \
                      GROUP BY p.currency ORDER BY p.currency",
                 ),
                 &args![tenant, run.run_id],

@@ -1,8 +1,8 @@
 //! The exactly-once core; it names no feature. One protocol (`protocol.rs`, the run;
 //! `apply.rs`, the insert-first pass; `reads.rs`; `migrate.rs`) and its SQL (`sql.rs`),
 //! written once against one trait (`backend.rs`; `bulk.rs` for a feature's many rows) that
-//! SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`, through sqlx)
-//! implement. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against the same unique
+//! SQLite (`sqlite.rs`, through rusqlite) and PostgreSQL (`postgres.rs`, through sqlx;
+//! `citus.rs` on a Citus coordinator) implement. Both arbitrate with `INSERT … ON CONFLICT DO NOTHING` against the same unique
 //! indexes: SQLite one prepared statement per record (its change count says what inserted),
 //! PostgreSQL a chunk of arrays through `unnest` with `RETURNING`. The decisions on what did
 //! not insert live in `classify.rs`.

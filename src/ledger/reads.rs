@@ -185,10 +185,13 @@ impl Ledger {
     pub(crate) async fn lookup(&mut self, tenant: &str, lookup: &Lookup) -> Result<Vec<Posting>> {
         let source_cond: String;
         let e2e_ids: String;
+        let by_trace: String;
+        let d = self.store.dialect();
         let (cond, binds): (&str, Vec<String>) = match lookup {
             Lookup::TraceNumber(t) => {
                 let (lo, hi) = sql::key_prefix_range(&format!("uetr:{t}"));
-                (sql::LOOKUP_BY_TRACE.as_str(), vec![t.clone(), lo, hi])
+                by_trace = sql::lookup_by_trace(d);
+                (by_trace.as_str(), vec![t.clone(), lo, hi])
             }
             // Keys hold the UETR in lower case.
             Lookup::Uetr(u) => {
@@ -226,7 +229,7 @@ impl Ledger {
         if let Lookup::Source { record_no, .. } = lookup {
             a.push(Arg::Int(*record_no));
         }
-        let rows = self.store.query(&sql::lookup(cond), &a).await?;
+        let rows = self.store.query(&sql::lookup(d, cond), &a).await?;
         rows.iter().map(sql::posting).collect()
     }
 }

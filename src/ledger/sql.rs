@@ -1,6 +1,7 @@
 //! Every statement of the core both backends run, written once (`$n` placeholders; see
 //! `store.rs`), and the decoding of what they return.
 
+use super::backend::Dialect;
 use super::store::{Arg, Columns, Row, args, bad, col};
 use super::{
     Posting, RepeatCounts, ReportRow, Result, RunInfo, RunKind, RunStatus, StoredFinding,
@@ -368,18 +369,22 @@ pub(crate) fn report_row(mut r: Row) -> Result<ReportRow> {
 // ---- lookups --------------------------------------------------------------------------
 
 /// Postings by one of the lookup conditions: `{cond}` names the tenant (`$1`) and binds from
-/// `$2` (the tenant's term is the condition's: `LOOKUP_BY_TRACE` keeps it in its subqueries).
-pub(crate) fn lookup(cond: &str) -> String {
+/// `$2` (the tenant's term is the condition's: `lookup_by_trace` keeps it in its subqueries).
+///
+/// The journal is read by `original_posting_id` (its index): its tenant is compared as
+/// [`Dialect::scanned`] spells it, so that SQLite does not walk a tenant's index instead.
+pub(crate) fn lookup(d: Dialect, cond: &str) -> String {
+    let j_tenant = d.scanned("j.tenant");
     let sql = format!(
         "SELECT p.posting_id, p.tenant, p.operation, p.posting_key, p.file_id, p.record_no, p.trace_number, \
          p.debit_account, p.credit_account, p.amount_minor, p.currency, p.effective_date, p.fingerprint, \
          p.run_id, p.posted_at, \
-         (SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.original_posting_id = p.posting_id) AS repeats, \
+         (SELECT count(*) FROM journal j WHERE {j_tenant} = $1 AND j.original_posting_id = p.posting_id) AS repeats, \
          {} AS repeat_duplicates, {} AS repeat_conflicts, {} AS repeat_held \
          FROM postings p WHERE {cond} ORDER BY p.posting_id",
-        repeats_of("duplicate"),
-        repeats_of("conflict"),
-        repeats_of("held"),
+        repeats_of(&j_tenant, "duplicate"),
+        repeats_of(&j_tenant, "conflict"),
+        repeats_of(&j_tenant, "held"),
     );
     POSTING.checked(&sql);
     sql
@@ -414,9 +419,13 @@ pub(crate) fn trace_indexed(alias: &str) -> String {
 /// (`key_prefix_range("uetr:" + t)`). `tenant`, `t`, `lo` and `hi` are placeholders (`$2`…).
 /// As a set of posting ids: written as an `OR`, SQLite's planner (no statistics) reads
 /// the whole tenant instead.
-pub(crate) fn trace_is(p: &str, tenant: &str, t: &str, lo: &str, hi: &str) -> String {
+///
+/// `p`'s own tenant is compared as [`Dialect::scanned`] spells it: SQLite would otherwise
+/// walk the tenant's postings by an index instead of looking up the ids the subquery gives.
+pub(crate) fn trace_is(d: Dialect, p: &str, tenant: &str, t: &str, lo: &str, hi: &str) -> String {
+    let p_tenant = d.scanned(&format!("{p}.tenant"));
     format!(
-        "{p}.posting_id IN (SELECT posting_id FROM postings WHERE tenant = {tenant} AND trace_number = {t} \
+        "{p_tenant} = {tenant} AND {p}.posting_id IN (SELECT posting_id FROM postings WHERE tenant = {tenant} AND trace_number = {t} \
          AND {TRACE_INDEXED} UNION ALL SELECT posting_id FROM postings WHERE tenant = {tenant} \
          AND operation IN ({UETR_KEYED_OPERATIONS}) AND posting_key >= {lo} AND posting_key < {hi} \
          AND trace_number = {t})"
@@ -425,8 +434,9 @@ pub(crate) fn trace_is(p: &str, tenant: &str, t: &str, lo: &str, hi: &str) -> St
 
 /// `lookup`'s condition for `lookup --trace` (binds: tenant, the trace number, then
 /// `key_prefix_range("uetr:" + trace number)`).
-pub(crate) static LOOKUP_BY_TRACE: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| trace_is("p", "$1", "$2", "$3", "$4"));
+pub(crate) fn lookup_by_trace(d: Dialect) -> String {
+    trace_is(d, "p", "$1", "$2", "$3", "$4")
+}
 
 /// `lookup`'s condition for `lookup --uetr` (binds: tenant, `uetr:` + the UETR in lower case,
 /// then `key_prefix_range` of that): the payment keyed by it, its chain's legs
@@ -448,9 +458,9 @@ pub(crate) fn key_prefix_range(prefix: &str) -> (String, String) {
 
 /// How many journal rows name posting `p` with this outcome (the `journal_original`
 /// index, as the total).
-fn repeats_of(outcome: &str) -> String {
+fn repeats_of(j_tenant: &str, outcome: &str) -> String {
     format!(
-        "(SELECT count(*) FROM journal j WHERE j.tenant = p.tenant AND j.original_posting_id = p.posting_id \
+        "(SELECT count(*) FROM journal j WHERE {j_tenant} = $1 AND j.original_posting_id = p.posting_id \
          AND j.outcome = '{outcome}')"
     )
 }

@@ -902,7 +902,8 @@ mod tests {
                 .unwrap();
             rows.join("\n")
         };
-        let trace = plan(&sql::lookup(&sql::LOOKUP_BY_TRACE));
+        let d = crate::ledger::Dialect::Sqlite;
+        let trace = plan(&sql::lookup(d, &sql::lookup_by_trace(d)));
         assert!(
             trace.contains(
                 "SEARCH postings USING INDEX postings_trace (tenant=? AND trace_number=?)"
@@ -919,7 +920,7 @@ mod tests {
             trace.starts_with("SEARCH p USING INTEGER PRIMARY KEY (rowid=?)"),
             "{trace}"
         );
-        let uetr = plan(&sql::lookup(&sql::LOOKUP_BY_UETR));
+        let uetr = plan(&sql::lookup(d, &sql::LOOKUP_BY_UETR));
         assert!(
             uetr.contains(
                 "SEARCH p USING INDEX postings_natural_key (tenant=? AND operation=? AND posting_key>? AND posting_key<?)"

@@ -42,7 +42,7 @@ const HELD_COLUMNS: &str = "j.run_id, j.record_no, r.file_id, r.format, j.operat
      j.debit_account, j.credit_account, j.amount_minor, j.currency, j.fingerprint, j.effective_date, j.detail, \
      j.reason, r.started_at, o.posting_id, o.file_id, o.record_no, o.run_id, \
      d.decision, d.reason, d.decided_by, d.decided_at, d.run_id, d.posting_id, d.held_run_id, d.held_record_no, \
-     (SELECT p.posting_id FROM postings p WHERE p.tenant = j.tenant AND p.operation = j.operation \
+     (SELECT p.posting_id FROM postings p WHERE p.tenant = $1 AND p.operation = j.operation \
       AND p.posting_key = j.posting_key)";
 
 const HELD_FROM: &str = "FROM journal j JOIN runs r ON r.tenant = j.tenant AND r.run_id = j.run_id \

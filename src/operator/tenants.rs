@@ -5,7 +5,7 @@
 use super::sql;
 use crate::ledger::store::{Columns, args, col};
 use crate::ledger::ts;
-use crate::ledger::{Ledger, Result};
+use crate::ledger::{During, Ledger, Result};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -95,7 +95,25 @@ impl Ledger {
 
     /// Adds a tenant, insert-first (two processes adding one name at once add it once);
     /// returns it as stored and whether this call added it (`false`: it existed already).
+    /// One transaction: on Citus the tenant is written to every node's copy of `tenants`
+    /// and committed on all of them by two-phase commit, or on none.
     pub async fn add_tenant(
+        &mut self,
+        name: &TenantName,
+        now: DateTime<Utc>,
+    ) -> Result<(Tenant, bool)> {
+        self.store()
+            .begin(crate::ledger::backend::Begin::Write)
+            .await
+            .during("starting the tenant's transaction")?;
+        let res = self.insert_tenant(name, now).await;
+        if res.is_ok() {
+            crate::fault::point("before_commit");
+        }
+        self.end(res).await
+    }
+
+    async fn insert_tenant(
         &mut self,
         name: &TenantName,
         now: DateTime<Utc>,

@@ -635,7 +635,8 @@ impl Ledger {
              CAST(CASE WHEN credit_account IN ({list}) THEN 1 ELSE 0 END AS BIGINT), effective_date \
              FROM postings p WHERE {trace} \
              AND (debit_account IN ({list}) OR credit_account IN ({list})) ORDER BY posting_id LIMIT 20",
-            trace = crate::ledger::sql::trace_is("p", "$1", "$2", "$3", "$4")
+            trace =
+                crate::ledger::sql::trace_is(self.store().dialect(), "p", "$1", "$2", "$3", "$4")
         );
         for it in items.iter_mut() {
             if it.outcome != Outcome::MissingOurs || it.theirs.len() != 1 {

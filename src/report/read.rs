@@ -42,7 +42,7 @@ fn payment_arms() -> [String; 2] {
     let seen = |c: &str| format!("CASE WHEN j.posting_key IS NULL THEN o.{c} ELSE j.{c} END");
     // A decision on a held record, as one text (`Decision::describe`).
     let decision = "(SELECT d.decision || ' by ' || d.decided_by || ' at ' || d.decided_at || ' (run ' || \
-         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = j.tenant \
+         CAST(d.run_id AS TEXT) || '): ' || d.reason FROM decisions d WHERE d.tenant = $2 \
          AND d.operation = j.operation AND d.posting_key = j.posting_key)";
     // A compensation names the posting it compensates in the original_* columns.
     let posted = "SELECT p.run_id, p.file_id, p.record_no, 'posted' AS outcome, p.posting_key, p.trace_number, \

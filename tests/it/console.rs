@@ -439,7 +439,7 @@ fn the_console_in_chromium(db: TestDb) {
         250
     );
     let compensations = format!(
-        "SELECT count(*) FROM postings c JOIN postings p ON p.posting_id = c.compensates \
+        "SELECT count(*) FROM postings c JOIN postings p ON p.tenant = c.tenant AND p.posting_id = c.compensates \
          WHERE c.run_id = {reversal} AND p.run_id = {run}"
     );
     assert_eq!(q(&compensations), 250);

@@ -14,6 +14,7 @@ mod common;
 
 mod accounts;
 mod api_conformance;
+mod citus;
 mod config;
 mod console;
 mod corpus;

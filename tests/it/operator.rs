@@ -305,7 +305,7 @@ fn a_run_is_reversed_once_and_again_is_all_duplicates(db: TestDb) {
     assert_eq!(v["totals"][0]["amount_minor"], 787549);
     // Accounts swapped, key derived, the original named; ledger balance per account zero.
     let swapped = db.scalar(
-        "SELECT count(*) FROM postings c JOIN postings o ON o.posting_id = c.compensates \
+        "SELECT count(*) FROM postings c JOIN postings o ON o.tenant = c.tenant AND o.posting_id = c.compensates \
          WHERE c.run_id = 3 AND c.debit_account = o.credit_account AND c.credit_account = o.debit_account \
          AND c.amount_minor = o.amount_minor AND c.posting_key = o.posting_key || ':compensate' \
          AND c.file_id = 'compensate:' || o.file_id AND c.record_no = o.record_no",

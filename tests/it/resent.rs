@@ -188,7 +188,7 @@ fn next_weeks_payroll_with_trace_numbers_restarted_posts(db: TestDb) {
     let (code, v) = ingest(&db, &again, &[]);
     assert_eq!((code, counts(&v)), (1, (0, 0, 0, 4)));
     let held_against: Vec<String> = db
-        .rows("SELECT DISTINCT p.run_id FROM journal j JOIN postings p ON p.posting_id = j.original_posting_id WHERE j.run_id = 3")
+        .rows("SELECT DISTINCT p.run_id FROM journal j JOIN postings p ON p.tenant = j.tenant AND p.posting_id = j.original_posting_id WHERE j.run_id = 3")
         .into_iter()
         .map(|r| r[0].clone())
         .collect();

@@ -461,7 +461,7 @@ fn recorded_entries(db: &TestDb, file: &str, v: &serde_json::Value, out: &mut St
     let rows = db.rows(&format!(
         "SELECT e.entry_no, e.amount_minor, e.credit, e.currency, e.booking_date, e.value_date, \
          e.bank_ref, e.customer_ref, e.end_to_end_id, s.account FROM statement_entries e \
-         JOIN statements s ON s.statement_id = e.statement_id WHERE e.run_id = {run} \
+         JOIN statements s ON s.tenant = e.tenant AND s.statement_id = e.statement_id WHERE e.run_id = {run} \
          ORDER BY e.entry_id"
     ));
     for r in rows {

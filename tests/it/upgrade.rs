@@ -133,7 +133,7 @@ fn a_ledger_from_before_the_key_rule_changes_still_finds_its_files(db: TestDb) {
         );
         assert_eq!(
             db.scalar(&format!(
-                "SELECT count(*) FROM journal j JOIN postings p ON p.posting_id = j.original_posting_id \
+                "SELECT count(*) FROM journal j JOIN postings p ON p.tenant = j.tenant AND p.posting_id = j.original_posting_id \
                  WHERE j.run_id = (SELECT max(run_id) FROM runs) AND j.outcome = 'duplicate' AND p.run_id = {run}"
             )),
             n,
@@ -149,7 +149,7 @@ fn a_ledger_from_before_the_key_rule_changes_still_finds_its_files(db: TestDb) {
     assert_eq!(
         db.rows(
             "SELECT j.record_no, j.outcome, j.differences, p.run_id FROM journal j \
-             JOIN postings p ON p.posting_id = j.original_posting_id \
+             JOIN postings p ON p.tenant = j.tenant AND p.posting_id = j.original_posting_id \
              WHERE j.run_id = (SELECT max(run_id) FROM runs)"
         ),
         vec![vec!["1", "conflict", "amount: 125000 != 125100", "2"]]
@@ -335,7 +335,7 @@ fn a_previous_release_ledger_upgrades_and_reports_the_same(db: TestDb) {
         .collect::<Vec<_>>()
     );
     assert_eq!(
-        db.scalar("SELECT count(*) FROM journal j JOIN postings p ON p.posting_id = j.original_posting_id WHERE p.record_no = 3"),
+        db.scalar("SELECT count(*) FROM journal j JOIN postings p ON p.tenant = j.tenant AND p.posting_id = j.original_posting_id WHERE p.record_no = 3"),
         3,
         "posting 3 was seen again by runs 2, 3 and 4"
     );

@@ -76,7 +76,7 @@ fn all_applied(db: &TestDb) {
 fn status_of(db: &TestDb, key: &str) -> Vec<Vec<String>> {
     db.rows(&format!(
         "SELECT c.from_status, c.to_status FROM posting_status_changes c JOIN postings p \
-         ON p.posting_id = c.posting_id WHERE p.posting_key = '{key}' ORDER BY c.change_no"
+         ON p.tenant = c.tenant AND p.posting_id = c.posting_id WHERE p.posting_key = '{key}' ORDER BY c.change_no"
     ))
 }
 
@@ -408,7 +408,7 @@ fn an_event_before_its_posting_waits_for_it(db: TestDb) {
     );
     let changes = db.rows(&format!(
         "SELECT c.from_status, c.to_status FROM posting_status_changes c JOIN postings p \
-         ON p.posting_id = c.posting_id WHERE p.trace_number = '{trace}'"
+         ON p.tenant = c.tenant AND p.posting_id = c.posting_id WHERE p.trace_number = '{trace}'"
     ));
     assert_eq!(
         changes,

@@ -51,7 +51,50 @@ async fn read_nodes(admin: &str) -> Option<Vec<(String, i32)>> {
         nodes.len() >= 2,
         "the Citus cluster has no worker: {nodes:?} (citus_add_node)"
     );
+    drop_left_behind(admin, &nodes).await;
     Some(nodes)
+}
+
+/// The test databases an interrupted run left on the nodes (`cl_test_{pid}_{n}` of a
+/// process that is gone), with any transaction they hold prepared.
+async fn drop_left_behind(admin: &str, nodes: &[(String, i32)]) {
+    let gone = |name: &str| {
+        let pid = name
+            .strip_prefix("cl_test_")
+            .and_then(|r| r.split('_').next());
+        pid.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+    };
+    for node in nodes {
+        let Ok(mut c) = PgConnection::connect(&at_node(admin, node)).await else {
+            continue;
+        };
+        let prepared = sqlx::query("SELECT gid, database FROM pg_prepared_xacts")
+            .fetch_all(&mut c)
+            .await
+            .unwrap_or_default();
+        for r in prepared {
+            let (gid, db): (String, String) = (r.get(0), r.get(1));
+            if gone(&db) {
+                let url = super::with_database(&at_node(admin, node), &db);
+                if let Ok(mut d) = PgConnection::connect(&url).await {
+                    let _ = sqlx::query(&format!("ROLLBACK PREPARED '{gid}'"))
+                        .execute(&mut d)
+                        .await;
+                }
+            }
+        }
+        let names: Vec<String> = sqlx::query_scalar(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'cl\\_test\\_%'",
+        )
+        .fetch_all(&mut c)
+        .await
+        .unwrap_or_default();
+        for name in names.iter().filter(|n| gone(n)) {
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                .execute(&mut c)
+                .await;
+        }
+    }
 }
 
 /// `url` pointed at `host:port` (same credentials, database and parameters).

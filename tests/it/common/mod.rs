@@ -261,6 +261,7 @@ impl TestDb {
         let mut raw = [0u8; 16];
         getrandom::fill(&mut raw).expect("random password");
         let password = hex::encode(raw);
+        let citus = citus::nodes();
         block_on(async {
             use sqlx::Connection;
             let mut c = sqlx::PgConnection::connect(&pg_admin_url()).await.unwrap();
@@ -272,6 +273,16 @@ impl TestDb {
                     .execute(&mut c)
                     .await
                     .expect("the test's role");
+            }
+            // On Citus the role owns the database on every node (its shards are made there).
+            for node in citus.unwrap_or_default().iter().skip(1) {
+                let mut w = sqlx::PgConnection::connect(&citus::at_node(&pg_admin_url(), node))
+                    .await
+                    .unwrap();
+                sqlx::query(&format!("ALTER DATABASE \"{name}\" OWNER TO \"{name}\""))
+                    .execute(&mut w)
+                    .await
+                    .expect("the test's role on a worker");
             }
         });
         db.url = with_credentials(&db.url, &name, &password);
