@@ -47,7 +47,7 @@ cargo test --locked --all-targets "$@"
 if [ "${CLEARLEDGER_LONG_TESTS:-}" = 1 ]; then
     cargo test --locked --tests "$@" -- --ignored --skip citus::
 fi
-# On a Citus cluster: every PostgreSQL test again (a database of its own on every node each),
+# On a Citus cluster: every test named `postgres` again (a database of its own on every node each),
 # then the Citus tests, #[ignore]d elsewhere. Two tests are left to the plain pass: they check
 # the TLS and the password authentication scripts/pg-start.sh's server is set up with, which a
 # given cluster need not have.
@@ -55,6 +55,7 @@ if [ -n "${CLEARLEDGER_TEST_CITUS_URL:-}" ]; then
     CLEARLEDGER_TEST_PG_URL=$CLEARLEDGER_TEST_CITUS_URL cargo test --locked --test it "$@" -- \
         postgres --skip postgres::tls_from_the_url \
         --skip postgres::the_password_may_come_from_pgpassword
+    # One at a time: one of them stops a worker of the cluster.
     CLEARLEDGER_TEST_PG_URL=$CLEARLEDGER_TEST_CITUS_URL cargo test --locked --test it "$@" -- \
-        --ignored citus::
+        --ignored citus:: --test-threads=1
 fi

@@ -57,9 +57,11 @@ pub(crate) fn refuse_worker(group: Option<i64>) -> Result<bool> {
     }
 }
 
-/// The tables of the ledger's schema that Citus does not manage yet, with the tables each
-/// references by a foreign key.
+/// The ledger's tables that Citus does not manage yet (a shared table, or one with a
+/// `tenant` column: another table of the schema is not the ledger's, and is left alone),
+/// with the tables each references by a foreign key.
 async fn undistributed(conn: &mut PgConnection) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let shared: Vec<String> = SHARED_TABLES.iter().map(|t| t.to_string()).collect();
     let rows = sqlx::query(
         "SELECT c.relname, coalesce(array_agg(DISTINCT u.relname) FILTER (WHERE u.relname IS NOT NULL), \
          '{}') AS refs FROM pg_catalog.pg_class c \
@@ -69,8 +71,11 @@ async fn undistributed(conn: &mut PgConnection) -> Result<BTreeMap<String, BTree
          WHERE n.nspname = current_schema() AND c.relkind = 'r' AND NOT EXISTS \
          (SELECT 1 FROM pg_catalog.pg_dist_partition d WHERE d.logicalrelid = c.oid \
           AND (d.partmethod = 'h' OR d.repmodel = 't')) \
+         AND (c.relname = ANY($1) OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a \
+              WHERE a.attrelid = c.oid AND a.attname = 'tenant' AND NOT a.attisdropped)) \
          GROUP BY c.relname",
     )
+    .bind(shared)
     .fetch_all(&mut *conn)
     .await
     .ctx("reading the tables Citus does not manage yet")?;
@@ -155,7 +160,13 @@ async fn foreign_keys_of(
 ) -> Result<Vec<ForeignKey>> {
     let names: Vec<String> = tables.keys().cloned().collect();
     let rows = sqlx::query(
-        "SELECT quote_ident(t.relname) AS t, quote_ident(f.conname) AS name,          pg_get_constraintdef(f.oid) AS def FROM pg_catalog.pg_constraint f          JOIN pg_catalog.pg_class t ON t.oid = f.conrelid          JOIN pg_catalog.pg_class u ON u.oid = f.confrelid          JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace          WHERE f.contype = 'f' AND n.nspname = current_schema()          AND (t.relname = ANY($1) OR u.relname = ANY($1)) ORDER BY 1, 2",
+        "SELECT quote_ident(t.relname) AS t, quote_ident(f.conname) AS name, \
+         pg_get_constraintdef(f.oid) AS def FROM pg_catalog.pg_constraint f \
+         JOIN pg_catalog.pg_class t ON t.oid = f.conrelid \
+         JOIN pg_catalog.pg_class u ON u.oid = f.confrelid \
+         JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace \
+         WHERE f.contype = 'f' AND n.nspname = current_schema() \
+         AND (t.relname = ANY($1) OR u.relname = ANY($1)) ORDER BY 1, 2",
     )
     .bind(names)
     .fetch_all(&mut *conn)

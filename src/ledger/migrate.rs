@@ -12,6 +12,11 @@ use chrono::Utc;
 /// The migration after whose script existing postings are compacted (`compact_details`).
 const COMPACT_DETAIL_MIGRATION: i64 = 13;
 
+/// The first migration after which the schema can be distributed on Citus (every key of a
+/// tenant table led by `tenant`): from it on, each migration's new tables are distributed
+/// before the next migration runs, so that the next can add foreign keys to them.
+const FIRST_DISTRIBUTABLE: i64 = 21;
+
 impl Ledger {
     /// Applies the embedded migrations inside one write transaction, so that processes
     /// opening a new database at the same moment apply them once: the first takes the
@@ -76,17 +81,26 @@ impl Ledger {
             if m.version == COMPACT_DETAIL_MIGRATION {
                 compact_details(s).await?;
             }
+            if m.version >= FIRST_DISTRIBUTABLE {
+                distribute(s).await?;
+            }
             tracing::info!(version = m.version, description = %m.description, "migration applied");
         }
-        let distributed = s
-            .distribute()
-            .await
-            .during("distributing tables on Citus")?;
-        if distributed > 0 {
-            tracing::info!(tables = distributed, "tables distributed on Citus");
-        }
-        Ok(())
+        // A ledger restored onto a Citus coordinator has no migration left to apply.
+        distribute(s).await
     }
+}
+
+/// On a Citus coordinator, distributes the tables not distributed yet (nothing elsewhere).
+async fn distribute(s: &mut super::Store) -> Result<()> {
+    let distributed = s
+        .distribute()
+        .await
+        .during("distributing tables on Citus")?;
+    if distributed > 0 {
+        tracing::info!(tables = distributed, "tables distributed on Citus");
+    }
+    Ok(())
 }
 
 /// Migration 0013's conversion (migrations/*/0013_compact_detail.sql): every posting's

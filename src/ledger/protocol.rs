@@ -460,9 +460,10 @@ impl Ledger {
             .int(col!(sql::NEW_RUN, "run_id"))?;
         // Every record of the earlier run: what it posted, and what it found duplicated.
         let a = args![run_id, prior.first_run_id, tenant];
+        let replay = sql::replay_journal(self.store.dialect());
         let replayed = self
             .store
-            .execute(sql::REPLAY_JOURNAL, &a)
+            .execute(&replay, &a)
             .await
             .during("replaying the earlier run's outcomes")? as i64;
         let finished = ts(&finish.finished_at);

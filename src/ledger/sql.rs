@@ -125,14 +125,26 @@ pub(crate) const EXACT_UPLOAD: Columns = Columns(&["file_id", "format", "first_r
 const _: () = EXACT_UPLOAD.check(FIND_EXACT_UPLOAD);
 
 /// An exact re-upload's journal, set-based: every record of the earlier run is a
-/// duplicate of what it posted, or of what it had itself found duplicated. The postings
-/// are read from the index on (run_id, record_no) alone. Binds: new run, prior run,
-/// tenant (under which the prior run was found).
-pub(crate) const REPLAY_JOURNAL: &str = "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
-     SELECT $1, p.record_no, $3, 'duplicate', p.posting_id FROM postings p WHERE p.tenant = $3 AND p.run_id = $2 \
-     UNION ALL \
-     SELECT $1, j.record_no, $3, 'duplicate', j.original_posting_id FROM journal j \
-     WHERE j.tenant = $3 AND j.run_id = $2 AND j.outcome = 'duplicate'";
+/// duplicate of what it posted, or of what it had itself found duplicated. Binds: new run,
+/// prior run, tenant (under which the prior run was found).
+///
+/// On SQLite the postings are read from the index on (run_id, record_no) alone, which holds
+/// the posting's id too: the run id names them (ids are the ledger's own) and the tenant is
+/// not read. PostgreSQL names the tenant of the postings, as a distributed PostgreSQL needs
+/// to send the statement to the tenant's node.
+pub(crate) fn replay_journal(d: Dialect) -> String {
+    let of_tenant = match d {
+        Dialect::Sqlite => "",
+        Dialect::Postgres => "p.tenant = $3 AND ",
+    };
+    format!(
+        "INSERT INTO journal (run_id, record_no, tenant, outcome, original_posting_id) \
+         SELECT $1, p.record_no, $3, 'duplicate', p.posting_id FROM postings p WHERE {of_tenant}p.run_id = $2 \
+         UNION ALL \
+         SELECT $1, j.record_no, $3, 'duplicate', j.original_posting_id FROM journal j \
+         WHERE j.tenant = $3 AND j.run_id = $2 AND j.outcome = 'duplicate'"
+    )
+}
 
 pub(crate) fn run_of_tenant() -> String {
     format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND tenant = $2")

@@ -26,7 +26,7 @@ pub(crate) const INSERT_ACTION_RUN: &str = "INSERT INTO runs (tenant, file_id, s
      status, kind, reason, actor) VALUES ($1, $2, '', $3, $4, $5, 'running', $6, $7, $8) RETURNING run_id";
 
 /// An action's completion mark. Binds: finished_at, records, posted, duplicates,
-/// posted_amount_minor, run_id.
+/// posted_amount_minor, run_id, tenant.
 pub(crate) const COMPLETE_ACTION_RUN: &str = "UPDATE runs SET status = 'completed', finished_at = $1, records = $2, \
      posted = $3, duplicates = $4, conflicts = 0, held = 0, posted_amount_minor = $5, errors = 0, warnings = 0 \
      WHERE run_id = $6 AND tenant = $7";

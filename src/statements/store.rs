@@ -22,7 +22,7 @@ pub(super) const INSERT_STATEMENT: &str = "INSERT INTO statements (tenant, state
 pub(super) const NEW_STATEMENT: Columns = Columns(&["statement_id"]);
 const _: () = NEW_STATEMENT.check(INSERT_STATEMENT);
 
-/// How many statements a run recorded unbalanced. Binds: count, run_id.
+/// How many statements a run recorded unbalanced. Binds: count, run_id, tenant.
 pub(super) const SET_UNBALANCED: &str =
     "UPDATE runs SET unbalanced = $1 WHERE run_id = $2 AND tenant = $3";
 

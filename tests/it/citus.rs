@@ -5,7 +5,8 @@
 //!
 //! These tests need `CLEARLEDGER_TEST_PG_URL` to name a Citus coordinator: scripts/test.sh
 //! runs them, with `--ignored`, in the pass where it points that variable at
-//! `CLEARLEDGER_TEST_CITUS_URL`. Run anywhere else they fail, saying so.
+//! `CLEARLEDGER_TEST_CITUS_URL`, one at a time (`--test-threads=1`): one of them stops a
+//! worker, which the others' databases use too. Run anywhere else they fail, saying so.
 
 use crate::common::{self, TestDb, citus};
 use std::collections::BTreeSet;
