@@ -9,6 +9,7 @@
 //! worker, which the others' databases use too. Run anywhere else they fail, saying so.
 
 use crate::common::{self, TestDb, citus};
+use crate::postgres::generate;
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 
@@ -221,22 +222,6 @@ fn tenants_on_both_workers(db: &TestDb) -> Vec<String> {
         .unwrap();
     // Alternating, so that tenants 0 and 2 (one file) and 1 and 3 (the other) are on both.
     vec![a[0].clone(), a[1].clone(), b[0].clone(), b[1].clone()]
-}
-
-fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::PathBuf {
-    let f = db.file(name);
-    let out = db.cl(&[
-        "generate",
-        "nacha",
-        "--entries",
-        &entries.to_string(),
-        "--seed",
-        &seed.to_string(),
-        "-o",
-        f.to_str().unwrap(),
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    f
 }
 
 fn spawn_ingest(db: &TestDb, tenant: &str, file: &std::path::Path) -> Child {

@@ -27,7 +27,8 @@ fn summary(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::PathBuf {
+/// A generated NACHA file of `entries` entries in three batches, in the test's directory.
+pub(crate) fn generate(db: &TestDb, name: &str, entries: u64, seed: u64) -> std::path::PathBuf {
     let f = db.file(name);
     let out = db.cl(&[
         "generate",
