@@ -828,7 +828,7 @@ impl Ledger {
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id), Arg::Text(&at)];
         a.extend(binds.iter().map(Bind::arg));
         self.store()
-            .execute(&sql::insert_compensations(&cond(4)), &a)
+            .execute(&sql::insert_compensations(who.tenant, &cond(4)), &a)
             .await
             .during("posting the compensations")?;
         let mut a: Vec<Arg> = vec![Arg::Text(who.tenant), Arg::Int(run_id)];

@@ -103,13 +103,19 @@ pub(crate) const POSTING_IN_THE_WAY: &str = "SELECT posting_id, fingerprint, run
 /// swapped, key `{posting_key}:compensate`, source `compensate:{file_id}` and the same
 /// record number, the same unique indexes; one per posting (`postings_compensates`).
 /// Binds: tenant, run_id, posted_at.
-pub(crate) fn insert_compensations(cond: &str) -> String {
+///
+/// The tenant is also written into the statement as a literal (a tenant name is letters,
+/// digits, `.`, `_`, `-`): an `INSERT … SELECT` into `postings` (an identity column) runs
+/// through a Citus coordinator, which reads its `SELECT` before it binds parameters, and
+/// reads only the tenant's shard when the tenant is a constant (every shard otherwise).
+pub(crate) fn insert_compensations(tenant: &str, cond: &str) -> String {
+    let t = format!("'{}'", tenant.replace('\'', "''"));
     format!(
         "INSERT INTO postings ({POSTING_COLUMNS}, compensates) \
-         SELECT p.tenant, p.operation, p.posting_key || ':compensate', 'compensate:' || p.file_id, p.record_no, \
+         SELECT $1, p.operation, p.posting_key || ':compensate', 'compensate:' || p.file_id, p.record_no, \
          p.trace_number, p.credit_account, p.debit_account, p.amount_minor, p.currency, p.effective_date, \
          p.fingerprint, p.detail, $2, $3, p.posting_id \
-         FROM postings p WHERE p.tenant = $1 AND {cond} ORDER BY p.posting_id \
+         FROM postings p WHERE p.tenant = {t} AND p.tenant = $1 AND {cond} ORDER BY p.posting_id \
          ON CONFLICT DO NOTHING"
     )
 }

@@ -536,3 +536,104 @@ fn a_worker_is_refused_as_a_configuration_error() {
         );
     }
 }
+
+/// The commands of one tenant send no statement to more than one shard: with Citus
+/// told to refuse any statement of several tasks (`citus.multi_task_query_log_level =
+/// error`, this database only), ingests of every kind (new, conflicting, replayed,
+/// ISO 20022, a statement file), reports, runs, lookups, held records, a reversal, an
+/// account mapping and a reconciliation all succeed. A statement that forgot its tenant
+/// on a single table would still run on Citus, on every shard: this is where it fails.
+#[test]
+#[ignore = "needs a Citus coordinator: scripts/test.sh runs it when CLEARLEDGER_TEST_CITUS_URL is set"]
+fn a_tenants_commands_each_go_to_one_shard() {
+    let db = citus_ledger();
+    let name = db
+        .url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
+    db.exec_script(&format!(
+        "ALTER DATABASE \"{name}\" SET citus.multi_task_query_log_level = 'error'"
+    ));
+    let s = common::sample;
+    let steps: Vec<Vec<String>> = vec![
+        vec!["ingest".into(), "-q".into(), s(common::PAYROLL)],
+        vec![
+            "ingest".into(),
+            "-q".into(),
+            s("ppd-payroll-credits-amended.ach"),
+        ],
+        vec![
+            "ingest".into(),
+            "-q".into(),
+            s(common::PAYROLL),
+            "--report".into(),
+            db.file("r.csv").display().to_string(),
+        ],
+        vec![
+            "ingest".into(),
+            "-q".into(),
+            s("pacs008-credit-transfers.xml"),
+        ],
+        vec!["ingest".into(), "-q".into(), s("pacs004-return.xml")],
+        vec!["ingest".into(), "-q".into(), s("statement-mt940.sta")],
+        vec!["report".into(), "1".into()],
+        vec!["report".into(), "2".into()],
+        vec!["runs".into()],
+        vec!["lookup".into(), "--trace".into(), "121042880000001".into()],
+        vec![
+            "lookup".into(),
+            "--key".into(),
+            "nacha:231380104:1210428821:261129:0900:A:1".into(),
+        ],
+        vec![
+            "lookup".into(),
+            "--file-id".into(),
+            "nacha:231380104:1210428821:261129:0900:A".into(),
+            "--record-no".into(),
+            "2".into(),
+        ],
+        vec!["held".into()],
+        vec!["statements".into()],
+        vec![
+            "reverse".into(),
+            "1".into(),
+            "--reason".into(),
+            "test".into(),
+            "--by".into(),
+            "ops".into(),
+        ],
+        vec![
+            "account".into(),
+            "map".into(),
+            "--bank-account".into(),
+            "NL91ABNA0417164300".into(),
+            "--ledger-account".into(),
+            "ledger:eur".into(),
+        ],
+        vec![
+            "reconcile".into(),
+            "--bank-account".into(),
+            "NL91ABNA0417164300".into(),
+        ],
+    ];
+    for step in &steps {
+        let args: Vec<&str> = step.iter().map(String::as_str).collect();
+        let r = db.cl(&args);
+        assert!(
+            !r.stderr.contains("multi-task") && !r.stderr.contains("multi_task"),
+            "{args:?} sent a statement to several shards: {}",
+            r.stderr
+        );
+        assert!(
+            r.code == 0 || r.code == 1,
+            "{args:?}: exit {}: {}",
+            r.code,
+            r.stderr
+        );
+    }
+}
