@@ -42,6 +42,9 @@ fi
 # House style first: formatted, and no clippy warning (clippy.toml: a function fits a screen).
 cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings
+# The fuzz targets (fuzz/, run with scripts/fuzz.sh on nightly) compile on stable too: checked
+# here so that none rots unseen; what each one checks runs in tests/it/fuzz_smoke.rs.
+(cd fuzz && cargo check --locked --quiet)
 cargo test --locked --all-targets "$@"
 # The long variants are #[ignore]d tests (counted as ignored, never as passed): a second pass.
 if [ "${CLEARLEDGER_LONG_TESTS:-}" = 1 ]; then

@@ -20,7 +20,8 @@
 //!   `Idempotency-Key` go through `ingest` like any file; reads, metrics;
 //! - [`console`]: the operator console in the browser, HTML pages served by `serve` over
 //!   the same reads and writes;
-//! - [`cli`]: the commands (argument handling and printing), called by `main.rs`.
+//! - [`cli`]: the commands (argument handling and printing), called by `main.rs`;
+//! - `fuzzing`: the fuzz targets' checks (`fuzz/`, and the suite's smoke test).
 
 // A test reads as one scenario, top to bottom; production code fits a screen (Cargo.toml).
 #![cfg_attr(test, allow(clippy::too_many_lines))]
@@ -34,6 +35,9 @@ pub mod console;
 pub(crate) mod fault;
 pub mod findings;
 pub mod formats;
+/// The fuzz targets' entry points (`fuzz/`, and the suite's smoke test): not an API.
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod hash;
 pub(crate) mod ingest;
 pub mod keys;

@@ -113,7 +113,7 @@ impl crate::serve::pool::Reusable for Work {
 /// A bare value (`8e03978e-40d5…`, not in quotes) is accepted too, as itself: most clients
 /// send the key bare, as Stripe's API taught them, and refusing them would help nobody. It
 /// must not hold what would make it ambiguous (`,` `;` `"` or a space): those need quotes.
-fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, Problem> {
     let lines: Vec<&HeaderValue> = headers.get_all("idempotency-key").iter().collect();
     if lines.is_empty() {
         return Err(Problem::bad_request(

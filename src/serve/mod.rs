@@ -185,30 +185,11 @@ pub(crate) async fn serve(
     metrics_listener: Option<tokio::net::TcpListener>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), LedgerError> {
-    let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
-    let readers = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
-    let (repeats, journal) = files::Repeats::start(pool.clone());
-    let (events, events_rx) = tokio::sync::mpsc::unbounded_channel();
-    let app = Arc::new(App {
-        config,
-        pool,
-        readers,
-        metrics: metrics::Metrics::default(),
-        repeats,
-        events,
-        in_flight: Mutex::new(HashMap::new()),
-    });
-    let c = &app.config;
-    let tasks = [
-        tokio::spawn(purge_expired(app.clone())),
-        tokio::spawn(webhooks::worker(app.clone(), events_rx)),
-        tokio::spawn(webhooks::sweeper(
-            app.clone(),
-            c.sweep_after,
-            c.sweep_interval,
-        )),
-        tokio::spawn(webhooks::outbox(app.clone(), c.outbox_interval)),
-    ];
+    let Started {
+        app,
+        tasks,
+        journal,
+    } = start(config).await?;
     let metrics_server = metrics_listener.map(|l| {
         let r = Router::new()
             .route("/metrics", get(metrics_text))
@@ -233,6 +214,48 @@ pub(crate) async fn serve(
     app.pool.close().await;
     app.readers.close().await;
     Ok(())
+}
+
+/// The state every handler shares, and the tasks serving it.
+pub(crate) struct Started {
+    pub(crate) app: Shared,
+    /// The purge, the webhook worker, its sweeper, the outbox.
+    pub(crate) tasks: [tokio::task::JoinHandle<()>; 4],
+    /// The journal of repeats' writer, which ends once `app.repeats` is closed.
+    pub(crate) journal: tokio::task::JoinHandle<()>,
+}
+
+/// Opens the connections and starts the background tasks (on the runtime it is called in).
+pub(crate) async fn start(config: ServeConfig) -> Result<Started, LedgerError> {
+    let pool = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
+    let readers = Arc::new(pool::Pool::open(&config.db_url, config.db, config.connections).await?);
+    let (repeats, journal) = files::Repeats::start(pool.clone());
+    let (events, events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = Arc::new(App {
+        config,
+        pool,
+        readers,
+        metrics: metrics::Metrics::default(),
+        repeats,
+        events,
+        in_flight: Mutex::new(HashMap::new()),
+    });
+    let c = &app.config;
+    let tasks = [
+        tokio::spawn(purge_expired(app.clone())),
+        tokio::spawn(webhooks::worker(app.clone(), events_rx)),
+        tokio::spawn(webhooks::sweeper(
+            app.clone(),
+            c.sweep_after,
+            c.sweep_interval,
+        )),
+        tokio::spawn(webhooks::outbox(app.clone(), c.outbox_interval)),
+    ];
+    Ok(Started {
+        app,
+        tasks,
+        journal,
+    })
 }
 
 /// Deletes expired idempotency rows and console sessions, at start and then hourly (an

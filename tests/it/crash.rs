@@ -1,11 +1,16 @@
-//! The crash matrix: `clearledger ingest` killed with SIGKILL at random moments and at
-//! named fault points, on both backends, then rerun until it succeeds. After every trial:
-//! exactly one posting per entry, the ledger's total equals the file's control totals, the
-//! final report accounts for every record, and no run is left half-done.
+//! The crash matrix: `clearledger ingest` of NACHA and ISO 20022 files killed with SIGKILL
+//! at random moments inside its run, inside its COMMIT (held just before it, let go, killed
+//! a random few hundred microseconds later) and at named fault points, on both backends,
+//! then rerun until it succeeds. After every trial: exactly one posting per record, the
+//! ledger's total equals the file's control totals, the final report accounts for every
+//! record, and no run is left half-done.
 //!
 //! Default: a few trials per backend (minutes in CI). `CLEARLEDGER_CRASH_TRIALS=N` asks for
-//! N random kills landed mid-run per file size and backend (3 by default);
-//! `CLEARLEDGER_CRASH_SEED=S` picks the seed.
+//! N kills landed mid-run per file and N aimed inside its commit (1 by default);
+//! `CLEARLEDGER_CRASH_SIZES=1,2000,…` the NACHA sizes (default 1 and 2,000; the ISO 20022
+//! ones are those up to 10,000; a size of 100,000 or more gets a tenth of the trials; the
+//! fault points run on the size 2,000);
+//! `CLEARLEDGER_CRASH_SEED=S` picks the seed. docs/reliability.md has the long run's command.
 
 use crate::common;
 
@@ -34,12 +39,26 @@ fn facts(path: &std::path::Path) -> FileFacts {
     let out = common::run(&["check", "--json", path.to_str().unwrap()], &[]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    let d: i64 = v["total_debit_minor"].as_str().unwrap().parse().unwrap();
-    let c: i64 = v["total_credit_minor"].as_str().unwrap().parse().unwrap();
+    let minor = |v: &serde_json::Value| -> i64 {
+        match v {
+            serde_json::Value::String(s) => s.parse().unwrap(),
+            v => v.as_i64().unwrap(),
+        }
+    };
+    let (entries, total_minor) = if v["format"] == "nacha" {
+        let total = minor(&v["total_debit_minor"]) + minor(&v["total_credit_minor"]);
+        (v["entries"].as_i64().unwrap(), total)
+    } else {
+        let by_currency = v["total_minor_by_currency"].as_object().unwrap();
+        (
+            v["transactions"].as_i64().unwrap(),
+            by_currency.values().map(minor).sum(),
+        )
+    };
     FileFacts {
         file_id: v["file_id"].as_str().unwrap().to_string(),
-        entries: v["entries"].as_i64().unwrap(),
-        total_minor: d + c,
+        entries,
+        total_minor,
     }
 }
 
@@ -108,21 +127,41 @@ fn verify(
     );
 }
 
-/// `generate nacha` of `entries` entries in four batches into `path`.
-fn generate(db: &TestDb, entries: u64, seed: u64, path: &std::path::Path) {
-    let out = db.cl(&[
-        "generate",
-        "nacha",
-        "--entries",
-        &entries.to_string(),
-        "--batches",
-        "4",
-        "--seed",
-        &seed.to_string(),
-        "-o",
-        path.to_str().unwrap(),
-    ]);
+/// The formats of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Nacha,
+    Iso20022,
+}
+
+/// A file of `entries` records of `format` for `seed` at `db.file(name + extension)`.
+fn generate(
+    db: &TestDb,
+    format: Format,
+    entries: u64,
+    seed: u64,
+    name: &str,
+) -> std::path::PathBuf {
+    let (path, n, seed) = (db.file(name), entries.to_string(), seed.to_string());
+    let p = path.to_str().unwrap();
+    let args: Vec<&str> = match format {
+        Format::Nacha => vec![
+            "generate",
+            "nacha",
+            "--entries",
+            &n,
+            "--batches",
+            "4",
+            "--seed",
+            &seed,
+            "-o",
+            p,
+        ],
+        Format::Iso20022 => vec!["generate", "pacs008", "--tx", &n, "--seed", &seed, "-o", p],
+    };
+    let out = db.cl(&args);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    path
 }
 
 /// How long `ingest -q` of `path` takes here, start to exit, in milliseconds.
@@ -133,14 +172,19 @@ fn timed_ingest_ms(db: &TestDb, path: &std::path::Path) -> u64 {
     t0.elapsed().as_millis() as u64
 }
 
-/// The quickest of three first ingests of `entries`-entry files (each of its own seed: a
+/// The quickest of three first ingests of `entries`-record files (each of its own seed: a
 /// file ingested again takes the replay's shorter path).
-fn quickest_first_run_ms(db: &TestDb, entries: u64, seed: &mut u64) -> u64 {
+fn quickest_first_run_ms(db: &TestDb, format: Format, entries: u64, seed: &mut u64) -> u64 {
     (0..3)
         .map(|i| {
             *seed += 1;
-            let path = db.file(&format!("timing-{entries}-{i}-{seed}.ach"));
-            generate(db, entries, *seed, &path);
+            let path = generate(
+                db,
+                format,
+                entries,
+                *seed,
+                &format!("timing-{entries}-{i}-{seed}"),
+            );
             timed_ingest_ms(db, &path)
         })
         .min()
@@ -156,10 +200,33 @@ enum Landing {
     /// While the run was in progress: the process still running, past its start-up,
     /// nothing of the file committed yet.
     MidRun,
+    /// Inside the COMMIT, which did not take effect: nothing of the file committed.
+    InCommitRolledBack,
+    /// Inside the COMMIT, which took effect: the whole file committed.
+    InCommitCommitted,
     /// After the run's commit, before the process exited.
     AfterCommit,
     /// The process had exited on its own first.
     Finished,
+}
+
+fn spawn_ingest(db: &TestDb, path: &std::path::Path, fault: Option<&str>) -> std::process::Child {
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["--db", &db.url, "ingest", "-q", path.to_str().unwrap()])
+        .env_remove("CLEARLEDGER_FAULT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(f) = fault {
+        cmd.env("CLEARLEDGER_FAULT", f);
+    }
+    cmd.spawn().unwrap()
+}
+
+fn committed(db: &TestDb, f: &FileFacts) -> i64 {
+    db.scalar(&format!(
+        "SELECT count(*) FROM postings WHERE file_id = '{}'",
+        f.file_id
+    ))
 }
 
 /// Starts `ingest -q path`, SIGKILLs it after `delay`, and says where the kill landed.
@@ -170,12 +237,7 @@ fn kill_after(
     delay: Duration,
     startup: Duration,
 ) -> Landing {
-    let mut child = Command::new(common::bin())
-        .args(["--db", &db.url, "ingest", "-q", path.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_ingest(db, path, None);
     std::thread::sleep(delay);
     let done_before = child.try_wait().unwrap().is_some();
     let _ = child.kill(); // SIGKILL
@@ -183,11 +245,7 @@ fn kill_after(
     if done_before || status.code().is_some() {
         return Landing::Finished;
     }
-    let committed = db.scalar(&format!(
-        "SELECT count(*) FROM postings WHERE file_id = '{}'",
-        f.file_id
-    ));
-    match committed {
+    match committed(db, f) {
         0 if delay < startup => Landing::AtStartUp,
         0 => Landing::MidRun,
         n if n == f.entries => Landing::AfterCommit,
@@ -198,107 +256,216 @@ fn kill_after(
     }
 }
 
-/// SIGKILLs at random moments inside a run of `entries` entries until `trials` of them
-/// have landed mid-run, each followed by reruns and the checks; returns the landings.
+/// Whether the process is stopped (SIGSTOP: held at its fault point).
+fn stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command's closing parenthesis.
+    stat.rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('T'))
+}
+
+/// Holds `ingest -q path` just before its COMMIT, lets it go, SIGKILLs it `delay` later:
+/// inside the COMMIT or about it. Says which way the COMMIT went.
+fn kill_in_commit(db: &TestDb, f: &FileFacts, path: &std::path::Path, delay: Duration) -> Landing {
+    let mut child = spawn_ingest(db, path, Some("stop:before_commit"));
+    let t0 = Instant::now();
+    while !stopped(child.id()) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the ingest ended before its commit"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "never reached its commit"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::thread::sleep(delay);
+    let _ = child.kill(); // SIGKILL
+    let status = child.wait().unwrap();
+    if status.code().is_some() {
+        return Landing::Finished;
+    }
+    match committed(db, f) {
+        0 => Landing::InCommitRolledBack,
+        n if n == f.entries => Landing::InCommitCommitted,
+        n => panic!(
+            "{n} of {} entries committed: a run committed in part",
+            f.entries
+        ),
+    }
+}
+
+/// One file, one kill, reruns and the checks.
+struct Trial<'a> {
+    db: &'a TestDb,
+    format: Format,
+    entries: u64,
+}
+
+impl Trial<'_> {
+    fn run(
+        &self,
+        seed: u64,
+        kill: impl FnOnce(&FileFacts, &std::path::Path) -> Landing,
+    ) -> Landing {
+        let name = format!("f-{:?}-{}-{seed}", self.format, self.entries);
+        let path = generate(self.db, self.format, self.entries, seed, &name);
+        let f = facts(&path);
+        let landing = kill(&f, &path);
+        let rows = rerun_until_done(self.db, &path, &self.db.file("report.csv"));
+        let what = format!(
+            "{:?} of {} records, seed {seed} ({landing:?})",
+            self.format, self.entries
+        );
+        verify(self.db, &f, &rows, &what);
+        std::fs::remove_file(&path).unwrap();
+        landing
+    }
+}
+
+/// SIGKILLs at random moments inside runs until `trials` of them have landed mid-run,
+/// each followed by reruns and the checks; returns the landings.
 ///
 /// The matrix claims kills during a run, so each requested trial must be one that landed
 /// mid-run: kills that landed at start-up or after the run are verified all the same but
 /// do not count. The attempts are capped (8 per requested trial: at the delays drawn,
 /// spread over 1.25 times a clean run, about half land mid-run), so a machine where the
 /// kills never land inside a run fails here instead of passing without testing it.
-fn random_kills(
-    db: &TestDb,
-    rng: &mut Rng,
-    entries: u64,
-    trials: u64,
-    seed: &mut u64,
-) -> Vec<Landing> {
-    let report = db.file("report.csv");
+fn random_kills(t: &Trial, rng: &mut Rng, trials: u64, seed: &mut u64) -> Vec<Landing> {
     // How long a clean run of this size takes here, to aim the kills inside it, and how
-    // long a one-entry run takes, before which a kill finds the process starting up: each
+    // long a one-record run takes, before which a kill finds the process starting up: each
     // the quickest of three first runs, so that one slow start on a busy machine does not
     // put every kill before the run.
-    let startup = Duration::from_millis(quickest_first_run_ms(db, 1, seed));
-    let span_ms = quickest_first_run_ms(db, entries, seed).max(20);
+    let startup = Duration::from_millis(quickest_first_run_ms(t.db, t.format, 1, seed));
+    let span_ms = quickest_first_run_ms(t.db, t.format, t.entries, seed).max(20);
     // The kills spread over the run past its start-up, however the two measured.
     let span_ms = span_ms.max(startup.as_millis() as u64 * 2);
     let mut landings = Vec::new();
     while landings.iter().filter(|l| **l == Landing::MidRun).count() < trials as usize {
         assert!(
             (landings.len() as u64) < trials * 8,
-            "{entries} entries: {} SIGKILLs, fewer than {trials} landed mid-run ({landings:?}; \
+            "{:?} of {} records: {} SIGKILLs, fewer than {trials} landed mid-run ({landings:?}; \
              a clean run {span_ms} ms, start-up {startup:?}): the kills missed the runs",
+            t.format,
+            t.entries,
             landings.len()
         );
         *seed += 1;
-        let path = db.file(&format!("f-{entries}-{}.ach", landings.len()));
-        generate(db, entries, *seed, &path);
-        let f = facts(&path);
         let delay = Duration::from_millis(rng.next_u64() % (span_ms * 5 / 4));
-        let landing = kill_after(db, &f, &path, delay, startup);
-        let rows = rerun_until_done(db, &path, &report);
-        verify(
-            db,
-            &f,
-            &rows,
-            &format!("{entries} entries, kill after {delay:?} ({landing:?})"),
-        );
-        landings.push(landing);
+        landings.push(t.run(*seed, |f, path| kill_after(t.db, f, path, delay, startup)));
     }
     landings
 }
 
-/// Each named fault point once on a file of `entries` entries, then reruns and the checks.
-fn fault_points(db: &TestDb, entries: u64, seed: &mut u64) -> u64 {
-    let report = db.file("report.csv");
+/// `trials` kills aimed inside the COMMIT, 0 to 2 ms after it was let go.
+fn commit_kills(t: &Trial, rng: &mut Rng, trials: u64, seed: &mut u64) -> Vec<Landing> {
+    (0..trials)
+        .map(|_| {
+            *seed += 1;
+            let delay = Duration::from_micros(rng.next_u64() % 2_000);
+            t.run(*seed, |f, path| kill_in_commit(t.db, f, path, delay))
+        })
+        .collect()
+}
+
+/// Each named fault point once, then reruns and the checks.
+fn fault_points(t: &Trial, seed: &mut u64) -> u64 {
     let mut faults = 0;
     for point in ["after_parse_start", "before_commit", "after_commit"] {
         *seed += 1;
-        let path = db.file(&format!("fault-{entries}-{point}.ach"));
-        generate(db, entries, *seed, &path);
-        let f = facts(&path);
-        let out = db.cl_env(
-            &["ingest", "-q", path.to_str().unwrap()],
-            &[("CLEARLEDGER_FAULT", point)],
-        );
-        assert!(
-            out.code != 0 && out.stderr.contains("fault point"),
-            "{point}: {}",
-            out.stderr
-        );
-        let committed = db.scalar(&format!(
-            "SELECT count(*) FROM postings WHERE file_id = '{}'",
-            f.file_id
-        ));
-        let expected = if point == "after_commit" {
-            f.entries
-        } else {
-            0
-        };
-        assert_eq!(committed, expected, "{point}");
-        faults += 1;
-        let rows = rerun_until_done(db, &path, &report);
-        verify(db, &f, &rows, point);
+        t.run(*seed, |f, path| {
+            let out = t.db.cl_env(
+                &["ingest", "-q", path.to_str().unwrap()],
+                &[("CLEARLEDGER_FAULT", point)],
+            );
+            assert!(
+                out.code != 0 && out.stderr.contains("fault point"),
+                "{point}: {}",
+                out.stderr
+            );
+            let expected = if point == "after_commit" {
+                f.entries
+            } else {
+                0
+            };
+            assert_eq!(committed(t.db, f), expected, "{point}");
+            faults += 1;
+            Landing::Finished
+        });
     }
     faults
 }
 
+fn sizes() -> Vec<u64> {
+    std::env::var("CLEARLEDGER_CRASH_SIZES")
+        .ok()
+        .map(|v| v.split(',').map(|n| n.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![1, 2_000])
+}
+
 fn random_kills_and_fault_points_never_lose_or_double_a_record(db: TestDb) {
     assert_eq!(db.cl(&["db", "migrate"]).code, 0);
-    let trials = env_u64("CLEARLEDGER_CRASH_TRIALS", 3);
+    let trials = env_u64("CLEARLEDGER_CRASH_TRIALS", 1);
     let mut rng = Rng(env_u64("CLEARLEDGER_CRASH_SEED", 20261129));
     let (mut landings, mut faults) = (Vec::new(), 0);
     let mut seed = 1000;
-    for entries in [2_000u64, 10_000] {
-        landings.extend(random_kills(&db, &mut rng, entries, trials, &mut seed));
-        faults += fault_points(&db, entries, &mut seed);
+    let t0 = Instant::now();
+    for format in [Format::Nacha, Format::Iso20022] {
+        for entries in sizes() {
+            if format == Format::Iso20022 && entries > 10_000 {
+                continue;
+            }
+            let t = Trial {
+                db: &db,
+                format,
+                entries,
+            };
+            let n = if entries >= 100_000 {
+                trials.div_ceil(10)
+            } else {
+                trials
+            };
+            // A run of one record is over before a random kill could find it mid-run: it
+            // is killed inside its commit only.
+            if entries > 1 {
+                landings.extend(random_kills(&t, &mut rng, n, &mut seed));
+            }
+            let aimed = commit_kills(&t, &mut rng, n, &mut seed);
+            // A kill aimed inside the commit finds the process still there: it cannot have
+            // written its report and exited within 2 ms.
+            assert!(
+                !aimed.contains(&Landing::Finished),
+                "{format:?} of {entries}: {aimed:?}"
+            );
+            landings.extend(aimed);
+            // The fault points once per format, on a file of a few thousand records.
+            if entries == 2_000 {
+                faults += fault_points(&t, &mut seed);
+            }
+        }
     }
+    summarise(&db, &landings, faults, t0.elapsed());
+}
+
+fn summarise(db: &TestDb, landings: &[Landing], faults: u64, took: Duration) {
     let count = |what: Landing| landings.iter().filter(|l| **l == what).count();
+    let in_commit = count(Landing::InCommitRolledBack) + count(Landing::InCommitCommitted);
     eprintln!(
-        "crash matrix ({}): {} trials: {} SIGKILLs landed mid-run, {} after the commit, {} at start-up, {} runs had finished first, {faults} fault points; every trial: one posting per entry, totals equal the control totals",
+        "crash matrix ({}): {} trials in {took:.0?}: {} SIGKILLs landed mid-run, {in_commit} inside the commit ({} rolled back, {} committed), {} after the commit, {} at start-up, {} runs had finished first, {faults} fault points; every trial: one posting per record, totals equal the control totals",
         db.url.split(':').next().unwrap(),
         landings.len() as u64 + faults,
         count(Landing::MidRun),
+        count(Landing::InCommitRolledBack),
+        count(Landing::InCommitCommitted),
         count(Landing::AfterCommit),
         count(Landing::AtStartUp),
         count(Landing::Finished),

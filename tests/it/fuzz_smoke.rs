@@ -1,28 +1,21 @@
-//! A bounded, deterministic mutation fuzzer on the stable toolchain (the cargo-fuzz targets
-//! in fuzz/ need nightly). Mutates the samples and the corpus files (bit flips, byte
-//! insertions and deletions, truncations, spliced records) and checks that the reader never
-//! panics, that findings stay bounded, and that reading the same bytes through 1-byte and
-//! 7-byte reads gives exactly the same result as one big read.
+//! A bounded, deterministic mutation fuzzer on the stable toolchain, over the same entry
+//! points the cargo-fuzz targets of fuzz/ run for hours (`clearledger::fuzzing`: each checks
+//! its own invariants, the differential ones included: parallel vs one pass, whole vs 7-byte
+//! reads). Mutates the samples and the corpus files (bit flips, byte insertions and
+//! deletions, truncations, spliced records); every target runs here, so none can rot.
 //! `CLEARLEDGER_FUZZ_ITERS=N` runs longer (default 1,500).
 
 use crate::common;
 
 use clearledger::formats::nacha::{self, ValidateOptions};
-use std::io::Read;
 
 use clearledger::rng::SplitMix64 as Rng;
 
-struct Trickle<'a> {
-    data: &'a [u8],
-    chunk: usize,
-}
-impl Read for Trickle<'_> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.chunk.min(out.len()).min(self.data.len());
-        out[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
+fn iters() -> usize {
+    std::env::var("CLEARLEDGER_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_500)
 }
 
 fn seeds() -> Vec<Vec<u8>> {
@@ -93,63 +86,33 @@ fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     d
 }
 
-fn summary_key(r: &nacha::ReadResult) -> String {
-    format!(
-        "{:?}|{}|{}|{}",
-        r.summary.findings, r.summary.entries, r.summary.addenda, r.bytes,
-    )
-}
-
 #[test]
 fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
-    let iters: usize = std::env::var("CLEARLEDGER_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_500);
+    let iters = iters();
     let seeds = seeds();
     let mut rng = Rng(0x00C1_EA12);
     let mut rejected = 0;
     for i in 0..iters {
         let seed = &seeds[rng.below_usize(seeds.len())];
         let data = mutate(&mut rng, seed, &seeds);
-        if data.trim_ascii_start().starts_with(b"<") || data.starts_with(b"\xEF\xBB\xBF") {
-            let whole = clearledger::formats::iso20022::read_file(&data[..], &mut |_| {}).unwrap();
-            if whole.errors() > 0 {
-                rejected += 1;
-            }
-            if i % 5 == 0 {
-                let r = clearledger::formats::iso20022::read_file(
-                    Trickle {
-                        data: &data,
-                        chunk: 1,
-                    },
-                    &mut |_| {},
-                )
-                .unwrap();
-                assert_eq!(
-                    without_xml_syntax_positions(&r.findings),
-                    without_xml_syntax_positions(&whole.findings),
-                    "iteration {i}"
-                );
-                assert_eq!(r.transactions, whole.transactions);
-            }
-            continue;
-        }
-        let whole = nacha::check(&data[..], ValidateOptions::default()).unwrap();
-        assert!(whole.summary.findings.len() <= clearledger::findings::FINDINGS_MAX + 8);
-        if whole.summary.errors() > 0 {
+        let xml = data.trim_ascii_start().starts_with(b"<") || data.starts_with(b"\xEF\xBB\xBF");
+        let errors = if xml {
+            clearledger::formats::iso20022::read_file(&data[..], &mut |_| {})
+                .unwrap()
+                .errors()
+        } else {
+            nacha::check(&data[..], ValidateOptions::default())
+                .unwrap()
+                .summary
+                .errors()
+        };
+        if errors > 0 {
             rejected += 1;
         }
+        // The differential checks (parallel, 7-byte reads, ingest's read) on every fifth.
         if i % 5 == 0 {
-            for chunk in [1, 7] {
-                let r = nacha::check(Trickle { data: &data, chunk }, ValidateOptions::default())
-                    .unwrap();
-                assert_eq!(
-                    summary_key(&r),
-                    summary_key(&whole),
-                    "iteration {i}, chunk {chunk}"
-                );
-            }
+            let target = if xml { "iso20022" } else { "nacha_file" };
+            run_target(target, &data, i);
         }
     }
     eprintln!("fuzz smoke: {iters} mutated files, {rejected} rejected, none panicked");
@@ -157,6 +120,25 @@ fn mutated_files_never_panic_and_read_the_same_in_any_chunking() {
         rejected > iters / 2,
         "most mutations must be caught: {rejected} of {iters}"
     );
+}
+
+/// Runs the fuzz target `name` on `data`, naming the iteration should it panic.
+fn run_target(name: &str, data: &[u8], i: usize) {
+    let (_, target) = clearledger::fuzzing::TARGETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap();
+    if std::panic::catch_unwind(|| target(data)).is_err() {
+        // Kept, to be replayed with `cargo +nightly fuzz run NAME FILE` and made a regression.
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-smoke");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{name}-{i}"));
+        std::fs::write(&file, data).unwrap();
+        panic!(
+            "the {name} target failed on iteration {i}'s input: {}",
+            file.display()
+        );
+    }
 }
 
 /// Inputs that once broke something, kept as named regressions.
@@ -167,6 +149,22 @@ fn regressions() {
     d.push(b'\r');
     let r = nacha::check(&d[..], ValidateOptions::default()).unwrap();
     assert_eq!(r.summary.records, 1);
+
+    // A camt statement cut off after its last entry: the statement is not handed out, and
+    // its entries are not counted as read either (they were, with none handed out).
+    let camt = common::corpus().join("iso20022/camt053/bsp-camt.053.001.02.xml");
+    let text = std::fs::read_to_string(camt).unwrap();
+    let text = &text[..text.rfind("</Ntry>").unwrap() + 7];
+    let mut handed = 0;
+    let r = clearledger::formats::statement::read(
+        clearledger::formats::detect::StatementFormat::Camt053,
+        &mut text.as_bytes(),
+        Default::default(),
+        &mut |_| handed += 1,
+    )
+    .unwrap();
+    assert_eq!((handed, r.statements, r.entries), (0, 0, 0));
+    assert!(r.findings.iter().any(|f| f.is_error()));
 }
 
 /// The statement readers under the same mutations: no panic, the same findings
@@ -174,12 +172,9 @@ fn regressions() {
 /// caught. `CLEARLEDGER_FUZZ_ITERS` sets the count here too.
 #[test]
 fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
-    use clearledger::formats::detect::{Detected, detect};
+    use clearledger::formats::detect::{Detected, StatementFormat, detect};
     use clearledger::formats::statement;
-    let iters: usize = std::env::var("CLEARLEDGER_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_500);
+    let iters = iters();
     let c = common::corpus();
     let mut seeds = Vec::new();
     for d in [
@@ -208,29 +203,16 @@ fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
         read += 1;
         let mut input = &data[..];
         let whole = statement::read(kind, &mut input, Default::default(), &mut |_| {}).unwrap();
-        assert!(whole.findings.len() <= clearledger::findings::FINDINGS_MAX + 8);
         if whole.findings.iter().any(|f| f.is_error()) {
             rejected += 1;
         }
         if i % 5 == 0 {
-            let mut trickle = std::io::BufReader::with_capacity(
-                7,
-                Trickle {
-                    data: &data,
-                    chunk: 7,
-                },
-            );
-            let r = statement::read(kind, &mut trickle, Default::default(), &mut |_| {}).unwrap();
-            assert_eq!(
-                without_xml_syntax_positions(&r.findings),
-                without_xml_syntax_positions(&whole.findings),
-                "iteration {i}"
-            );
-            assert_eq!(
-                (r.statements, r.entries),
-                (whole.statements, whole.entries),
-                "iteration {i}"
-            );
+            let target = match kind {
+                StatementFormat::Bai2 => "bai2",
+                StatementFormat::Mt940 | StatementFormat::Mt942 => "mt940",
+                _ => "camt",
+            };
+            run_target(target, &data, i);
         }
     }
     eprintln!(
@@ -246,20 +228,57 @@ fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
     );
 }
 
-/// The findings as text, an XML syntax error's line and byte zeroed: its position is
-/// quick-xml's best effort and may move by a few bytes with the read sizes; every other
-/// finding must match exactly.
-fn without_xml_syntax_positions(fs: &[clearledger::findings::Finding]) -> Vec<String> {
-    fs.iter()
-        .map(|f| {
-            let mut f = f.clone();
-            if f.code == clearledger::findings::FindingCode::XmlSyntax
-                && let clearledger::findings::Position::Xml(p) = &mut f.position
-            {
-                p.byte_offset = 0;
-                p.line = 0;
-            }
-            format!("{f:?}")
-        })
-        .collect()
+/// Every fuzz target of fuzz/ is one of `clearledger::fuzzing::TARGETS`, and each runs
+/// here on its seeds (fuzz/seeds) and the corpus files it is seeded with, as they are and
+/// mutated, with format detection and the rules file too.
+#[test]
+fn every_fuzz_target_runs_on_its_seeds_and_their_mutations() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
+    let mut bins: Vec<&str> = manifest
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \""))
+        .filter_map(|l| l.strip_suffix('"'))
+        .filter(|n| *n != "clearledger-fuzz")
+        .collect();
+    let mut names: Vec<&str> = clearledger::fuzzing::TARGETS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    bins.sort_unstable();
+    names.sort_unstable();
+    assert_eq!(bins, names, "fuzz/Cargo.toml's targets");
+    let mut files = seeds();
+    for (name, _) in clearledger::fuzzing::TARGETS {
+        if let Ok(dir) = std::fs::read_dir(root.join("fuzz/seeds").join(name)) {
+            files.extend(dir.map(|e| std::fs::read(e.unwrap().path()).unwrap()));
+        }
+    }
+    let mut rng = Rng(0xF022_7A26);
+    let per_target = (iters() / 10).max(20);
+    for (name, _) in clearledger::fuzzing::TARGETS {
+        for i in 0..per_target {
+            let seed = &files[rng.below_usize(files.len())];
+            let data = if i == 0 {
+                seed.clone()
+            } else {
+                mutate(&mut rng, seed, &files)
+            };
+            run_target(name, &data, i);
+        }
+    }
+}
+
+/// What the HTTP target answers its seeds: a file uploaded raw and multipart, a webhook
+/// delivery, a read (each is checked by the target itself: no 5xx, problems as problems).
+#[test]
+fn the_http_target_runs_each_of_its_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/http_request");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(e.unwrap().path()).unwrap();
+        run_target("http_request", &data, n);
+        n += 1;
+    }
+    assert_eq!(n, 9);
 }

@@ -26,6 +26,7 @@ mod docs;
 mod fuzz_smoke;
 mod hardening;
 mod hostile;
+mod http_faults;
 mod inbox;
 mod ingest;
 mod iso;

@@ -203,7 +203,11 @@ pub(super) struct State<'a> {
     pub detail: Option<OpenDetail>,
     pub batch: Option<(usize, Batch)>,
     pub statements: u64,
+    /// Entries read (their `entry_no`s), a statement dropped for want of a known
+    /// message included.
     pub entries: u64,
+    /// Entries of the statements handed out: the count reported.
+    pub entries_out: u64,
     pub previous: HashMap<(String, Option<String>), Previous>,
 }
 
@@ -494,6 +498,7 @@ impl<'a> State<'a> {
             batch: None,
             statements: 0,
             entries: 0,
+            entries_out: 0,
             previous: HashMap::new(),
         }
     }
@@ -703,7 +708,7 @@ impl<'a> State<'a> {
         StatementRead {
             format: self.format.unwrap_or("camt"),
             statements: self.statements,
-            entries: self.entries,
+            entries: self.entries_out,
             findings: self.sink.finish(end.at("/")),
         }
     }

@@ -232,6 +232,7 @@ impl State<'_> {
         }
         self.chain(&mut statement);
         self.statements += 1;
+        self.entries_out += statement.entries.len() as u64;
         (self.on_statement)(statement);
     }
 

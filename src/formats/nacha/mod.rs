@@ -8,7 +8,7 @@
 
 mod assemble;
 pub mod generate;
-mod parallel;
+pub(crate) mod parallel;
 mod reader;
 pub mod record;
 mod rules;

@@ -1,0 +1,4 @@
+//! The `http_headers` target: `clearledger::fuzzing::http_headers` on libFuzzer's bytes (what it checks is
+//! written there, where the stable suite calls it too).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| clearledger::fuzzing::http_headers(data));

@@ -1,0 +1,279 @@
+//! The service killed under its clients: `clearledger serve` on loopback, clients uploading
+//! files of 1 to 20,000 records each under its own `Idempotency-Key`, the server SIGKILLed
+//! while uploads are in flight (before, during or after their commits) and started again;
+//! each client retries after a connection error, a 409 or a 503 until it has an answer.
+//! Afterwards: exactly one run per key, every client's answer byte for byte what the key
+//! replays, postings equal to the files' entries, nothing left running.
+//!
+//! The first two kills are aimed: at a run held just before its COMMIT, then just after it
+//! (the answer never sent: the retry must get it replayed); the others land at random
+//! moments of an upload. Default: 3 kills per backend. `CLEARLEDGER_HTTP_KILLS=N` asks for N (the long variant's
+//! command is in docs/reliability.md); `CLEARLEDGER_HTTP_SEED=S` picks the seed.
+
+use crate::common;
+
+use clearledger::rng::SplitMix64 as Rng;
+use common::TestDb;
+use common::server::{Server, api_key, runtime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+on_both_backends!(clients_retrying_through_kill_9s_post_every_file_once);
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+const CLIENTS: u64 = 4;
+/// Entries of the files a client uploads, in turn: kills land in small and large runs.
+const SIZES: &[u64] = &[1, 2_000, 20_000, 300, 8_000];
+
+/// What the clients and the killer share.
+struct Shared {
+    /// Where the server listens now (another port after each restart).
+    base: Mutex<String>,
+    /// Uploads sent and not yet answered.
+    in_flight: AtomicU64,
+    /// The kills are done: each client ends after its current file.
+    done: AtomicBool,
+    /// Attempts that ended without an answer (the connection reset or refused).
+    lost: AtomicU64,
+}
+
+/// One file's upload to its end: its key, its bytes, its entries, the answer it got.
+struct Upload {
+    key: String,
+    body: Vec<u8>,
+    entries: u64,
+    status: u16,
+    answer: Vec<u8>,
+    /// The answer came as a replay (`Idempotent-Replayed: true`): an earlier attempt's run
+    /// had committed, its answer lost with the server.
+    replayed: bool,
+    attempts: u64,
+}
+
+fn nacha(entries: u64, seed: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let opts = clearledger::formats::nacha::generate::GenerateOptions {
+        entries,
+        batches: 2,
+        seed,
+        addenda_every: 0,
+    };
+    clearledger::formats::nacha::generate::write_nacha(&mut out, &opts).unwrap();
+    out
+}
+
+/// Sends `u` until an answer other than "try again" comes back.
+async fn until_answered(c: &reqwest::Client, sh: &Shared, api: &str, u: &mut Upload) {
+    loop {
+        u.attempts += 1;
+        assert!(u.attempts < 500, "{}: no answer after 500 attempts", u.key);
+        let url = format!("{}/v1/files?name={}", sh.base.lock().unwrap(), u.key);
+        sh.in_flight.fetch_add(1, SeqCst);
+        let sent = c
+            .post(url)
+            .bearer_auth(api)
+            .header("Idempotency-Key", &u.key)
+            .body(u.body.clone())
+            .send()
+            .await;
+        let reply = match sent {
+            Ok(r) => {
+                let status = r.status().as_u16();
+                let retry = r.headers().get("retry-after").is_some();
+                u.replayed = r.headers().get("idempotent-replayed").is_some();
+                r.bytes().await.map(|b| (status, retry, b.to_vec()))
+            }
+            Err(e) => Err(e),
+        };
+        sh.in_flight.fetch_sub(1, SeqCst);
+        match reply {
+            Ok((201, _, body)) => {
+                (u.status, u.answer) = (201, body);
+                return;
+            }
+            Ok((409 | 503, retry, body)) => {
+                assert!(
+                    retry,
+                    "a {} without Retry-After: {}",
+                    u.key,
+                    String::from_utf8_lossy(&body)
+                );
+            }
+            Ok((status, _, body)) => {
+                panic!("{}: {status} {}", u.key, String::from_utf8_lossy(&body))
+            }
+            Err(_) => {
+                sh.lost.fetch_add(1, SeqCst);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A client: its files one after the other until the kills are done.
+async fn client(sh: Arc<Shared>, api: String, n: u64, seed: u64) -> Vec<Upload> {
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    for i in 0.. {
+        if sh.done.load(SeqCst) {
+            break;
+        }
+        let entries = SIZES[(i + n as usize) % SIZES.len()];
+        let mut u = Upload {
+            key: format!("c{n}-f{i}"),
+            body: nacha(entries, seed + n * 1000 + i as u64),
+            entries,
+            status: 0,
+            answer: Vec::new(),
+            replayed: false,
+            attempts: 0,
+        };
+        until_answered(&c, &sh, &api, &mut u).await;
+        out.push(u);
+    }
+    out
+}
+
+/// The fault each server is started with: the first held before its first COMMIT, the
+/// second after it, the others none.
+fn fault(kill: u64) -> &'static str {
+    ["stop:before_commit", "stop:after_commit"]
+        .get(kill as usize)
+        .copied()
+        .unwrap_or("")
+}
+
+fn start(db: &TestDb, kill: u64) -> Server {
+    let env: &[(&str, &str)] = match fault(kill) {
+        "" => &[],
+        f => &[("CLEARLEDGER_FAULT", f)],
+    };
+    Server::start_env(&db.url, db.dir.path(), &["--connections", "4"], env)
+}
+
+/// Whether the process is stopped (SIGSTOP: held at its fault point).
+fn stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command's closing parenthesis.
+    stat.rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('T'))
+}
+
+/// SIGKILLs the server `kills` times, each while an upload is in flight (the aimed ones
+/// once the server holds at its fault point), starting another at once; returns the
+/// server left running and how many kills found an upload in flight.
+fn killer(db: &TestDb, sh: &Shared, mut s: Server, kills: u64, rng: &mut Rng) -> (Server, u64) {
+    let mut landed = 0;
+    for kill in 0..kills {
+        let t0 = Instant::now();
+        let ready = || match fault(kill) {
+            "" => sh.in_flight.load(SeqCst) > 0,
+            _ => stopped(s.pid()),
+        };
+        while !ready() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "kill {kill}: nothing to kill"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if fault(kill).is_empty() {
+            std::thread::sleep(Duration::from_millis(rng.next_u64() % 400));
+        }
+        if sh.in_flight.load(SeqCst) > 0 {
+            landed += 1;
+        }
+        s.child.kill().unwrap(); // SIGKILL
+        s.child.wait().unwrap();
+        s = start(db, kill + 1);
+        *sh.base.lock().unwrap() = s.base.clone();
+    }
+    sh.done.store(true, SeqCst);
+    (s, landed)
+}
+
+fn clients_retrying_through_kill_9s_post_every_file_once(db: TestDb) {
+    let api = api_key(&db, "default");
+    let kills = env_u64("CLEARLEDGER_HTTP_KILLS", 3);
+    let mut rng = Rng(env_u64("CLEARLEDGER_HTTP_SEED", 20261207));
+    let s = start(&db, 0);
+    let sh = Arc::new(Shared {
+        base: Mutex::new(s.base.clone()),
+        in_flight: AtomicU64::new(0),
+        done: AtomicBool::new(false),
+        lost: AtomicU64::new(0),
+    });
+    let rt = runtime();
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|n| {
+            rt.spawn(client(
+                sh.clone(),
+                api.clone(),
+                n,
+                rng.next_u64() % 1_000_000,
+            ))
+        })
+        .collect();
+    let (s, landed) = killer(&db, &sh, s, kills, &mut rng);
+    let uploads: Vec<Upload> = rt.block_on(async {
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all
+    });
+    verify(&db, &s, &api, &rt, &uploads);
+    let attempts: u64 = uploads.iter().map(|u| u.attempts).sum();
+    let replayed = uploads.iter().filter(|u| u.replayed).count();
+    eprintln!(
+        "http faults ({:?}): {kills} SIGKILLs, {landed} with uploads in flight; {} uploads in {attempts} attempts, {} without an answer, {replayed} answered by a replay of a run committed before a kill; one run per key, every answer replayed byte for byte",
+        db.backend,
+        uploads.len(),
+        sh.lost.load(SeqCst),
+    );
+    assert_eq!(landed, kills, "every kill is aimed at an upload in flight");
+    assert!(sh.lost.load(SeqCst) >= kills, "each kill cut an upload off");
+    if kills >= 2 {
+        assert!(
+            replayed >= 1,
+            "the kill after a COMMIT left an answer to replay"
+        );
+    }
+}
+
+/// One run per key, each answer the key's replay, postings equal to entries.
+fn verify(db: &TestDb, s: &Server, api: &str, rt: &tokio::runtime::Runtime, uploads: &[Upload]) {
+    let n = uploads.len() as i64;
+    assert_eq!(db.scalar("SELECT count(*) FROM idempotency_keys"), n);
+    assert_eq!(db.scalar("SELECT count(*) FROM runs"), n, "one run per key");
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM runs WHERE status <> 'completed'"),
+        0
+    );
+    let entries: u64 = uploads.iter().map(|u| u.entries).sum();
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), entries as i64);
+    let c = reqwest::Client::new();
+    for u in uploads {
+        let v: serde_json::Value = serde_json::from_slice(&u.answer).unwrap();
+        assert_eq!(v["posted"], u.entries, "{}: {v}", u.key);
+        let again = rt.block_on(common::server::send(
+            c.post(s.url("/v1/files"))
+                .bearer_auth(api)
+                .header("Idempotency-Key", &u.key)
+                .body(u.body.clone()),
+        ));
+        assert_eq!(again.status, u.status, "{}", u.key);
+        assert_eq!(again.header("idempotent-replayed").as_deref(), Some("true"));
+        assert_eq!(again.body, u.answer, "{}: the answer is the key's", u.key);
+    }
+}
