@@ -21,12 +21,14 @@
 # The URL names the database `clearledger`, owned by the role `clearledger`, so
 # `clearledger --db URL ingest FILE` works as printed; the tests use it as the admin URL from
 # which they create their own databases and roles.
+# CLEARLEDGER_PG_DIR puts the cluster elsewhere (a test that restarts its server makes one
+# of its own there; scripts/pg-restart.sh and scripts/pg-stop.sh take the same variables).
 # Idempotent: a server already running from target/pgtest is reused. Leftover test
 # databases and roles (cl_test_*) from an interrupted run are dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=$PWD/target/pgtest
+dir=${CLEARLEDGER_PG_DIR:-$PWD/target/pgtest}
 port=${CLEARLEDGER_PG_PORT:-55432}
 root=
 if [ "$(id -u)" = 0 ]; then

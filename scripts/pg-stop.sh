@@ -4,7 +4,7 @@
 # own clusters are never touched. No server running there is not an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=$PWD/target/pgtest
+dir=${CLEARLEDGER_PG_DIR:-$PWD/target/pgtest}
 
 if [ ! -f "$dir/PG_VERSION" ]; then
     echo "pg-stop: no cluster in $dir" >&2

@@ -18,7 +18,10 @@ use common::TestDb;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-on_both_backends!(random_kills_and_fault_points_never_lose_or_double_a_record);
+on_both_backends!(
+    random_kills_and_fault_points_never_lose_or_double_a_record,
+    reconcile_killed_anywhere_posts_each_correction_once
+);
 
 use clearledger::rng::SplitMix64 as Rng;
 
@@ -256,20 +259,12 @@ fn kill_after(
     }
 }
 
-/// Whether the process is stopped (SIGSTOP: held at its fault point).
-fn stopped(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state follows the command's closing parenthesis.
-    stat.rsplit_once(") ")
-        .is_some_and(|(_, rest)| rest.starts_with('T'))
-}
-
 /// Holds `ingest -q path` just before its COMMIT, lets it go, SIGKILLs it `delay` later:
 /// inside the COMMIT or about it. Says which way the COMMIT went.
 fn kill_in_commit(db: &TestDb, f: &FileFacts, path: &std::path::Path, delay: Duration) -> Landing {
     let mut child = spawn_ingest(db, path, Some("stop:before_commit"));
     let t0 = Instant::now();
-    while !stopped(child.id()) {
+    while !common::is_stopped(child.id()) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the ingest ended before its commit"
@@ -280,14 +275,7 @@ fn kill_in_commit(db: &TestDb, f: &FileFacts, path: &std::path::Path, delay: Dur
         );
         std::thread::sleep(Duration::from_millis(1));
     }
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-CONT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::resume(child.id());
     std::thread::sleep(delay);
     let _ = child.kill(); // SIGKILL
     let status = child.wait().unwrap();
@@ -469,5 +457,151 @@ fn summarise(db: &TestDb, landings: &[Landing], faults: u64, took: Duration) {
         count(Landing::AfterCommit),
         count(Landing::AtStartUp),
         count(Landing::Finished),
+    );
+}
+
+const RECON_IBAN: &str = "DE89370400440532013000";
+
+/// A generated reconciliation scenario in a fresh ledger of `db`'s backend: our payments
+/// and the bank's statement ingested, the account mapped. Returns the ledger and the rules.
+fn recon_ledger(like: &TestDb, scenario: &std::path::Path) -> (TestDb, std::path::PathBuf) {
+    let db = match like.backend {
+        common::Backend::Sqlite => TestDb::sqlite(),
+        common::Backend::Postgres => TestDb::postgres(),
+    };
+    for f in [
+        "ours-pacs008.xml",
+        "ours-pain001.xml",
+        "ours-pacs004.xml",
+        "bank-camt053.xml",
+    ] {
+        let r = db.cl(&["ingest", "-q", scenario.join(f).to_str().unwrap()]);
+        assert_eq!(r.code, 0, "ingest {f}: {}", r.stderr);
+    }
+    let ledger = format!("acct:{RECON_IBAN}");
+    let r = db.cl(&[
+        "account",
+        "map",
+        "--bank-account",
+        RECON_IBAN,
+        "--ledger-account",
+        &ledger,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    (db, scenario.join("rules.toml"))
+}
+
+fn reconcile_args(rules: &std::path::Path) -> Vec<String> {
+    [
+        "reconcile",
+        "--bank-account",
+        RECON_IBAN,
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-11-30",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain([
+        "--rules".into(),
+        rules.display().to_string(),
+        "--post-corrections".into(),
+        "--json".into(),
+    ])
+    .collect()
+}
+
+/// The corrections in the ledger, each by its key and amount, in order.
+fn corrections(db: &TestDb) -> Vec<Vec<String>> {
+    db.rows(
+        "SELECT posting_key, CAST(amount_minor AS TEXT) FROM postings \
+         WHERE operation = 'correction' ORDER BY posting_key",
+    )
+}
+
+/// `reconcile --post-corrections` killed before its read was done, held after its read, inside
+/// its COMMIT, and at random moments (`CLEARLEDGER_CRASH_TRIALS` of those), each in a fresh
+/// ledger: after the kill either no correction or all of them; after a rerun exactly the
+/// corrections of a run never killed, each once; a second rerun posts none.
+fn reconcile_killed_anywhere_posts_each_correction_once(db: TestDb) {
+    let scenario = db.file("scenario");
+    let r = db.cl(&[
+        "generate",
+        "recon",
+        "--payments",
+        "300",
+        "--seed",
+        "7",
+        "--out-dir",
+        scenario.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The control: a run never killed.
+    let (control, rules) = recon_ledger(&db, &scenario);
+    let args = reconcile_args(&rules);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let t0 = Instant::now();
+    let r = control.cl(&args);
+    let clean = t0.elapsed();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let expected = corrections(&control);
+    assert!(expected.len() >= 3, "{expected:?}");
+    let trials = env_u64("CLEARLEDGER_CRASH_TRIALS", 1);
+    let mut rng = Rng(env_u64("CLEARLEDGER_CRASH_SEED", 20261207));
+    let mut kills: Vec<(String, usize)> = Vec::new();
+    let aimed = ["stop:reconcile_after_read", "stop:before_commit"];
+    for trial in 0..aimed.len() as u64 + trials {
+        let (db, _) = recon_ledger(&db, &scenario);
+        let mut cmd = Command::new(common::bin());
+        cmd.args(["--db", &db.url])
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let how = match aimed.get(trial as usize) {
+            Some(fault) => {
+                let mut child = cmd.env("CLEARLEDGER_FAULT", fault).spawn().unwrap();
+                common::wait_until_stopped(child.id());
+                common::resume(child.id());
+                std::thread::sleep(Duration::from_micros(rng.next_u64() % 2_000));
+                child.kill().unwrap();
+                child.wait().unwrap();
+                format!("{fault}, then 0-2 ms")
+            }
+            None => {
+                let mut child = cmd.env_remove("CLEARLEDGER_FAULT").spawn().unwrap();
+                let delay = Duration::from_millis(
+                    rng.next_u64() % (clean.as_millis() as u64 * 5 / 4).max(1),
+                );
+                std::thread::sleep(delay);
+                let _ = child.kill();
+                child.wait().unwrap();
+                format!("after {delay:?}")
+            }
+        };
+        let after_kill = corrections(&db);
+        assert!(
+            after_kill.is_empty() || after_kill == expected,
+            "{how}: {} corrections of {}",
+            after_kill.len(),
+            expected.len()
+        );
+        kills.push((how.clone(), after_kill.len()));
+        let rerun = db.cl(&args);
+        assert!(
+            rerun.code == 0 || rerun.code == 1,
+            "{how}: rerun {}",
+            rerun.stderr
+        );
+        assert_eq!(corrections(&db), expected, "{how}: after the rerun");
+        let again = db.cl(&args);
+        let v: serde_json::Value = serde_json::from_str(again.stdout.trim()).unwrap();
+        assert_eq!(v["corrections_posted"], 0, "{how}: a second rerun");
+        assert_eq!(corrections(&db), expected);
+    }
+    eprintln!(
+        "reconcile killed ({:?}): {} corrections each; {kills:?} (how, corrections left by the kill)",
+        db.backend,
+        expected.len()
     );
 }

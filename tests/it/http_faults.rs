@@ -21,6 +21,11 @@ use std::time::{Duration, Instant};
 
 on_both_backends!(clients_retrying_through_kill_9s_post_every_file_once);
 
+#[test]
+fn clients_through_database_restarts_post_every_file_once() {
+    database_restarts_under_uploads();
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -161,14 +166,6 @@ fn start(db: &TestDb, kill: u64) -> Server {
     Server::start_env(&db.url, db.dir.path(), &["--connections", "4"], env)
 }
 
-/// Whether the process is stopped (SIGSTOP: held at its fault point).
-fn stopped(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state follows the command's closing parenthesis.
-    stat.rsplit_once(") ")
-        .is_some_and(|(_, rest)| rest.starts_with('T'))
-}
-
 /// SIGKILLs the server `kills` times, each while an upload is in flight (the aimed ones
 /// once the server holds at its fault point), starting another at once; returns the
 /// server left running and how many kills found an upload in flight.
@@ -178,7 +175,7 @@ fn killer(db: &TestDb, sh: &Shared, mut s: Server, kills: u64, rng: &mut Rng) ->
         let t0 = Instant::now();
         let ready = || match fault(kill) {
             "" => sh.in_flight.load(SeqCst) > 0,
-            _ => stopped(s.pid()),
+            _ => common::is_stopped(s.pid()),
         };
         while !ready() {
             assert!(
@@ -276,4 +273,120 @@ fn verify(db: &TestDb, s: &Server, api: &str, rt: &tokio::runtime::Runtime, uplo
         assert_eq!(again.header("idempotent-replayed").as_deref(), Some("true"));
         assert_eq!(again.body, u.answer, "{}: the answer is the key's", u.key);
     }
+}
+
+/// A PostgreSQL server of the test's own (scripts/pg-start.sh with a data directory and a
+/// port of its own): a test that restarts its server cannot share the suite's. Stopped
+/// when dropped; its data goes with the temporary directory.
+struct PrivatePg {
+    dir: tempfile::TempDir,
+    port: u16,
+    url: String,
+}
+
+impl PrivatePg {
+    fn start() -> PrivatePg {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut pg = PrivatePg {
+            dir,
+            port,
+            url: String::new(),
+        };
+        pg.url = pg.script("pg-start.sh", &[]).trim().to_string();
+        pg
+    }
+
+    fn script(&self, name: &str, args: &[&str]) -> String {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = std::process::Command::new(root.join("scripts").join(name))
+            .args(args)
+            .env("CLEARLEDGER_PG_DIR", self.dir.path().join("pg"))
+            .env("CLEARLEDGER_PG_PORT", self.port.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+impl Drop for PrivatePg {
+    fn drop(&mut self) {
+        let _ = std::panic::catch_unwind(|| self.script("pg-stop.sh", &[]));
+    }
+}
+
+/// PostgreSQL restarted under uploads: `CLEARLEDGER_HTTP_KILLS` restarts (default 3), fast
+/// and immediate in turn, each while uploads are in flight; the clients retry after 503s.
+/// Then the same checks as for the kills.
+fn database_restarts_under_uploads() {
+    let pg = PrivatePg::start();
+    let db = TestDb::postgres_at(&pg.url);
+    let api = api_key(&db, "default");
+    let restarts = env_u64("CLEARLEDGER_HTTP_KILLS", 3);
+    let mut rng = Rng(env_u64("CLEARLEDGER_HTTP_SEED", 20261207));
+    let s = Server::start(&db.url, db.dir.path(), &["--connections", "4"]);
+    let sh = Arc::new(Shared {
+        base: Mutex::new(s.base.clone()),
+        in_flight: AtomicU64::new(0),
+        done: AtomicBool::new(false),
+        lost: AtomicU64::new(0),
+    });
+    let rt = runtime();
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|n| {
+            rt.spawn(client(
+                sh.clone(),
+                api.clone(),
+                n,
+                rng.next_u64() % 1_000_000,
+            ))
+        })
+        .collect();
+    let mut landed = 0;
+    for r in 0..restarts {
+        let t0 = Instant::now();
+        while sh.in_flight.load(SeqCst) == 0 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "no upload in flight"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(rng.next_u64() % 400));
+        if sh.in_flight.load(SeqCst) > 0 {
+            landed += 1;
+        }
+        pg.script("pg-restart.sh", &[["fast", "immediate"][r as usize % 2]]);
+    }
+    sh.done.store(true, SeqCst);
+    let uploads: Vec<Upload> = rt.block_on(async {
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all
+    });
+    verify(&db, &s, &api, &rt, &uploads);
+    let attempts: u64 = uploads.iter().map(|u| u.attempts).sum();
+    let refused = attempts - uploads.len() as u64;
+    eprintln!(
+        "database restarts: {restarts} (fast and immediate in turn), {landed} with uploads in flight; {} uploads in {attempts} attempts ({refused} answered 503 or cut off), {} replayed; one run per key, every answer replayed byte for byte",
+        uploads.len(),
+        uploads.iter().filter(|u| u.replayed).count(),
+    );
+    assert_eq!(
+        landed, restarts,
+        "every restart is aimed at an upload in flight"
+    );
+    assert!(refused >= 1, "a restart under load turned an upload away");
+    assert_eq!(s.stop(), 0);
 }

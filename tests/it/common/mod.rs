@@ -250,6 +250,19 @@ impl TestDb {
         }
     }
 
+    /// The database `url` names, on a server of the test's own (nothing is dropped: the
+    /// server goes with its data).
+    #[allow(dead_code)]
+    pub fn postgres_at(url: &str) -> Self {
+        TestDb {
+            backend: Backend::Postgres,
+            dir: tempfile::tempdir().expect("tempdir"),
+            url: url.to_string(),
+            pg_name: None,
+            pg_role: None,
+        }
+    }
+
     /// A fresh database on the test server owned by a login role of its own (same name, a
     /// random password, in the URL): what a deployment connects as, no superuser, with a
     /// password the server checks (scripts/pg-start.sh's server trusts only the admin role,
@@ -499,19 +512,22 @@ pub fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
 #[allow(dead_code)]
 pub fn wait_until_stopped(pid: u32) {
     for _ in 0..600 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // "PID (comm) STATE …": the state follows the last ')'.
-        if stat
-            .rsplit(')')
-            .next()
-            .map(str::trim_start)
-            .is_some_and(|s| s.starts_with('T'))
-        {
+        if is_stopped(pid) {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     panic!("process {pid} never reached its stop point");
+}
+
+/// Whether the process is stopped (SIGSTOP: held at a `stop:` fault point).
+pub fn is_stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // "PID (comm) STATE …": the state follows the last ')'.
+    stat.rsplit(')')
+        .next()
+        .map(str::trim_start)
+        .is_some_and(|s| s.starts_with('T'))
 }
 
 /// Resumes a process held at a `stop:` fault point.
