@@ -406,6 +406,20 @@ impl LedgerError {
         }
     }
 
+    /// The database's storage is full: SQLite's `SQLITE_FULL` (its volume, or its temporary
+    /// files'), PostgreSQL's `53100 disk_full`. Nothing was committed; a retry fails the
+    /// same way until an operator frees space.
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            LedgerError::Database { source, .. } => pg_code(source).as_deref() == Some("53100"),
+            LedgerError::Sqlite { source, .. } => matches!(
+                source,
+                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull
+            ),
+            _ => false,
+        }
+    }
+
     /// The PostgreSQL database the URL names does not exist (`3D000`).
     pub fn is_missing_database(&self) -> bool {
         match self {

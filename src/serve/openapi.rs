@@ -62,6 +62,10 @@ fn with_errors(mut responses: Value, authed: bool) -> Value {
             "503",
             "The database failed; nothing committed; safe to retry",
         ),
+        (
+            "507",
+            "The ledger's storage is full (storage_full), or the upload's spool (spool_failed); nothing committed; retry once space is freed",
+        ),
     ];
     for (code, desc) in common {
         responses[code] = problem(desc);

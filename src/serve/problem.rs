@@ -85,6 +85,16 @@ impl Problem {
                 ),
             );
         }
+        if e.is_storage_full() {
+            // An operator must act first: a retry a second later fails the same way.
+            return Problem::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "storage_full",
+                "The ledger's storage is full; nothing of this request was committed",
+                format!("{e}; free space or grow the volume, then retry with the same key"),
+            )
+            .header(header::RETRY_AFTER, "60");
+        }
         Problem::unavailable(e)
     }
 

@@ -187,6 +187,12 @@ pub(crate) const PROBLEM_TYPES: &[ProblemType] = &[
         RETRY,
     ),
     t(
+        "storage_full",
+        507,
+        "The ledger's storage is full (SQLite's volume, or PostgreSQL's disk). Nothing of the request was committed.",
+        "Free space or grow the volume (an operator's work: `Retry-After` says 60 s), then send the same request again with the same Idempotency-Key.",
+    ),
+    t(
         "total_overflow",
         422,
         "The file's posted amounts add up to more than a 64-bit total holds. Nothing was posted.",

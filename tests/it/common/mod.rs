@@ -250,6 +250,18 @@ impl TestDb {
         }
     }
 
+    /// The SQLite ledger at `url` (a file elsewhere than a temporary directory of its own).
+    #[allow(dead_code)]
+    pub fn sqlite_at(url: &str) -> Self {
+        TestDb {
+            backend: Backend::Sqlite,
+            dir: tempfile::tempdir().expect("tempdir"),
+            url: url.to_string(),
+            pg_name: None,
+            pg_role: None,
+        }
+    }
+
     /// The database `url` names, on a server of the test's own (nothing is dropped: the
     /// server goes with its data).
     #[allow(dead_code)]
