@@ -44,6 +44,7 @@ mod serve;
 mod serve_load;
 mod serve_standards;
 mod small;
+mod soak;
 mod statement_balances;
 mod statement_corpus;
 mod statement_refs;
