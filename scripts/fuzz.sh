@@ -47,7 +47,7 @@ seeds() {
     camt) echo "$c"/iso20022/camt05[234]/* ;;
     bai2) echo "$c"/bai2/* ;;
     mt940) echo ../samples/*.sta "$c"/mt940/* "$c"/mt942/* ;;
-    detect) echo ../samples/* "$c"/bai2/* "$c"/mt940/* "$c"/iso20022/camt053/* "$c"/ach/valid/* ;;
+    detect | check_vs_dry_run) echo ../samples/* "$c"/bai2/* "$c"/mt940/* "$c"/iso20022/camt053/* "$c"/ach/valid/* ;;
     *) ;;
     esac
 }

@@ -16,13 +16,6 @@ if [ "$mode" != fast ] && [ "$mode" != immediate ]; then
     exit 2
 fi
 [ -f "$dir/PG_VERSION" ] || { echo "pg-restart: no cluster in $dir" >&2; exit 1; }
-bin=/usr/lib/postgresql/$(cat "$dir/PG_VERSION")/bin
-if [ ! -x "$bin/pg_ctl" ]; then
-    bin=$(dirname "$(command -v pg_ctl || echo /nonexistent/pg_ctl)")
-fi
-as_owner=()
-if [ "$(id -u)" = 0 ]; then
-    as_owner=(runuser -u "$(stat -c %U "$dir")" --)
-fi
+. "$PWD/scripts/pg-cluster.sh"
 cd /
 "${as_owner[@]}" "$bin/pg_ctl" -D "$dir" -m "$mode" -w -l "$dir/log" restart >/dev/null

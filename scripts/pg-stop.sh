@@ -10,16 +10,7 @@ if [ ! -f "$dir/PG_VERSION" ]; then
     echo "pg-stop: no cluster in $dir" >&2
     exit 0
 fi
-# The binaries of the cluster's own major version (Debian's layout), else those on PATH.
-bin=/usr/lib/postgresql/$(cat "$dir/PG_VERSION")/bin
-if [ ! -x "$bin/pg_ctl" ]; then
-    bin=$(dirname "$(command -v pg_ctl || echo /nonexistent/pg_ctl)")
-fi
-# As root, pg_ctl runs as the cluster's owner (pg-start.sh makes it postgres).
-as_owner=()
-if [ "$(id -u)" = 0 ]; then
-    as_owner=(runuser -u "$(stat -c %U "$dir")" --)
-fi
+. "$PWD/scripts/pg-cluster.sh"
 cd /
 if ! "${as_owner[@]}" "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
     echo "pg-stop: no server running from $dir" >&2

@@ -50,8 +50,8 @@ pub(crate) fn run(g: &GlobalOpts, a: &CheckArgs) -> u8 {
 }
 
 /// One file checked: the summary every format gives, and what its format adds.
-struct Checked {
-    summary: ParseSummary,
+pub(crate) struct Checked {
+    pub(crate) summary: ParseSummary,
     file_id: Option<String>,
     sha256: [u8; 32],
     bytes: u64,
@@ -75,7 +75,7 @@ fn open(file: &Path, name: &str) -> std::io::Result<Box<dyn std::io::Read>> {
 }
 
 /// Reads the whole file once: hashed as it is read, detected from its head, parsed.
-fn check_one(
+pub(crate) fn check_one(
     file: &Path,
     name: &str,
     opts: nacha::ValidateOptions,

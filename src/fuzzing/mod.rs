@@ -6,11 +6,14 @@
 //!
 //! Each differential pair is one the product relies on: the parallel `check` against one
 //! pass, a file read whole against the same bytes in 7-byte reads (a pipe, a slow upload),
-//! format detection on a slice against detection through a reader.
+//! format detection on a slice against detection through a reader, `check` against
+//! `ingest --dry-run`.
 
+mod dry_run;
 mod http;
 mod readers;
 
+pub use dry_run::check_vs_dry_run;
 pub use http::{http_headers, http_request};
 pub use readers::{bai2, camt, detect, iso20022, mt940, nacha_file, nacha_record, rules_toml};
 
@@ -31,6 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("rules_toml", rules_toml),
     ("http_headers", http_headers),
     ("http_request", http_request),
+    ("check_vs_dry_run", check_vs_dry_run),
 ];
 
 /// A reader handing out at most `chunk` bytes a read, as a pipe or a slow client does.

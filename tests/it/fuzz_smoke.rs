@@ -167,14 +167,8 @@ fn regressions() {
     assert!(r.findings.iter().any(|f| f.is_error()));
 }
 
-/// The statement readers under the same mutations: no panic, the same findings
-/// whole and in 7-byte reads (a quick-xml syntax error's position aside), most mutations
-/// caught. `CLEARLEDGER_FUZZ_ITERS` sets the count here too.
-#[test]
-fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
-    use clearledger::formats::detect::{Detected, StatementFormat, detect};
-    use clearledger::formats::statement;
-    let iters = iters();
+/// The statement files of the corpus (BAI2, MT940/MT942, camt.052/053/054).
+fn statement_seeds() -> Vec<Vec<u8>> {
     let c = common::corpus();
     let mut seeds = Vec::new();
     for d in [
@@ -192,6 +186,18 @@ fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
             }
         }
     }
+    seeds
+}
+
+/// The statement readers under the same mutations: no panic, the same findings
+/// whole and in 7-byte reads (a quick-xml syntax error's position aside), most mutations
+/// caught. `CLEARLEDGER_FUZZ_ITERS` sets the count here too.
+#[test]
+fn mutated_statement_files_never_panic_and_read_the_same_in_any_chunking() {
+    use clearledger::formats::detect::{Detected, StatementFormat, detect};
+    use clearledger::formats::statement;
+    let iters = iters();
+    let seeds = statement_seeds();
     let mut rng = Rng(0x5747_E4E7);
     let (mut read, mut rejected) = (0, 0);
     for i in 0..iters {
@@ -249,6 +255,7 @@ fn every_fuzz_target_runs_on_its_seeds_and_their_mutations() {
     names.sort_unstable();
     assert_eq!(bins, names, "fuzz/Cargo.toml's targets");
     let mut files = seeds();
+    files.extend(statement_seeds());
     for (name, _) in clearledger::fuzzing::TARGETS {
         if let Ok(dir) = std::fs::read_dir(root.join("fuzz/seeds").join(name)) {
             files.extend(dir.map(|e| std::fs::read(e.unwrap().path()).unwrap()));

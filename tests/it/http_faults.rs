@@ -172,24 +172,13 @@ fn start(db: &TestDb, kill: u64) -> Server {
 fn killer(db: &TestDb, sh: &Shared, mut s: Server, kills: u64, rng: &mut Rng) -> (Server, u64) {
     let mut landed = 0;
     for kill in 0..kills {
-        let t0 = Instant::now();
-        let ready = || match fault(kill) {
-            "" => sh.in_flight.load(SeqCst) > 0,
-            _ => common::is_stopped(s.pid()),
+        let in_flight = if fault(kill).is_empty() {
+            aim(sh, rng)
+        } else {
+            common::wait_until_stopped(s.pid());
+            sh.in_flight.load(SeqCst) > 0
         };
-        while !ready() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(60),
-                "kill {kill}: nothing to kill"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if fault(kill).is_empty() {
-            std::thread::sleep(Duration::from_millis(rng.next_u64() % 400));
-        }
-        if sh.in_flight.load(SeqCst) > 0 {
-            landed += 1;
-        }
+        landed += u64::from(in_flight);
         s.child.kill().unwrap(); // SIGKILL
         s.child.wait().unwrap();
         s = start(db, kill + 1);
@@ -199,36 +188,72 @@ fn killer(db: &TestDb, sh: &Shared, mut s: Server, kills: u64, rng: &mut Rng) ->
     (s, landed)
 }
 
-fn clients_retrying_through_kill_9s_post_every_file_once(db: TestDb) {
-    let api = api_key(&db, "default");
-    let kills = env_u64("CLEARLEDGER_HTTP_KILLS", 3);
-    let mut rng = Rng(env_u64("CLEARLEDGER_HTTP_SEED", 20261207));
-    let s = start(&db, 0);
+/// The clients, started against `base`: the shared state, their runtime and their tasks.
+fn start_clients(
+    base: &str,
+    api: &str,
+    rng: &mut Rng,
+) -> (
+    Arc<Shared>,
+    tokio::runtime::Runtime,
+    Vec<tokio::task::JoinHandle<Vec<Upload>>>,
+) {
     let sh = Arc::new(Shared {
-        base: Mutex::new(s.base.clone()),
+        base: Mutex::new(base.to_string()),
         in_flight: AtomicU64::new(0),
         done: AtomicBool::new(false),
         lost: AtomicU64::new(0),
     });
     let rt = runtime();
-    let tasks: Vec<_> = (0..CLIENTS)
+    let tasks = (0..CLIENTS)
         .map(|n| {
             rt.spawn(client(
                 sh.clone(),
-                api.clone(),
+                api.to_string(),
                 n,
                 rng.next_u64() % 1_000_000,
             ))
         })
         .collect();
-    let (s, landed) = killer(&db, &sh, s, kills, &mut rng);
-    let uploads: Vec<Upload> = rt.block_on(async {
+    (sh, rt, tasks)
+}
+
+/// Every client's uploads, once they ended.
+fn uploads_of(
+    rt: &tokio::runtime::Runtime,
+    tasks: Vec<tokio::task::JoinHandle<Vec<Upload>>>,
+) -> Vec<Upload> {
+    rt.block_on(async {
         let mut all = Vec::new();
         for t in tasks {
             all.extend(t.await.unwrap());
         }
         all
-    });
+    })
+}
+
+/// Waits for an upload in flight, then a random 0–400 ms; whether one is still in flight.
+fn aim(sh: &Shared, rng: &mut Rng) -> bool {
+    let t0 = Instant::now();
+    while sh.in_flight.load(SeqCst) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no upload in flight"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(rng.next_u64() % 400));
+    sh.in_flight.load(SeqCst) > 0
+}
+
+fn clients_retrying_through_kill_9s_post_every_file_once(db: TestDb) {
+    let api = api_key(&db, "default");
+    let kills = env_u64("CLEARLEDGER_HTTP_KILLS", 3);
+    let mut rng = Rng(env_u64("CLEARLEDGER_HTTP_SEED", 20261207));
+    let s = start(&db, 0);
+    let (sh, rt, tasks) = start_clients(&s.base, &api, &mut rng);
+    let (s, landed) = killer(&db, &sh, s, kills, &mut rng);
+    let uploads = uploads_of(&rt, tasks);
     verify(&db, &s, &api, &rt, &uploads);
     let attempts: u64 = uploads.iter().map(|u| u.attempts).sum();
     let replayed = uploads.iter().filter(|u| u.replayed).count();
@@ -334,47 +359,14 @@ fn database_restarts_under_uploads() {
     let restarts = env_u64("CLEARLEDGER_HTTP_KILLS", 3);
     let mut rng = Rng(env_u64("CLEARLEDGER_HTTP_SEED", 20261207));
     let s = Server::start(&db.url, db.dir.path(), &["--connections", "4"]);
-    let sh = Arc::new(Shared {
-        base: Mutex::new(s.base.clone()),
-        in_flight: AtomicU64::new(0),
-        done: AtomicBool::new(false),
-        lost: AtomicU64::new(0),
-    });
-    let rt = runtime();
-    let tasks: Vec<_> = (0..CLIENTS)
-        .map(|n| {
-            rt.spawn(client(
-                sh.clone(),
-                api.clone(),
-                n,
-                rng.next_u64() % 1_000_000,
-            ))
-        })
-        .collect();
+    let (sh, rt, tasks) = start_clients(&s.base, &api, &mut rng);
     let mut landed = 0;
     for r in 0..restarts {
-        let t0 = Instant::now();
-        while sh.in_flight.load(SeqCst) == 0 {
-            assert!(
-                t0.elapsed() < Duration::from_secs(60),
-                "no upload in flight"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        std::thread::sleep(Duration::from_millis(rng.next_u64() % 400));
-        if sh.in_flight.load(SeqCst) > 0 {
-            landed += 1;
-        }
+        landed += u64::from(aim(&sh, &mut rng));
         pg.script("pg-restart.sh", &[["fast", "immediate"][r as usize % 2]]);
     }
     sh.done.store(true, SeqCst);
-    let uploads: Vec<Upload> = rt.block_on(async {
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.unwrap());
-        }
-        all
-    });
+    let uploads = uploads_of(&rt, tasks);
     verify(&db, &s, &api, &rt, &uploads);
     let attempts: u64 = uploads.iter().map(|u| u.attempts).sum();
     let refused = attempts - uploads.len() as u64;
