@@ -63,10 +63,12 @@ fi
 mkdir -p logs
 log=logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log
 echo "fuzz.sh: $target for $minutes min, corpus fuzz/corpus/$target ($(ls "corpus/$target" | wc -l) inputs), log fuzz/$log" >&2
+# Built first, so that the time below is the fuzzing's alone.
+cargo +nightly fuzz build "$target" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
 start=$(date +%s)
 set +e
 cargo +nightly fuzz run "$target" "corpus/$target" -- \
-    -max_total_time=$((minutes * 60)) -print_final_stats=1 -rss_limit_mb=4096 >"$log" 2>&1
+    -max_total_time=$((minutes * 60)) -print_final_stats=1 -rss_limit_mb=4096 >>"$log" 2>&1
 code=$?
 set -e
 secs=$(($(date +%s) - start))

@@ -165,6 +165,37 @@ fn regressions() {
     .unwrap();
     assert_eq!((handed, r.statements, r.entries), (0, 0, 0));
     assert!(r.findings.iter().any(|f| f.is_error()));
+
+    // A UTF-16 camt file with an entity left open, then an unpaired surrogate within the
+    // same 16 KB: read whole, the decoder's error came first and hid the XML error before
+    // it, which 7-byte reads reported (found by cargo-fuzz, `camt`). Now both report the
+    // first error in file order.
+    let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<Document xmlns=\"urn:iso:std:iso:20022:\
+                tech:xsd:camt.053.001.02\"><BkToCstmrStmt><GrpHdr><MsgId>A&amp</MsgId>";
+    let mut utf16: Vec<u8> = vec![0xFE, 0xFF];
+    for unit in text
+        .encode_utf16()
+        .chain([0x20; 200])
+        .chain([0xDFDF])
+        .chain([0x20; 10])
+    {
+        utf16.extend_from_slice(&unit.to_be_bytes());
+    }
+    clearledger::fuzzing::camt(&utf16);
+    let mut input = &utf16[..];
+    let r = clearledger::formats::statement::read(
+        clearledger::formats::detect::StatementFormat::Camt053,
+        &mut input,
+        Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert!(
+        r.findings[0].found.contains("not closed"),
+        "{:?}",
+        r.findings[0]
+    );
 }
 
 /// The statement files of the corpus (BAI2, MT940/MT942, camt.052/053/054).

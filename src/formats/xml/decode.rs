@@ -151,6 +151,10 @@ pub(crate) struct Decoder<R> {
     carry: Vec<u8>,
     /// Still to drop: a UTF-16 byte-order mark.
     at_start: bool,
+    /// A character that could not be decoded, reported once the text before it is read:
+    /// the reader may find an error there first, and a file's first error in file order is
+    /// the one it reports, whatever the size of the reads.
+    failed: Option<io::Error>,
 }
 
 impl<R: BufRead> Decoder<R> {
@@ -162,10 +166,14 @@ impl<R: BufRead> Decoder<R> {
             at: 0,
             carry: Vec::new(),
             at_start: true,
+            failed: None,
         }
     }
 
     fn refill(&mut self) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.out.clear();
         self.at = 0;
         while self.out.is_empty() {
@@ -203,13 +211,21 @@ impl<R: BufRead> Decoder<R> {
                 }
                 Encoding::Utf16Le | Encoding::Utf16Be => {
                     let le = self.encoding == Encoding::Utf16Le;
-                    decode_utf16(
+                    let decoded = decode_utf16(
                         &mut self.carry,
                         &mut self.at_start,
                         le,
                         bytes,
                         &mut self.out,
-                    )?;
+                    );
+                    if let Err(e) = decoded {
+                        self.inner.consume(n);
+                        if self.out.is_empty() {
+                            return Err(e);
+                        }
+                        self.failed = Some(e);
+                        return Ok(());
+                    }
                 }
             }
             self.inner.consume(n);
@@ -220,7 +236,8 @@ impl<R: BufRead> Decoder<R> {
 
 /// Decodes UTF-16 `bytes` (little-endian if `le`) to UTF-8 in `out`, after the `carry`
 /// of the previous read; what ends inside a code unit or surrogate pair is carried to the
-/// next. The byte-order mark is dropped once, at the start (`at_start`).
+/// next. The byte-order mark is dropped once, at the start (`at_start`). An unpaired
+/// surrogate is an error, with the text before it already in `out`.
 fn decode_utf16(
     carry: &mut Vec<u8>,
     at_start: &mut bool,
