@@ -78,6 +78,7 @@ ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
 crashes=$(ls "artifacts/$target" 2>/dev/null | wc -l)
 echo "$(date -u +%F) $target: ${secs} s, ${runs:-0} executions, coverage ${cov:-?} edges (${ft:-?} features), corpus $(ls "corpus/$target" | wc -l), artifacts $crashes, exit $code"
 if [ $code -ne 0 ]; then
-    tail -40 "$log" >&2
+    # What broke and where its input is (the log has the whole report).
+    grep -E "panicked|left:|right:|ERROR|Test unit written|^Failing input|artifacts/" "$log" | head -20 >&2
 fi
 exit $code
