@@ -8,8 +8,8 @@
 //! Default: a few trials per backend (minutes in CI). `CLEARLEDGER_CRASH_TRIALS=N` asks for
 //! N kills landed mid-run per file and N aimed inside its commit (1 by default);
 //! `CLEARLEDGER_CRASH_SIZES=1,2000,…` the NACHA sizes (default 1 and 2,000; the ISO 20022
-//! ones are those up to 10,000; a size of 100,000 or more gets a tenth of the trials; the
-//! fault points run on the size 2,000);
+//! ones are those up to 10,000; a size of 100,000 or more gets a tenth of the trials, of
+//! 1,000,000 or more a fiftieth; the fault points run on the size 2,000);
 //! `CLEARLEDGER_CRASH_SEED=S` picks the seed. docs/reliability.md has the long run's command.
 
 use crate::common;
@@ -417,10 +417,12 @@ fn random_kills_and_fault_points_never_lose_or_double_a_record(db: TestDb) {
                 format,
                 entries,
             };
-            let n = if entries >= 100_000 {
-                trials.div_ceil(10)
-            } else {
-                trials
+            // Each trial posts a new file: the large ones get fewer, or the ledger grows by
+            // gigabytes.
+            let n = match entries {
+                0..100_000 => trials,
+                100_000..1_000_000 => trials.div_ceil(10),
+                _ => trials.div_ceil(50),
             };
             // A run of one record is over before a random kill could find it mid-run: it
             // is killed inside its commit only.
@@ -525,18 +527,7 @@ fn corrections(db: &TestDb) -> Vec<Vec<String>> {
 /// ledger: after the kill either no correction or all of them; after a rerun exactly the
 /// corrections of a run never killed, each once; a second rerun posts none.
 fn reconcile_killed_anywhere_posts_each_correction_once(db: TestDb) {
-    let scenario = db.file("scenario");
-    let r = db.cl(&[
-        "generate",
-        "recon",
-        "--payments",
-        "300",
-        "--seed",
-        "7",
-        "--out-dir",
-        scenario.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let scenario = crate::reconcile_generated::scenario(&db, 7);
     // The control: a run never killed.
     let (control, rules) = recon_ledger(&db, &scenario);
     let args = reconcile_args(&rules);

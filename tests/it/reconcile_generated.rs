@@ -56,9 +56,9 @@ fn multiset(items: impl IntoIterator<Item = Key>) -> BTreeMap<Key, usize> {
     m
 }
 
-fn every_break_found(db: &TestDb, seed: u64) {
+/// `generate recon` of 300 payments for `seed` into `db`'s directory `scenario`.
+pub fn scenario(db: &TestDb, seed: u64) -> std::path::PathBuf {
     let dir = db.file("scenario");
-    let dir_s = dir.to_str().unwrap();
     let r = db.cl(&[
         "generate",
         "recon",
@@ -67,9 +67,14 @@ fn every_break_found(db: &TestDb, seed: u64) {
         "--seed",
         &seed.to_string(),
         "--out-dir",
-        dir_s,
+        dir.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    dir
+}
+
+fn every_break_found(db: &TestDb, seed: u64) {
+    let dir = scenario(db, seed);
     for f in FILES {
         let p = dir.join(f);
         let r = db.cl(&["ingest", p.to_str().unwrap()]);
