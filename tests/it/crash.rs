@@ -439,14 +439,15 @@ fn random_kills_and_fault_points_never_lose_or_double_a_record(db: TestDb) {
         }
     }
     summarise(&db, &landings, faults, t0.elapsed());
-    // A kill aimed inside the commit nearly always finds the process there; a one-record
-    // run may commit and exit within the 2 ms, now and then (3 in 100 on PostgreSQL).
+    // A kill aimed inside the commit nearly always finds the process there (one in ten may
+    // miss, and one more); a one-record run may commit and exit within the 2 ms, now and
+    // then (3 in 100 on PostgreSQL, release build).
     let in_commit = landings
         .iter()
         .filter(|l| matches!(l, Landing::InCommitRolledBack | Landing::InCommitCommitted))
         .count();
     assert!(
-        in_commit * 10 >= aimed_at_commit * 9,
+        aimed_at_commit - in_commit <= aimed_at_commit / 10 + 1,
         "{in_commit} of {aimed_at_commit} kills aimed at the commit landed inside it"
     );
 }
