@@ -325,33 +325,74 @@ impl Trial<'_> {
 ///
 /// The matrix claims kills during a run, so each requested trial must be one that landed
 /// mid-run: kills that landed at start-up or after the run are verified all the same but
-/// do not count. The attempts are capped (8 per requested trial: at the delays drawn,
-/// spread over 1.25 times a clean run, about half land mid-run), so a machine where the
+/// do not count. The attempts are capped (8 per requested trial), so a machine where the
 /// kills never land inside a run fails here instead of passing without testing it.
 fn random_kills(t: &Trial, rng: &mut Rng, trials: u64, seed: &mut u64) -> Vec<Landing> {
-    // How long a clean run of this size takes here, to aim the kills inside it, and how
-    // long a one-record run takes, before which a kill finds the process starting up: each
-    // the quickest of three first runs, so that one slow start on a busy machine does not
-    // put every kill before the run.
+    // How long a one-record run takes, before which a kill finds the process starting up,
+    // and how long a clean run of this size takes: each the quickest of three first runs,
+    // so that one slow start on a busy machine does not put every kill before the run.
     let startup = Duration::from_millis(quickest_first_run_ms(t.db, t.format, 1, seed));
     let span_ms = quickest_first_run_ms(t.db, t.format, t.entries, seed).max(20);
-    // The kills spread over the run past its start-up, however the two measured.
-    let span_ms = span_ms.max(startup.as_millis() as u64 * 2);
+    let mut aim = Aim::new(startup, span_ms);
     let mut landings = Vec::new();
     while landings.iter().filter(|l| **l == Landing::MidRun).count() < trials as usize {
         assert!(
             (landings.len() as u64) < trials * 8,
             "{:?} of {} records: {} SIGKILLs, fewer than {trials} landed mid-run ({landings:?}; \
-             a clean run {span_ms} ms, start-up {startup:?}): the kills missed the runs",
+             a clean run {span_ms} ms, start-up {startup:?}, aimed last within {aim:?}): the \
+             kills missed the runs",
             t.format,
             t.entries,
             landings.len()
         );
         *seed += 1;
-        let delay = Duration::from_millis(rng.next_u64() % (span_ms * 5 / 4));
-        landings.push(t.run(*seed, |f, path| kill_after(t.db, f, path, delay, startup)));
+        let delay = aim.delay(rng);
+        let landing = t.run(*seed, |f, path| kill_after(t.db, f, path, delay, startup));
+        aim.learn(landing);
+        landings.push(landing);
     }
     landings
+}
+
+/// Where random kills are aimed: past the start-up, before the run's end as the kills
+/// find it. The end is learnt rather than measured once: a run of a hundred records is a
+/// few milliseconds past a start-up of tens, and on a shared machine (or a ledger grown by
+/// gigabytes) one measurement puts most kills after the exit. Each kill that finds the run
+/// over pulls the end in, each that finds it running pushes it out, so that about half land
+/// mid-run, spread over the whole run. One kill in ten still goes anywhere from the start.
+#[derive(Debug)]
+struct Aim {
+    startup_ms: f64,
+    end_ms: f64,
+}
+
+impl Aim {
+    fn new(startup: Duration, span_ms: u64) -> Aim {
+        let startup_ms = startup.as_secs_f64() * 1000.0;
+        // The kills spread over the run past its start-up, however the two measured.
+        let end_ms = (span_ms as f64 * 1.25).max(startup_ms * 2.0);
+        Aim { startup_ms, end_ms }
+    }
+
+    fn delay(&self, rng: &mut Rng) -> Duration {
+        let from = if rng.next_u64() % 10 == 0 {
+            0.0
+        } else {
+            self.startup_ms
+        };
+        let unit = (rng.next_u64() % 1_000_000) as f64 / 1_000_000.0;
+        Duration::from_secs_f64((from + unit * (self.end_ms - from)) / 1000.0)
+    }
+
+    fn learn(&mut self, landing: Landing) {
+        let width = self.end_ms - self.startup_ms;
+        let width = match landing {
+            Landing::MidRun => width * 1.1,
+            Landing::Finished | Landing::AfterCommit => width * 0.9,
+            _ => width,
+        };
+        self.end_ms = self.startup_ms + width.max(1.0);
+    }
 }
 
 /// `trials` kills aimed inside the COMMIT, 0 to 2 ms after it was let go.
