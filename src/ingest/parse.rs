@@ -120,6 +120,7 @@ fn parse(
         file: None,
         legacy_keys: false,
         gone: false,
+        rejected: false,
     };
     match detected {
         Detected::Payment(FileFormat::Nacha) => parse_nacha(&mut source, validate, &mut out),
@@ -145,6 +146,10 @@ struct Outbound<'a> {
     legacy_keys: bool,
     /// The writer stopped listening: parse on (for the findings), send nothing.
     gone: bool,
+    /// A record with an error was read: the file will be rejected whole, so the writer is
+    /// sent nothing more (what it has is rolled back). Such a record may not even fit the
+    /// ledger's columns, and it must not be its constraints that reject the file.
+    rejected: bool,
 }
 
 impl Outbound<'_> {
@@ -167,7 +172,7 @@ impl Outbound<'_> {
     /// Whether records are wanted now: the header answered (records before any header
     /// belong to a file that will be rejected) and the writer still listening.
     fn wants_records(&self) -> bool {
-        self.file.is_some() && !self.gone
+        self.file.is_some() && !self.gone && !self.rejected
     }
 
     /// Builds and sends the batch's posting records when `full` (or at the end: `true`).
@@ -183,7 +188,7 @@ impl Outbound<'_> {
         let Some(id) = &self.file else { return };
         let legacy = self.legacy_keys;
         let chunk = build(batch, |t| posting(id, legacy, t));
-        if !self.gone && !chunk.is_empty() {
+        if !self.gone && !self.rejected && !chunk.is_empty() {
             self.gone = self.tx.blocking_send(Msg::Records(chunk)).is_err();
         }
     }
@@ -223,6 +228,7 @@ fn parse_iso(
     let mut on_event = |ev: IsoEvent| match ev {
         IsoEvent::Header(h) => out.header(iso_identity(&h)),
         IsoEvent::Transaction(t) => {
+            out.rejected |= t.invalid;
             if out.wants_records() {
                 txs.push(t);
                 out.flush(&mut txs, false, posting);

@@ -375,7 +375,7 @@ impl Aim {
     }
 
     fn delay(&self, rng: &mut Rng) -> Duration {
-        let from = if rng.next_u64() % 10 == 0 {
+        let from = if rng.next_u64().is_multiple_of(10) {
             0.0
         } else {
             self.startup_ms

@@ -196,6 +196,19 @@ fn regressions() {
         "{:?}",
         r.findings[0]
     );
+
+    // A pacs.008 transaction whose `Ccy` attribute was misspelt (no currency): `check`
+    // rejected the file, `ingest --dry-run` failed on the ledger's column instead, an
+    // infrastructure failure (found by cargo-fuzz, `check_vs_dry_run`).
+    let sample =
+        std::fs::read_to_string(common::samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let at = sample.find("<IntrBkSttlmAmt Ccy=").unwrap();
+    let broken = format!(
+        "{}{}",
+        &sample[..at],
+        sample[at..].replacen("Ccy=", "Cc,=", 1)
+    );
+    clearledger::fuzzing::check_vs_dry_run(broken.as_bytes());
 }
 
 /// The statement files of the corpus (BAI2, MT940/MT942, camt.052/053/054).

@@ -14,6 +14,7 @@ on_both_backends!(
     a_changed_amount_under_the_same_uetr_is_a_conflict,
     within_file_duplicates_are_reported_as_such,
     an_invalid_message_is_rejected_with_its_element_path,
+    a_currency_that_is_no_currency_rejects_the_file_and_is_no_database_error,
     a_payment_chain_posts_once_per_leg_and_its_return_leg_once,
     agents_by_clearing_member_id_scope_files_keys_and_accounts,
     a_return_with_rtr_chain_posts_between_the_real_parties,
@@ -199,6 +200,44 @@ fn an_invalid_message_is_rejected_with_its_element_path(db: TestDb) {
         ]
     );
     assert_eq!(db.rows("SELECT format FROM runs")[0][0], "iso20022");
+}
+
+/// A currency that is not three characters (none, `EURO`) is the file's error, as an
+/// unknown one is: the ledger's column does not take it, and it is not the ledger that may
+/// refuse it (that was an infrastructure failure, "safe to retry", and over HTTP a 503).
+fn a_currency_that_is_no_currency_rejects_the_file_and_is_no_database_error(db: TestDb) {
+    use common::server::{Server, api_key, runtime, upload};
+    let cases = [
+        ("", 273, "\"\""),
+        ("EURO", 281, "\"EURO\""),
+        ("XYZ", 279, "\"XYZ\""),
+    ];
+    for (ccy, byte, found) in cases {
+        let path = db.file(&format!("ccy-{ccy}.xml"));
+        std::fs::write(&path, one_payment(ccy, "10.00", "D")).unwrap();
+        for dry in [&["--dry-run"][..], &[]] {
+            let out = db.cl(&[&["ingest"], dry, &[path.to_str().unwrap()]].concat());
+            assert_eq!(out.code, 3, "{ccy:?} {dry:?}: {}", out.stderr);
+            let finding = format!(
+                "ccy-{ccy}.xml:1: error [currency_code] byte {byte}, /Document/FIToFICstmrCdtTrf/\
+                 CdtTrfTxInf[1]/IntrBkSttlmAmt: expected an active ISO 4217 currency code with \
+                 minor units in @Ccy, found {found}"
+            );
+            assert!(out.stderr.contains(&finding), "{}", out.stderr);
+        }
+    }
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
+    let key = api_key(&db, "default");
+    let s = Server::start(&db.url, db.dir.path(), &[]);
+    let r = runtime().block_on(async {
+        let body = one_payment("EURO", "10.00", "D").into_bytes();
+        upload(&reqwest::Client::new(), &s.base, &key, Some("euro"), body).await
+    });
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(r.json()["code"], "file_rejected");
+    assert_eq!(r.json()["findings"][0]["code"], "currency_code");
+    assert_eq!(s.stop(), 0);
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), 0);
 }
 
 #[test]

@@ -120,6 +120,10 @@ pub struct IsoTx {
     pub amount_minor: i64,
     /// The amount's `Ccy`: an ISO 4217 code as the file gives it.
     pub currency: String,
+    /// An error was found in this transaction (its currency, its amount, a required
+    /// identifier): the file will be rejected, and what the transaction holds may not even
+    /// fit the ledger (a currency of 4 characters, or none).
+    pub invalid: bool,
     /// pacs: the interbank settlement date (`IntrBkSttlmDt`); pain.001: the requested
     /// execution date. `None` when absent or not a date.
     pub date: Option<NaiveDate>,

@@ -23,6 +23,7 @@ pub(super) fn transaction(
     let (kind, version) = (doc.kind, doc.version);
     let group = doc.group.clone().unwrap_or_default();
     st.record_no += 1;
+    let errors_before = st.findings.errors();
     check_leaves(st, b);
     let mut tx = identity(st.record_no, kind, &group, b, pmtinf);
     amount(st, &mut tx, kind, b, pmtinf);
@@ -46,6 +47,7 @@ pub(super) fn transaction(
         .join(" ");
     by_kind(st, &mut tx, kind, &group, b, pmtinf);
     required_ids(st, &tx, kind, b);
+    tx.invalid = st.findings.errors() > errors_before;
     hand_over(st, tx, kind, version, on_event);
 }
 
