@@ -63,6 +63,9 @@ fi
 mkdir -p logs
 log=logs/$target-$(date -u +%Y%m%dT%H%M%SZ).log
 echo "fuzz.sh: $target for $minutes min, corpus fuzz/corpus/$target ($(ls "corpus/$target" | wc -l) inputs), log fuzz/$log" >&2
+# Leaks are checked after each input, but not the per-thread bookkeeping of threads still
+# tearing down (lsan.supp says why).
+export LSAN_OPTIONS="suppressions=$PWD/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # Built first, so that the time below is the fuzzing's alone.
 cargo +nightly fuzz build "$target" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
 start=$(date +%s)
