@@ -209,6 +209,16 @@ fn regressions() {
         sample[at..].replacen("Ccy=", "Cc,=", 1)
     );
     clearledger::fuzzing::check_vs_dry_run(broken.as_bytes());
+
+    // UTF-8 text behind a UTF-16 byte-order mark: each pair of ASCII bytes decodes to a
+    // character of three UTF-8 bytes, and the reader, whose offsets count the decoded text,
+    // read more bytes than the file holds, which the target held impossible (found by
+    // cargo-fuzz, `iso20022`).
+    let mut utf16_mark = vec![0xFE, 0xFF];
+    utf16_mark.extend_from_slice(sample.as_bytes());
+    let r = clearledger::formats::iso20022::read_file(&utf16_mark[..], &mut |_| {}).unwrap();
+    assert!(r.bytes > utf16_mark.len() as u64, "{} bytes", r.bytes);
+    clearledger::fuzzing::iso20022(&utf16_mark);
 }
 
 /// The statement files of the corpus (BAI2, MT940/MT942, camt.052/053/054).
