@@ -221,6 +221,25 @@ fn regressions() {
     clearledger::fuzzing::iso20022(&utf16_mark);
 }
 
+/// The differential target called from two threads at once, as the suite's tests call it:
+/// each call must compare its own bytes (a file that `check` rejects beside one it passes),
+/// never the other thread's.
+#[test]
+fn check_vs_dry_run_called_from_two_threads_compares_each_its_own_file() {
+    let sample =
+        std::fs::read_to_string(common::samples().join("pacs008-credit-transfers.xml")).unwrap();
+    let broken = sample.replacen("<IntrBkSttlmAmt Ccy=", "<IntrBkSttlmAmt Cc,=", 1);
+    std::thread::scope(|s| {
+        for data in [&sample, &broken] {
+            s.spawn(move || {
+                for _ in 0..60 {
+                    clearledger::fuzzing::check_vs_dry_run(data.as_bytes());
+                }
+            });
+        }
+    });
+}
+
 /// The statement files of the corpus (BAI2, MT940/MT942, camt.052/053/054).
 fn statement_seeds() -> Vec<Vec<u8>> {
     let c = common::corpus();
