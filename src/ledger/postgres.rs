@@ -17,6 +17,7 @@ use super::backend::{Backend, Begin, Dialect};
 use super::bulk;
 use super::bulk::Forms;
 use super::classify::{Original, Originals, TRACE_CANDIDATE_COLUMNS, TraceCandidate};
+use super::sql::PROBE_EACH_KEY;
 use super::store::{Arg, Cell, Row};
 use super::{Context, LedgerError, OpenRun, ReportRow, Result, sql};
 use crate::keys::PostingRecord;
@@ -566,11 +567,12 @@ impl Backend for PgStore {
     async fn originals(&mut self, tenant: &str, keys: &[(&str, &str)]) -> Result<Originals> {
         let operations: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let posting_keys: Vec<&str> = keys.iter().map(|k| k.1).collect();
-        let rows = sqlx::query(
+        let rows = sqlx::query(&format!(
             "SELECT p.posting_id, p.operation, p.posting_key, p.run_id, p.fingerprint, p.file_id \
              FROM unnest($2::text[], $3::text[]) AS k(operation, posting_key) \
-             JOIN postings p ON p.tenant = $1 AND p.operation = k.operation AND p.posting_key = k.posting_key",
-        )
+             CROSS JOIN LATERAL (SELECT * FROM postings p WHERE p.tenant = $1 \
+             AND p.operation = k.operation AND p.posting_key = k.posting_key {PROBE_EACH_KEY}) p"
+        ))
         .bind(tenant)
         .bind(&operations)
         .bind(&posting_keys)
@@ -611,8 +613,9 @@ impl Backend for PgStore {
             .collect();
         let rows = sqlx::query(&format!(
             "SELECT DISTINCT {} FROM unnest($3::text[], $4::text[]) AS k(trace_number, effective_date) \
-             JOIN postings p ON p.tenant = $1 AND p.trace_number = k.trace_number \
-             AND p.effective_date = k.effective_date AND p.operation = $2 AND {}",
+             CROSS JOIN LATERAL (SELECT * FROM postings p WHERE p.tenant = $1 \
+             AND p.trace_number = k.trace_number AND p.effective_date = k.effective_date \
+             AND p.operation = $2 AND {} {PROBE_EACH_KEY}) p",
             cols.join(", "),
             sql::trace_indexed("p")
         ))

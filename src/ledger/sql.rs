@@ -402,6 +402,16 @@ pub(crate) fn lookup(d: Dialect, cond: &str) -> String {
     sql
 }
 
+/// Ends the `LATERAL` subquery through which PostgreSQL reads the rows of an array of keys
+/// (`unnest($n) AS k CROSS JOIN LATERAL (SELECT … WHERE … = k.… OFFSET 0)`): one probe of
+/// the index on the key per key, whatever the statistics say. Written as a plain join, the
+/// statement's generic plan (sqlx prepares it; PostgreSQL keeps a generic plan after five
+/// runs) was chosen while the table was small, and read every row of the tenant's
+/// operation for each chunk once the run's own rows had filled it: a million-entry NACHA
+/// file's trace lookups grew quadratic (40 s a chunk). `OFFSET 0` keeps the planner from
+/// flattening the subquery back into that join.
+pub(crate) const PROBE_EACH_KEY: &str = "OFFSET 0";
+
 /// The operations whose postings may be keyed by a UETR (`uetr:{UETR}:…`): the ISO 20022
 /// kinds (`formats::iso20022::Kind::as_str`), as an SQL list.
 pub(crate) const UETR_KEYED_OPERATIONS: &str = "'pacs.008', 'pacs.004', 'pain.001'";

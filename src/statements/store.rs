@@ -54,13 +54,14 @@ const INSERT_ENTRIES: Forms<'static> = Forms {
 };
 
 /// The entries of an account recorded before under some keys. Binds: tenant, account, then
-/// the key (SQLite) or the keys (PostgreSQL).
+/// the key (SQLite) or the keys (PostgreSQL), a probe each (`ledger::sql::PROBE_EACH_KEY`).
 const ENTRIES_BY_KEY: Forms<'static> = Forms {
     each: "SELECT entry_key, entry_id, fingerprint, status, detail FROM statement_entries \
      WHERE tenant = $1 AND account = $2 AND entry_key = $3",
     unnest: "SELECT e.entry_key, e.entry_id, e.fingerprint, e.status, e.detail \
      FROM unnest($3::text[]) AS k(entry_key) \
-     JOIN statement_entries e ON e.tenant = $1 AND e.account = $2 AND e.entry_key = k.entry_key",
+     CROSS JOIN LATERAL (SELECT * FROM statement_entries e WHERE e.tenant = $1 \
+     AND e.account = $2 AND e.entry_key = k.entry_key OFFSET 0) e",
 };
 /// The columns of both forms of [`ENTRIES_BY_KEY`].
 const EXISTING_ENTRY: Columns =

@@ -144,6 +144,52 @@ fn a_report_after_stale_statistics_is_not_quadratic() {
     );
 }
 
+/// A first ingest's lookups read one index entry per key, however large its own run grows.
+/// sqlx prepares each statement; PostgreSQL plans it generically, once, on the statistics
+/// of an empty `postings`, and runs that plan as soon as the custom plans' cost (which
+/// grows with the run's own rows) passes it: the trace-number lookup's generic plan read
+/// the tenant's every NACHA posting, the run's own included, once a chunk: quadratic (a
+/// million-entry file: 40 s a chunk, over 40 minutes in all). Here the generic plan is
+/// forced from the start, as a long run comes to it; counted in rows read, not in time.
+#[test]
+fn a_first_ingest_reads_no_more_postings_than_it_looks_up() {
+    let db = TestDb::postgres();
+    assert_eq!(db.cl(&["db", "migrate"]).code, 0);
+    db.exec_script(
+        "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET plan_cache_mode = force_generic_plan', \
+         current_database()); END $$",
+    );
+    // A file of the same origin before it: the new one's entries are then looked up by
+    // trace number, as entries re-sent under another file's name would be found.
+    let n: i64 = 24_000;
+    let earlier = generate(&db, "earlier.ach", 10, 10);
+    let f = generate(&db, "first.ach", n as u64, 11);
+    for f in [&earlier, &f] {
+        let out = db.cl(&["ingest", "-q", f.to_str().unwrap()]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    // The ingest's server process reports its counts as it exits, after the client.
+    let stats = "SELECT n_tup_ins, seq_tup_read + coalesce(idx_tup_fetch, 0) \
+                 FROM pg_stat_user_tables WHERE relname = 'postings'";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let read = loop {
+        let row = &db.rows(stats)[0];
+        if row[0] == (n + 10).to_string() {
+            break row[1].parse::<i64>().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "counts never came: {row:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(db.scalar("SELECT count(*) FROM postings"), n + 10);
+    assert!(
+        read < n / 10,
+        "{read} rows of postings read for {n} new entries"
+    );
+}
+
 #[test]
 fn eight_processes_on_four_files_post_each_file_once() {
     let db = TestDb::postgres();
